@@ -1,0 +1,81 @@
+//! CPU accounting figures as they travel between the ends and into results. How they
+//! are taken lives in the `netsonde-cpu` crate; this is only the vocabulary.
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{Nanos, Percent};
+
+/// Where one core's (or all cores') time went during the measured interval, as shares
+/// of that core's time. Taken system-wide from `/proc/stat`, so it includes softirq
+/// work that the kernel does for the test on behalf of no process.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CoreUsage {
+    /// Core number, or `None` for the average over all cores.
+    pub core: Option<u32>,
+    /// User mode.
+    pub user: Percent,
+    /// User mode at low priority.
+    pub nice: Percent,
+    /// Kernel mode (system calls, the socket layer).
+    pub sys: Percent,
+    /// Hardware interrupts.
+    pub irq: Percent,
+    /// Software interrupts (most of the receive path: NAPI, GRO, TCP input).
+    pub softirq: Percent,
+    /// Waiting for I/O (idle with outstanding disk I/O).
+    pub iowait: Percent,
+    /// Stolen by the hypervisor.
+    pub steal: Percent,
+    /// Idle.
+    pub idle: Percent,
+}
+
+impl CoreUsage {
+    /// Busy share: everything but idle, iowait and steal.
+    pub fn busy(&self) -> Percent {
+        Percent(self.user.0 + self.nice.0 + self.sys.0 + self.irq.0 + self.softirq.0)
+    }
+}
+
+/// This process's own use, from `getrusage(RUSAGE_SELF)`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProcessUsage {
+    /// User CPU time.
+    pub user: Nanos,
+    /// System CPU time.
+    pub sys: Nanos,
+    /// Voluntary context switches (the process blocked).
+    pub voluntary_ctxsw: u64,
+    /// Involuntary context switches (the process was preempted).
+    pub involuntary_ctxsw: u64,
+}
+
+/// CPU use on one host over the measured interval.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CpuReport {
+    /// Wall time the figures cover.
+    pub elapsed: Nanos,
+    /// One entry per online core.
+    pub cores: Vec<CoreUsage>,
+    /// Average over all cores.
+    pub total: CoreUsage,
+    /// Busy time summed over cores, in cores (2.0 = two cores fully busy).
+    pub busy_cores: f64,
+    /// This process's share.
+    pub process: ProcessUsage,
+}
+
+impl CpuReport {
+    /// Busy CPU time summed over all cores.
+    pub fn busy_time(&self) -> Nanos {
+        Nanos((self.busy_cores * self.elapsed.0 as f64) as u64)
+    }
+
+    /// The process's CPU time as a percentage of one core.
+    pub fn process_percent(&self) -> Percent {
+        Percent::of(
+            (self.process.user.0 + self.process.sys.0) as f64,
+            self.elapsed.0 as f64,
+        )
+    }
+}

@@ -1,0 +1,35 @@
+//! Facts about a host that decide its results: kernel, CPU, network sysctls and the
+//! interface the test ran over. Both ends send theirs; every result carries both.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The interface a test's traffic used on this host.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct InterfaceFacts {
+    /// Interface name (`lo`, `eth0`, ...).
+    pub name: String,
+    /// Its MTU in bytes.
+    pub mtu: u32,
+}
+
+/// Facts about one end.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct HostFacts {
+    /// Host name.
+    pub hostname: String,
+    /// Kernel release (`uname -r`).
+    pub kernel: String,
+    /// CPU model name from `/proc/cpuinfo`.
+    pub cpu_model: String,
+    /// Online cores.
+    pub cores: u32,
+    /// Network sysctls that bound results (`net.core.rmem_max`, `net.ipv4.tcp_rmem`,
+    /// congestion control, busy polling), by name.
+    pub sysctls: BTreeMap<String, String>,
+    /// The interface the test used, when known.
+    pub interface: Option<InterfaceFacts>,
+    /// netsonde version on this host.
+    pub tool_version: String,
+}

@@ -1,0 +1,21 @@
+//! netsonde's shared vocabulary. Pure data, no I/O.
+//!
+//! - [`units`]: newtypes for bytes, bit rates, durations and percentages, with the one
+//!   place where SI and IEC prefixes are parsed and printed.
+//! - [`spec`]: what a user asks for ([`spec::TestSpec`]), validated once, sent over the
+//!   control protocol and stored with every result.
+//! - [`result`]: what a test produced on one side ([`result::SideResult`]) and the
+//!   combined report ([`result::TestReport`]) that renderers consume.
+//! - [`cpu`]: CPU accounting figures as exchanged between the two ends.
+//! - [`host`]: facts about a host that make a result reproducible.
+#![forbid(unsafe_code)]
+
+pub mod cpu;
+pub mod host;
+pub mod result;
+pub mod spec;
+pub mod units;
+
+/// Version of the JSON result document (`--json`, `--jsonl`). Bump on any change
+/// that removes or renames a field; adding an optional field does not need a bump.
+pub const JSON_SCHEMA_VERSION: u32 = 1;

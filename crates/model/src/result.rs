@@ -1,0 +1,551 @@
+//! What a test produced: per-flow figures from each end ([`SideResult`]), and the
+//! combined [`TestReport`] built from both by the pure function [`TestReport::assemble`].
+//!
+//! Counting rules (documented in `docs/JSON.md`):
+//! - `bytes_total` counts every test byte a flow moved, warm-up included. For TCP the
+//!   sender's and receiver's totals are counted independently and must be equal.
+//! - `bytes`, `messages`, `calls` and `transactions` count the measured interval only
+//!   (after warm-up), as timed by the end that counted them; `elapsed` is that interval.
+
+use serde::{Deserialize, Serialize};
+
+use crate::cpu::CpuReport;
+use crate::host::HostFacts;
+use crate::spec::{FlowDir, TestSpec};
+use crate::units::{BitRate, Bytes, Nanos, Percent};
+
+/// Figures from the kernel's `TCP_INFO` for one connection, read just before close.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TcpInfoSummary {
+    /// Segments retransmitted over the connection's life (`tcpi_total_retrans`).
+    pub retransmits: u64,
+    /// Congestion window in segments.
+    pub cwnd: u32,
+    /// Sender MSS in bytes.
+    pub mss: u32,
+    /// Path MTU.
+    pub pmtu: u32,
+    /// Smoothed round-trip time.
+    pub srtt: Nanos,
+    /// Round-trip time variation.
+    pub rttvar: Nanos,
+    /// The most recent delivery rate estimate.
+    pub delivery_rate: BitRate,
+    /// Time with data in flight.
+    pub busy: Nanos,
+    /// Time limited by the receiver's window.
+    pub rwnd_limited: Nanos,
+    /// Time limited by the send buffer.
+    pub sndbuf_limited: Nanos,
+}
+
+/// Receive-side accounting of a UDP stream.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct UdpStats {
+    /// Distinct datagrams received in the measured interval.
+    pub packets: u64,
+    /// Datagrams never received (sequence gaps net of late arrivals), whole test.
+    pub lost: u64,
+    /// Datagrams received more than once, whole test.
+    pub duplicates: u64,
+    /// Datagrams that arrived after a later one, whole test.
+    pub reordered: u64,
+    /// RFC 3550 interarrival jitter at the end of the test.
+    pub jitter: Nanos,
+    /// Distinct datagrams received, whole test.
+    pub packets_total: u64,
+}
+
+/// A latency distribution.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Transactions measured.
+    pub count: u64,
+    /// Smallest.
+    pub min: Nanos,
+    /// Mean.
+    pub mean: Nanos,
+    /// Standard deviation.
+    pub stddev: Nanos,
+    /// Median.
+    pub p50: Nanos,
+    /// 90th percentile.
+    pub p90: Nanos,
+    /// 99th percentile.
+    pub p99: Nanos,
+    /// 99.9th percentile.
+    pub p999: Nanos,
+    /// Largest.
+    pub max: Nanos,
+}
+
+/// What one flow did on one end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Sent stream bytes.
+    Sender,
+    /// Received stream bytes.
+    Receiver,
+    /// Sent requests and timed responses.
+    Requester,
+    /// Answered requests.
+    Responder,
+}
+
+/// One flow on one end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowResult {
+    /// Flow number, shared by both ends.
+    pub id: u32,
+    /// Which way its stream bytes (or requests) go.
+    pub dir: FlowDir,
+    /// What this end did.
+    pub role: Role,
+    /// Every test byte moved, warm-up included.
+    pub bytes_total: Bytes,
+    /// Bytes moved in the measured interval.
+    pub bytes: Bytes,
+    /// Messages (writes, reads, datagrams) in the measured interval.
+    pub messages: u64,
+    /// I/O system calls in the measured interval.
+    pub calls: u64,
+    /// Transactions in the measured interval (RR, CRR).
+    pub transactions: u64,
+    /// Transactions, warm-up included.
+    pub transactions_total: u64,
+    /// Length of the measured interval as this end timed it.
+    pub elapsed: Nanos,
+    /// Datagrams sent, whole test (UDP senders).
+    pub datagrams_sent: Option<u64>,
+    /// `TCP_INFO` at the end (TCP; for CRR, of the last connection).
+    pub tcp_info: Option<TcpInfoSummary>,
+    /// Receive accounting (UDP stream receivers).
+    pub udp: Option<UdpStats>,
+    /// Latency (requesters).
+    pub latency: Option<LatencySummary>,
+}
+
+/// Socket buffer sizes and TCP options as the kernel granted them.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SocketFacts {
+    /// `SO_SNDBUF` read back after setting (Linux doubles the request, capped at
+    /// `wmem_max`).
+    pub sndbuf: u64,
+    /// `SO_RCVBUF` read back after setting.
+    pub rcvbuf: u64,
+    /// `TCP_MAXSEG` read back, for TCP.
+    pub mss: Option<u32>,
+    /// `TCP_CONGESTION` read back, for TCP.
+    pub congestion: Option<String>,
+}
+
+/// Everything one end reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SideResult {
+    /// Host facts.
+    pub host: HostFacts,
+    /// Per flow.
+    pub flows: Vec<FlowResult>,
+    /// CPU over the measured interval.
+    pub cpu: Option<CpuReport>,
+    /// What the kernel granted on this end's data sockets.
+    pub socket: Option<SocketFacts>,
+}
+
+/// One interval line, summed over the flows of one direction, as the client saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalRecord {
+    /// Start, from the beginning of the measured interval (negative time is warm-up,
+    /// which is not reported).
+    pub start: Nanos,
+    /// End.
+    pub end: Nanos,
+    /// Direction.
+    pub dir: FlowDir,
+    /// Bytes the client sent (up) or received (down) in the interval.
+    pub bytes: Bytes,
+    /// The rate over the interval.
+    pub rate: BitRate,
+    /// Messages.
+    pub messages: u64,
+    /// Transactions.
+    pub transactions: u64,
+}
+
+/// One direction of a stream test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DirectionSummary {
+    /// Direction.
+    pub dir: FlowDir,
+    /// Bytes the sending end counted, whole test.
+    pub sender_bytes_total: Bytes,
+    /// Bytes the receiving end counted, whole test.
+    pub receiver_bytes_total: Bytes,
+    /// Bytes received in the measured interval.
+    pub bytes: Bytes,
+    /// The receiver's measured interval.
+    pub elapsed: Nanos,
+    /// Goodput: measured bytes over the measured interval, at the receiver.
+    pub goodput: BitRate,
+    /// Messages written per second by the sender.
+    pub messages_per_sec: f64,
+    /// Datagrams received per second (UDP).
+    pub packets_per_sec: Option<f64>,
+    /// Datagrams sent, whole test (UDP).
+    pub datagrams_sent: Option<u64>,
+    /// Loss as a share of datagrams sent (UDP).
+    pub loss: Option<Percent>,
+    /// Lost, duplicate and reordered datagrams and jitter, summed (worst jitter).
+    pub udp: Option<UdpStats>,
+    /// Retransmitted segments summed over the sender's connections (TCP).
+    pub retransmits: Option<u64>,
+}
+
+/// A request/response test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RrSummary {
+    /// Transactions in the measured interval, at the client.
+    pub transactions: u64,
+    /// Transactions per second.
+    pub transactions_per_sec: f64,
+    /// Round-trip latency of every measured transaction.
+    pub latency: LatencySummary,
+    /// Transactions the client completed, whole test.
+    pub client_transactions_total: u64,
+    /// Transactions the server answered, whole test.
+    pub server_transactions_total: u64,
+}
+
+/// CPU cost on one end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SideCost {
+    /// Busy cores over the measured interval (system-wide).
+    pub busy_cores: f64,
+    /// Microseconds of busy CPU (all cores, system-wide) per KiB moved, both
+    /// directions counted (netperf's service demand).
+    pub us_per_kib: Option<f64>,
+    /// Microseconds of busy CPU per transaction.
+    pub us_per_transaction: Option<f64>,
+    /// I/O system calls per message.
+    pub calls_per_message: Option<f64>,
+    /// Context switches of this process per message.
+    pub ctxsw_per_message: Option<f64>,
+}
+
+/// A condition that makes a figure less trustworthy than it looks. A closed set:
+/// each has a hint that says what to do about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Warning {
+    /// The kernel granted less socket buffer than asked for.
+    WindowCapped {
+        /// Which end.
+        side: String,
+        /// Requested.
+        requested: Bytes,
+        /// What `getsockopt` read back (Linux reports double the usable size).
+        granted: Bytes,
+    },
+    /// TCP byte counts at the two ends differ: a bug or a vanished peer.
+    ByteCountMismatch {
+        /// Direction.
+        dir: FlowDir,
+        /// Sender total.
+        sent: Bytes,
+        /// Receiver total.
+        received: Bytes,
+    },
+    /// Some core was almost fully busy: the result may be CPU-bound.
+    CpuSaturated {
+        /// Which end.
+        side: String,
+        /// The busiest core.
+        core: u32,
+        /// Its busy share.
+        busy: Percent,
+    },
+    /// Too few transactions or bytes to mean much.
+    TooShort {
+        /// What was short.
+        what: String,
+    },
+}
+
+impl Warning {
+    /// What to do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            Warning::WindowCapped { .. } => {
+                "raise net.core.rmem_max / net.core.wmem_max on both hosts, or ask for less"
+                    .into()
+            }
+            Warning::ByteCountMismatch { .. } => {
+                "the peer stopped early or the run was cut; rerun and check both logs".into()
+            }
+            Warning::CpuSaturated { .. } => {
+                "the result may be CPU-bound: pin threads with --affinity, use fewer streams, or compare service demand"
+                    .into()
+            }
+            Warning::TooShort { .. } => "run longer with --time".into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::WindowCapped {
+                side,
+                requested,
+                granted,
+            } => write!(
+                f,
+                "{side}: window {requested} requested, kernel granted {granted} (reported doubled)"
+            ),
+            Warning::ByteCountMismatch {
+                dir,
+                sent,
+                received,
+            } => write!(
+                f,
+                "{}: sender counted {} B, receiver {} B",
+                dir.name(),
+                sent.0,
+                received.0
+            ),
+            Warning::CpuSaturated { side, core, busy } => {
+                write!(f, "{side}: core {core} was {busy} busy")
+            }
+            Warning::TooShort { what } => write!(f, "too short: {what}"),
+        }
+    }
+}
+
+/// A whole test as reported to the user: the `--json` document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestReport {
+    /// [`crate::JSON_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// netsonde version of the client.
+    pub tool_version: String,
+    /// Every effective option.
+    pub spec: TestSpec,
+    /// Where the server was (`embedded` or `HOST:PORT`).
+    pub server_address: String,
+    /// The client's figures.
+    pub client: SideResult,
+    /// The server's figures, sent back over the control connection.
+    pub server: SideResult,
+    /// Interval lines (when `--interval` was given).
+    pub intervals: Vec<IntervalRecord>,
+    /// Stream directions.
+    pub directions: Vec<DirectionSummary>,
+    /// Request/response summary.
+    pub rr: Option<RrSummary>,
+    /// Client CPU cost.
+    pub client_cost: Option<SideCost>,
+    /// Server CPU cost.
+    pub server_cost: Option<SideCost>,
+    /// Quality warnings.
+    pub warnings: Vec<Warning>,
+}
+
+/// A core busier than this is reported as saturated.
+pub const SATURATED: Percent = Percent(95.0);
+
+impl TestReport {
+    /// Combines both ends' figures. `latency` is the merged distribution of every
+    /// requester flow (merging histograms needs the histogram library, which this
+    /// crate does not depend on).
+    pub fn assemble(
+        spec: TestSpec,
+        server_address: String,
+        client: SideResult,
+        server: SideResult,
+        intervals: Vec<IntervalRecord>,
+        latency: Option<LatencySummary>,
+    ) -> TestReport {
+        let mut warnings = Vec::new();
+        let mut directions = Vec::new();
+        if !spec.test.is_rr() {
+            for dir in [FlowDir::Up, FlowDir::Down] {
+                let (snd, rcv) = match dir {
+                    FlowDir::Up => (&client, &server),
+                    FlowDir::Down => (&server, &client),
+                };
+                let sflows: Vec<_> = snd.flows.iter().filter(|f| f.dir == dir).collect();
+                let rflows: Vec<_> = rcv.flows.iter().filter(|f| f.dir == dir).collect();
+                if sflows.is_empty() && rflows.is_empty() {
+                    continue;
+                }
+                directions.push(summarize_direction(dir, spec.test.is_tcp(), &sflows, &rflows));
+            }
+        }
+        for d in &directions {
+            if spec.test.is_tcp() && d.sender_bytes_total != d.receiver_bytes_total {
+                warnings.push(Warning::ByteCountMismatch {
+                    dir: d.dir,
+                    sent: d.sender_bytes_total,
+                    received: d.receiver_bytes_total,
+                });
+            }
+        }
+        let rr = if spec.test.is_rr() {
+            let req: Vec<_> = client.flows.iter().collect();
+            let transactions: u64 = req.iter().map(|f| f.transactions).sum();
+            let elapsed = req.iter().map(|f| f.elapsed).max().unwrap_or_default();
+            Some(RrSummary {
+                transactions,
+                transactions_per_sec: per_sec(transactions, elapsed),
+                latency: latency.unwrap_or_default(),
+                client_transactions_total: req.iter().map(|f| f.transactions_total).sum(),
+                server_transactions_total: server.flows.iter().map(|f| f.transactions_total).sum(),
+            })
+        } else {
+            None
+        };
+        if let Some(rr) = &rr {
+            if rr.transactions < 100 {
+                warnings.push(Warning::TooShort {
+                    what: format!("only {} transactions measured", rr.transactions),
+                });
+            }
+        }
+        let moved: u64 = directions.iter().map(|d| d.bytes.0).sum();
+        let transactions = rr.as_ref().map(|r| r.transactions);
+        let client_cost = side_cost(&client, moved, transactions);
+        let server_cost = side_cost(&server, moved, transactions);
+        for (name, side) in [("client", &client), ("server", &server)] {
+            if let (Some(w), Some(s)) = (spec.window, &side.socket) {
+                // Linux grants twice the request (half is bookkeeping) unless capped.
+                let granted = s.sndbuf.min(s.rcvbuf);
+                if granted < w.0 * 2 {
+                    warnings.push(Warning::WindowCapped {
+                        side: name.into(),
+                        requested: w,
+                        granted: Bytes(granted),
+                    });
+                }
+            }
+            if let Some(cpu) = &side.cpu {
+                if let Some(c) = cpu
+                    .cores
+                    .iter()
+                    .max_by(|a, b| a.busy().0.total_cmp(&b.busy().0))
+                {
+                    if c.busy() >= SATURATED {
+                        warnings.push(Warning::CpuSaturated {
+                            side: name.into(),
+                            core: c.core.unwrap_or(0),
+                            busy: c.busy(),
+                        });
+                    }
+                }
+            }
+        }
+        TestReport {
+            schema_version: crate::JSON_SCHEMA_VERSION,
+            tool_version: client.host.tool_version.clone(),
+            spec,
+            server_address,
+            client,
+            server,
+            intervals,
+            directions,
+            rr,
+            client_cost,
+            server_cost,
+            warnings,
+        }
+    }
+}
+
+fn per_sec(count: u64, elapsed: Nanos) -> f64 {
+    if elapsed.0 == 0 {
+        0.0
+    } else {
+        count as f64 / elapsed.as_secs_f64()
+    }
+}
+
+fn summarize_direction(
+    dir: FlowDir,
+    tcp: bool,
+    senders: &[&FlowResult],
+    receivers: &[&FlowResult],
+) -> DirectionSummary {
+    let bytes = Bytes(receivers.iter().map(|f| f.bytes.0).sum());
+    let elapsed = receivers.iter().map(|f| f.elapsed).max().unwrap_or_default();
+    let s_elapsed = senders.iter().map(|f| f.elapsed).max().unwrap_or_default();
+    let udp = if tcp {
+        None
+    } else {
+        let mut u = UdpStats::default();
+        for r in receivers.iter().filter_map(|f| f.udp.as_ref()) {
+            u.packets += r.packets;
+            u.packets_total += r.packets_total;
+            u.lost += r.lost;
+            u.duplicates += r.duplicates;
+            u.reordered += r.reordered;
+            u.jitter = u.jitter.max(r.jitter);
+        }
+        Some(u)
+    };
+    let datagrams_sent: Option<u64> = if tcp {
+        None
+    } else {
+        Some(senders.iter().filter_map(|f| f.datagrams_sent).sum())
+    };
+    let loss = match (&udp, datagrams_sent) {
+        (Some(u), Some(sent)) => Some(Percent::of(
+            sent.saturating_sub(u.packets_total) as f64,
+            sent as f64,
+        )),
+        _ => None,
+    };
+    DirectionSummary {
+        dir,
+        sender_bytes_total: Bytes(senders.iter().map(|f| f.bytes_total.0).sum()),
+        receiver_bytes_total: Bytes(receivers.iter().map(|f| f.bytes_total.0).sum()),
+        bytes,
+        elapsed,
+        goodput: BitRate::from_bytes(bytes, elapsed.as_duration()),
+        messages_per_sec: per_sec(senders.iter().map(|f| f.messages).sum(), s_elapsed),
+        packets_per_sec: udp.as_ref().map(|u| per_sec(u.packets, elapsed)),
+        datagrams_sent,
+        loss,
+        udp,
+        retransmits: if tcp {
+            Some(
+                senders
+                    .iter()
+                    .filter_map(|f| f.tcp_info.as_ref())
+                    .map(|t| t.retransmits)
+                    .sum(),
+            )
+        } else {
+            None
+        },
+    }
+}
+
+fn side_cost(side: &SideResult, moved: u64, transactions: Option<u64>) -> Option<SideCost> {
+    let cpu = side.cpu.as_ref()?;
+    let busy_us = cpu.busy_time().0 as f64 / 1e3;
+    let messages: u64 = side.flows.iter().map(|f| f.messages).sum();
+    let calls: u64 = side.flows.iter().map(|f| f.calls).sum();
+    let ctxsw = cpu.process.voluntary_ctxsw + cpu.process.involuntary_ctxsw;
+    let ratio = |n: f64, d: u64| if d == 0 { None } else { Some(n / d as f64) };
+    Some(SideCost {
+        busy_cores: cpu.busy_cores,
+        us_per_kib: if moved == 0 {
+            None
+        } else {
+            Some(busy_us / (moved as f64 / 1024.0))
+        },
+        us_per_transaction: transactions.and_then(|t| ratio(busy_us, t)),
+        calls_per_message: ratio(calls as f64, messages),
+        ctxsw_per_message: ratio(ctxsw as f64, messages),
+    })
+}

@@ -1,0 +1,494 @@
+//! What a user asks for: a [`TestSpec`], validated once by [`TestSpec::validate`]
+//! before anything touches a socket, sent to the server in the control protocol and
+//! echoed with every result so a run can be reproduced from its output.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{BitRate, Bytes, Nanos};
+
+/// The largest message, window or datagram size netsonde accepts.
+pub const MAX_SIZE: Bytes = Bytes(Bytes::GIB);
+/// The longest test.
+pub const MAX_DURATION: Nanos = Nanos::from_secs(24 * 3600);
+/// The most parallel streams.
+pub const MAX_PARALLEL: u32 = 256;
+/// Every UDP stream datagram starts with this header: sequence number and send time.
+pub const UDP_HEADER_LEN: u64 = 16;
+/// The largest UDP payload over IPv4.
+pub const MAX_UDP_PAYLOAD: u64 = 65_507;
+
+/// The workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TestKind {
+    /// Bulk TCP transfer.
+    TcpStream,
+    /// Paced UDP datagrams with loss, duplicate, reordering and jitter accounting.
+    UdpStream,
+    /// TCP request/response on one connection per flow.
+    TcpRr,
+    /// UDP request/response.
+    UdpRr,
+    /// TCP connect, request, response, close.
+    TcpCrr,
+}
+
+impl TestKind {
+    /// All kinds, for help texts and sweeps.
+    pub const ALL: [TestKind; 5] = [
+        TestKind::TcpStream,
+        TestKind::UdpStream,
+        TestKind::TcpRr,
+        TestKind::UdpRr,
+        TestKind::TcpCrr,
+    ];
+
+    /// The name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            TestKind::TcpStream => "tcp-stream",
+            TestKind::UdpStream => "udp-stream",
+            TestKind::TcpRr => "tcp-rr",
+            TestKind::UdpRr => "udp-rr",
+            TestKind::TcpCrr => "tcp-crr",
+        }
+    }
+
+    /// Whether the test uses TCP data connections.
+    pub fn is_tcp(self) -> bool {
+        matches!(
+            self,
+            TestKind::TcpStream | TestKind::TcpRr | TestKind::TcpCrr
+        )
+    }
+
+    /// Whether the test is a request/response test (reports transactions and latency).
+    pub fn is_rr(self) -> bool {
+        matches!(self, TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr)
+    }
+}
+
+impl fmt::Display for TestKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TestKind {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        TestKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| SpecError::UnknownTest(s.to_string()))
+    }
+}
+
+/// Which way test bytes flow, seen from the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    /// The client sends (the default).
+    Out,
+    /// The server sends (`--reverse`).
+    In,
+    /// Both at once, on separate connections (`--bidir`).
+    Bidir,
+}
+
+impl Direction {
+    /// Whether the client sends test bytes.
+    pub fn client_sends(self) -> bool {
+        matches!(self, Direction::Out | Direction::Bidir)
+    }
+
+    /// Whether the server sends test bytes.
+    pub fn server_sends(self) -> bool {
+        matches!(self, Direction::In | Direction::Bidir)
+    }
+
+    /// Name used in JSON and the store.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Out => "out",
+            Direction::In => "in",
+            Direction::Bidir => "bidir",
+        }
+    }
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which way one flow's bytes go, seen from the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlowDir {
+    /// Client to server.
+    Up,
+    /// Server to client.
+    Down,
+}
+
+impl FlowDir {
+    /// Name used in text output.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowDir::Up => "client->server",
+            FlowDir::Down => "server->client",
+        }
+    }
+}
+
+/// A complete, validated description of one test. Both ends run from the same spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestSpec {
+    /// The workload.
+    pub test: TestKind,
+    /// Which way the bytes flow.
+    pub direction: Direction,
+    /// Message size for stream tests (bytes per write; for UDP, the datagram payload).
+    pub size: Bytes,
+    /// Request size for RR and CRR tests.
+    pub request_size: Bytes,
+    /// Response size for RR and CRR tests.
+    pub response_size: Bytes,
+    /// Socket send and receive buffer requested on both ends (`SO_SNDBUF`/`SO_RCVBUF`).
+    pub window: Option<Bytes>,
+    /// TCP maximum segment size (`TCP_MAXSEG`).
+    pub mss: Option<u32>,
+    /// Disable Nagle (`TCP_NODELAY`). Always on for RR and CRR tests.
+    pub nodelay: bool,
+    /// TCP congestion control algorithm on both ends.
+    pub congestion: Option<String>,
+    /// Per-stream pacing rate for senders.
+    pub rate: Option<BitRate>,
+    /// Parallel streams per direction, each on its own thread.
+    pub parallel: u32,
+    /// Measured duration.
+    pub duration: Nanos,
+    /// Time before the measured interval whose traffic is excluded from results.
+    pub warmup: Nanos,
+    /// Interval report period, if any.
+    pub interval: Option<Nanos>,
+    /// Cores to pin the client's flow threads to, round-robin. Empty: no pinning.
+    pub client_affinity: Vec<usize>,
+    /// Cores to pin the server's flow threads to, round-robin. Empty: no pinning.
+    pub server_affinity: Vec<usize>,
+}
+
+/// Why a spec was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SpecError {
+    /// `--test` named no known test.
+    #[error("unknown test '{0}' (expected one of tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr)")]
+    UnknownTest(String),
+    /// A size was zero or larger than [`MAX_SIZE`].
+    #[error("{what} must be between 1 B and 1 GiB, got {value}")]
+    SizeOutOfRange {
+        /// Which option.
+        what: &'static str,
+        /// What was given.
+        value: Bytes,
+    },
+    /// The duration was zero or longer than [`MAX_DURATION`].
+    #[error("{what} must be between {min} and 24 h, got {value}")]
+    DurationOutOfRange {
+        /// Which option.
+        what: &'static str,
+        /// The least allowed.
+        min: Nanos,
+        /// What was given.
+        value: Nanos,
+    },
+    /// `--parallel` was zero or above [`MAX_PARALLEL`].
+    #[error("--parallel must be between 1 and {MAX_PARALLEL}, got {0}")]
+    ParallelOutOfRange(u32),
+    /// An option that does not apply to the chosen test.
+    #[error("{option} makes no sense with {test}: {why}")]
+    NotApplicable {
+        /// The option.
+        option: &'static str,
+        /// The test.
+        test: TestKind,
+        /// Why.
+        why: &'static str,
+    },
+    /// A UDP datagram outside what UDP can carry.
+    #[error("UDP datagram size must be between {min} and {max} bytes, got {value}")]
+    DatagramSize {
+        /// The least allowed.
+        min: u64,
+        /// The most allowed.
+        max: u64,
+        /// What was given.
+        value: u64,
+    },
+    /// `--mss` outside what TCP accepts.
+    #[error("--mss must be between 88 and 65495, got {0}")]
+    MssOutOfRange(u32),
+    /// `--rate` of zero or non-finite.
+    #[error("--rate must be a positive rate, got {0}")]
+    BadRate(BitRate),
+    /// A congestion control name that cannot be one.
+    #[error("--congestion '{0}' is not a valid algorithm name")]
+    BadCongestion(String),
+}
+
+impl TestSpec {
+    /// Defaults for a test kind: 128 KiB TCP writes, 1472-byte UDP datagrams (one
+    /// 1500-byte Ethernet frame), 1-byte requests and responses, one stream, 10 s.
+    pub fn new(test: TestKind) -> TestSpec {
+        TestSpec {
+            test,
+            direction: Direction::Out,
+            size: match test {
+                TestKind::UdpStream => Bytes(1472),
+                _ => Bytes(128 * Bytes::KIB),
+            },
+            request_size: Bytes(1),
+            response_size: Bytes(1),
+            window: None,
+            mss: None,
+            nodelay: test.is_rr(),
+            congestion: None,
+            rate: match test {
+                // An unpaced UDP sender mostly measures its own drops; iperf3's 1 Mbit/s
+                // default measures nothing. 1 Gbit/s per stream is a useful middle.
+                TestKind::UdpStream => Some(BitRate(1e9)),
+                _ => None,
+            },
+            parallel: 1,
+            duration: Nanos::from_secs(10),
+            warmup: Nanos::ZERO,
+            interval: None,
+            client_affinity: Vec::new(),
+            server_affinity: Vec::new(),
+        }
+    }
+
+    /// Checks every bound and every combination; the first problem is returned.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let t = self.test;
+        let check_size = |what, value: Bytes| {
+            if value.0 == 0 || value > MAX_SIZE {
+                Err(SpecError::SizeOutOfRange { what, value })
+            } else {
+                Ok(())
+            }
+        };
+        check_size("--size", self.size)?;
+        check_size("--request-size", self.request_size)?;
+        check_size("--response-size", self.response_size)?;
+        if let Some(w) = self.window {
+            check_size("--window", w)?;
+        }
+        if self.duration < Nanos::from_millis(100) || self.duration > MAX_DURATION {
+            return Err(SpecError::DurationOutOfRange {
+                what: "--time",
+                min: Nanos::from_millis(100),
+                value: self.duration,
+            });
+        }
+        if self.warmup > MAX_DURATION {
+            return Err(SpecError::DurationOutOfRange {
+                what: "--warmup",
+                min: Nanos::ZERO,
+                value: self.warmup,
+            });
+        }
+        if let Some(i) = self.interval {
+            if i < Nanos::from_millis(10) || i > MAX_DURATION {
+                return Err(SpecError::DurationOutOfRange {
+                    what: "--interval",
+                    min: Nanos::from_millis(10),
+                    value: i,
+                });
+            }
+        }
+        if self.parallel == 0 || self.parallel > MAX_PARALLEL {
+            return Err(SpecError::ParallelOutOfRange(self.parallel));
+        }
+        if t.is_rr() && self.direction == Direction::Bidir {
+            return Err(SpecError::NotApplicable {
+                option: "--bidir",
+                test: t,
+                why: "a transaction already carries bytes both ways; use --request-size and --response-size",
+            });
+        }
+        if t.is_rr() && self.direction == Direction::In {
+            return Err(SpecError::NotApplicable {
+                option: "--reverse",
+                test: t,
+                why: "the client always sends the request; swap --request-size and --response-size",
+            });
+        }
+        if t.is_rr() && self.rate.is_some() {
+            return Err(SpecError::NotApplicable {
+                option: "--rate",
+                test: t,
+                why: "request/response tests run one transaction at a time per flow",
+            });
+        }
+        if !t.is_tcp() {
+            if self.mss.is_some() {
+                return Err(SpecError::NotApplicable {
+                    option: "--mss",
+                    test: t,
+                    why: "MSS is a TCP option",
+                });
+            }
+            if self.congestion.is_some() {
+                return Err(SpecError::NotApplicable {
+                    option: "--congestion",
+                    test: t,
+                    why: "congestion control is a TCP option",
+                });
+            }
+        }
+        if t == TestKind::UdpStream {
+            let v = self.size.0;
+            if !(UDP_HEADER_LEN..=MAX_UDP_PAYLOAD).contains(&v) {
+                return Err(SpecError::DatagramSize {
+                    min: UDP_HEADER_LEN,
+                    max: MAX_UDP_PAYLOAD,
+                    value: v,
+                });
+            }
+        }
+        if t == TestKind::UdpRr {
+            for v in [self.request_size.0, self.response_size.0] {
+                if v > MAX_UDP_PAYLOAD {
+                    return Err(SpecError::DatagramSize {
+                        min: 1,
+                        max: MAX_UDP_PAYLOAD,
+                        value: v,
+                    });
+                }
+            }
+        }
+        if let Some(m) = self.mss {
+            if !(88..=65_495).contains(&m) {
+                return Err(SpecError::MssOutOfRange(m));
+            }
+        }
+        if let Some(r) = self.rate {
+            if !r.0.is_finite() || r.0 <= 0.0 {
+                return Err(SpecError::BadRate(r));
+            }
+        }
+        if let Some(c) = &self.congestion {
+            // TCP_CA_NAME_MAX is 16 including the terminating NUL.
+            if c.is_empty()
+                || c.len() > 15
+                || !c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            {
+                return Err(SpecError::BadCongestion(c.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The flows of this test: one per stream per direction, numbered from 0.
+    pub fn flows(&self) -> Vec<(u32, FlowDir)> {
+        let mut v = Vec::new();
+        let mut id = 0;
+        for dir in [FlowDir::Up, FlowDir::Down] {
+            let on = match dir {
+                FlowDir::Up => self.direction.client_sends() || self.test.is_rr(),
+                FlowDir::Down => self.direction.server_sends() && !self.test.is_rr(),
+            };
+            if on {
+                for _ in 0..self.parallel {
+                    v.push((id, dir));
+                    id += 1;
+                }
+            }
+        }
+        v
+    }
+
+    /// How long a test can run before either end gives up on it: warm-up, the
+    /// measured time and a fixed allowance for start-up and drain.
+    pub fn deadline(&self) -> Nanos {
+        self.warmup
+            .saturating_add(self.duration)
+            .saturating_add(Nanos::from_secs(10))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate() {
+        for k in TestKind::ALL {
+            TestSpec::new(k).validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn bad_sizes_refused() {
+        let mut s = TestSpec::new(TestKind::TcpStream);
+        s.size = Bytes(0);
+        assert!(matches!(s.validate(), Err(SpecError::SizeOutOfRange { .. })));
+        s.size = Bytes(Bytes::GIB + 1);
+        assert!(matches!(s.validate(), Err(SpecError::SizeOutOfRange { .. })));
+        let mut u = TestSpec::new(TestKind::UdpStream);
+        u.size = Bytes(8);
+        assert!(matches!(u.validate(), Err(SpecError::DatagramSize { .. })));
+    }
+
+    #[test]
+    fn bad_combinations_refused() {
+        let mut s = TestSpec::new(TestKind::TcpRr);
+        s.direction = Direction::Bidir;
+        let e = s.validate().unwrap_err();
+        assert!(e.to_string().contains("--bidir makes no sense with tcp-rr"), "{e}");
+        let mut u = TestSpec::new(TestKind::UdpStream);
+        u.mss = Some(1000);
+        assert!(matches!(u.validate(), Err(SpecError::NotApplicable { .. })));
+        let mut d = TestSpec::new(TestKind::TcpStream);
+        d.duration = Nanos::ZERO;
+        assert!(matches!(d.validate(), Err(SpecError::DurationOutOfRange { .. })));
+        d.duration = Nanos::from_secs(100 * 3600);
+        assert!(matches!(d.validate(), Err(SpecError::DurationOutOfRange { .. })));
+        let mut c = TestSpec::new(TestKind::TcpStream);
+        c.congestion = Some("bbr; rm -rf".into());
+        assert!(matches!(c.validate(), Err(SpecError::BadCongestion(_))));
+    }
+
+    #[test]
+    fn unknown_test_named() {
+        let e = "tcp-foo".parse::<TestKind>().unwrap_err();
+        assert!(e.to_string().contains("unknown test 'tcp-foo'"));
+    }
+
+    #[test]
+    fn flows_per_direction() {
+        let mut s = TestSpec::new(TestKind::TcpStream);
+        s.parallel = 2;
+        s.direction = Direction::Bidir;
+        assert_eq!(
+            s.flows(),
+            vec![(0, FlowDir::Up), (1, FlowDir::Up), (2, FlowDir::Down), (3, FlowDir::Down)]
+        );
+        let r = TestSpec::new(TestKind::TcpRr);
+        assert_eq!(r.flows(), vec![(0, FlowDir::Up)]);
+    }
+
+    #[test]
+    fn spec_rejects_unknown_fields() {
+        let mut v = serde_json::to_value(TestSpec::new(TestKind::TcpRr)).unwrap();
+        v["bogus"] = serde_json::json!(1);
+        assert!(serde_json::from_value::<TestSpec>(v).is_err());
+    }
+}
