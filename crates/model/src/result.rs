@@ -379,7 +379,12 @@ impl TestReport {
                 if sflows.is_empty() && rflows.is_empty() {
                     continue;
                 }
-                directions.push(summarize_direction(dir, spec.test.is_tcp(), &sflows, &rflows));
+                directions.push(summarize_direction(
+                    dir,
+                    spec.test.is_tcp(),
+                    &sflows,
+                    &rflows,
+                ));
             }
         }
         for d in &directions {
@@ -476,7 +481,11 @@ fn summarize_direction(
     receivers: &[&FlowResult],
 ) -> DirectionSummary {
     let bytes = Bytes(receivers.iter().map(|f| f.bytes.0).sum());
-    let elapsed = receivers.iter().map(|f| f.elapsed).max().unwrap_or_default();
+    let elapsed = receivers
+        .iter()
+        .map(|f| f.elapsed)
+        .max()
+        .unwrap_or_default();
     let s_elapsed = senders.iter().map(|f| f.elapsed).max().unwrap_or_default();
     let udp = if tcp {
         None

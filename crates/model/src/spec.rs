@@ -188,7 +188,9 @@ pub struct TestSpec {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SpecError {
     /// `--test` named no known test.
-    #[error("unknown test '{0}' (expected one of tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr)")]
+    #[error(
+        "unknown test '{0}' (expected one of tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr)"
+    )]
     UnknownTest(String),
     /// A size was zero or larger than [`MAX_SIZE`].
     #[error("{what} must be between 1 B and 1 GiB, got {value}")]
@@ -439,9 +441,15 @@ mod tests {
     fn bad_sizes_refused() {
         let mut s = TestSpec::new(TestKind::TcpStream);
         s.size = Bytes(0);
-        assert!(matches!(s.validate(), Err(SpecError::SizeOutOfRange { .. })));
+        assert!(matches!(
+            s.validate(),
+            Err(SpecError::SizeOutOfRange { .. })
+        ));
         s.size = Bytes(Bytes::GIB + 1);
-        assert!(matches!(s.validate(), Err(SpecError::SizeOutOfRange { .. })));
+        assert!(matches!(
+            s.validate(),
+            Err(SpecError::SizeOutOfRange { .. })
+        ));
         let mut u = TestSpec::new(TestKind::UdpStream);
         u.size = Bytes(8);
         assert!(matches!(u.validate(), Err(SpecError::DatagramSize { .. })));
@@ -452,15 +460,24 @@ mod tests {
         let mut s = TestSpec::new(TestKind::TcpRr);
         s.direction = Direction::Bidir;
         let e = s.validate().unwrap_err();
-        assert!(e.to_string().contains("--bidir makes no sense with tcp-rr"), "{e}");
+        assert!(
+            e.to_string().contains("--bidir makes no sense with tcp-rr"),
+            "{e}"
+        );
         let mut u = TestSpec::new(TestKind::UdpStream);
         u.mss = Some(1000);
         assert!(matches!(u.validate(), Err(SpecError::NotApplicable { .. })));
         let mut d = TestSpec::new(TestKind::TcpStream);
         d.duration = Nanos::ZERO;
-        assert!(matches!(d.validate(), Err(SpecError::DurationOutOfRange { .. })));
+        assert!(matches!(
+            d.validate(),
+            Err(SpecError::DurationOutOfRange { .. })
+        ));
         d.duration = Nanos::from_secs(100 * 3600);
-        assert!(matches!(d.validate(), Err(SpecError::DurationOutOfRange { .. })));
+        assert!(matches!(
+            d.validate(),
+            Err(SpecError::DurationOutOfRange { .. })
+        ));
         let mut c = TestSpec::new(TestKind::TcpStream);
         c.congestion = Some("bbr; rm -rf".into());
         assert!(matches!(c.validate(), Err(SpecError::BadCongestion(_))));
@@ -479,7 +496,12 @@ mod tests {
         s.direction = Direction::Bidir;
         assert_eq!(
             s.flows(),
-            vec![(0, FlowDir::Up), (1, FlowDir::Up), (2, FlowDir::Down), (3, FlowDir::Down)]
+            vec![
+                (0, FlowDir::Up),
+                (1, FlowDir::Up),
+                (2, FlowDir::Down),
+                (3, FlowDir::Down)
+            ]
         );
         let r = TestSpec::new(TestKind::TcpRr);
         assert_eq!(r.flows(), vec![(0, FlowDir::Up)]);

@@ -363,13 +363,22 @@ mod tests {
             Err(UnitError::BadSuffix { .. })
         ));
         assert!(matches!("".parse::<Bytes>(), Err(UnitError::Empty)));
-        assert!(matches!("-5".parse::<Bytes>(), Err(UnitError::OutOfRange(_))));
-        assert!(matches!("1.3B".parse::<Bytes>(), Err(UnitError::OutOfRange(_))));
+        assert!(matches!(
+            "-5".parse::<Bytes>(),
+            Err(UnitError::OutOfRange(_))
+        ));
+        assert!(matches!(
+            "1.3B".parse::<Bytes>(),
+            Err(UnitError::OutOfRange(_))
+        ));
         assert!(matches!(
             "10GB/s".parse::<BitRate>(),
             Err(UnitError::BadSuffix { .. })
         ));
-        assert!(matches!("abc".parse::<Nanos>(), Err(UnitError::BadNumber(_))));
+        assert!(matches!(
+            "abc".parse::<Nanos>(),
+            Err(UnitError::BadNumber(_))
+        ));
         assert!(matches!("1e30".parse::<Nanos>(), Err(_)));
     }
 

@@ -1,0 +1,510 @@
+//! The two session state machines.
+//!
+//! Each machine is driven by four kinds of input and yields three kinds of output:
+//!
+//! | input | output |
+//! |---|---|
+//! | `handle_frame(now, frame)` | `poll_transmit()`: frames to write, in order |
+//! | `handle_timeout(now)` when `poll_timeout()` has passed | `poll_event()`: what the driver must act on |
+//! | `handle_eof(now)` when the peer closed | `poll_timeout()`: the current phase's deadline |
+//! | driver decisions (`accept_setup`, `start`, `finish`, `reject`, `abort`) | `is_over()` |
+//!
+//! Every phase has a deadline ([`Deadlines`]); when one passes, the machine sends an
+//! `Error { code: Timeout }` to the peer and reports [`Event::Failed`]. A machine that
+//! is over ignores further input.
+//!
+//! ```text
+//! client                         server
+//!   Hello ─────────────────────▶  (version check)
+//!         ◀──────────────────── Hello        [or Hello + Error(version-mismatch)]
+//!   Setup{spec} ───────────────▶  Event::SetupRequested → accept_setup / reject
+//!         ◀──────────────────── SetupAck{token, ports, host} | Error(busy|bad-spec)
+//!   (data connections, each opening with the token preamble)
+//!   Start ─────────────────────▶  Event::StartRequested; both ends run the test
+//!         ◀──────────────────── Results{server side}  (after finish())
+//!   Done ──────────────────────▶  over
+//! ```
+
+use std::collections::VecDeque;
+
+use netsonde_model::result::SideResult;
+use netsonde_model::spec::TestSpec;
+use netsonde_model::units::Nanos;
+
+use crate::frame::{Frame, FrameError, Hello};
+use crate::message::{ErrorCode, Message, SetupAck};
+
+/// How long each phase may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadlines {
+    /// From connection to the peer's hello.
+    pub hello: Nanos,
+    /// From hello to setup (server), from setup to its answer (client), and for the
+    /// server's driver to accept or reject a setup.
+    pub setup: Nanos,
+    /// From setup-ack to start: connecting the data flows.
+    pub connect: Nanos,
+    /// Beyond the test's own length (`TestSpec::deadline`) for results to arrive.
+    pub grace: Nanos,
+    /// From results to the client's done.
+    pub done: Nanos,
+}
+
+impl Default for Deadlines {
+    fn default() -> Deadlines {
+        Deadlines {
+            hello: Nanos::from_secs(5),
+            setup: Nanos::from_secs(10),
+            connect: Nanos::from_secs(10),
+            grace: Nanos::from_secs(10),
+            done: Nanos::from_secs(5),
+        }
+    }
+}
+
+/// Why a session ended early.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProtoError {
+    /// Bytes that do not decode.
+    #[error("bad frame from peer: {0}")]
+    Frame(#[from] FrameError),
+    /// The two ends speak different protocol versions.
+    #[error("protocol version mismatch: this end speaks version {ours}, the peer speaks version {theirs}; run the same netsonde release on both ends")]
+    VersionMismatch {
+        /// Ours.
+        ours: u16,
+        /// The peer's.
+        theirs: u16,
+    },
+    /// A frame the current phase does not allow.
+    #[error("protocol error: expected {expected}, got {got}")]
+    Unexpected {
+        /// What the phase waits for.
+        expected: &'static str,
+        /// What came.
+        got: &'static str,
+    },
+    /// A phase's deadline passed.
+    #[error("timed out waiting for {phase}")]
+    Deadline {
+        /// The phase.
+        phase: &'static str,
+    },
+    /// The peer reported an error and ended the session.
+    #[error("peer ended the session: {message}")]
+    Remote {
+        /// Its reason.
+        code: ErrorCode,
+        /// Its words.
+        message: String,
+        /// For `Busy`, when to retry.
+        retry_after_ms: Option<u64>,
+    },
+    /// The peer closed the control connection early.
+    #[error("peer closed the control connection while waiting for {phase}")]
+    PeerClosed {
+        /// The phase.
+        phase: &'static str,
+    },
+}
+
+/// What the driver must act on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Server: a client asks for this test. Answer with `accept_setup` or `reject`.
+    SetupRequested(Box<TestSpec>),
+    /// Server: the client connected its flows; run the test, then call `finish`.
+    StartRequested,
+    /// Client: the server accepted; connect the data flows, then call `start`.
+    SetupAcked(Box<SetupAck>),
+    /// Client: the server's results.
+    Results(Box<SideResult>),
+    /// The session ended early; transmit what is queued and close.
+    Failed(ProtoError),
+    /// The session ended normally.
+    Finished,
+}
+
+/// State shared by both machines: outgoing frames, events and the deadline.
+#[derive(Debug, Default)]
+struct Core {
+    out: VecDeque<Frame>,
+    events: VecDeque<Event>,
+    deadline: Option<(Nanos, &'static str)>,
+    over: bool,
+}
+
+impl Core {
+    fn send(&mut self, m: Message) {
+        self.out.push_back(Frame::Message(m));
+    }
+
+    fn arm(&mut self, now: Nanos, after: Nanos, phase: &'static str) {
+        self.deadline = Some((now.saturating_add(after), phase));
+    }
+
+    fn fail(&mut self, e: ProtoError) {
+        if !self.over {
+            self.over = true;
+            self.deadline = None;
+            self.events.push_back(Event::Failed(e));
+        }
+    }
+
+    fn finish(&mut self) {
+        self.over = true;
+        self.deadline = None;
+        self.events.push_back(Event::Finished);
+    }
+
+    fn error_frame(&mut self, code: ErrorCode, message: String) {
+        self.send(Message::Error {
+            code,
+            message,
+            retry_after_ms: None,
+        });
+    }
+
+    fn timeout(&mut self, now: Nanos) {
+        if let Some((at, phase)) = self.deadline {
+            if now >= at {
+                self.error_frame(ErrorCode::Timeout, format!("timed out waiting for {phase}"));
+                self.fail(ProtoError::Deadline { phase });
+            }
+        }
+    }
+
+    fn eof(&mut self) {
+        if let Some((_, phase)) = self.deadline {
+            self.fail(ProtoError::PeerClosed { phase });
+        } else if !self.over {
+            self.fail(ProtoError::PeerClosed { phase: "anything" });
+        }
+    }
+
+    /// Handles what every state treats alike; returns the message if it is not that.
+    fn common(&mut self, frame: Frame, expected: &'static str) -> Option<Message> {
+        match frame {
+            Frame::Message(Message::Error {
+                code,
+                message,
+                retry_after_ms,
+            }) => {
+                self.fail(ProtoError::Remote {
+                    code,
+                    message,
+                    retry_after_ms,
+                });
+                None
+            }
+            Frame::Message(m) => Some(m),
+            Frame::Hello(_) => {
+                self.unexpected(expected, "hello");
+                None
+            }
+        }
+    }
+
+    fn unexpected(&mut self, expected: &'static str, got: &'static str) {
+        self.error_frame(
+            ErrorCode::Protocol,
+            format!("protocol error: expected {expected}, got {got}"),
+        );
+        self.fail(ProtoError::Unexpected { expected, got });
+    }
+}
+
+macro_rules! common_api {
+    () => {
+        /// The next frame to write.
+        pub fn poll_transmit(&mut self) -> Option<Frame> {
+            self.core.out.pop_front()
+        }
+
+        /// The next event for the driver.
+        pub fn poll_event(&mut self) -> Option<Event> {
+            self.core.events.pop_front()
+        }
+
+        /// When `handle_timeout` must be called next.
+        pub fn poll_timeout(&self) -> Option<Nanos> {
+            self.core.deadline.map(|(at, _)| at)
+        }
+
+        /// Call when `poll_timeout` has passed.
+        pub fn handle_timeout(&mut self, now: Nanos) {
+            self.core.timeout(now);
+        }
+
+        /// Call when the peer closed the connection (after `FrameDecoder::finish`).
+        pub fn handle_eof(&mut self, _now: Nanos) {
+            self.core.eof();
+        }
+
+        /// Call when the bytes from the peer did not decode.
+        pub fn handle_decode_error(&mut self, _now: Nanos, e: FrameError) {
+            if !self.core.over {
+                self.core.error_frame(ErrorCode::Protocol, e.to_string());
+                self.core.fail(ProtoError::Frame(e));
+            }
+        }
+
+        /// Ends the session from this side with an error for the peer.
+        pub fn abort(&mut self, _now: Nanos, code: ErrorCode, message: String) {
+            if !self.core.over {
+                self.core.error_frame(code, message.clone());
+                self.core.fail(ProtoError::Remote {
+                    code,
+                    message,
+                    retry_after_ms: None,
+                });
+            }
+        }
+
+        /// Whether the session has ended (normally or not).
+        pub fn is_over(&self) -> bool {
+            self.core.over
+        }
+    };
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ServerState {
+    AwaitHello,
+    AwaitSetup,
+    Preparing,
+    AwaitStart,
+    Running,
+    AwaitDone,
+}
+
+/// The server's side of one control connection.
+#[derive(Debug)]
+pub struct ServerSession {
+    core: Core,
+    state: ServerState,
+    deadlines: Deadlines,
+    spec: Option<TestSpec>,
+}
+
+impl ServerSession {
+    /// A session for a connection accepted at `now`.
+    pub fn new(now: Nanos, deadlines: Deadlines) -> ServerSession {
+        let mut core = Core::default();
+        core.arm(now, deadlines.hello, "hello");
+        ServerSession {
+            core,
+            state: ServerState::AwaitHello,
+            deadlines,
+            spec: None,
+        }
+    }
+
+    common_api!();
+
+    /// The spec being run, once set up.
+    pub fn spec(&self) -> Option<&TestSpec> {
+        self.spec.as_ref()
+    }
+
+    /// Feeds one decoded frame.
+    pub fn handle_frame(&mut self, now: Nanos, frame: Frame) {
+        if self.core.over {
+            return;
+        }
+        let d = self.deadlines;
+        if self.state == ServerState::AwaitHello {
+            match frame {
+                Frame::Hello(h) => {
+                    self.core.out.push_back(Frame::Hello(Hello::ours()));
+                    if h.version != crate::PROTOCOL_VERSION {
+                        let e = ProtoError::VersionMismatch {
+                            ours: crate::PROTOCOL_VERSION,
+                            theirs: h.version,
+                        };
+                        self.core
+                            .error_frame(ErrorCode::VersionMismatch, e.to_string());
+                        self.core.fail(e);
+                    } else {
+                        self.state = ServerState::AwaitSetup;
+                        self.core.arm(now, d.setup, "setup");
+                    }
+                }
+                Frame::Message(m) => self.core.unexpected("hello", m.name()),
+            }
+            return;
+        }
+        let expected = match self.state {
+            ServerState::AwaitSetup => "setup",
+            ServerState::AwaitStart => "start",
+            ServerState::AwaitDone => "done",
+            _ => "nothing",
+        };
+        let Some(m) = self.core.common(frame, expected) else {
+            return;
+        };
+        match (self.state, m) {
+            (ServerState::AwaitSetup, Message::Setup { spec }) => {
+                self.state = ServerState::Preparing;
+                self.core
+                    .arm(now, d.setup, "the server to prepare the test");
+                self.spec = Some(spec.clone());
+                self.core
+                    .events
+                    .push_back(Event::SetupRequested(Box::new(spec)));
+            }
+            (ServerState::AwaitStart, Message::Start) => {
+                self.state = ServerState::Running;
+                let len = self.spec.as_ref().map(|s| s.deadline()).unwrap_or_default();
+                self.core
+                    .arm(now, len.saturating_add(d.grace), "the test to finish");
+                self.core.events.push_back(Event::StartRequested);
+            }
+            (ServerState::AwaitDone, Message::Done) => self.core.finish(),
+            (_, m) => self.core.unexpected(expected, m.name()),
+        }
+    }
+
+    /// Accepts the requested setup.
+    pub fn accept_setup(&mut self, now: Nanos, ack: SetupAck) {
+        if self.core.over || self.state != ServerState::Preparing {
+            return;
+        }
+        self.core.send(Message::SetupAck(ack));
+        self.state = ServerState::AwaitStart;
+        self.core
+            .arm(now, self.deadlines.connect, "start (data connections)");
+    }
+
+    /// Refuses the requested setup (bad spec, busy) and ends the session.
+    pub fn reject(
+        &mut self,
+        _now: Nanos,
+        code: ErrorCode,
+        message: String,
+        retry_after_ms: Option<u64>,
+    ) {
+        if self.core.over {
+            return;
+        }
+        self.core.send(Message::Error {
+            code,
+            message,
+            retry_after_ms,
+        });
+        self.core.over = true;
+        self.core.deadline = None;
+    }
+
+    /// The test ran; sends the server's results.
+    pub fn finish(&mut self, now: Nanos, result: SideResult) {
+        if self.core.over || self.state != ServerState::Running {
+            return;
+        }
+        self.core.send(Message::Results {
+            result: Box::new(result),
+        });
+        self.state = ServerState::AwaitDone;
+        self.core.arm(now, self.deadlines.done, "done");
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClientState {
+    AwaitHello,
+    AwaitAck,
+    Connecting,
+    Running,
+}
+
+/// The client's side of the control connection.
+#[derive(Debug)]
+pub struct ClientSession {
+    core: Core,
+    state: ClientState,
+    deadlines: Deadlines,
+    spec: TestSpec,
+}
+
+impl ClientSession {
+    /// A session that will ask for `spec`; queues the hello.
+    pub fn new(now: Nanos, spec: TestSpec, deadlines: Deadlines) -> ClientSession {
+        let mut core = Core::default();
+        core.out.push_back(Frame::Hello(Hello::ours()));
+        core.arm(now, deadlines.hello, "the server's hello");
+        ClientSession {
+            core,
+            state: ClientState::AwaitHello,
+            deadlines,
+            spec,
+        }
+    }
+
+    common_api!();
+
+    /// Feeds one decoded frame.
+    pub fn handle_frame(&mut self, now: Nanos, frame: Frame) {
+        if self.core.over {
+            return;
+        }
+        let d = self.deadlines;
+        if self.state == ClientState::AwaitHello {
+            match frame {
+                Frame::Hello(h) if h.version != crate::PROTOCOL_VERSION => {
+                    self.core.fail(ProtoError::VersionMismatch {
+                        ours: crate::PROTOCOL_VERSION,
+                        theirs: h.version,
+                    });
+                }
+                Frame::Hello(_) => {
+                    self.core.send(Message::Setup {
+                        spec: self.spec.clone(),
+                    });
+                    self.state = ClientState::AwaitAck;
+                    self.core.arm(now, d.setup, "the server to accept the test");
+                }
+                Frame::Message(m) => {
+                    if let Some(m) = self.core.common(Frame::Message(m), "hello") {
+                        self.core.unexpected("hello", m.name());
+                    }
+                }
+            }
+            return;
+        }
+        let expected = match self.state {
+            ClientState::AwaitAck => "setup-ack",
+            ClientState::Running => "results",
+            _ => "nothing",
+        };
+        let Some(m) = self.core.common(frame, expected) else {
+            return;
+        };
+        match (self.state, m) {
+            (ClientState::AwaitAck, Message::SetupAck(ack)) => {
+                self.state = ClientState::Connecting;
+                self.core.arm(now, d.connect, "data connections");
+                self.core.events.push_back(Event::SetupAcked(Box::new(ack)));
+            }
+            (ClientState::Running, Message::Results { result }) => {
+                self.core.events.push_back(Event::Results(result));
+                self.core.send(Message::Done);
+                self.core.finish();
+            }
+            (_, m) => self.core.unexpected(expected, m.name()),
+        }
+    }
+
+    /// Every data flow is connected: tells the server to start.
+    pub fn start(&mut self, now: Nanos) {
+        if self.core.over || self.state != ClientState::Connecting {
+            return;
+        }
+        self.core.send(Message::Start);
+        self.state = ClientState::Running;
+        let len = self.spec.deadline().saturating_add(self.deadlines.grace);
+        self.core.arm(now, len, "the server's results");
+    }
+}
+
+#[cfg(test)]
+mod tests;
