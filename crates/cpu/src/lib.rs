@@ -1,1 +1,102 @@
-//! placeholder
+//! CPU and system accounting for netsonde, and the host facts stored with results.
+//!
+//! # What is measured, and why system-wide per core
+//!
+//! A network test's CPU cost is mostly not in the test process. On the receive side
+//! the kernel does NAPI polling, GRO, IP and TCP input in software interrupt context
+//! (softirq), usually on whichever core took the NIC's interrupt; on the send side
+//! completions and ACK processing land there too. That time is charged to no process:
+//! `getrusage` does not see it. So a tool that reports only its own process time (as
+//! iperf3 does) can say "12% CPU" while one core is pinned at 100% in softirq and is
+//! the real bottleneck. netperf argues for system-wide CPU for exactly this reason, and
+//! measures service demand against it.
+//!
+//! This crate therefore takes both:
+//!
+//! - **System-wide, per core** from `/proc/stat`: user, nice, system, irq, softirq,
+//!   iowait, steal and idle shares for each core and their average. Per core, because
+//!   an average of 12% over 8 cores can hide one saturated core.
+//! - **The process's own** from `getrusage(RUSAGE_SELF)`: user and system time and
+//!   context switches, to tell the tool's cost from the kernel's.
+//!
+//! # Layout
+//!
+//! - [`stat`]: [`parse_proc_stat`] turns `/proc/stat` text into a [`StatSnapshot`]
+//!   (pure).
+//! - [`rusage`]: [`read_rusage`] takes a [`RusageSnapshot`].
+//! - [`delta`]: [`cpu_delta`] turns two pairs of snapshots into a
+//!   [`CpuReport`](netsonde_model::cpu::CpuReport) (pure; the caller passes elapsed
+//!   time).
+//! - [`sampler`]: [`CpuSampler`] takes the snapshots around an interval.
+//! - [`host`]: [`host_facts`] gathers kernel, CPU model, cores, network sysctls and
+//!   the test interface's MTU into [`HostFacts`](netsonde_model::host::HostFacts).
+//!
+//! Everything goes through `std::fs` and `nix`; there is no unsafe code here.
+#![forbid(unsafe_code)]
+
+use std::path::PathBuf;
+
+pub mod delta;
+pub mod host;
+pub mod rusage;
+pub mod sampler;
+pub mod stat;
+
+pub use delta::cpu_delta;
+pub use host::{host_facts, normalise_sysctl, parse_cpu_model, SYSCTLS};
+pub use rusage::{read_rusage, RusageSnapshot};
+pub use sampler::{read_proc_stat, CpuSampler, PROC_STAT};
+pub use stat::{parse_proc_stat, CpuTimes, StatSnapshot};
+
+/// Why CPU figures could not be taken.
+#[derive(Debug, thiserror::Error)]
+pub enum CpuError {
+    /// A file under `/proc` could not be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A `cpu` or `ctxt` line of `/proc/stat` did not parse.
+    #[error("/proc/stat line {line_no}: {reason}: '{line}'")]
+    BadStatLine {
+        /// 1-based line number.
+        line_no: usize,
+        /// The line as read.
+        line: String,
+        /// What was wrong with it.
+        reason: &'static str,
+    },
+    /// The text had no aggregate `cpu` line, so it is not `/proc/stat` as we know it.
+    #[error("/proc/stat has no aggregate 'cpu' line")]
+    NoAggregateLine,
+    /// `getrusage(RUSAGE_SELF)` failed.
+    #[error("getrusage(RUSAGE_SELF) failed")]
+    Rusage {
+        /// The errno it returned.
+        #[source]
+        source: nix::errno::Errno,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_carry_their_context() {
+        let err = CpuError::Read {
+            path: PathBuf::from("/proc/stat"),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        assert_eq!(err.to_string(), "cannot read /proc/stat");
+        assert!(std::error::Error::source(&err).is_some());
+        let err = CpuError::Rusage {
+            source: nix::errno::Errno::EINVAL,
+        };
+        assert!(std::error::Error::source(&err).is_some());
+    }
+}

@@ -130,7 +130,7 @@ impl fmt::Display for Bytes {
         } else {
             return write!(f, "{v} B");
         };
-        if v % div == 0 {
+        if v.is_multiple_of(div) {
             write!(f, "{} {unit}", v / div)
         } else {
             write!(f, "{:.2} {unit}", v as f64 / div as f64)

@@ -1,0 +1,103 @@
+//! Taking the two snapshots around a test: [`CpuSampler`] reads `/proc/stat` and
+//! `getrusage` at start and again at finish, and hands both to [`cpu_delta`].
+
+use std::path::Path;
+use std::time::Instant;
+
+use netsonde_model::cpu::CpuReport;
+use netsonde_model::units::Nanos;
+
+use crate::delta::cpu_delta;
+use crate::rusage::{read_rusage, RusageSnapshot};
+use crate::stat::{parse_proc_stat, StatSnapshot};
+use crate::CpuError;
+
+/// Where the kernel publishes per-core CPU counters.
+pub const PROC_STAT: &str = "/proc/stat";
+
+/// Reads and parses `/proc/stat` now.
+pub fn read_proc_stat() -> Result<StatSnapshot, CpuError> {
+    let path = Path::new(PROC_STAT);
+    let text = std::fs::read_to_string(path).map_err(|source| CpuError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_proc_stat(&text)
+}
+
+/// CPU counters taken at the start of a measured interval.
+#[derive(Debug, Clone)]
+pub struct CpuSampler {
+    stat: StatSnapshot,
+    rusage: RusageSnapshot,
+    started: Instant,
+}
+
+impl CpuSampler {
+    /// Reads `/proc/stat` and `getrusage` now and remembers the time.
+    pub fn start() -> Result<CpuSampler, CpuError> {
+        let stat = read_proc_stat()?;
+        let rusage = read_rusage()?;
+        Ok(CpuSampler {
+            stat,
+            rusage,
+            started: Instant::now(),
+        })
+    }
+
+    /// Reads again and returns the report for the interval since [`CpuSampler::start`].
+    /// Does not consume the sampler, so it can be called at any time, more than once.
+    pub fn finish(&self) -> Result<CpuReport, CpuError> {
+        let stat = read_proc_stat()?;
+        let rusage = read_rusage()?;
+        let elapsed = Nanos::from(self.started.elapsed());
+        Ok(cpu_delta(&self.stat, &stat, &self.rusage, &rusage, elapsed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Float slack for shares that should be within [0, 100] and sum to 100.
+    const EPS: f64 = 1e-6;
+
+    #[test]
+    fn live_sampler_reports_sane_shares() {
+        let sampler = CpuSampler::start().unwrap();
+        let spin_until = Instant::now() + Duration::from_millis(50);
+        let mut x = 0u64;
+        while Instant::now() < spin_until {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let r = sampler.finish().unwrap();
+
+        assert!(r.elapsed >= Nanos::from_millis(50), "elapsed {}", r.elapsed);
+        assert!(!r.cores.is_empty());
+        for c in r.cores.iter().chain(std::iter::once(&r.total)) {
+            let fields = [
+                c.user, c.nice, c.sys, c.irq, c.softirq, c.iowait, c.steal, c.idle,
+            ];
+            for f in fields {
+                assert!((-EPS..=100.0 + EPS).contains(&f.0), "{c:?}");
+            }
+            let sum: f64 = fields.iter().map(|f| f.0).sum();
+            assert!((sum - 100.0).abs() < EPS, "sum {sum} for {c:?}");
+        }
+        assert!(r.busy_cores >= 0.0 && r.busy_cores <= r.cores.len() as f64 + EPS);
+        assert!(r.process.user.0 + r.process.sys.0 > 0, "{:?}", r.process);
+
+        // finish does not consume: a second call covers a longer interval.
+        let again = sampler.finish().unwrap();
+        assert!(again.elapsed >= r.elapsed);
+    }
+
+    #[test]
+    fn live_proc_stat_has_cores() {
+        let s = read_proc_stat().unwrap();
+        assert!(!s.cores.is_empty());
+        assert!(s.total.total() > 0);
+    }
+}

@@ -1,0 +1,135 @@
+//! Connect, request, response, close: one TCP connection per transaction. Each
+//! connection opens with the session preamble in the same write as the request, so
+//! tying it to the session costs no extra system call.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use netsonde_model::result::Role;
+use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_LEN};
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::latency::new_histogram;
+use crate::meter::{FlowCtx, Meter, Phase};
+use crate::rr::{read_exact, write_all, Step};
+use crate::{is_timeout, sockopt, EngineError, FlowOutput};
+
+/// Opens a connection per transaction to `addr` until the measured interval ends.
+pub fn crr_requester(
+    addr: SocketAddr,
+    token: &Token,
+    ctx: &FlowCtx,
+) -> Result<FlowOutput, EngineError> {
+    let mut first = encode_preamble(token, ctx.id).to_vec();
+    let mut req = vec![0u8; ctx.spec.request_size.0 as usize];
+    crate::fill_pattern(&mut req);
+    first.extend_from_slice(&req);
+    let mut resp = vec![0u8; ctx.spec.response_size.0 as usize];
+    let mut hist = new_histogram();
+    let mut m = Meter::new(ctx);
+    let mut last_info = None;
+    loop {
+        let start = Instant::now();
+        let phase = m.tick(start);
+        if phase == Phase::After || ctx.stopped() {
+            break;
+        }
+        let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+            .map_err(EngineError::io("socket"))?;
+        sockopt::apply(&s, &ctx.spec)?;
+        // SO_SNDTIMEO bounds connect() on Linux, so a dead server cannot hang us.
+        sockopt::set_wake(&s)?;
+        m.call();
+        match s.connect(&addr.into()) {
+            Ok(()) => {}
+            Err(e) if is_timeout(&e) || e.raw_os_error() == Some(libc::EINPROGRESS) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Err(EngineError::PeerClosed { flow: ctx.id })
+            }
+            Err(e) => return Err(EngineError::io("connect")(e)),
+        }
+        let mut sock: TcpStream = s.into();
+        if !matches!(write_all(&mut sock, &first, &mut m, ctx, 1)?, Step::Ok) {
+            break;
+        }
+        match read_exact(&mut sock, &mut resp, &mut m, ctx)? {
+            Step::Ok => {}
+            Step::Eof => return Err(EngineError::PeerClosed { flow: ctx.id }),
+            Step::Gave => break,
+        }
+        if ctx.stopped() || Instant::now() >= ctx.clock.end {
+            last_info = sockopt::tcp_info(&sock);
+        }
+        drop(sock);
+        m.call();
+        let done = Instant::now();
+        if phase == Phase::Measure {
+            hist.saturating_record(done.saturating_duration_since(start).as_nanos() as u64);
+        }
+        m.transaction();
+    }
+    let mut result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Requester);
+    result.tcp_info = last_info;
+    Ok(FlowOutput {
+        result,
+        latency: Some(hist),
+    })
+}
+
+/// Accepts connections on a shared listener (whose `SO_RCVTIMEO` bounds `accept`)
+/// and answers one request on each, until a second past the end. Connections whose
+/// preamble does not carry the session token are dropped unanswered.
+pub fn crr_responder(
+    listener: &TcpListener,
+    token: &Token,
+    ctx: &FlowCtx,
+) -> Result<FlowOutput, EngineError> {
+    let mut first = vec![0u8; PREAMBLE_LEN + ctx.spec.request_size.0 as usize];
+    let mut resp = vec![0u8; ctx.spec.response_size.0 as usize];
+    crate::fill_pattern(&mut resp);
+    let mut scratch = [0u8; 16];
+    let mut m = Meter::new(ctx);
+    let give_up = ctx.clock.end + Duration::from_secs(1);
+    loop {
+        let now = Instant::now();
+        m.tick(now);
+        if now >= give_up || ctx.stopped() {
+            break;
+        }
+        let mut sock = match listener.accept() {
+            Ok((s, _)) => s,
+            Err(e) if is_timeout(&e) => continue,
+            Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
+            Err(e) => return Err(EngineError::io("accept")(e)),
+        };
+        m.call();
+        // Accepted sockets inherit the listener's timeouts.
+        match read_exact(&mut sock, &mut first, &mut m, ctx) {
+            Ok(Step::Ok) => {}
+            _ => continue,
+        }
+        let pre: &[u8; PREAMBLE_LEN] = first[..PREAMBLE_LEN].try_into().expect("len");
+        if decode_preamble(pre).map(|(t, _)| t) != Some(*token) {
+            continue;
+        }
+        if !matches!(write_all(&mut sock, &resp, &mut m, ctx, 1), Ok(Step::Ok)) {
+            continue;
+        }
+        // Let the client close first, so TIME_WAIT stays on the client as in netperf.
+        loop {
+            match std::io::Read::read(&mut sock, &mut scratch) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if is_timeout(&e) && Instant::now() < give_up => {}
+                Err(_) => break,
+            }
+        }
+        m.call();
+        m.transaction();
+    }
+    let result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Responder);
+    Ok(FlowOutput {
+        result,
+        latency: None,
+    })
+}

@@ -1,0 +1,288 @@
+//! The measurement discipline shared by every flow loop.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use netsonde_model::result::{FlowResult, Role};
+use netsonde_model::spec::{FlowDir, TestSpec};
+use netsonde_model::units::{Bytes, Nanos};
+
+/// When a flow's phases begin and end, on this end's clock.
+#[derive(Debug, Clone, Copy)]
+pub struct FlowClock {
+    /// The test started (both ends start at their own receipt of `Start`).
+    pub t0: Instant,
+    /// Warm-up ends, measurement begins.
+    pub warm_end: Instant,
+    /// Measurement ends; senders stop.
+    pub end: Instant,
+    /// Receivers give up waiting for the peer's end of stream.
+    pub hard_end: Instant,
+}
+
+impl FlowClock {
+    /// The clock of a test starting at `t0`.
+    pub fn new(t0: Instant, spec: &TestSpec) -> FlowClock {
+        let warm_end = t0 + spec.warmup.as_duration();
+        let end = warm_end + spec.duration.as_duration();
+        FlowClock {
+            t0,
+            warm_end,
+            end,
+            hard_end: end + Duration::from_secs(5),
+        }
+    }
+}
+
+/// Counters a flow publishes for the interval reporter. One writer (the flow), any
+/// number of readers; relaxed ordering is enough because each value is monotonic and
+/// read on its own.
+#[derive(Debug, Default)]
+pub struct FlowCounters {
+    /// Bytes moved, warm-up included.
+    pub bytes: AtomicU64,
+    /// Messages.
+    pub messages: AtomicU64,
+    /// Transactions.
+    pub transactions: AtomicU64,
+}
+
+impl FlowCounters {
+    /// Reads all three.
+    pub fn load(&self) -> (u64, u64, u64) {
+        (
+            self.bytes.load(Ordering::Relaxed),
+            self.messages.load(Ordering::Relaxed),
+            self.transactions.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// Everything a flow loop needs besides its socket.
+#[derive(Debug, Clone)]
+pub struct FlowCtx {
+    /// Flow number.
+    pub id: u32,
+    /// Direction of its bytes.
+    pub dir: FlowDir,
+    /// The test.
+    pub spec: Arc<TestSpec>,
+    /// Its phases.
+    pub clock: FlowClock,
+    /// Published counts.
+    pub counters: Arc<FlowCounters>,
+    /// Set by the driver to end the flow early (peer vanished, Ctrl-C).
+    pub stop: Arc<AtomicBool>,
+}
+
+impl FlowCtx {
+    /// Whether the driver asked the flow to stop.
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    bytes: u64,
+    messages: u64,
+    calls: u64,
+    transactions: u64,
+}
+
+/// Where a loop is in the test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Before the measured interval.
+    Warmup,
+    /// In it.
+    Measure,
+    /// After it.
+    After,
+}
+
+/// Per-flow counting with warm-up exclusion.
+#[derive(Debug)]
+pub struct Meter {
+    clock: FlowClock,
+    counters: Arc<FlowCounters>,
+    now: Counts,
+    base: Counts,
+    window_start: Option<Instant>,
+    window: Option<(Counts, Nanos)>,
+}
+
+impl Meter {
+    /// A meter for the flow.
+    pub fn new(ctx: &FlowCtx) -> Meter {
+        Meter {
+            clock: ctx.clock,
+            counters: ctx.counters.clone(),
+            now: Counts::default(),
+            base: Counts::default(),
+            window_start: None,
+            window: None,
+        }
+    }
+
+    /// Advances the phase for time `now`; snapshots counts at the two boundaries.
+    #[inline]
+    pub fn tick(&mut self, now: Instant) -> Phase {
+        if self.window.is_some() {
+            return Phase::After;
+        }
+        if now >= self.clock.end {
+            self.close(now);
+            return Phase::After;
+        }
+        if self.window_start.is_none() {
+            if now < self.clock.warm_end {
+                return Phase::Warmup;
+            }
+            self.window_start = Some(now);
+            self.base = self.now;
+        }
+        Phase::Measure
+    }
+
+    fn close(&mut self, now: Instant) {
+        // A loop that never saw the measured interval (it ended in warm-up, or blocked
+        // across the whole interval) measured nothing.
+        let start = match self.window_start {
+            Some(s) => s,
+            None => {
+                self.base = self.now;
+                now
+            }
+        };
+        let c = self.now;
+        let b = self.base;
+        self.window = Some((
+            Counts {
+                bytes: c.bytes - b.bytes,
+                messages: c.messages - b.messages,
+                calls: c.calls - b.calls,
+                transactions: c.transactions - b.transactions,
+            },
+            Nanos::from(now.saturating_duration_since(start)),
+        ));
+    }
+
+    /// Counts one I/O call that moved `bytes` and completed `messages` messages.
+    #[inline]
+    pub fn io(&mut self, bytes: u64, messages: u64) {
+        self.now.bytes += bytes;
+        self.now.messages += messages;
+        self.now.calls += 1;
+        self.counters.bytes.store(self.now.bytes, Ordering::Relaxed);
+        self.counters
+            .messages
+            .store(self.now.messages, Ordering::Relaxed);
+    }
+
+    /// Counts an I/O call that moved nothing (a timeout, a connect, a close).
+    #[inline]
+    pub fn call(&mut self) {
+        self.now.calls += 1;
+    }
+
+    /// Counts one completed transaction.
+    #[inline]
+    pub fn transaction(&mut self) {
+        self.now.transactions += 1;
+        self.counters
+            .transactions
+            .store(self.now.transactions, Ordering::Relaxed);
+    }
+
+    /// Whether `now` is inside the measured interval (no snapshotting).
+    #[inline]
+    pub fn measuring(&self) -> bool {
+        self.window_start.is_some() && self.window.is_none()
+    }
+
+    /// The flow's figures. Closes the window at `now` if the loop ended early.
+    pub fn finish(mut self, now: Instant, id: u32, dir: FlowDir, role: Role) -> FlowResult {
+        if self.window.is_none() {
+            self.close(now);
+        }
+        let (w, elapsed) = self.window.unwrap_or_default();
+        FlowResult {
+            id,
+            dir,
+            role,
+            bytes_total: Bytes(self.now.bytes),
+            bytes: Bytes(w.bytes),
+            messages: w.messages,
+            calls: w.calls,
+            transactions: w.transactions,
+            transactions_total: self.now.transactions,
+            elapsed,
+            datagrams_sent: None,
+            tcp_info: None,
+            udp: None,
+            latency: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netsonde_model::spec::TestKind;
+
+    fn ctx(warmup_ms: u64) -> FlowCtx {
+        let mut spec = TestSpec::new(TestKind::TcpStream);
+        spec.warmup = Nanos::from_millis(warmup_ms);
+        spec.duration = Nanos::from_secs(1);
+        let t0 = Instant::now();
+        FlowCtx {
+            id: 0,
+            dir: FlowDir::Up,
+            clock: FlowClock::new(t0, &spec),
+            spec: Arc::new(spec),
+            counters: Arc::default(),
+            stop: Arc::default(),
+        }
+    }
+
+    #[test]
+    fn warmup_bytes_are_excluded() {
+        let c = ctx(100);
+        let t0 = c.clock.t0;
+        let mut m = Meter::new(&c);
+        assert_eq!(m.tick(t0), Phase::Warmup);
+        m.io(1000, 1);
+        assert_eq!(m.tick(t0 + Duration::from_millis(100)), Phase::Measure);
+        m.io(500, 1);
+        m.io(500, 1);
+        assert_eq!(m.tick(t0 + Duration::from_millis(1100)), Phase::After);
+        m.io(7, 1); // drained after the end: total only
+        let r = m.finish(t0 + Duration::from_secs(2), 0, FlowDir::Up, Role::Receiver);
+        assert_eq!(r.bytes_total, Bytes(2007));
+        assert_eq!(r.bytes, Bytes(1000));
+        assert_eq!(r.messages, 2);
+        assert_eq!(r.calls, 2);
+        assert_eq!(r.elapsed, Nanos::from_secs(1));
+        assert_eq!(c.counters.load(), (2007, 4, 0));
+    }
+
+    #[test]
+    fn early_end_closes_window() {
+        let c = ctx(0);
+        let t0 = c.clock.t0;
+        let mut m = Meter::new(&c);
+        assert_eq!(m.tick(t0), Phase::Measure);
+        m.io(10, 1);
+        let r = m.finish(
+            t0 + Duration::from_millis(300),
+            0,
+            FlowDir::Up,
+            Role::Sender,
+        );
+        assert_eq!(r.bytes, Bytes(10));
+        assert_eq!(r.elapsed, Nanos::from_millis(300));
+    }
+}

@@ -1,0 +1,116 @@
+//! Applying a spec's socket options and reading back what the kernel granted.
+
+use std::time::Duration;
+
+use netsonde_model::result::{SocketFacts, TcpInfoSummary};
+use netsonde_model::spec::TestSpec;
+use netsonde_model::units::{BitRate, Nanos};
+use socket2::Socket;
+
+use crate::EngineError;
+
+/// How often a blocked loop wakes to check its deadline and stop flag.
+pub const WAKE: Duration = Duration::from_millis(200);
+
+fn opt(option: &'static str) -> impl FnOnce(std::io::Error) -> EngineError {
+    move |source| EngineError::SockOpt { option, source }
+}
+
+/// Sets buffer sizes and, for TCP, MSS, Nagle and congestion control. Call before
+/// `connect` or `listen` so the window scale is chosen with the buffer in place.
+pub fn apply(sock: &Socket, spec: &TestSpec) -> Result<(), EngineError> {
+    if let Some(w) = spec.window {
+        let w = usize::try_from(w.0).unwrap_or(usize::MAX);
+        sock.set_send_buffer_size(w).map_err(opt("SO_SNDBUF"))?;
+        sock.set_recv_buffer_size(w).map_err(opt("SO_RCVBUF"))?;
+    }
+    if spec.test.is_tcp() {
+        if let Some(m) = spec.mss {
+            sock.set_tcp_mss(m).map_err(opt("TCP_MAXSEG"))?;
+        }
+        if spec.nodelay || spec.test.is_rr() {
+            sock.set_tcp_nodelay(true).map_err(opt("TCP_NODELAY"))?;
+        }
+        if let Some(c) = &spec.congestion {
+            sock.set_tcp_congestion(c.as_bytes()).map_err(|source| {
+                EngineError::SockOpt {
+                    option: "TCP_CONGESTION (is the algorithm in net.ipv4.tcp_available_congestion_control?)",
+                    source,
+                }
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Sets the wake-up timeouts on a data socket.
+pub fn set_wake(sock: &Socket) -> Result<(), EngineError> {
+    sock.set_read_timeout(Some(WAKE))
+        .map_err(opt("SO_RCVTIMEO"))?;
+    sock.set_write_timeout(Some(WAKE))
+        .map_err(opt("SO_SNDTIMEO"))
+}
+
+/// What the kernel granted on a socket.
+pub fn facts(sock: &Socket, tcp: bool) -> SocketFacts {
+    SocketFacts {
+        sndbuf: sock.send_buffer_size().unwrap_or(0) as u64,
+        rcvbuf: sock.recv_buffer_size().unwrap_or(0) as u64,
+        mss: if tcp { sock.tcp_mss().ok() } else { None },
+        congestion: if tcp {
+            sock.tcp_congestion().ok().map(|v| {
+                String::from_utf8_lossy(&v)
+                    .trim_end_matches('\0')
+                    .to_string()
+            })
+        } else {
+            None
+        },
+    }
+}
+
+/// `TCP_INFO` for a connection, summarised; `None` if the kernel refuses.
+pub fn tcp_info(sock: &impl std::os::fd::AsRawFd) -> Option<TcpInfoSummary> {
+    let i = crate::sys::tcp_info(sock).ok()?;
+    Some(TcpInfoSummary {
+        retransmits: u64::from(i.total_retrans),
+        cwnd: i.snd_cwnd,
+        mss: i.snd_mss,
+        pmtu: i.pmtu,
+        srtt: Nanos(u64::from(i.rtt) * 1000),
+        rttvar: Nanos(u64::from(i.rttvar) * 1000),
+        delivery_rate: BitRate(i.delivery_rate as f64 * 8.0),
+        busy: Nanos(i.busy_time * 1000),
+        rwnd_limited: Nanos(i.rwnd_limited * 1000),
+        sndbuf_limited: Nanos(i.sndbuf_limited * 1000),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netsonde_model::spec::TestKind;
+    use netsonde_model::units::Bytes;
+    use socket2::{Domain, Protocol, Type};
+
+    #[test]
+    fn window_is_read_back_doubled_or_capped() {
+        let s = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).unwrap();
+        let mut spec = TestSpec::new(TestKind::TcpStream);
+        spec.window = Some(Bytes(64 * 1024));
+        apply(&s, &spec).unwrap();
+        let f = facts(&s, true);
+        // Linux doubles the request for bookkeeping; a cap can only lower it.
+        assert!(f.sndbuf <= 128 * 1024 && f.sndbuf >= 4096, "{f:?}");
+        assert!(f.congestion.is_some());
+    }
+
+    #[test]
+    fn unknown_congestion_is_a_clear_error() {
+        let s = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).unwrap();
+        let mut spec = TestSpec::new(TestKind::TcpStream);
+        spec.congestion = Some("nosuchcc".into());
+        let e = apply(&s, &spec).unwrap_err();
+        assert!(e.to_string().contains("TCP_CONGESTION"), "{e}");
+    }
+}

@@ -1,0 +1,373 @@
+//! UDP streams: paced datagrams carrying a sequence number and a send timestamp; the
+//! receiver counts loss, duplicates and reordering ([`SeqTracker`]) and RFC 3550
+//! interarrival jitter. Also the UDP handshake that ties a flow to its session.
+//!
+//! Datagram layout (all big-endian):
+//!
+//! ```text
+//! data : seq:u64  tx_ns:u64  pattern...        (tx_ns: sender clock since its t0)
+//! fin  : 0xffff_ffff_ffff_ffff  sent:u64        (sent: datagrams sent, whole test)
+//! hello: the data preamble "NSDATA01" token flow (client -> server, echoed back)
+//! ```
+
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use netsonde_model::result::{Role, UdpStats};
+use netsonde_model::spec::UDP_HEADER_LEN;
+use netsonde_model::units::Nanos;
+use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_LEN};
+
+use crate::meter::{FlowCtx, Meter, Phase};
+use crate::stream::Pacer;
+use crate::{is_timeout, EngineError, FlowOutput};
+
+const FIN: u64 = u64::MAX;
+/// How long a receiver waits past the end for the sender's FIN.
+const FIN_WAIT: Duration = Duration::from_secs(1);
+const WINDOW_BITS: u64 = 4096;
+
+/// Loss, duplicate and reordering accounting over a sliding window of sequence
+/// numbers. Fixed size: no allocation per datagram.
+#[derive(Debug, Clone)]
+pub struct SeqTracker {
+    next: u64,
+    bits: [u64; (WINDOW_BITS / 64) as usize],
+    /// Distinct datagrams.
+    pub unique: u64,
+    /// Datagrams seen twice.
+    pub duplicates: u64,
+    /// Datagrams that arrived after a later one.
+    pub reordered: u64,
+}
+
+/// What one arrival was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// In order or after a gap.
+    New,
+    /// Filled an earlier gap.
+    Late,
+    /// Seen before.
+    Duplicate,
+}
+
+impl Default for SeqTracker {
+    fn default() -> Self {
+        SeqTracker {
+            next: 0,
+            bits: [0; (WINDOW_BITS / 64) as usize],
+            unique: 0,
+            duplicates: 0,
+            reordered: 0,
+        }
+    }
+}
+
+impl SeqTracker {
+    fn bit(&mut self, seq: u64) -> (&mut u64, u64) {
+        let i = seq % WINDOW_BITS;
+        (&mut self.bits[(i / 64) as usize], 1u64 << (i % 64))
+    }
+
+    /// Records one arrival.
+    #[inline]
+    pub fn observe(&mut self, seq: u64) -> Arrival {
+        if seq >= self.next {
+            // Clear the window slots of the gap being skipped (at most the window).
+            let from = self.next.max(seq.saturating_sub(WINDOW_BITS - 1));
+            for s in from..seq {
+                let (w, b) = self.bit(s);
+                *w &= !b;
+            }
+            let (w, b) = self.bit(seq);
+            *w |= b;
+            self.next = seq + 1;
+            self.unique += 1;
+            return Arrival::New;
+        }
+        if self.next - seq > WINDOW_BITS {
+            // Too old to tell from a duplicate: count it as late.
+            self.unique += 1;
+            self.reordered += 1;
+            return Arrival::Late;
+        }
+        let (w, b) = self.bit(seq);
+        if *w & b != 0 {
+            self.duplicates += 1;
+            Arrival::Duplicate
+        } else {
+            *w |= b;
+            self.unique += 1;
+            self.reordered += 1;
+            Arrival::Late
+        }
+    }
+
+    /// Datagrams missing, given how many were sent (or, without a FIN, the highest
+    /// sequence seen plus one).
+    pub fn lost(&self, sent: Option<u64>) -> u64 {
+        sent.unwrap_or(self.next).saturating_sub(self.unique)
+    }
+}
+
+/// RFC 3550 section 6.4.1 interarrival jitter, in nanoseconds.
+#[derive(Debug, Clone, Default)]
+pub struct Jitter {
+    last_transit: Option<i64>,
+    j: f64,
+}
+
+impl Jitter {
+    /// Adds one arrival: the sender's and receiver's timestamps (any epochs).
+    #[inline]
+    pub fn observe(&mut self, tx_ns: u64, rx_ns: u64) {
+        let transit = rx_ns as i64 - tx_ns as i64;
+        if let Some(last) = self.last_transit {
+            let d = (transit - last).unsigned_abs() as f64;
+            self.j += (d - self.j) / 16.0;
+        }
+        self.last_transit = Some(transit);
+    }
+
+    /// The current estimate.
+    pub fn get(&self) -> Nanos {
+        Nanos(self.j.round() as u64)
+    }
+}
+
+/// Sends paced datagrams until the measured interval ends, then FINs.
+pub fn udp_send(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
+    let size = ctx.spec.size.0 as usize;
+    let mut buf = vec![0u8; size];
+    crate::fill_pattern(&mut buf);
+    let pacer = Pacer::new(ctx);
+    let mut m = Meter::new(ctx);
+    let (mut seq, mut sent_bytes) = (0u64, 0u64);
+    loop {
+        let now = Instant::now();
+        if m.tick(now) == Phase::After || ctx.stopped() {
+            break;
+        }
+        if let Some(p) = &pacer {
+            if let Some(w) = p.wait(now, sent_bytes) {
+                std::thread::sleep(w.min(ctx.clock.end.saturating_duration_since(now)));
+                continue;
+            }
+        }
+        let tx_ns = now.saturating_duration_since(ctx.clock.t0).as_nanos() as u64;
+        buf[..8].copy_from_slice(&seq.to_be_bytes());
+        buf[8..16].copy_from_slice(&tx_ns.to_be_bytes());
+        match sock.send(&buf) {
+            Ok(n) => {
+                seq += 1;
+                sent_bytes += n as u64;
+                m.io(n as u64, 1);
+            }
+            Err(e) if is_timeout(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => m.call(),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Err(EngineError::PeerClosed { flow: ctx.id })
+            }
+            Err(e) => return Err(EngineError::io("send")(e)),
+        }
+    }
+    let end = Instant::now();
+    let mut fin = [0u8; UDP_HEADER_LEN as usize];
+    fin[..8].copy_from_slice(&FIN.to_be_bytes());
+    fin[8..].copy_from_slice(&seq.to_be_bytes());
+    for _ in 0..5 {
+        let _ = sock.send(&fin);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut result = m.finish(end, ctx.id, ctx.dir, Role::Sender);
+    result.datagrams_sent = Some(seq);
+    Ok(FlowOutput {
+        result,
+        latency: None,
+    })
+}
+
+/// Receives datagrams until the sender's FIN (or a second past the end).
+pub fn udp_recv(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
+    let mut buf = vec![0u8; (ctx.spec.size.0 as usize).max(PREAMBLE_LEN) + 1];
+    let mut m = Meter::new(ctx);
+    let mut seqs = SeqTracker::default();
+    let mut jitter = Jitter::default();
+    let mut packets_measured = 0u64;
+    let mut sent = None;
+    let give_up = ctx.clock.end + FIN_WAIT;
+    loop {
+        let r = sock.recv(&mut buf);
+        let now = Instant::now();
+        m.tick(now);
+        match r {
+            Ok(n) if n >= UDP_HEADER_LEN as usize => {
+                let seq = u64::from_be_bytes(buf[..8].try_into().expect("8 bytes"));
+                let tx = u64::from_be_bytes(buf[8..16].try_into().expect("8 bytes"));
+                if seq == FIN {
+                    sent = Some(tx);
+                    break;
+                }
+                if n == PREAMBLE_LEN && buf[..8] == *b"NSDATA01" {
+                    continue; // a repeated handshake datagram
+                }
+                if seqs.observe(seq) != Arrival::Duplicate {
+                    let rx = now.saturating_duration_since(ctx.clock.t0).as_nanos() as u64;
+                    jitter.observe(tx, rx);
+                    if m.measuring() {
+                        packets_measured += 1;
+                    }
+                }
+                m.io(n as u64, 1);
+            }
+            Ok(_) => m.call(), // runt: not ours
+            Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                m.call()
+            }
+            Err(e) => return Err(EngineError::io("recv")(e)),
+        }
+        if now >= give_up || ctx.stopped() {
+            break;
+        }
+    }
+    let mut result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Receiver);
+    result.udp = Some(UdpStats {
+        packets: packets_measured,
+        lost: seqs.lost(sent),
+        duplicates: seqs.duplicates,
+        reordered: seqs.reordered,
+        jitter: jitter.get(),
+        packets_total: seqs.unique,
+    });
+    Ok(FlowOutput {
+        result,
+        latency: None,
+    })
+}
+
+/// Client side of the UDP handshake: sends the preamble from a connected socket
+/// until the server echoes it, or the deadline passes.
+pub fn client_handshake(
+    sock: &UdpSocket,
+    token: &Token,
+    flow: u32,
+    deadline: Instant,
+) -> Result<(), EngineError> {
+    let hello = encode_preamble(token, flow);
+    let mut buf = [0u8; PREAMBLE_LEN + 1];
+    sock.set_read_timeout(Some(Duration::from_millis(100)))
+        .map_err(EngineError::io("setsockopt"))?;
+    while Instant::now() < deadline {
+        sock.send(&hello).map_err(EngineError::io("send"))?;
+        match sock.recv(&mut buf) {
+            Ok(n) if n == PREAMBLE_LEN && buf[..n] == hello => return Ok(()),
+            Ok(_) => {}
+            Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::ConnectionRefused => {}
+            Err(e) => return Err(EngineError::io("recv")(e)),
+        }
+    }
+    Err(EngineError::Io {
+        op: "UDP handshake",
+        source: std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer from the server"),
+    })
+}
+
+/// Server side of the UDP handshake: waits for a preamble with `token` from
+/// `peer_ip` (the control connection's peer, never an address the client names),
+/// connects the socket to its source and echoes it.
+pub fn server_handshake(
+    sock: &UdpSocket,
+    token: &Token,
+    peer_ip: IpAddr,
+    deadline: Instant,
+) -> Result<(u32, SocketAddr), EngineError> {
+    let mut buf = [0u8; PREAMBLE_LEN + 1];
+    sock.set_read_timeout(Some(Duration::from_millis(100)))
+        .map_err(EngineError::io("setsockopt"))?;
+    while Instant::now() < deadline {
+        match sock.recv_from(&mut buf) {
+            Ok((PREAMBLE_LEN, from)) if canonical(from.ip()) == canonical(peer_ip) => {
+                let pre: &[u8; PREAMBLE_LEN] = buf[..PREAMBLE_LEN].try_into().expect("len");
+                if let Some((t, flow)) = decode_preamble(pre) {
+                    if t == *token {
+                        sock.connect(from).map_err(EngineError::io("connect"))?;
+                        sock.send(pre).map_err(EngineError::io("send"))?;
+                        return Ok((flow, from));
+                    }
+                }
+            }
+            Ok(_) => {}
+            Err(e) if is_timeout(&e) => {}
+            Err(e) => return Err(EngineError::io("recv")(e)),
+        }
+    }
+    Err(EngineError::Io {
+        op: "UDP handshake",
+        source: std::io::Error::new(std::io::ErrorKind::TimedOut, "no hello from the client"),
+    })
+}
+
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
+        v4 => v4,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_order_no_loss() {
+        let mut t = SeqTracker::default();
+        for s in 0..10_000 {
+            assert_eq!(t.observe(s), Arrival::New);
+        }
+        assert_eq!(
+            (t.unique, t.lost(Some(10_000)), t.reordered, t.duplicates),
+            (10_000, 0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn loss_reorder_duplicate() {
+        let mut t = SeqTracker::default();
+        for s in [0, 1, 3, 4, 2, 4, 7, 9] {
+            t.observe(s);
+        }
+        // 5, 6, 8 never came; 2 came late; 4 came twice; 10 was sent too.
+        assert_eq!(t.unique, 7);
+        assert_eq!(t.reordered, 1);
+        assert_eq!(t.duplicates, 1);
+        assert_eq!(t.lost(Some(11)), 4);
+        assert_eq!(t.lost(None), 3);
+    }
+
+    #[test]
+    fn window_slots_are_reused_correctly() {
+        let mut t = SeqTracker::default();
+        t.observe(0);
+        // Jump far ahead: slot of 0 is reused by 4096; it must not look like a dup.
+        assert_eq!(t.observe(WINDOW_BITS), Arrival::New);
+        assert_eq!(t.observe(WINDOW_BITS + 1), Arrival::New);
+        assert_eq!(t.observe(5), Arrival::Late); // older than the window: late
+        assert_eq!(t.observe(WINDOW_BITS - 3), Arrival::Late); // gap slot was cleared
+        assert_eq!(t.observe(WINDOW_BITS - 3), Arrival::Duplicate);
+    }
+
+    #[test]
+    fn jitter_of_constant_spacing_is_zero_and_grows_with_variation() {
+        let mut j = Jitter::default();
+        for i in 0..100u64 {
+            j.observe(i * 1000, 5_000_000 + i * 1000);
+        }
+        assert_eq!(j.get(), Nanos(0));
+        // Alternate transit by ±500 ns: |D| = 1000 every step, J converges to 1000.
+        let mut j = Jitter::default();
+        for i in 0..1000u64 {
+            j.observe(i * 1000, i * 1000 + if i % 2 == 0 { 0 } else { 1000 });
+        }
+        assert!((j.get().0 as i64 - 1000).abs() <= 1, "{:?}", j.get());
+    }
+}
