@@ -18,7 +18,7 @@ pub mod session;
 
 pub use frame::{Frame, FrameDecoder, FrameError, Hello};
 pub use message::{ErrorCode, Message, SetupAck, Token};
-pub use session::{ClientSession, Deadlines, Event, ProtoError, ServerSession};
+pub use session::{ClientSession, Deadlines, Endpoint, Event, ProtoError, ServerSession};
 
 /// The protocol version this build speaks. Peers must match exactly.
 pub const PROTOCOL_VERSION: u16 = 1;

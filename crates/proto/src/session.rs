@@ -268,6 +268,60 @@ macro_rules! common_api {
     };
 }
 
+/// What a driver needs from either session to pump it over a connection.
+pub trait Endpoint {
+    /// The next frame to write.
+    fn poll_transmit(&mut self) -> Option<Frame>;
+    /// The next event.
+    fn poll_event(&mut self) -> Option<Event>;
+    /// The current deadline.
+    fn poll_timeout(&self) -> Option<Nanos>;
+    /// Feeds a frame.
+    fn handle_frame(&mut self, now: Nanos, frame: Frame);
+    /// Fires a passed deadline.
+    fn handle_timeout(&mut self, now: Nanos);
+    /// The peer closed.
+    fn handle_eof(&mut self, now: Nanos);
+    /// Undecodable bytes.
+    fn handle_decode_error(&mut self, now: Nanos, e: FrameError);
+    /// Whether the session ended.
+    fn is_over(&self) -> bool;
+}
+
+macro_rules! endpoint_impl {
+    ($t:ty) => {
+        impl Endpoint for $t {
+            fn poll_transmit(&mut self) -> Option<Frame> {
+                <$t>::poll_transmit(self)
+            }
+            fn poll_event(&mut self) -> Option<Event> {
+                <$t>::poll_event(self)
+            }
+            fn poll_timeout(&self) -> Option<Nanos> {
+                <$t>::poll_timeout(self)
+            }
+            fn handle_frame(&mut self, now: Nanos, frame: Frame) {
+                <$t>::handle_frame(self, now, frame)
+            }
+            fn handle_timeout(&mut self, now: Nanos) {
+                <$t>::handle_timeout(self, now)
+            }
+            fn handle_eof(&mut self, now: Nanos) {
+                <$t>::handle_eof(self, now)
+            }
+            fn handle_decode_error(&mut self, now: Nanos, e: FrameError) {
+                <$t>::handle_decode_error(self, now, e)
+            }
+            fn is_over(&self) -> bool {
+                <$t>::is_over(self)
+            }
+        }
+    };
+}
+
+endpoint_impl!(ServerSession);
+endpoint_impl!(ClientSession);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ServerState {
     AwaitHello,

@@ -1,0 +1,397 @@
+//! The client: one test from hello to [`TestReport`]. With no host it starts an
+//! embedded server on loopback in the same process.
+
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use netsonde_engine::latency::{new_histogram, summarize};
+use netsonde_engine::{sockopt, udp, EngineError};
+use netsonde_model::result::{IntervalRecord, SideResult, TestReport};
+use netsonde_model::spec::{FlowDir, SpecError, TestKind, TestSpec};
+use netsonde_model::units::{BitRate, Bytes, Nanos};
+use netsonde_proto::message::encode_preamble;
+use netsonde_proto::{ClientSession, Deadlines, ErrorCode, Event, ProtoError, SetupAck};
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::control::Control;
+use crate::flows::{self, End, FlowPlan, FlowSocket, Running};
+use crate::now;
+use crate::server::{Server, ServerConfig, ServerError, ServerHandle};
+
+/// Default control port.
+pub const DEFAULT_PORT: u16 = 5300;
+
+/// What to run, against whom.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Server host; `None` runs an embedded server on loopback.
+    pub host: Option<String>,
+    /// Server control port.
+    pub port: u16,
+    /// The test.
+    pub spec: TestSpec,
+    /// Phase deadlines.
+    pub deadlines: Deadlines,
+}
+
+/// Why a test could not run or finish.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The spec is invalid.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// `--affinity` names a core this host lacks.
+    #[error("--affinity: this host has no core {core} (it has {cores})")]
+    Affinity {
+        /// The core asked for.
+        core: usize,
+        /// Cores present.
+        cores: usize,
+    },
+    /// The host name did not resolve.
+    #[error("cannot resolve '{host}': {source}")]
+    Resolve {
+        /// The name.
+        host: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The embedded server could not start.
+    #[error("cannot start the embedded server: {0}")]
+    Embedded(#[source] ServerError),
+    /// The control connection could not be made.
+    #[error("cannot connect to {addr}: {source}")]
+    Connect {
+        /// The server.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server runs another test.
+    #[error("{addr}: {message}")]
+    Busy {
+        /// The server.
+        addr: SocketAddr,
+        /// Its words.
+        message: String,
+        /// When to retry.
+        retry_after_ms: Option<u64>,
+    },
+    /// The server refused the test.
+    #[error("{addr} refused the test: {message}")]
+    Refused {
+        /// The server.
+        addr: SocketAddr,
+        /// Its words.
+        message: String,
+    },
+    /// The control session failed.
+    #[error("session with {addr} failed: {source}")]
+    Session {
+        /// The server.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: ProtoError,
+    },
+    /// A data connection could not be set up.
+    #[error("data connection {flow} to {addr} failed: {source}")]
+    Data {
+        /// The flow.
+        flow: u32,
+        /// Its address.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: EngineError,
+    },
+    /// A flow failed while running.
+    #[error("test failed: {0}")]
+    Flow(#[source] EngineError),
+}
+
+fn session_error(addr: SocketAddr, e: ProtoError) -> ClientError {
+    match e {
+        ProtoError::Remote {
+            code: ErrorCode::Busy,
+            message,
+            retry_after_ms,
+        } => ClientError::Busy {
+            addr,
+            message,
+            retry_after_ms,
+        },
+        ProtoError::Remote {
+            code: ErrorCode::BadSpec,
+            message,
+            ..
+        } => ClientError::Refused { addr, message },
+        source => ClientError::Session { addr, source },
+    }
+}
+
+fn resolve(host: &str, port: u16) -> Result<SocketAddr, ClientError> {
+    let resolve_err = |source| ClientError::Resolve {
+        host: host.to_string(),
+        source,
+    };
+    let mut addrs = (host, port).to_socket_addrs().map_err(resolve_err)?;
+    addrs.next().ok_or_else(|| {
+        resolve_err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no addresses",
+        ))
+    })
+}
+
+/// Runs one test. `on_interval` sees each interval record as it is made.
+pub fn run(
+    cfg: &ClientConfig,
+    on_interval: &mut dyn FnMut(&IntervalRecord),
+) -> Result<TestReport, ClientError> {
+    let spec = cfg.spec.clone();
+    spec.validate()?;
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if let Some(&core) = spec.client_affinity.iter().find(|&&c| c >= cores) {
+        return Err(ClientError::Affinity { core, cores });
+    }
+    let mut _embedded: Option<ServerHandle> = None;
+    let (addr, label) = match &cfg.host {
+        None => {
+            let mut sc = ServerConfig::new(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0));
+            sc.log = false;
+            sc.deadlines = cfg.deadlines;
+            let h = Server::bind(sc).map_err(ClientError::Embedded)?.spawn();
+            let a = h.addr;
+            _embedded = Some(h);
+            (a, format!("embedded {a}"))
+        }
+        Some(host) => {
+            let a = resolve(host, cfg.port)?;
+            (a, a.to_string())
+        }
+    };
+    let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+        .map_err(|source| ClientError::Connect { addr, source })?;
+    let local_ip = stream
+        .local_addr()
+        .map(|a| a.ip())
+        .map_err(|source| ClientError::Connect { addr, source })?;
+    let mut ctl = Control::new(stream).map_err(|source| ClientError::Connect { addr, source })?;
+    let mut s = ClientSession::new(now(), spec.clone(), cfg.deadlines);
+
+    let ack = 'ack: loop {
+        for ev in ctl.pump(&mut s, Duration::from_secs(1)) {
+            match ev {
+                Event::SetupAcked(ack) => break 'ack *ack,
+                Event::Failed(e) => return Err(session_error(addr, e)),
+                _ => {}
+            }
+        }
+    };
+    let deadline = Instant::now() + cfg.deadlines.connect.as_duration();
+    let (plans, socket) = connect_flows(&spec, &ack, addr.ip(), local_ip, deadline)?;
+    s.start(now());
+    ctl.flush(&mut s);
+    let spec = Arc::new(spec);
+    let running = flows::start(
+        End::Client,
+        spec.clone(),
+        Instant::now(),
+        plans,
+        &spec.client_affinity,
+    );
+    let (running, server, intervals) = supervise(&mut ctl, &mut s, running, &spec, on_interval)
+        .map_err(|e| session_error(addr, e))?;
+    let finished = running.finish();
+    if let Some(e) = finished.error {
+        return Err(ClientError::Flow(e));
+    }
+    let mut merged = None;
+    for o in &finished.outputs {
+        if let Some(h) = &o.latency {
+            let m = merged.get_or_insert_with(new_histogram);
+            // Same bounds everywhere: adding cannot fail.
+            let _ = m.add(h);
+        }
+    }
+    let client = SideResult {
+        host: netsonde_cpu::host_facts(Some(local_ip)),
+        flows: finished.outputs.into_iter().map(|o| o.result).collect(),
+        cpu: finished.cpu,
+        socket,
+    };
+    Ok(TestReport::assemble(
+        (*spec).clone(),
+        label,
+        client,
+        server,
+        intervals,
+        merged.as_ref().map(summarize),
+    ))
+}
+
+type Connected = (Vec<FlowPlan>, Option<netsonde_model::result::SocketFacts>);
+
+fn connect_flows(
+    spec: &TestSpec,
+    ack: &SetupAck,
+    server_ip: IpAddr,
+    local_ip: IpAddr,
+    deadline: Instant,
+) -> Result<Connected, ClientError> {
+    let data_addr = SocketAddr::new(server_ip, ack.data_port);
+    let mut plans = Vec::new();
+    let mut facts = None;
+    for (id, dir) in spec.flows() {
+        let socket = if spec.test == TestKind::TcpCrr {
+            FlowSocket::CrrConnect(data_addr, ack.token)
+        } else if spec.test.is_tcp() {
+            let fail = |source| ClientError::Data {
+                flow: id,
+                addr: data_addr,
+                source,
+            };
+            let io = |op| move |e| fail(EngineError::Io { op, source: e });
+            let s = Socket::new(
+                Domain::for_address(data_addr),
+                Type::STREAM,
+                Some(Protocol::TCP),
+            )
+            .map_err(io("socket"))?;
+            sockopt::apply(&s, spec).map_err(fail)?;
+            s.connect_timeout(&data_addr.into(), Duration::from_secs(5))
+                .map_err(io("connect"))?;
+            sockopt::set_wake(&s).map_err(fail)?;
+            facts.get_or_insert_with(|| sockopt::facts(&s, true));
+            let mut t: TcpStream = s.into();
+            t.write_all(&encode_preamble(&ack.token, id))
+                .map_err(io("send preamble"))?;
+            FlowSocket::Tcp(t)
+        } else {
+            let port = *ack
+                .udp_ports
+                .get(id as usize)
+                .ok_or_else(|| ClientError::Data {
+                    flow: id,
+                    addr: data_addr,
+                    source: EngineError::Io {
+                        op: "setup",
+                        source: std::io::Error::other("server announced too few UDP ports"),
+                    },
+                })?;
+            let to = SocketAddr::new(server_ip, port);
+            let fail = |source| ClientError::Data {
+                flow: id,
+                addr: to,
+                source,
+            };
+            let io = |op| move |e| fail(EngineError::Io { op, source: e });
+            let s = Socket::new(Domain::for_address(to), Type::DGRAM, Some(Protocol::UDP))
+                .map_err(io("socket"))?;
+            sockopt::apply(&s, spec).map_err(fail)?;
+            s.bind(&SocketAddr::new(local_ip, 0).into())
+                .map_err(io("bind"))?;
+            s.connect(&to.into()).map_err(io("connect"))?;
+            facts.get_or_insert_with(|| sockopt::facts(&s, false));
+            let u: UdpSocket = s.into();
+            udp::client_handshake(&u, &ack.token, id, deadline).map_err(fail)?;
+            u.set_read_timeout(Some(sockopt::WAKE))
+                .map_err(io("setsockopt"))?;
+            u.set_write_timeout(Some(sockopt::WAKE))
+                .map_err(io("setsockopt"))?;
+            FlowSocket::Udp(u)
+        };
+        plans.push(FlowPlan { id, dir, socket });
+    }
+    Ok((plans, facts))
+}
+
+type Supervised = (Running, SideResult, Vec<IntervalRecord>);
+
+/// Waits for the local flows and the server's results, making interval records.
+fn supervise(
+    ctl: &mut Control,
+    s: &mut ClientSession,
+    mut running: Running,
+    spec: &TestSpec,
+    on_interval: &mut dyn FnMut(&IntervalRecord),
+) -> Result<Supervised, ProtoError> {
+    let clock = running.clock;
+    let period = spec.interval.map(Nanos::as_duration);
+    let mut intervals = Vec::new();
+    let mut next = period.map(|p| clock.warm_end + p);
+    let mut last: Option<[(u64, u64, u64); 2]> = None;
+    let mut server = None;
+    let sum = |running: &Running| {
+        let mut by_dir = [(0u64, 0u64, 0u64); 2];
+        for (_, dir, c) in &running.counters {
+            let (b, m, t) = c.load();
+            let e = &mut by_dir[usize::from(*dir == FlowDir::Down)];
+            *e = (e.0 + b, e.1 + m, e.2 + t);
+        }
+        by_dir
+    };
+    loop {
+        let now_i = Instant::now();
+        if last.is_none() && period.is_some() && now_i >= clock.warm_end {
+            last = Some(sum(&running));
+        }
+        if let (Some(at), Some(p), Some(prev)) = (next, period, last) {
+            if now_i >= at && at <= clock.end + p / 2 {
+                let cur = sum(&running);
+                let start = Nanos::from(at.saturating_duration_since(clock.warm_end))
+                    .saturating_sub(Nanos::from(p));
+                let len = p.min(clock.end.saturating_duration_since(at - p));
+                for (i, dir) in [FlowDir::Up, FlowDir::Down].into_iter().enumerate() {
+                    if !running.counters.iter().any(|(_, d, _)| *d == dir) {
+                        continue;
+                    }
+                    let bytes = Bytes(cur[i].0 - prev[i].0);
+                    let rec = IntervalRecord {
+                        start,
+                        end: start.saturating_add(Nanos::from(len)),
+                        dir,
+                        bytes,
+                        rate: BitRate::from_bytes(bytes, len),
+                        messages: cur[i].1 - prev[i].1,
+                        transactions: cur[i].2 - prev[i].2,
+                    };
+                    on_interval(&rec);
+                    intervals.push(rec);
+                }
+                last = Some(cur);
+                next = Some(at + p);
+            }
+        }
+        let wait = next
+            .map(|at| at.saturating_duration_since(Instant::now()))
+            .unwrap_or(Duration::from_millis(100))
+            .min(Duration::from_millis(100));
+        if s.is_over() {
+            std::thread::sleep(wait.max(Duration::from_millis(1)));
+        }
+        for ev in ctl.pump(s, wait) {
+            match ev {
+                Event::Results(r) => server = Some(*r),
+                Event::Failed(e) => {
+                    running.stop();
+                    let _ = running.finish();
+                    return Err(e);
+                }
+                _ => {}
+            }
+        }
+        if running.all_done() {
+            if let Some(server) = server.take() {
+                return Ok((running, server, intervals));
+            }
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Pumping a protocol session over a TCP control connection.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use netsonde_proto::{Endpoint, Event, FrameDecoder};
+
+use crate::now;
+
+/// A control connection and its frame decoder.
+#[derive(Debug)]
+pub struct Control {
+    stream: TcpStream,
+    dec: FrameDecoder,
+    buf: Vec<u8>,
+    closed: bool,
+}
+
+impl Control {
+    /// Wraps a connected stream. Writes time out after 5 s so a peer that stops
+    /// reading cannot wedge us.
+    pub fn new(stream: TcpStream) -> io::Result<Control> {
+        stream.set_nodelay(true)?;
+        stream.set_write_timeout(Some(Duration::from_secs(5)))?;
+        Ok(Control {
+            stream,
+            dec: FrameDecoder::new(),
+            buf: vec![0; 64 * 1024],
+            closed: false,
+        })
+    }
+
+    /// The underlying stream.
+    pub fn stream(&self) -> &TcpStream {
+        &self.stream
+    }
+
+    /// Writes every queued frame. A write failure is treated as the peer closing.
+    pub fn flush(&mut self, ep: &mut impl Endpoint) {
+        while let Some(f) = ep.poll_transmit() {
+            if self.closed {
+                continue;
+            }
+            if self.stream.write_all(&f.to_bytes()).is_err() {
+                self.closed = true;
+                ep.handle_eof(now());
+            }
+        }
+    }
+
+    /// Flushes, then waits up to `max_wait` (or the session's deadline, if sooner)
+    /// for input, feeds it, fires a passed deadline, flushes again, and returns the
+    /// events the session produced.
+    pub fn pump(&mut self, ep: &mut impl Endpoint, max_wait: Duration) -> Vec<Event> {
+        self.flush(ep);
+        if !ep.is_over() && !self.closed {
+            let t = now();
+            let mut wait = max_wait;
+            if let Some(at) = ep.poll_timeout() {
+                wait = wait.min(at.saturating_sub(t).as_duration());
+            }
+            let wait = wait.max(Duration::from_millis(1));
+            let _ = self.stream.set_read_timeout(Some(wait));
+            match self.stream.read(&mut self.buf) {
+                Ok(0) => {
+                    self.closed = true;
+                    match self.dec.finish() {
+                        Err(e) => ep.handle_decode_error(now(), e),
+                        Ok(()) => ep.handle_eof(now()),
+                    }
+                }
+                Ok(n) => {
+                    self.dec.push(&self.buf[..n]);
+                    loop {
+                        match self.dec.next_frame() {
+                            Ok(Some(f)) => ep.handle_frame(now(), f),
+                            Ok(None) => break,
+                            Err(e) => {
+                                ep.handle_decode_error(now(), e);
+                                break;
+                            }
+                        }
+                        if ep.is_over() {
+                            break;
+                        }
+                    }
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) => {}
+                Err(_) => {
+                    self.closed = true;
+                    ep.handle_eof(now());
+                }
+            }
+            if ep.poll_timeout().is_some_and(|at| at <= now()) {
+                ep.handle_timeout(now());
+            }
+        }
+        self.flush(ep);
+        let mut events = Vec::new();
+        while let Some(e) = ep.poll_event() {
+            events.push(e);
+        }
+        events
+    }
+}

@@ -1,0 +1,35 @@
+//! netsonde's driver: runs the sans-IO protocol sessions of `netsonde-proto` over
+//! real TCP control connections and the flow loops of `netsonde-engine` on threads.
+//!
+//! - [`control`]: pumps an [`netsonde_proto::Endpoint`] over a `TcpStream` with the
+//!   session's own deadlines as read timeouts.
+//! - [`flows`]: starts one thread per flow (pinned when asked), the CPU sampler for
+//!   the measured interval, and collects their results.
+//! - [`server`]: the accept loop, one thread per control connection, the busy slot
+//!   (one test at a time) and data-connection setup.
+//! - [`client`]: one test from hello to report, with an embedded loopback server
+//!   when no host is given.
+#![forbid(unsafe_code)]
+
+pub mod client;
+pub mod control;
+pub mod flows;
+pub mod server;
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use netsonde_model::units::Nanos;
+
+/// The driver's clock for protocol sessions: time since the first call.
+pub fn now() -> Nanos {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    Nanos::from(EPOCH.get_or_init(Instant::now).elapsed())
+}
+
+/// Fresh randomness for session tokens.
+pub(crate) fn random_token() -> std::io::Result<netsonde_proto::Token> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(netsonde_proto::Token(b))
+}

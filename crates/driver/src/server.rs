@@ -1,0 +1,537 @@
+//! The server: an accept loop with one thread per control connection.
+//!
+//! **One test at a time.** Concurrent tests on one host disturb each other's
+//! figures, so the server runs a single test and answers any other client that asks
+//! meanwhile with `Error { code: busy, retry_after_ms }` (the time the running test
+//! has left), at once. Control connections themselves are served concurrently, so a
+//! silent or slow client never blocks another: it only holds a handshake thread
+//! until its phase deadline, and never the busy slot, which is taken only once a
+//! valid setup arrives and is released by a guard on every path out of a session.
+
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use netsonde_engine::sockopt;
+use netsonde_model::result::{SideResult, SocketFacts};
+use netsonde_model::spec::{TestKind, TestSpec};
+use netsonde_proto::message::{decode_preamble, PREAMBLE_LEN};
+use netsonde_proto::{Deadlines, ErrorCode, Event, ServerSession, SetupAck, Token};
+use nix::errno::Errno;
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::control::Control;
+use crate::flows::{self, End, FlowPlan, FlowSocket};
+use crate::now;
+
+/// Why the server could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// Binding the control port failed.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Accepting failed in a way that is not per-connection.
+    #[error("accept failed: {0}")]
+    Accept(#[source] std::io::Error),
+}
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Control address.
+    pub bind: SocketAddr,
+    /// Phase deadlines.
+    pub deadlines: Deadlines,
+    /// Control connections served at once; more are closed at accept.
+    pub max_connections: usize,
+    /// Print one line per session to stderr.
+    pub log: bool,
+}
+
+impl ServerConfig {
+    /// Defaults for `addr`.
+    pub fn new(bind: SocketAddr) -> ServerConfig {
+        ServerConfig {
+            bind,
+            deadlines: Deadlines::default(),
+            max_connections: 64,
+            log: true,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Shared {
+    cfg: ServerConfig,
+    busy_until: Mutex<Option<Instant>>,
+    connections: AtomicUsize,
+}
+
+/// Holds the busy slot; frees it when dropped, whatever the session's fate.
+struct BusyGuard(Arc<Shared>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        *self.0.busy_until.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// accept() errors that concern one connection or pass with time.
+const TRANSIENT_ACCEPT: [Errno; 5] = [
+    Errno::ECONNABORTED,
+    Errno::EMFILE,
+    Errno::ENFILE,
+    Errno::ENOBUFS,
+    Errno::ENOMEM,
+];
+
+/// A bound server.
+#[derive(Debug)]
+pub struct Server {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+/// A server running on a background thread; stopped and joined on drop.
+#[derive(Debug)]
+pub struct ServerHandle {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Result<(), ServerError>>>,
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn listen(addr: SocketAddr, backlog: i32, spec: Option<&TestSpec>) -> std::io::Result<Socket> {
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    s.set_reuse_address(true)?;
+    if let Some(spec) = spec {
+        sockopt::apply(&s, spec).map_err(std::io::Error::other)?;
+    }
+    s.bind(&addr.into())?;
+    s.listen(backlog)?;
+    // SO_RCVTIMEO bounds accept() on Linux: the loop can notice stop requests.
+    s.set_read_timeout(Some(sockopt::WAKE))?;
+    Ok(s)
+}
+
+impl Server {
+    /// Binds the control port.
+    pub fn bind(cfg: ServerConfig) -> Result<Server, ServerError> {
+        let addr = cfg.bind;
+        let listener =
+            listen(addr, 128, None).map_err(|source| ServerError::Bind { addr, source })?;
+        Ok(Server {
+            listener: listener.into(),
+            shared: Arc::new(Shared {
+                cfg,
+                busy_until: Mutex::new(None),
+                connections: AtomicUsize::new(0),
+            }),
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().unwrap_or(self.shared.cfg.bind)
+    }
+
+    /// Serves until `stop` is set.
+    pub fn run(self, stop: Arc<AtomicBool>) -> Result<(), ServerError> {
+        while !stop.load(Ordering::Relaxed) {
+            let (stream, peer) = match self.listener.accept() {
+                Ok(c) => c,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock
+                            | std::io::ErrorKind::TimedOut
+                            | std::io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    continue
+                }
+                Err(e)
+                    if e.raw_os_error()
+                        .is_some_and(|n| TRANSIENT_ACCEPT.iter().any(|t| *t as i32 == n)) =>
+                {
+                    // ECONNABORTED, EMFILE, ENFILE, ENOBUFS, ENOMEM: per-connection or
+                    // transient; back off briefly and keep serving.
+                    std::thread::sleep(Duration::from_millis(50));
+                    continue;
+                }
+                Err(e) => return Err(ServerError::Accept(e)),
+            };
+            let shared = self.shared.clone();
+            if shared.connections.fetch_add(1, Ordering::AcqRel) >= shared.cfg.max_connections {
+                shared.connections.fetch_sub(1, Ordering::AcqRel);
+                if shared.cfg.log {
+                    eprintln!(
+                        "netsonde server: {peer}: refused, {} connections already",
+                        shared.cfg.max_connections
+                    );
+                }
+                continue;
+            }
+            std::thread::spawn(move || {
+                let outcome = serve_connection(stream, peer, &shared);
+                if shared.cfg.log {
+                    eprintln!("netsonde server: {peer}: {outcome}");
+                }
+                shared.connections.fetch_sub(1, Ordering::AcqRel);
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs on a background thread.
+    pub fn spawn(self) -> ServerHandle {
+        let addr = self.local_addr();
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        ServerHandle {
+            addr,
+            stop,
+            thread: Some(std::thread::spawn(move || self.run(s))),
+        }
+    }
+}
+
+/// Answers a session's setup: validation, the busy slot, sockets.
+struct Prepared {
+    ack: SetupAck,
+    listener: Arc<TcpListener>,
+    udp: Vec<UdpSocket>,
+    _busy: BusyGuard,
+}
+
+fn prepare(
+    spec: &TestSpec,
+    local_ip: IpAddr,
+    shared: &Arc<Shared>,
+) -> Result<Prepared, (ErrorCode, String, Option<u64>)> {
+    spec.validate()
+        .map_err(|e| (ErrorCode::BadSpec, e.to_string(), None))?;
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if let Some(&c) = spec.server_affinity.iter().find(|&&c| c >= cores) {
+        return Err((
+            ErrorCode::BadSpec,
+            format!("server has no core {c} (it has {cores})"),
+            None,
+        ));
+    }
+    let busy = {
+        let mut b = shared.busy_until.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(until) = *b {
+            let left = until.saturating_duration_since(Instant::now()).as_millis() as u64;
+            let secs = left.div_ceil(1000).max(1);
+            return Err((
+                ErrorCode::Busy,
+                format!("server busy running another test, try again in {secs} s"),
+                Some(left.max(1000)),
+            ));
+        }
+        *b = Some(Instant::now() + spec.deadline().as_duration());
+        BusyGuard(shared.clone())
+    };
+    let internal = |what: &str, e: std::io::Error| {
+        (
+            ErrorCode::Internal,
+            format!("server cannot {what}: {e}"),
+            None,
+        )
+    };
+    let token = crate::random_token().map_err(|e| internal("draw a token", e))?;
+    let listener = listen(SocketAddr::new(local_ip, 0), 1024, Some(spec))
+        .map_err(|e| internal("open a data listener", e))?;
+    let data_port = listener
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_socket())
+        .map(|a| a.port())
+        .unwrap_or(0);
+    let mut socket = spec.test.is_tcp().then(|| sockopt::facts(&listener, true));
+    let mut udp = Vec::new();
+    if !spec.test.is_tcp() {
+        for _ in spec.flows() {
+            let s = Socket::new(
+                Domain::for_address(SocketAddr::new(local_ip, 0)),
+                Type::DGRAM,
+                Some(Protocol::UDP),
+            )
+            .map_err(|e| internal("open a UDP socket", e))?;
+            sockopt::apply(&s, spec)
+                .map_err(|e| internal("set UDP options", std::io::Error::other(e)))?;
+            s.bind(&SocketAddr::new(local_ip, 0).into())
+                .map_err(|e| internal("bind a UDP socket", e))?;
+            socket.get_or_insert_with(|| sockopt::facts(&s, false));
+            udp.push(UdpSocket::from(s));
+        }
+    }
+    let udp_ports = udp
+        .iter()
+        .map(|u| u.local_addr().map(|a| a.port()).unwrap_or(0))
+        .collect();
+    Ok(Prepared {
+        ack: SetupAck {
+            token,
+            data_port,
+            udp_ports,
+            host: netsonde_cpu::host_facts(Some(local_ip)),
+            socket,
+        },
+        listener: Arc::new(listener.into()),
+        udp,
+        _busy: busy,
+    })
+}
+
+/// Accepts the data flows of a session until all are in or the deadline passes.
+/// Connections from another address, or without the session's token, are dropped.
+fn accept_flows(
+    spec: &TestSpec,
+    token: Token,
+    peer_ip: IpAddr,
+    listener: Arc<TcpListener>,
+    udp: Vec<UdpSocket>,
+    deadline: Instant,
+) -> Result<Vec<FlowPlan>, String> {
+    let wanted = spec.flows();
+    if spec.test == TestKind::TcpCrr {
+        return Ok(wanted
+            .into_iter()
+            .map(|(id, dir)| FlowPlan {
+                id,
+                dir,
+                socket: FlowSocket::CrrAccept(listener.clone(), token),
+            })
+            .collect());
+    }
+    if !spec.test.is_tcp() {
+        let mut plans = Vec::new();
+        for ((id, dir), sock) in wanted.into_iter().zip(udp) {
+            let (flow, _) =
+                netsonde_engine::udp::server_handshake(&sock, &token, peer_ip, deadline)
+                    .map_err(|e| e.to_string())?;
+            if flow != id {
+                return Err(format!("UDP flow {id} announced itself as flow {flow}"));
+            }
+            sock.set_read_timeout(Some(sockopt::WAKE))
+                .map_err(|e| e.to_string())?;
+            sock.set_write_timeout(Some(sockopt::WAKE))
+                .map_err(|e| e.to_string())?;
+            plans.push(FlowPlan {
+                id,
+                dir,
+                socket: FlowSocket::Udp(sock),
+            });
+        }
+        return Ok(plans);
+    }
+    let mut got: Vec<Option<TcpStream>> = wanted.iter().map(|_| None).collect();
+    while got.iter().any(Option::is_none) {
+        if Instant::now() >= deadline {
+            let missing = got.iter().filter(|g| g.is_none()).count();
+            return Err(format!("{missing} data connection(s) never arrived"));
+        }
+        let (mut s, from) = match listener.accept() {
+            Ok(c) => c,
+            Err(_) => continue,
+        };
+        if from.ip() != peer_ip {
+            continue;
+        }
+        let mut pre = [0u8; PREAMBLE_LEN];
+        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+        if std::io::Read::read_exact(&mut s, &mut pre).is_err() {
+            continue;
+        }
+        let Some((t, flow)) = decode_preamble(&pre) else {
+            continue;
+        };
+        let Some(slot) = got.get_mut(flow as usize) else {
+            continue;
+        };
+        if t != token || slot.is_some() {
+            continue;
+        }
+        let sock = Socket::from(s);
+        if sockopt::apply(&sock, spec)
+            .and_then(|_| sockopt::set_wake(&sock))
+            .is_err()
+        {
+            continue;
+        }
+        *slot = Some(sock.into());
+    }
+    Ok(wanted
+        .into_iter()
+        .zip(got)
+        .map(|((id, dir), s)| FlowPlan {
+            id,
+            dir,
+            socket: FlowSocket::Tcp(s.expect("all present")),
+        })
+        .collect())
+}
+
+/// Runs one control connection to its end; returns a one-line outcome for the log.
+fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> String {
+    let local_ip = match stream.local_addr() {
+        Ok(a) => a.ip(),
+        Err(e) => return format!("dropped: {e}"),
+    };
+    let mut ctl = match Control::new(stream) {
+        Ok(c) => c,
+        Err(e) => return format!("dropped: {e}"),
+    };
+    let d = shared.cfg.deadlines;
+    let mut s = ServerSession::new(now(), d);
+    let tick = Duration::from_millis(100);
+
+    // Hello and setup.
+    let spec = 'setup: loop {
+        for ev in ctl.pump(&mut s, Duration::from_secs(1)) {
+            match ev {
+                Event::SetupRequested(spec) => break 'setup *spec,
+                Event::Failed(e) => return format!("failed before setup: {e}"),
+                _ => {}
+            }
+        }
+        if s.is_over() {
+            return "closed before setup".into();
+        }
+    };
+    let summary = format!(
+        "test={} dir={} size={} parallel={} time={}",
+        spec.test, spec.direction, spec.size, spec.parallel, spec.duration
+    );
+    let prepared = match prepare(&spec, local_ip, shared) {
+        Ok(p) => p,
+        Err((code, msg, retry)) => {
+            s.reject(now(), code, msg.clone(), retry);
+            ctl.flush(&mut s);
+            return format!("{summary}: refused: {msg}");
+        }
+    };
+    let Prepared {
+        ack,
+        listener,
+        udp,
+        _busy,
+    } = prepared;
+    let token = ack.token;
+    let host = ack.host.clone();
+    let socket: Option<SocketFacts> = ack.socket.clone();
+    s.accept_setup(now(), ack);
+    let spec = Arc::new(spec);
+    let acceptor = {
+        let (spec, listener) = (spec.clone(), listener.clone());
+        let deadline = Instant::now() + d.connect.as_duration();
+        std::thread::spawn(move || accept_flows(&spec, token, peer.ip(), listener, udp, deadline))
+    };
+
+    // Wait for start.
+    'start: loop {
+        for ev in ctl.pump(&mut s, tick) {
+            match ev {
+                Event::StartRequested => break 'start,
+                Event::Failed(e) => return format!("{summary}: failed before start: {e}"),
+                _ => {}
+            }
+        }
+        if s.is_over() {
+            return format!("{summary}: closed before start");
+        }
+    }
+    let plans = match acceptor.join() {
+        Ok(Ok(p)) => p,
+        Ok(Err(msg)) => {
+            s.abort(now(), ErrorCode::Internal, format!("server: {msg}"));
+            ctl.flush(&mut s);
+            return format!("{summary}: {msg}");
+        }
+        Err(_) => {
+            s.abort(
+                now(),
+                ErrorCode::Internal,
+                "server: data acceptor failed".into(),
+            );
+            ctl.flush(&mut s);
+            return format!("{summary}: data acceptor panicked");
+        }
+    };
+
+    // Run.
+    let mut running = flows::start(
+        End::Server,
+        spec.clone(),
+        Instant::now(),
+        plans,
+        &spec.server_affinity,
+    );
+    let mut failure = None;
+    while !running.all_done() {
+        for ev in ctl.pump(&mut s, tick) {
+            if let Event::Failed(e) = ev {
+                failure.get_or_insert(e);
+            }
+        }
+        if failure.is_some() || s.is_over() {
+            running.stop();
+            break;
+        }
+    }
+    let finished = running.finish();
+    if let Some(e) = failure {
+        return format!("{summary}: failed while running: {e}");
+    }
+    if let Some(e) = finished.error {
+        let msg = format!("server flow failed: {e}");
+        s.abort(now(), ErrorCode::Internal, msg.clone());
+        ctl.flush(&mut s);
+        return format!("{summary}: {msg}");
+    }
+    let bytes: u64 = finished
+        .outputs
+        .iter()
+        .map(|o| o.result.bytes_total.0)
+        .sum();
+    let result = SideResult {
+        host,
+        flows: finished.outputs.into_iter().map(|o| o.result).collect(),
+        cpu: finished.cpu,
+        socket,
+    };
+    s.finish(now(), result);
+    loop {
+        for ev in ctl.pump(&mut s, tick) {
+            match ev {
+                Event::Finished => return format!("{summary}: ok, {bytes} bytes"),
+                Event::Failed(e) => return format!("{summary}: ran, {bytes} bytes, but: {e}"),
+                _ => {}
+            }
+        }
+        if s.is_over() {
+            return format!("{summary}: ok, {bytes} bytes");
+        }
+    }
+}

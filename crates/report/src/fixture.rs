@@ -1,0 +1,187 @@
+//! Fixed reports for golden tests, built through `TestReport::assemble` so that the
+//! summary logic is covered by the snapshots too.
+
+use std::collections::BTreeMap;
+
+use netsonde_model::cpu::{CoreUsage, CpuReport, ProcessUsage};
+use netsonde_model::host::{HostFacts, InterfaceFacts};
+use netsonde_model::result::*;
+use netsonde_model::spec::{Direction, FlowDir, TestKind, TestSpec};
+use netsonde_model::units::{BitRate, Bytes, Nanos, Percent};
+
+fn host(name: &str) -> HostFacts {
+    let mut sysctls = BTreeMap::new();
+    sysctls.insert("net.core.rmem_max".into(), "4194304".into());
+    HostFacts {
+        hostname: name.into(),
+        kernel: "6.1.0-test".into(),
+        cpu_model: "Test CPU @ 3.0GHz".into(),
+        cores: 2,
+        sysctls,
+        interface: Some(InterfaceFacts {
+            name: "lo".into(),
+            mtu: 65536,
+        }),
+        tool_version: "0.1.0".into(),
+    }
+}
+
+fn core(n: Option<u32>, user: f64, sys: f64, softirq: f64) -> CoreUsage {
+    CoreUsage {
+        core: n,
+        user: Percent(user),
+        sys: Percent(sys),
+        softirq: Percent(softirq),
+        idle: Percent(100.0 - user - sys - softirq),
+        ..CoreUsage::default()
+    }
+}
+
+fn cpu(busy: f64) -> CpuReport {
+    CpuReport {
+        elapsed: Nanos::from_secs(10),
+        cores: vec![
+            core(Some(0), 10.0, 40.0, 10.0),
+            core(Some(1), 5.0, 30.0, 5.0),
+        ],
+        total: core(None, 7.5, 35.0, 7.5),
+        busy_cores: busy,
+        process: ProcessUsage {
+            user: Nanos::from_millis(700),
+            sys: Nanos::from_millis(4200),
+            voluntary_ctxsw: 1200,
+            involuntary_ctxsw: 30,
+        },
+    }
+}
+
+fn flow(id: u32, dir: FlowDir, role: Role, bytes: u64) -> FlowResult {
+    FlowResult {
+        id,
+        dir,
+        role,
+        bytes_total: Bytes(bytes + 1000),
+        bytes: Bytes(bytes),
+        messages: bytes / 131_072,
+        calls: bytes / 131_072 + 7,
+        transactions: 0,
+        transactions_total: 0,
+        elapsed: Nanos::from_secs(10),
+        datagrams_sent: None,
+        tcp_info: None,
+        udp: None,
+        latency: None,
+    }
+}
+
+fn tcp_info() -> TcpInfoSummary {
+    TcpInfoSummary {
+        retransmits: 3,
+        cwnd: 120,
+        mss: 65483,
+        pmtu: 65535,
+        srtt: Nanos(45_000),
+        rttvar: Nanos(12_000),
+        delivery_rate: BitRate(2.5e10),
+        busy: Nanos::from_secs(10),
+        rwnd_limited: Nanos::from_millis(120),
+        sndbuf_limited: Nanos::from_millis(3400),
+    }
+}
+
+/// A bidirectional TCP stream with intervals.
+pub fn stream_report() -> TestReport {
+    let mut spec = TestSpec::new(TestKind::TcpStream);
+    spec.direction = Direction::Bidir;
+    spec.interval = Some(Nanos::from_secs(5));
+    spec.window = Some(Bytes(4 << 20));
+    let mut up_s = flow(0, FlowDir::Up, Role::Sender, 10_000_000_000);
+    up_s.tcp_info = Some(tcp_info());
+    let down_r = flow(1, FlowDir::Down, Role::Receiver, 8_000_000_000);
+    let up_r = flow(0, FlowDir::Up, Role::Receiver, 10_000_000_000);
+    let mut down_s = flow(1, FlowDir::Down, Role::Sender, 8_000_000_000);
+    down_s.tcp_info = Some(tcp_info());
+    let socket = SocketFacts {
+        sndbuf: 4_194_304,
+        rcvbuf: 4_194_304,
+        mss: Some(65483),
+        congestion: Some("bbr".into()),
+    };
+    let client = SideResult {
+        host: host("client"),
+        flows: vec![up_s, down_r],
+        cpu: Some(cpu(1.0)),
+        socket: Some(socket.clone()),
+    };
+    let server = SideResult {
+        host: host("server"),
+        flows: vec![up_r, down_s],
+        cpu: Some(cpu(0.75)),
+        socket: Some(socket),
+    };
+    let intervals = [FlowDir::Up, FlowDir::Down]
+        .into_iter()
+        .flat_map(|dir| {
+            (0..2).map(move |i| IntervalRecord {
+                start: Nanos::from_secs(5 * i),
+                end: Nanos::from_secs(5 * i + 5),
+                dir,
+                bytes: Bytes(5_000_000_000),
+                rate: BitRate(8e9),
+                messages: 38_147,
+                transactions: 0,
+            })
+        })
+        .collect();
+    TestReport::assemble(
+        spec,
+        "192.0.2.1:5300".into(),
+        client,
+        server,
+        intervals,
+        None,
+    )
+}
+
+/// A TCP request/response test.
+pub fn rr_report() -> TestReport {
+    let spec = TestSpec::new(TestKind::TcpRr);
+    let mut req = flow(0, FlowDir::Up, Role::Requester, 160_000);
+    req.transactions = 80_000;
+    req.transactions_total = 80_000;
+    req.messages = 80_000;
+    req.calls = 160_000;
+    let mut resp = req.clone();
+    resp.role = Role::Responder;
+    let latency = LatencySummary {
+        count: 80_000,
+        min: Nanos(95_000),
+        mean: Nanos(124_000),
+        stddev: Nanos(9_000),
+        p50: Nanos(121_000),
+        p90: Nanos(131_000),
+        p99: Nanos(170_000),
+        p999: Nanos(420_000),
+        max: Nanos(2_100_000),
+    };
+    let client = SideResult {
+        host: host("client"),
+        flows: vec![req],
+        cpu: Some(cpu(0.5)),
+        socket: None,
+    };
+    let server = SideResult {
+        host: host("server"),
+        flows: vec![resp],
+        cpu: Some(cpu(0.5)),
+        socket: None,
+    };
+    TestReport::assemble(
+        spec,
+        "embedded 127.0.0.1:40000".into(),
+        client,
+        server,
+        vec![],
+        Some(latency),
+    )
+}

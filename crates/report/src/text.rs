@@ -1,0 +1,275 @@
+//! The human summary. Sections appear only when they have content: intervals,
+//! stream directions, request/response latency, per-stream `TCP_INFO`, CPU on both
+//! ends (with per-core detail), granted socket buffers and warnings.
+
+use std::fmt::Write;
+
+use netsonde_model::cpu::CpuReport;
+use netsonde_model::result::{SideCost, SideResult, TestReport};
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map(|x| format!("{x:.digits$}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// Renders the report for a terminal.
+pub fn render(r: &TestReport) -> String {
+    let mut o = String::new();
+    let s = &r.spec;
+    let size = if s.test.is_rr() {
+        format!("request {}  response {}", s.request_size, s.response_size)
+    } else {
+        format!("size {}", s.size)
+    };
+    let _ = writeln!(
+        o,
+        "netsonde {}  {} {}  {}  parallel {}  time {}  warmup {}",
+        r.tool_version, s.test, s.direction, size, s.parallel, s.duration, s.warmup
+    );
+    let h = &r.server.host;
+    let _ = writeln!(
+        o,
+        "server {}  kernel {}  {} cores  {}",
+        r.server_address, h.kernel, h.cores, h.cpu_model
+    );
+    if !r.intervals.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n{:<20} {:<15} {:>12} {:>16} {:>10} {:>10}",
+            "interval", "direction", "bytes", "rate", "msgs", "trans"
+        );
+        for i in &r.intervals {
+            let _ = writeln!(
+                o,
+                "{:<20} {:<15} {:>12} {:>16} {:>10} {:>10}",
+                format!("{:.2}-{:.2} s", i.start.as_secs_f64(), i.end.as_secs_f64()),
+                i.dir.name(),
+                i.bytes.to_string(),
+                i.rate.to_string(),
+                i.messages,
+                i.transactions
+            );
+        }
+    }
+    if !r.directions.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n{:<15} {:>16} {:>12} {:>14} {:>14} {:>12} {:>8}",
+            "direction", "goodput", "measured", "sent (B)", "received (B)", "msgs/s", "retrans"
+        );
+        for d in &r.directions {
+            let _ = writeln!(
+                o,
+                "{:<15} {:>16} {:>12} {:>14} {:>14} {:>12.0} {:>8}",
+                d.dir.name(),
+                d.goodput.to_string(),
+                d.bytes.to_string(),
+                d.sender_bytes_total.0,
+                d.receiver_bytes_total.0,
+                d.messages_per_sec,
+                d.retransmits
+                    .map(|x| x.to_string())
+                    .unwrap_or_else(|| "-".into())
+            );
+            if let (Some(u), Some(sent)) = (&d.udp, d.datagrams_sent) {
+                let _ = writeln!(
+                    o,
+                    "{:<15} datagrams sent {sent}  received {}  lost {} ({})  duplicate {}  reordered {}  jitter {}  {:.0} pkt/s",
+                    "",
+                    u.packets_total,
+                    u.lost,
+                    d.loss.unwrap_or_default(),
+                    u.duplicates,
+                    u.reordered,
+                    u.jitter,
+                    d.packets_per_sec.unwrap_or(0.0)
+                );
+            }
+        }
+        if r.directions.len() == 2 {
+            let total: f64 = r.directions.iter().map(|d| d.goodput.bps()).sum();
+            let _ = writeln!(
+                o,
+                "{:<15} {:>16}",
+                "sum",
+                netsonde_model::units::BitRate(total).to_string()
+            );
+        }
+    }
+    if let Some(rr) = &r.rr {
+        let l = &rr.latency;
+        let _ = writeln!(
+            o,
+            "\ntransactions {} ({:.1}/s)  client total {}  server total {}",
+            rr.transactions,
+            rr.transactions_per_sec,
+            rr.client_transactions_total,
+            rr.server_transactions_total
+        );
+        let _ = writeln!(
+            o,
+            "latency  min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  (stddev {})",
+            l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max, l.stddev
+        );
+    }
+    tcp_info(&mut o, "client", &r.client);
+    tcp_info(&mut o, "server", &r.server);
+    let _ = writeln!(
+        o,
+        "\n{:<7} {:>6} {:>7} {:>7} {:>7} {:>8} {:>7} {:>9} {:>11} {:>9} {:>10} {:>11} {:>11}",
+        "cpu",
+        "busy",
+        "user",
+        "sys",
+        "irq",
+        "softirq",
+        "idle",
+        "process",
+        "ctxsw v/i",
+        "us/KiB",
+        "us/trans",
+        "calls/msg",
+        "ctxsw/msg"
+    );
+    cpu_row(
+        &mut o,
+        "client",
+        r.client.cpu.as_ref(),
+        r.client_cost.as_ref(),
+    );
+    cpu_row(
+        &mut o,
+        "server",
+        r.server.cpu.as_ref(),
+        r.server_cost.as_ref(),
+    );
+    for (name, side) in [("client", &r.client), ("server", &r.server)] {
+        if let Some(c) = &side.cpu {
+            let cores: Vec<String> = c
+                .cores
+                .iter()
+                .map(|u| {
+                    format!(
+                        "cpu{} usr {} sys {} irq {} sirq {} idle {}",
+                        u.core.unwrap_or(0),
+                        u.user,
+                        u.sys,
+                        u.irq,
+                        u.softirq,
+                        u.idle
+                    )
+                })
+                .collect();
+            let _ = writeln!(o, "  {name} per core: {}", cores.join(" | "));
+        }
+    }
+    for (name, side) in [("client", &r.client), ("server", &r.server)] {
+        if let Some(sf) = &side.socket {
+            let _ = writeln!(
+                o,
+                "{name} socket: sndbuf {} rcvbuf {}{}{}",
+                sf.sndbuf,
+                sf.rcvbuf,
+                sf.mss.map(|m| format!(" mss {m}")).unwrap_or_default(),
+                sf.congestion
+                    .as_ref()
+                    .map(|c| format!(" cc {c}"))
+                    .unwrap_or_default()
+            );
+        }
+        if let Some(i) = &side.host.interface {
+            let _ = writeln!(o, "{name} interface: {} mtu {}", i.name, i.mtu);
+        }
+    }
+    for w in &r.warnings {
+        let _ = writeln!(o, "warning: {w} (hint: {})", w.hint());
+    }
+    o
+}
+
+fn tcp_info(o: &mut String, name: &str, side: &SideResult) {
+    let rows: Vec<_> = side
+        .flows
+        .iter()
+        .filter_map(|f| f.tcp_info.as_ref().map(|t| (f, t)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\n{name} TCP_INFO  {:>4} {:>10} {:>7} {:>6} {:>10} {:>10} {:>16} {:>10} {:>10} {:>10}",
+        "flow",
+        "role",
+        "retrans",
+        "cwnd",
+        "srtt",
+        "rttvar",
+        "delivery",
+        "busy",
+        "rwnd-lim",
+        "sndbuf-lim"
+    );
+    for (f, t) in rows {
+        let _ = writeln!(
+            o,
+            "{:<16}  {:>4} {:>10} {:>7} {:>6} {:>10} {:>10} {:>16} {:>10} {:>10} {:>10}",
+            "",
+            f.id,
+            format!("{:?}", f.role).to_lowercase(),
+            t.retransmits,
+            t.cwnd,
+            t.srtt.to_string(),
+            t.rttvar.to_string(),
+            t.delivery_rate.to_string(),
+            t.busy.to_string(),
+            t.rwnd_limited.to_string(),
+            t.sndbuf_limited.to_string()
+        );
+    }
+}
+
+fn cpu_row(o: &mut String, name: &str, cpu: Option<&CpuReport>, cost: Option<&SideCost>) {
+    let Some(c) = cpu else {
+        let _ = writeln!(
+            o,
+            "{name:<7} (no CPU figures: the test ended before its measured interval)"
+        );
+        return;
+    };
+    let t = &c.total;
+    let p = &c.process;
+    let _ = writeln!(
+        o,
+        "{:<7} {:>6.2} {:>7} {:>7} {:>7} {:>8} {:>7} {:>9} {:>11} {:>9} {:>10} {:>11} {:>11}",
+        name,
+        c.busy_cores,
+        t.user.to_string(),
+        t.sys.to_string(),
+        t.irq.to_string(),
+        t.softirq.to_string(),
+        t.idle.to_string(),
+        c.process_percent().to_string(),
+        format!("{}/{}", p.voluntary_ctxsw, p.involuntary_ctxsw),
+        opt(cost.and_then(|c| c.us_per_kib), 3),
+        opt(cost.and_then(|c| c.us_per_transaction), 2),
+        opt(cost.and_then(|c| c.calls_per_message), 2),
+        opt(cost.and_then(|c| c.ctxsw_per_message), 3),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    #[test]
+    fn stream_text_golden() {
+        insta::assert_snapshot!(render(&fixture::stream_report()));
+    }
+
+    #[test]
+    fn rr_text_golden() {
+        insta::assert_snapshot!(render(&fixture::rr_report()));
+    }
+}
