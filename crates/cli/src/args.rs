@@ -54,14 +54,19 @@ fn parse_rate(s: &str) -> Result<BitRate, String> {
 fn parse_test(s: &str) -> Result<TestKind, String> {
     s.parse::<TestKind>().map_err(|e| e.to_string())
 }
-fn parse_cores(s: &str) -> Result<Vec<usize>, String> {
+/// A comma-separated list of core numbers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreList(pub Vec<usize>);
+
+fn parse_cores(s: &str) -> Result<CoreList, String> {
     s.split(',')
         .map(|c| {
             c.trim()
                 .parse::<usize>()
                 .map_err(|_| format!("'{c}' is not a core number"))
         })
-        .collect()
+        .collect::<Result<_, _>>()
+        .map(CoreList)
 }
 
 /// `netsonde client`.
@@ -120,10 +125,10 @@ pub struct ClientArgs {
     pub bidir: bool,
     /// Pin client flow threads to these cores, round-robin: 0,1.
     #[arg(short = 'A', long, value_parser = parse_cores)]
-    pub affinity: Option<Vec<usize>>,
+    pub affinity: Option<CoreList>,
     /// Pin server flow threads to these cores, round-robin.
     #[arg(long, value_parser = parse_cores)]
-    pub server_affinity: Option<Vec<usize>>,
+    pub server_affinity: Option<CoreList>,
     /// One JSON document (see docs/JSON.md).
     #[arg(long, conflicts_with = "jsonl")]
     pub json: bool,
@@ -187,8 +192,12 @@ impl ClientArgs {
         } else {
             Direction::Out
         };
-        s.client_affinity = self.affinity.clone().unwrap_or_default();
-        s.server_affinity = self.server_affinity.clone().unwrap_or_default();
+        s.client_affinity = self.affinity.clone().map(|c| c.0).unwrap_or_default();
+        s.server_affinity = self
+            .server_affinity
+            .clone()
+            .map(|c| c.0)
+            .unwrap_or_default();
         s.validate().map_err(|e| UsageError(e.to_string()))?;
         Ok(s)
     }

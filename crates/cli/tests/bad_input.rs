@@ -1,0 +1,159 @@
+//! Bad input of every kind: one clear line on stderr, a non-zero exit, no panic, no
+//! hang.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::time::Duration;
+
+use crate::util::run;
+
+/// Runs and checks: exit code `code`, one line on stderr containing `needle`.
+fn fails(args: &[&str], code: i32, needle: &str) {
+    let out = run(args, Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected '{needle}' in: {err}"
+    );
+    if code == 1 {
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?}: not one line: {err}"
+        );
+    }
+}
+
+#[test]
+fn bad_arguments() {
+    fails(
+        &["client", "-l", "0"],
+        2,
+        "--size must be between 1 B and 1 GiB",
+    );
+    fails(
+        &["client", "-l", "2G"],
+        2,
+        "--size must be between 1 B and 1 GiB",
+    );
+    fails(&["client", "-t", "-5"], 2, "error");
+    fails(&["client", "--time=-5"], 2, "out of range");
+    fails(&["client", "-t", "100000000"], 2, "--time must be between");
+    fails(&["client", "-t", "0"], 2, "--time must be between");
+    fails(&["client", "-T", "tcp-foo"], 2, "unknown test 'tcp-foo'");
+    fails(
+        &["client", "-T", "tcp-rr", "--bidir"],
+        2,
+        "--bidir makes no sense with tcp-rr",
+    );
+    fails(
+        &["client", "-T", "udp-stream", "-M", "1000"],
+        2,
+        "--mss makes no sense",
+    );
+    fails(&["client", "-l", "12XB"], 2, "unknown unit");
+    fails(&["client", "-b", "10GB/s"], 2, "unknown unit");
+    fails(
+        &["client", "-P", "0"],
+        2,
+        "--parallel must be between 1 and 256",
+    );
+    fails(
+        &["client", "-T", "tcp-rr", "-l", "100"],
+        2,
+        "--size makes no sense with tcp-rr",
+    );
+    fails(&["client", "-A", "999", "-t", "0.2"], 1, "no core 999");
+    fails(
+        &["client", "-C", "nosuchcc", "-t", "0.2"],
+        1,
+        "TCP_CONGESTION",
+    );
+}
+
+#[test]
+fn refused_and_unresolvable_hosts() {
+    // A port where nothing listens.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    fails(
+        &[
+            "client",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "-t",
+            "1",
+        ],
+        1,
+        "cannot connect to 127.0.0.1",
+    );
+    fails(
+        &["client", "no-such-host.invalid", "-t", "1"],
+        1,
+        "cannot resolve 'no-such-host.invalid'",
+    );
+}
+
+#[test]
+fn wrong_protocol_version() {
+    // A fake server that answers with a hello of version 99.
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port().to_string();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut buf = [0u8; 23];
+        let _ = s.read_exact(&mut buf);
+        let mut hello = vec![0, 0, 0, 19, 1];
+        hello.extend_from_slice(b"NETSONDE");
+        hello.extend_from_slice(&99u16.to_be_bytes());
+        hello.extend_from_slice(&[0; 8]);
+        s.write_all(&hello).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+    });
+    fails(
+        &["client", "127.0.0.1", "--port", &port, "-t", "1"],
+        1,
+        "peer speaks version 99",
+    );
+    t.join().unwrap();
+}
+
+#[test]
+fn a_server_that_is_not_netsonde() {
+    // Something that answers with HTTP.
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port().to_string();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        std::thread::sleep(Duration::from_millis(200));
+    });
+    fails(
+        &["client", "127.0.0.1", "--port", &port, "-t", "1"],
+        1,
+        "bad frame from peer",
+    );
+    t.join().unwrap();
+}
+
+#[test]
+fn a_server_that_says_nothing_times_out() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port().to_string();
+    let t = std::thread::spawn(move || {
+        let (_s, _) = l.accept().unwrap();
+        std::thread::sleep(Duration::from_secs(7));
+    });
+    fails(
+        &["client", "127.0.0.1", "--port", &port, "-t", "1"],
+        1,
+        "timed out waiting for the server's hello",
+    );
+    t.join().unwrap();
+}

@@ -1,0 +1,230 @@
+//! Every test type and direction end to end on loopback, through the embedded
+//! server and a separate server process.
+
+use serde_json::Value;
+
+use crate::util::{json, ServerProc};
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// CPU figures present and sane on both ends.
+fn check_cpu(doc: &Value) {
+    for side in ["client", "server"] {
+        let cpu = &doc[side]["cpu"];
+        assert!(cpu.is_object(), "{side} has no cpu: {doc}");
+        let cores = cpu["cores"].as_array().unwrap();
+        assert!(!cores.is_empty());
+        for c in cores.iter().chain([&cpu["total"]]) {
+            let mut sum = 0.0;
+            for k in [
+                "user", "nice", "sys", "irq", "softirq", "iowait", "steal", "idle",
+            ] {
+                let v = f(&c[k]);
+                assert!((0.0..=100.0 + 1e-6).contains(&v), "{side} {k} = {v}");
+                sum += v;
+            }
+            assert!((sum - 100.0).abs() < 0.5, "{side} core sums to {sum}");
+        }
+        let busy = f(&cpu["busy_cores"]);
+        assert!(busy >= 0.0 && busy <= cores.len() as f64 + 1e-6);
+        assert!(u(&cpu["elapsed"]) > 0);
+        assert!(doc[format!("{side}_cost")].is_object());
+    }
+    for side in ["client", "server"] {
+        let h = &doc[side]["host"];
+        assert!(!h["kernel"].as_str().unwrap().is_empty());
+        assert!(u(&h["cores"]) >= 1);
+        assert!(h["sysctls"]["net.core.rmem_max"].is_string());
+        assert!(u(&h["interface"]["mtu"]) > 0);
+    }
+}
+
+fn check_common(doc: &Value, test: &str) {
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["spec"]["test"], test);
+    check_cpu(doc);
+}
+
+fn check_stream(doc: &Value, tcp: bool, dirs: usize) {
+    let d = doc["directions"].as_array().unwrap();
+    assert_eq!(d.len(), dirs, "{doc}");
+    for dir in d {
+        let sent = u(&dir["sender_bytes_total"]);
+        let recv = u(&dir["receiver_bytes_total"]);
+        assert!(sent > 0 && recv > 0, "{dir}");
+        if tcp {
+            assert_eq!(sent, recv, "TCP byte counts must agree: {dir}");
+            assert!(dir["retransmits"].is_u64());
+        } else {
+            assert!(recv <= sent, "{dir}");
+            let udp = &dir["udp"];
+            assert!(u(&udp["packets_total"]) > 0);
+            assert!(u(&dir["datagrams_sent"]) >= u(&udp["packets_total"]));
+            assert!(f(&dir["loss"]) < 50.0, "{dir}");
+        }
+        assert!(u(&dir["bytes"]) > 0);
+        assert!(f(&dir["goodput"]) > 0.0);
+        assert!(f(&dir["messages_per_sec"]) > 0.0);
+    }
+    let no_mismatch = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|w| w["kind"] != "byte-count-mismatch");
+    assert!(no_mismatch, "{}", doc["warnings"]);
+}
+
+fn check_rr(doc: &Value) {
+    let rr = &doc["rr"];
+    assert!(u(&rr["transactions"]) > 0, "{rr}");
+    let l = &rr["latency"];
+    let order = ["min", "p50", "p90", "p99", "p999", "max"];
+    for w in order.windows(2) {
+        assert!(u(&l[w[0]]) <= u(&l[w[1]]), "{} > {}: {l}", w[0], w[1]);
+    }
+    assert!(u(&l["min"]) > 0);
+    assert!(u(&l["mean"]) >= u(&l["min"]) && u(&l["mean"]) <= u(&l["max"]));
+    assert!(f(&doc["client_cost"]["us_per_transaction"]) > 0.0);
+}
+
+#[test]
+fn tcp_stream_every_direction() {
+    for (flag, dirs) in [(None, 1), (Some("--reverse"), 1), (Some("--bidir"), 2)] {
+        let mut args = vec!["-T", "tcp-stream", "-t", "1", "-l", "64K"];
+        args.extend(flag);
+        let doc = json(&args);
+        check_common(&doc, "tcp-stream");
+        check_stream(&doc, true, dirs);
+        // TCP_INFO from the sender.
+        let side = if flag == Some("--reverse") {
+            "server"
+        } else {
+            "client"
+        };
+        let snd = doc[side]["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["role"] == "sender")
+            .unwrap()
+            .clone();
+        assert!(u(&snd["tcp_info"]["cwnd"]) > 0, "{snd}");
+        assert!(u(&snd["tcp_info"]["srtt"]) > 0, "{snd}");
+    }
+}
+
+#[test]
+fn udp_stream_every_direction() {
+    for (flag, dirs) in [(None, 1), (Some("--reverse"), 1), (Some("--bidir"), 2)] {
+        let mut args = vec!["-T", "udp-stream", "-t", "1", "-b", "200M"];
+        args.extend(flag);
+        let doc = json(&args);
+        check_common(&doc, "udp-stream");
+        check_stream(&doc, false, dirs);
+    }
+}
+
+#[test]
+fn request_response_tests() {
+    for t in ["tcp-rr", "udp-rr", "tcp-crr"] {
+        let doc = json(&["-T", t, "-t", "1"]);
+        check_common(&doc, t);
+        check_rr(&doc);
+    }
+    let doc = json(&[
+        "-T",
+        "tcp-rr",
+        "-t",
+        "1",
+        "--request-size",
+        "100",
+        "--response-size",
+        "10K",
+    ]);
+    check_rr(&doc);
+    assert_eq!(doc["spec"]["response_size"], 10240);
+}
+
+#[test]
+fn parallel_streams_and_warmup_against_a_server_process() {
+    let srv = ServerProc::start();
+    let doc = json(&[
+        "127.0.0.1",
+        "--port",
+        &srv.port(),
+        "-T",
+        "tcp-stream",
+        "-P",
+        "2",
+        "-t",
+        "1",
+        "--warmup",
+        "300ms",
+        "-w",
+        "256K",
+        "-C",
+        "cubic",
+    ]);
+    check_stream(&doc, true, 1);
+    assert_eq!(doc["client"]["flows"].as_array().unwrap().len(), 2);
+    // Warm-up bytes are excluded from the measured count but not from the totals.
+    let d = &doc["directions"][0];
+    assert!(u(&d["bytes"]) < u(&d["receiver_bytes_total"]));
+    // The kernel doubles the requested buffer (or caps it) and we report it.
+    let sndbuf = u(&doc["client"]["socket"]["sndbuf"]);
+    assert!(sndbuf > 256 * 1024 && sndbuf <= 512 * 1024, "{sndbuf}");
+    assert_eq!(doc["client"]["socket"]["congestion"], "cubic");
+    assert_eq!(doc["server"]["socket"]["congestion"], "cubic");
+    // The same server serves the next client without a restart.
+    let doc = json(&[
+        "127.0.0.1",
+        "--port",
+        &srv.port(),
+        "-T",
+        "tcp-rr",
+        "-t",
+        "0.5",
+    ]);
+    check_rr(&doc);
+}
+
+#[test]
+fn intervals_in_text_and_jsonl() {
+    let out = crate::util::run(
+        &[
+            "client",
+            "-T",
+            "tcp-stream",
+            "-t",
+            "1",
+            "-i",
+            "250ms",
+            "--jsonl",
+        ],
+        std::time::Duration::from_secs(30),
+    );
+    assert!(out.status.success());
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    let intervals = lines.iter().filter(|l| l["type"] == "interval").count();
+    assert!((3..=5).contains(&intervals), "{intervals} intervals");
+    assert_eq!(lines.last().unwrap()["type"], "summary");
+    assert!(lines.iter().all(|l| l["schema_version"] == 1));
+
+    let out = crate::util::run(
+        &["client", "-T", "tcp-rr", "-t", "1", "-i", "500ms"],
+        std::time::Duration::from_secs(30),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("trans"), "{text}");
+    assert!(text.contains("latency  min"), "{text}");
+}

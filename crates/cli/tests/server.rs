@@ -1,0 +1,137 @@
+//! The server under stress: garbage on its port, a client that vanishes, a server
+//! that dies mid-test, and a second client while one runs.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use crate::util::{json, run, ServerProc};
+
+#[test]
+fn garbage_is_dropped_and_the_server_keeps_serving() {
+    let srv = ServerProc::start();
+    let addr = format!("127.0.0.1:{}", srv.port);
+    for junk in [
+        &b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"[..],
+        &[0xff; 64][..],
+        &[0, 0, 0, 5, 2, b'{', b'x'][..],
+        &[0, 0, 0, 19, 1, b'N'][..], // truncated hello, then close
+    ] {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        s.write_all(junk).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut buf = Vec::new();
+        let _ = s.read_to_end(&mut buf); // the server closes on us
+    }
+    let doc = json(&[
+        "127.0.0.1",
+        "--port",
+        &srv.port(),
+        "-T",
+        "tcp-rr",
+        "-t",
+        "0.5",
+    ]);
+    assert!(doc["rr"]["transactions"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_vanished_client_does_not_leave_the_server_busy() {
+    let srv = ServerProc::start();
+    let mut child = std::process::Command::new(crate::util::bin())
+        .args(["client", "127.0.0.1", "--port", &srv.port(), "-t", "30"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The server notices at once (control connection closed) and frees its slot.
+    let start = Instant::now();
+    loop {
+        let out = run(
+            &[
+                "client",
+                "127.0.0.1",
+                "--port",
+                &srv.port(),
+                "-T",
+                "tcp-rr",
+                "-t",
+                "0.3",
+            ],
+            Duration::from_secs(30),
+        );
+        if out.status.success() {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "server stayed busy: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn second_client_is_told_busy() {
+    let srv = ServerProc::start();
+    let port = srv.port();
+    let mut first = std::process::Command::new(crate::util::bin())
+        .args([
+            "client",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "-T",
+            "tcp-rr",
+            "-t",
+            "3",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let out = run(
+        &["client", "127.0.0.1", "--port", &port, "-t", "1"],
+        Duration::from_secs(10),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        err.contains("busy") && err.contains("try again in"),
+        "{err}"
+    );
+    assert!(first.wait().unwrap().success());
+}
+
+#[test]
+fn server_dying_mid_test_ends_the_client_cleanly() {
+    let mut srv = ServerProc::start();
+    let port = srv.port();
+    let client = std::thread::spawn(move || {
+        run(
+            &["client", "127.0.0.1", "--port", &port, "-t", "20"],
+            Duration::from_secs(30),
+        )
+    });
+    std::thread::sleep(Duration::from_millis(1000));
+    let killed = Instant::now();
+    srv.child.kill().unwrap();
+    let out = client.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("closed") || err.contains("reset") || err.contains("peer"),
+        "{err}"
+    );
+    assert!(
+        killed.elapsed() < Duration::from_secs(10),
+        "client took {:?}",
+        killed.elapsed()
+    );
+}

@@ -1,0 +1,9 @@
+//! Integration tests: one binary, themed modules. They drive the real `netsonde`
+//! executable on loopback (and, as root, across network namespaces).
+
+mod util;
+
+mod bad_input;
+mod loopback;
+mod namespaces;
+mod server;

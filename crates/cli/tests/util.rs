@@ -1,0 +1,108 @@
+//! Helpers: running the binary, a server subprocess that is killed on drop.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_netsonde")
+}
+
+/// Runs netsonde with `args`, failing the test if it takes longer than `limit`.
+pub fn run(args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(bin())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn netsonde");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "netsonde {args:?} hung for {limit:?}; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs a client test with `--json` and returns the parsed document.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["client"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let out = run(&all, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "netsonde {all:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
+/// A `netsonde server` subprocess on an ephemeral-ish port, killed on drop.
+pub struct ServerProc {
+    pub child: Child,
+    pub port: u16,
+}
+
+impl ServerProc {
+    pub fn start() -> ServerProc {
+        // Ask the kernel for a free port, then hand it to the server.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let p = port.to_string();
+        let mut child = Command::new(bin())
+            .args(["server", "--bind", "127.0.0.1", "--port", &p])
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn server");
+        // Wait for "listening".
+        let stderr = child.stderr.take().unwrap();
+        let mut lines = BufReader::new(stderr).lines();
+        let first = lines.next().expect("server said something").unwrap();
+        assert!(first.contains("listening"), "{first}");
+        // Keep draining the log so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        ServerProc { child, port }
+    }
+
+    pub fn port(&self) -> String {
+        self.port.to_string()
+    }
+}
+
+impl Drop for ServerProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Whether we are root (namespaces, veth).
+pub fn is_root() -> bool {
+    nix_like_geteuid() == 0
+}
+
+fn nix_like_geteuid() -> u32 {
+    // /proc/self/status: "Uid:\treal\teffective\t..."
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(str::to_string))
+        })
+        .and_then(|u| u.parse().ok())
+        .unwrap_or(u32::MAX)
+}
