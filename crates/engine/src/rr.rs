@@ -131,11 +131,7 @@ pub fn tcp_responder(mut sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, E
     let mut resp = vec![0u8; ctx.spec.response_size.0 as usize];
     crate::fill_pattern(&mut resp);
     let mut m = Meter::new(ctx);
-    loop {
-        match read_exact(&mut sock, &mut req, &mut m, ctx)? {
-            Step::Ok => {}
-            Step::Eof | Step::Gave => break,
-        }
+    while let Step::Ok = read_exact(&mut sock, &mut req, &mut m, ctx)? {
         m.tick(Instant::now());
         if !matches!(write_all(&mut sock, &resp, &mut m, ctx, 1)?, Step::Ok) {
             break;

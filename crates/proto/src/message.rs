@@ -110,7 +110,7 @@ pub enum Message {
         spec: TestSpec,
     },
     /// Server to client: accepted; connect the data flows.
-    SetupAck(SetupAck),
+    SetupAck(Box<SetupAck>),
     /// Client to server: every data flow is connected; go.
     Start,
     /// Server to client: the server's figures.

@@ -424,7 +424,7 @@ impl ServerSession {
         if self.core.over || self.state != ServerState::Preparing {
             return;
         }
-        self.core.send(Message::SetupAck(ack));
+        self.core.send(Message::SetupAck(Box::new(ack)));
         self.state = ServerState::AwaitStart;
         self.core
             .arm(now, self.deadlines.connect, "start (data connections)");
@@ -537,7 +537,7 @@ impl ClientSession {
             (ClientState::AwaitAck, Message::SetupAck(ack)) => {
                 self.state = ClientState::Connecting;
                 self.core.arm(now, d.connect, "data connections");
-                self.core.events.push_back(Event::SetupAcked(Box::new(ack)));
+                self.core.events.push_back(Event::SetupAcked(ack));
             }
             (ClientState::Running, Message::Results { result }) => {
                 self.core.events.push_back(Event::Results(result));
