@@ -14,7 +14,11 @@
 #        iperf3 run with their default (no warm-up / omit).
 # Tests are interleaved (netsonde, peer, netsonde, peer, ...) in every run so
 # slow drift of the machine affects both tools alike; medians over RUNS runs.
-# No CPU pinning, no busy polling: both tools run with their defaults.
+# Streams: no CPU pinning, no busy polling, both tools' defaults.
+# Request/response latency on this VM is decided by CPU placement (a wake-up
+# across cores costs ~100 us; on one core the round trip is ~16 us), so RR runs
+# pin both tools identically: servers on core 1 (taskset), clients on core 0
+# ("cross-core") and on core 1 ("same-core"). No busy polling.
 #
 # Run from anywhere:   bash bench/compare-peers.sh
 # Environment:
@@ -74,7 +78,9 @@ start_server() {
 }
 start_server "$NS_PORT" netsonde "$NETSONDE" server --port "$NS_PORT" --bind "$HOST"
 start_server "$IPERF_PORT" iperf3 iperf3 -s -p "$IPERF_PORT" -B "$HOST"
-start_server "$SOCKPERF_PORT" sockperf sockperf server --tcp -i "$HOST" -p "$SOCKPERF_PORT"
+NS_RR_PORT=$((NS_PORT + 1))
+start_server "$NS_RR_PORT" netsonde-rr taskset -c 1 "$NETSONDE" server --port "$NS_RR_PORT" --bind "$HOST"
+start_server "$SOCKPERF_PORT" sockperf taskset -c 1 sockperf server --tcp -i "$HOST" -p "$SOCKPERF_PORT"
 
 # Run a client command into $TMP/out; retry twice (a server may still be busy
 # tearing down the previous test).
@@ -108,16 +114,16 @@ iperf_stream() { # size bytes label
   record "stream $3 messages/s" peer "$m"
   printf '  %-9s tcp-stream %-5s goodput %8.3f Gbit/s  %12.0f msg/s\n' iperf3 "$3" "$(awk -v g="$g" 'BEGIN{print g/1e9}')" "$m"
 }
-ns_rr() {
-  run "$NETSONDE" client "$HOST" --port "$NS_PORT" -T tcp-rr --request-size 14 --response-size 14 -t "$DURATION" --json
+ns_rr() { # client-core label
+  run taskset -c "$1" "$NETSONDE" client "$HOST" --port "$NS_RR_PORT" -T tcp-rr --request-size 14 --response-size 14 -t "$DURATION" --json
   local p50 p99 tps
   p50=$(jqout '.rr.latency.p50 / 1000'); p99=$(jqout '.rr.latency.p99 / 1000'); tps=$(jqout '.rr.transactions_per_sec')
-  record "rr 14B p50 RTT us" netsonde "$p50"; record "rr 14B p99 RTT us" netsonde "$p99"
-  record "rr 14B transactions/s" netsonde "$tps"
-  printf '  %-9s tcp-rr 14B       p50 %8.2f us  p99 %8.2f us  %10.0f trans/s\n' netsonde "$p50" "$p99" "$tps"
+  record "rr $2 p50 RTT us" netsonde "$p50"; record "rr $2 p99 RTT us" netsonde "$p99"
+  record "rr $2 trans/s" netsonde "$tps"
+  printf '  %-9s tcp-rr 14B %-10s p50 %8.2f us  p99 %8.2f us  %10.0f trans/s\n' netsonde "$2" "$p50" "$p99" "$tps"
 }
-sockperf_pp() {
-  run sockperf ping-pong --tcp -i "$HOST" -p "$SOCKPERF_PORT" -t "$DURATION" -m 14 --full-rtt
+sockperf_pp() { # client-core label
+  run taskset -c "$1" sockperf ping-pong --tcp -i "$HOST" -p "$SOCKPERF_PORT" -t "$DURATION" -m 14 --full-rtt
   local p50 p99 tps
   p50=$(awk '/---> percentile 50.000 =/ {print $NF}' "$TMP/out")
   p99=$(awk '/---> percentile 99.000 =/ {print $NF}' "$TMP/out")
@@ -125,9 +131,9 @@ sockperf_pp() {
   tps=$(sed -n 's/.*\[Valid Duration\] RunTime=\([0-9.]*\) sec;.*ReceivedMessages=\([0-9]*\).*/\2 \1/p' "$TMP/out" |
         awk '{print $1/$2}')
   [[ -n $p50 && -n $p99 && -n $tps ]] || { echo "cannot parse sockperf output:" >&2; cat "$TMP/out" >&2; exit 1; }
-  record "rr 14B p50 RTT us" peer "$p50"; record "rr 14B p99 RTT us" peer "$p99"
-  record "rr 14B transactions/s" peer "$tps"
-  printf '  %-9s ping-pong 14B    p50 %8.2f us  p99 %8.2f us  %10.0f trans/s\n' sockperf "$p50" "$p99" "$tps"
+  record "rr $2 p50 RTT us" peer "$p50"; record "rr $2 p99 RTT us" peer "$p99"
+  record "rr $2 trans/s" peer "$tps"
+  printf '  %-9s ping-pong  %-10s p50 %8.2f us  p99 %8.2f us  %10.0f trans/s\n' sockperf "$2" "$p50" "$p99" "$tps"
 }
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END{print (NR%2)? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -135,22 +141,24 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END{print (NR%2)? a[
 echo "netsonde: $NETSONDE ($("$NETSONDE" --version 2>/dev/null || echo '?'))"
 echo "peers:    $(iperf3 --version | head -n 1); sockperf $(sockperf --version 2>&1 | grep -o '[0-9][0-9.]*' | head -n 1)"
 echo "host:     $(uname -r), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); runs=$RUNS, duration=${DURATION}s per test"
-echo "CPU placement: no pinning, no busy polling; both tools default"
+echo "CPU placement: streams unpinned; RR servers on core 1, RR clients on core 0 (cross-core) or 1 (same-core); no busy polling"
 for ((r = 1; r <= RUNS; r++)); do
   echo "run $r/$RUNS"
   ns_stream 128K 128K; iperf_stream 128K 131072 128K
   ns_stream 64 64B;    iperf_stream 64 64 64B
-  ns_rr;               sockperf_pp
+  ns_rr 0 cross-core;  sockperf_pp 0 cross-core
+  ns_rr 1 same-core;   sockperf_pp 1 same-core
 done
 
 echo
-echo "Medians of $RUNS runs, ${DURATION}s each (loopback; no pinning, no busy polling; both tools default)"
-printf '%-28s %-9s %14s %14s %8s\n' metric peer netsonde_median peer_median ratio
+echo "Medians of $RUNS runs, ${DURATION}s each (loopback; streams unpinned; RR pinned as above; no busy polling)"
+printf '%-30s %-9s %14s %14s %8s\n' metric peer netsonde_median peer_median ratio
 for m in "stream 128K goodput Gbit/s" "stream 64B goodput Gbit/s" "stream 64B messages/s" \
-         "rr 14B p50 RTT us" "rr 14B p99 RTT us" "rr 14B transactions/s"; do
+         "rr cross-core p50 RTT us" "rr cross-core p99 RTT us" "rr cross-core trans/s" \
+         "rr same-core p50 RTT us" "rr same-core p99 RTT us" "rr same-core trans/s"; do
   peer=iperf3; [[ $m == rr* ]] && peer=sockperf
   a=$(median <<<"${VAL[$m,netsonde]}"); b=$(median <<<"${VAL[$m,peer]}")
   note=""; [[ $m == *RTT* ]] && note="  (lower is better)"
-  printf '%-28s %-9s %14.3f %14.3f %8.3f%s\n' "$m" "$peer" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN{print a/b}')" "$note"
+  printf '%-30s %-9s %14.3f %14.3f %8.3f%s\n' "$m" "$peer" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN{print a/b}')" "$note"
 done
 echo "ratio = netsonde / peer: above 1 is better for throughput, below 1 is better for latency"

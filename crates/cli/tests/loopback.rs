@@ -228,3 +228,22 @@ fn intervals_in_text_and_jsonl() {
     assert!(text.contains("trans"), "{text}");
     assert!(text.contains("latency  min"), "{text}");
 }
+
+/// Regression: `-A`/`--server-affinity` once panicked in argument parsing (clap
+/// treated a parsed core list as repeated values).
+#[test]
+fn regression_affinity_flags_parse_and_pin() {
+    let doc = json(&[
+        "-T",
+        "tcp-rr",
+        "-t",
+        "0.3",
+        "-A",
+        "0",
+        "--server-affinity",
+        "0",
+    ]);
+    assert_eq!(doc["spec"]["client_affinity"], serde_json::json!([0]));
+    assert_eq!(doc["spec"]["server_affinity"], serde_json::json!([0]));
+    check_rr(&doc);
+}

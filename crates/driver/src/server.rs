@@ -420,9 +420,17 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -
             return "closed before setup".into();
         }
     };
+    let sizes = if spec.test.is_rr() {
+        format!(
+            "request={} response={}",
+            spec.request_size, spec.response_size
+        )
+    } else {
+        format!("size={}", spec.size)
+    };
     let summary = format!(
-        "test={} dir={} size={} parallel={} time={}",
-        spec.test, spec.direction, spec.size, spec.parallel, spec.duration
+        "test={} dir={} {sizes} parallel={} time={}",
+        spec.test, spec.direction, spec.parallel, spec.duration
     );
     let prepared = match prepare(&spec, local_ip, shared) {
         Ok(p) => p,
@@ -479,6 +487,16 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -
             return format!("{summary}: data acceptor panicked");
         }
     };
+
+    // What the kernel granted on an accepted data connection (the listener's own
+    // figures, sent in the ack, predate any handshake: no MSS yet).
+    let socket = plans
+        .iter()
+        .find_map(|p| match &p.socket {
+            FlowSocket::Tcp(t) => Some(sockopt::facts(&socket2::SockRef::from(t), true)),
+            _ => None,
+        })
+        .or(socket);
 
     // Run.
     let mut running = flows::start(
