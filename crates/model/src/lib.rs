@@ -14,6 +14,7 @@ pub mod cpu;
 pub mod host;
 pub mod result;
 pub mod spec;
+pub mod sweep;
 pub mod units;
 
 /// Version of the JSON result document (`--json`, `--jsonl`). Bump on any change

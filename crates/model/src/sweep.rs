@@ -1,0 +1,257 @@
+//! Vocabulary of characterization runs: the figures of one repetition
+//! ([`Metrics`]), an estimate over repetitions ([`Estimate`]), and the closed set of
+//! quality warnings ([`Quality`]).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::result::TestReport;
+use crate::spec::FlowDir;
+
+/// The figures of one repetition of one point, by metric name. Names and units:
+///
+/// | name | unit | from |
+/// |---|---|---|
+/// | `goodput` | bit/s | sum of directions' goodput |
+/// | `goodput_out`, `goodput_in` | bit/s | client→server, server→client |
+/// | `messages_per_sec` | 1/s | senders, summed |
+/// | `transactions_per_sec` | 1/s | RR/CRR |
+/// | `latency_min`, `latency_mean`, `latency_p50`, `latency_p90`, `latency_p99`, `latency_p999` | ns | RR/CRR |
+/// | `client_busy_cores`, `server_busy_cores` | cores | system-wide CPU |
+/// | `client_us_per_kib`, `server_us_per_kib` | µs/KiB | service demand |
+/// | `client_us_per_trans`, `server_us_per_trans` | µs | service demand |
+/// | `client_cpu_max_core`, `server_cpu_max_core` | % | busiest core |
+/// | `retransmits` | segments | TCP senders |
+/// | `loss` | % | UDP |
+/// | `srtt` | ns | TCP senders, mean |
+/// | `interval_cv` | ratio | coefficient of variation of interval rates (steadiness) |
+/// | `window_granted` | bytes | smallest granted socket buffer on either end |
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Metrics(pub BTreeMap<String, f64>);
+
+impl Metrics {
+    /// A metric, if present.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.0.get(name).copied()
+    }
+
+    fn put(&mut self, name: &str, v: Option<f64>) {
+        if let Some(v) = v.filter(|v| v.is_finite()) {
+            self.0.insert(name.to_string(), v);
+        }
+    }
+
+    /// Flattens a report.
+    pub fn from_report(r: &TestReport) -> Metrics {
+        let mut m = Metrics::default();
+        if !r.directions.is_empty() {
+            m.put(
+                "goodput",
+                Some(r.directions.iter().map(|d| d.goodput.bps()).sum()),
+            );
+            m.put(
+                "messages_per_sec",
+                Some(r.directions.iter().map(|d| d.messages_per_sec).sum()),
+            );
+            for d in &r.directions {
+                let name = match d.dir {
+                    FlowDir::Up => "goodput_out",
+                    FlowDir::Down => "goodput_in",
+                };
+                m.put(name, Some(d.goodput.bps()));
+            }
+            let retrans: Option<u64> = r.directions.iter().map(|d| d.retransmits).sum();
+            m.put("retransmits", retrans.map(|x| x as f64));
+            let losses: Vec<f64> = r
+                .directions
+                .iter()
+                .filter_map(|d| d.loss.map(|l| l.0))
+                .collect();
+            if !losses.is_empty() {
+                m.put(
+                    "loss",
+                    Some(losses.iter().sum::<f64>() / losses.len() as f64),
+                );
+            }
+        }
+        if let Some(rr) = &r.rr {
+            m.put("transactions_per_sec", Some(rr.transactions_per_sec));
+            let l = &rr.latency;
+            for (k, v) in [
+                ("latency_min", l.min),
+                ("latency_mean", l.mean),
+                ("latency_p50", l.p50),
+                ("latency_p90", l.p90),
+                ("latency_p99", l.p99),
+                ("latency_p999", l.p999),
+            ] {
+                if l.count > 0 {
+                    m.put(k, Some(v.0 as f64));
+                }
+            }
+        }
+        for (side, res, cost) in [
+            ("client", &r.client, &r.client_cost),
+            ("server", &r.server, &r.server_cost),
+        ] {
+            if let Some(c) = cost {
+                m.put(&format!("{side}_busy_cores"), Some(c.busy_cores));
+                m.put(&format!("{side}_us_per_kib"), c.us_per_kib);
+                m.put(&format!("{side}_us_per_trans"), c.us_per_transaction);
+            }
+            if let Some(cpu) = &res.cpu {
+                let max = cpu
+                    .cores
+                    .iter()
+                    .map(|c| c.busy().0)
+                    .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
+                m.put(&format!("{side}_cpu_max_core"), max);
+            }
+        }
+        let srtts: Vec<f64> = r
+            .client
+            .flows
+            .iter()
+            .chain(&r.server.flows)
+            .filter(|f| {
+                matches!(
+                    f.role,
+                    crate::result::Role::Sender | crate::result::Role::Requester
+                )
+            })
+            .filter_map(|f| f.tcp_info.as_ref().map(|t| t.srtt.0 as f64))
+            .collect();
+        if !srtts.is_empty() {
+            m.put("srtt", Some(srtts.iter().sum::<f64>() / srtts.len() as f64));
+        }
+        let rates: Vec<f64> = r.intervals.iter().map(|i| i.rate.bps()).collect();
+        if rates.len() >= 3 {
+            let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+            if mean > 0.0 {
+                let var = rates.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
+                    / (rates.len() - 1) as f64;
+                m.put("interval_cv", Some(var.sqrt() / mean));
+            }
+        }
+        let granted = [&r.client.socket, &r.server.socket]
+            .into_iter()
+            .flatten()
+            .map(|s| s.sndbuf.min(s.rcvbuf) as f64)
+            .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.min(b))));
+        m.put("window_granted", granted);
+        m
+    }
+}
+
+/// Whether more of a metric is better (throughput) or worse (latency, CPU).
+pub fn higher_is_better(metric: &str) -> bool {
+    matches!(
+        metric,
+        "goodput" | "goodput_out" | "goodput_in" | "messages_per_sec" | "transactions_per_sec"
+    )
+}
+
+/// A metric estimated over repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// Repetitions.
+    pub n: usize,
+    /// Median.
+    pub median: f64,
+    /// Mean.
+    pub mean: f64,
+    /// Lower end of the 95% confidence interval of the median.
+    pub ci_low: f64,
+    /// Upper end.
+    pub ci_high: f64,
+    /// Coefficient of variation (sample standard deviation over mean).
+    pub cv: f64,
+}
+
+/// Why a point's figures deserve less trust than they seem to. A closed set; each
+/// has a hint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Quality {
+    /// The interval rates within a repetition did not settle.
+    NotSteady {
+        /// Median coefficient of variation of interval rates.
+        cv: f64,
+    },
+    /// A core on one end was nearly fully busy.
+    CpuSaturated {
+        /// Which end.
+        side: String,
+        /// The busiest core's busy share, percent.
+        busy: f64,
+    },
+    /// Too few repetitions for a confidence interval worth the name.
+    TooFewRepetitions {
+        /// Done.
+        n: usize,
+        /// Advised.
+        need: usize,
+    },
+    /// Repetitions disagree.
+    HighVariance {
+        /// The metric.
+        metric: String,
+        /// Its coefficient of variation.
+        cv: f64,
+        /// Repetitions that would bring the CI half-width under 5% of the median.
+        need: usize,
+    },
+    /// The kernel granted less socket buffer than the sweep asked for.
+    KernelCappedWindow {
+        /// Requested.
+        requested: u64,
+        /// Granted (as `getsockopt` reports it, i.e. doubled).
+        granted: u64,
+    },
+}
+
+impl Quality {
+    /// What to do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            Quality::NotSteady { .. } => {
+                "lengthen --time or add --warmup so the rate settles".into()
+            }
+            Quality::CpuSaturated { .. } => {
+                "the point is CPU-bound: compare service demand, or pin with --affinity".into()
+            }
+            Quality::TooFewRepetitions { need, .. } => format!("use --repeat {need} or more"),
+            Quality::HighVariance { need, .. } => {
+                format!("use --repeat {need}, a quieter machine, or pinned cores")
+            }
+            Quality::KernelCappedWindow { .. } => {
+                "raise net.core.rmem_max and net.core.wmem_max on both hosts".into()
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Quality {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Quality::NotSteady { cv } => write!(f, "not steady (interval CV {:.1}%)", cv * 100.0),
+            Quality::CpuSaturated { side, busy } => {
+                write!(f, "{side} CPU saturated ({busy:.0}% on one core)")
+            }
+            Quality::TooFewRepetitions { n, need } => {
+                write!(f, "too few repetitions ({n}, want {need})")
+            }
+            Quality::HighVariance { metric, cv, .. } => {
+                write!(f, "high variance in {metric} (CV {:.1}%)", cv * 100.0)
+            }
+            Quality::KernelCappedWindow { requested, granted } => {
+                write!(
+                    f,
+                    "kernel capped the window ({requested} B asked, {granted} B granted)"
+                )
+            }
+        }
+    }
+}
