@@ -255,3 +255,14 @@ impl std::fmt::Display for Quality {
         }
     }
 }
+
+/// A point's statistics over its repetitions (stored as the point's summary).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointSummary {
+    /// Repetitions measured.
+    pub reps: usize,
+    /// Every metric's estimate, by metric name.
+    pub estimates: BTreeMap<String, Estimate>,
+    /// Quality warnings.
+    pub quality: Vec<Quality>,
+}

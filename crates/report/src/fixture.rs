@@ -185,3 +185,56 @@ pub fn rr_report() -> TestReport {
         Some(latency),
     )
 }
+
+/// A deterministic sweep, run through the scripted engine: stream tests in three
+/// directions and two windows, and an RR test, over four sizes.
+pub fn study() -> crate::study::Study {
+    use crate::study::{PointView, RunMeta, Study};
+    use netsonde_sweep::exec::summarize;
+    use netsonde_sweep::exec::Runner;
+    use netsonde_sweep::fake::FakeRunner;
+
+    let mut plan = netsonde_sweep::Plan::default_characterization();
+    plan.directions = vec![Direction::Out, Direction::In, Direction::Bidir];
+    plan.sizes = netsonde_sweep::axes::parse_sizes("64..16K*4").unwrap();
+    plan.windows = vec![Some(Bytes(16 * 1024)), Some(Bytes(64 * 1024))];
+    plan.line_rate = Some(BitRate(1e10));
+    let (points, _) = plan.points();
+    let mut runner = FakeRunner::new(42);
+    let views = points
+        .iter()
+        .map(|p| {
+            let reps: Vec<_> = (0..plan.repeat)
+                .map(|_| netsonde_model::sweep::Metrics::from_report(&runner.run(&p.spec).unwrap()))
+                .collect();
+            PointView {
+                idx: p.idx,
+                axes: p.axes.clone(),
+                spec: p.spec.clone(),
+                status: "done".into(),
+                reason: None,
+                summary: Some(summarize(&p.spec, &reps)),
+            }
+        })
+        .collect();
+    let mut h = host("client");
+    h.interface = Some(InterfaceFacts {
+        name: "veth0".into(),
+        mtu: 1500,
+    });
+    Study::build(
+        RunMeta {
+            id: 7,
+            label: "fixture".into(),
+            created_at: 1_700_000_000,
+            tool_version: "0.1.0".into(),
+            command: "netsonde sweep --fake".into(),
+            status: "complete".into(),
+            client_host: Some(h),
+            server_host: Some(host("server")),
+            line_rate: plan.line_rate.map(|r| r.bps()),
+            repeat: plan.repeat,
+        },
+        views,
+    )
+}

@@ -4,16 +4,28 @@
 //! - [`json::document`]: the `--json` document (`docs/JSON.md` is its specification).
 //! - [`json::interval_line`] and [`json::summary_line`]: `--jsonl` records.
 //!
-//! Every renderer has a golden test over the same fixture report.
+//! - [`study`]: the analysed view of a stored sweep run (tables, fits, knees,
+//!   efficiency, plot specifications), rendered by [`html`], [`markdown`], [`csv`]
+//!   and as JSON; [`plot`] draws plot specifications as SVG.
+//!
+//! Every renderer has a golden test over fixed inputs.
 #![forbid(unsafe_code)]
 
+pub mod csv;
+pub mod html;
 pub mod json;
+pub mod markdown;
+pub mod plot;
+pub mod study;
+pub mod tables;
 pub mod text;
 
 use netsonde_model::result::TestReport;
 
 #[cfg(test)]
 pub(crate) mod fixture;
+#[cfg(test)]
+mod study_tests;
 
 /// Re-exported for callers that only render.
 pub type Report = TestReport;

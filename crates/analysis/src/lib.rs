@@ -1,0 +1,43 @@
+//! netsonde's analysis: what the figures of a run mean. Pure functions only: this
+//! crate does no I/O, reads no clock and draws no random numbers, so every answer is
+//! a function of its arguments and every test has a known answer.
+//!
+//! - [`stats`]: [`estimate`] turns repetitions into an [`Estimate`] (median, mean,
+//!   CV, a 95% confidence interval of the median); [`reps_needed`] says how many
+//!   repetitions a CV calls for.
+//! - [`steady`]: [`steady_state`] finds where a series of interval rates settles.
+//! - [`fit`]: least squares ([`fit_linear`]) and the latency model of a message size
+//!   ([`predicted_throughput`]).
+//! - [`knee`](mod@knee): where a curve reaches a share of its maximum.
+//! - [`link`]: theoretical goodput of an Ethernet link, efficiency, and the
+//!   bandwidth-delay product.
+//! - [`compare`](mod@compare): regression detection between a baseline and a new
+//!   [`Estimate`].
+//! - [`quality`]: the [`Quality`] warnings of one point, and estimates of all its
+//!   metrics.
+//! - [`diagnose`](mod@diagnose): which [`Bottleneck`] limited a stream point.
+//!
+//! [`Estimate`]: netsonde_model::sweep::Estimate
+//! [`Quality`]: netsonde_model::sweep::Quality
+#![forbid(unsafe_code)]
+
+pub mod compare;
+pub mod diagnose;
+pub mod fit;
+pub mod knee;
+pub mod link;
+pub mod quality;
+pub mod stats;
+pub mod steady;
+
+pub use compare::{compare, Delta, Verdict};
+pub use diagnose::{diagnose, Bottleneck, DiagnosisInput};
+pub use fit::{fit_linear, predicted_throughput, LinearFit};
+pub use knee::knee;
+pub use link::{
+    bdp_bytes, efficiency, payload_per_frame, payload_share, theoretical_goodput,
+    ETHERNET_WIRE_OVERHEAD, L4,
+};
+pub use quality::{estimate_all, point_quality};
+pub use stats::{estimate, reps_needed, t975};
+pub use steady::{steady_state, Steadiness};

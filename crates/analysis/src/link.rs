@@ -1,0 +1,139 @@
+//! Link arithmetic: the theoretical maximum goodput of an Ethernet link for an MTU
+//! and transport ([`theoretical_goodput`]), the efficiency of a measurement against
+//! it ([`efficiency`]), and the bandwidth-delay product ([`bdp_bytes`]).
+//!
+//! Every frame on the wire carries a fixed overhead around the IP packet
+//! ([`ETHERNET_WIRE_OVERHEAD`]), and every packet carries IP and transport headers,
+//! so only `payload / (mtu + 38)` of the line rate can be goodput. For MTU 1500 and
+//! TCP with timestamps that is 1448/1538: 9.415 Gbit/s on a 10 Gbit/s link.
+//! IPv4 without options is assumed.
+
+use serde::{Deserialize, Serialize};
+
+/// Ethernet per-frame overhead on the wire, in bytes, beyond the IP packet:
+/// preamble and start-of-frame delimiter 8, MAC header 14, frame check sequence 4,
+/// inter-frame gap 12.
+pub const ETHERNET_WIRE_OVERHEAD: u64 = 38;
+
+/// IPv4 header without options, in bytes.
+pub const IPV4_HEADER: u64 = 20;
+
+/// TCP header without options, in bytes.
+pub const TCP_HEADER: u64 = 20;
+
+/// The TCP timestamps option as Linux sends it on every segment (10 bytes padded to
+/// 12), in bytes.
+pub const TCP_TIMESTAMPS_OPTION: u64 = 12;
+
+/// UDP header, in bytes.
+pub const UDP_HEADER: u64 = 8;
+
+/// The transport whose headers share each packet with the payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum L4 {
+    /// TCP.
+    Tcp {
+        /// Whether segments carry the timestamps option (Linux default: yes).
+        timestamps: bool,
+    },
+    /// UDP.
+    Udp,
+}
+
+impl L4 {
+    /// IP plus transport header bytes per packet.
+    fn header_bytes(self) -> u64 {
+        IPV4_HEADER
+            + match self {
+                L4::Tcp { timestamps: false } => TCP_HEADER,
+                L4::Tcp { timestamps: true } => TCP_HEADER + TCP_TIMESTAMPS_OPTION,
+                L4::Udp => UDP_HEADER,
+            }
+    }
+}
+
+/// Payload bytes per frame for an MTU (the IP packet size): the MTU less the IPv4 and
+/// transport headers; 0 if the MTU cannot hold the headers.
+pub fn payload_per_frame(mtu: u64, l4: L4) -> u64 {
+    mtu.saturating_sub(l4.header_bytes())
+}
+
+/// Share of the line rate that can be goodput: `payload / (mtu + 38)`.
+pub fn payload_share(mtu: u64, l4: L4) -> f64 {
+    payload_per_frame(mtu, l4) as f64 / (mtu + ETHERNET_WIRE_OVERHEAD) as f64
+}
+
+/// Theoretical maximum goodput in bit/s for a line rate in bit/s:
+/// `line_rate · payload_share`.
+pub fn theoretical_goodput(line_rate_bps: f64, mtu: u64, l4: L4) -> f64 {
+    line_rate_bps * payload_share(mtu, l4)
+}
+
+/// Efficiency: measured goodput over the theoretical maximum, as a fraction (1.0 is
+/// the best the link allows). 0 when the theoretical maximum is 0.
+pub fn efficiency(measured_bps: f64, line_rate_bps: f64, mtu: u64, l4: L4) -> f64 {
+    let max = theoretical_goodput(line_rate_bps, mtu, l4);
+    if max == 0.0 {
+        0.0
+    } else {
+        measured_bps / max
+    }
+}
+
+/// Bandwidth-delay product in bytes: `rate_bps / 8 · rtt_ns / 10⁹`, the data in
+/// flight that keeps a path of that rate and round-trip time full, and so the window
+/// a single flow needs.
+pub fn bdp_bytes(rate_bps: f64, rtt_ns: f64) -> f64 {
+    rate_bps / 8.0 * rtt_ns / 1e9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TCP_TS: L4 = L4::Tcp { timestamps: true };
+
+    #[test]
+    fn payload_per_frame_at_1500() {
+        assert_eq!(payload_per_frame(1500, TCP_TS), 1448);
+        assert_eq!(payload_per_frame(1500, L4::Tcp { timestamps: false }), 1460);
+        assert_eq!(payload_per_frame(1500, L4::Udp), 1472);
+        assert_eq!(payload_per_frame(9000, TCP_TS), 8948);
+        assert_eq!(payload_per_frame(40, TCP_TS), 0);
+    }
+
+    #[test]
+    fn payload_shares() {
+        assert_eq!(payload_share(1500, TCP_TS), 1448.0 / 1538.0);
+        assert_eq!(payload_share(1500, L4::Udp), 1472.0 / 1538.0);
+        assert_eq!(payload_share(9000, TCP_TS), 8948.0 / 9038.0);
+    }
+
+    #[test]
+    fn ten_gig_at_1500_is_9_415_gbit() {
+        let g = theoretical_goodput(10e9, 1500, TCP_TS);
+        // 10e9 * 1448 / 1538 = 9_414_824_447.3...
+        assert!((g - 9_414_824_447.334).abs() < 1.0, "{g}");
+        assert_eq!((g / 1e6).round(), 9415.0);
+        let e = efficiency(9.0e9, 10e9, 1500, TCP_TS);
+        assert!((e - 9.0e9 / g).abs() < 1e-12);
+        assert!((e - 0.95594).abs() < 1e-4, "{e}");
+        assert_eq!(efficiency(1e9, 10e9, 40, TCP_TS), 0.0);
+    }
+
+    #[test]
+    fn bdp_of_a_long_fat_path() {
+        // 1 Gbit/s × 228 ms = 125 MB/s × 0.228 s = 28.5 MB.
+        let b = bdp_bytes(1e9, 228e6);
+        assert!((b - 28.5e6).abs() < 1e-6, "{b}");
+    }
+
+    #[test]
+    fn l4_serializes_with_a_kind_tag() {
+        let json = serde_json::to_string(&TCP_TS).unwrap();
+        assert_eq!(json, r#"{"kind":"tcp","timestamps":true}"#);
+        let back: L4 = serde_json::from_str(r#"{"kind":"udp"}"#).unwrap();
+        assert_eq!(back, L4::Udp);
+    }
+}

@@ -1,0 +1,94 @@
+//! The HTML report: one self-contained file (inline CSS, inline SVG plots; no
+//! scripts, external styles or fonts), so it can be mailed or archived.
+
+use std::fmt::Write;
+
+use crate::plot::svg;
+use crate::study::Study;
+use crate::tables::tables;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1100px;color:#222}\
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}\
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}\
+td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}\
+td:nth-child(2),th:nth-child(2){text-align:left}\
+th{background:#f0f0f0}.note{color:#555;font-size:.9em}\
+.plots{display:flex;flex-wrap:wrap;gap:12px}.plot{border:1px solid #ddd}\
+code{background:#f4f4f4;padding:1px 4px}";
+
+/// Renders the whole report.
+pub fn render(s: &Study) -> String {
+    let mut o = String::new();
+    let r = &s.run;
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>netsonde run {} — {}</title><style>{STYLE}</style></head><body>\n",
+        r.id,
+        esc(&r.label)
+    );
+    let _ = writeln!(o, "<h1>netsonde run {}: {}</h1>", r.id, esc(&r.label));
+    let _ = writeln!(
+        o,
+        "<p class=\"note\">status {} · {} repetitions per point · netsonde {} · <code>{}</code></p>",
+        esc(&r.status),
+        r.repeat,
+        esc(&r.tool_version),
+        esc(&r.command)
+    );
+    for (name, h) in [("client", &r.client_host), ("server", &r.server_host)] {
+        if let Some(h) = h {
+            let _ = writeln!(
+                o,
+                "<p class=\"note\">{name}: {} · kernel {} · {} cores · {}{}</p>",
+                esc(&h.hostname),
+                esc(&h.kernel),
+                h.cores,
+                esc(&h.cpu_model),
+                h.interface
+                    .as_ref()
+                    .map(|i| format!(" · {} MTU {}", esc(&i.name), i.mtu))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    if !s.plots.is_empty() {
+        let _ = writeln!(o, "<h2>Plots</h2><div class=\"plots\">");
+        for p in &s.plots {
+            let _ = writeln!(
+                o,
+                "<div class=\"plot\" id=\"plot-{}\">{}</div>",
+                esc(&p.id),
+                svg(p)
+            );
+        }
+        let _ = writeln!(o, "</div>");
+    }
+    for t in tables(s) {
+        let _ = writeln!(o, "<h2>{}</h2>", esc(&t.title));
+        if !t.note.is_empty() {
+            let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(&t.note));
+        }
+        let _ = write!(o, "<table><tr>");
+        for h in &t.headers {
+            let _ = write!(o, "<th>{}</th>", esc(h));
+        }
+        let _ = writeln!(o, "</tr>");
+        for row in &t.rows {
+            let _ = write!(o, "<tr>");
+            for c in row {
+                let _ = write!(o, "<td>{}</td>", esc(c));
+            }
+            let _ = writeln!(o, "</tr>");
+        }
+        let _ = writeln!(o, "</table>");
+    }
+    o.push_str("</body></html>\n");
+    o
+}

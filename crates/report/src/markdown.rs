@@ -1,0 +1,63 @@
+//! The Markdown report (`netsonde report RUN --format md`).
+
+use std::fmt::Write;
+
+use crate::study::Study;
+use crate::tables::tables;
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Renders the report as Markdown tables.
+pub fn render(s: &Study) -> String {
+    let mut o = String::new();
+    let r = &s.run;
+    let _ = writeln!(o, "# netsonde run {}: {}\n", r.id, r.label);
+    let _ = writeln!(
+        o,
+        "- status: {}, {} repetitions per point, netsonde {}",
+        r.status, r.repeat, r.tool_version
+    );
+    let _ = writeln!(o, "- command: `{}`", r.command);
+    for (name, h) in [("client", &r.client_host), ("server", &r.server_host)] {
+        if let Some(h) = h {
+            let _ = writeln!(
+                o,
+                "- {name}: {} kernel {}, {} cores, {}{}",
+                h.hostname,
+                h.kernel,
+                h.cores,
+                h.cpu_model,
+                h.interface
+                    .as_ref()
+                    .map(|i| format!(", {} MTU {}", i.name, i.mtu))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    for t in tables(s) {
+        let _ = writeln!(o, "\n## {}\n", t.title);
+        if !t.note.is_empty() {
+            let _ = writeln!(o, "{}\n", t.note);
+        }
+        let _ = writeln!(
+            o,
+            "| {} |",
+            t.headers
+                .iter()
+                .map(|h| cell(h))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        let _ = writeln!(o, "|{}", "---|".repeat(t.headers.len()));
+        for row in &t.rows {
+            let _ = writeln!(
+                o,
+                "| {} |",
+                row.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | ")
+            );
+        }
+    }
+    o
+}

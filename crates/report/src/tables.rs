@@ -1,0 +1,228 @@
+//! The sweep report's tables, built once from a [`Study`] and rendered by both the
+//! Markdown and the HTML writer.
+
+use netsonde_model::units::{BitRate, Bytes, Nanos};
+
+use crate::study::Study;
+
+/// A titled table of text cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// Title.
+    pub title: String,
+    /// A sentence under the title.
+    pub note: String,
+    /// Column headers.
+    pub headers: Vec<String>,
+    /// Rows.
+    pub rows: Vec<Vec<String>>,
+}
+
+fn rate(v: f64) -> String {
+    BitRate(v).to_string()
+}
+
+fn ns(v: f64) -> String {
+    Nanos(v.max(0.0).round() as u64).to_string()
+}
+
+fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "-".into())
+}
+
+fn t(title: &str, note: &str, headers: &[&str], rows: Vec<Vec<String>>) -> Table {
+    Table {
+        title: title.into(),
+        note: note.into(),
+        headers: headers.iter().map(|h| h.to_string()).collect(),
+        rows,
+    }
+}
+
+/// Every table of the report, in order. Empty tables are left out.
+pub fn tables(s: &Study) -> Vec<Table> {
+    let mut out = Vec::new();
+    let points = s
+        .points
+        .iter()
+        .map(|p| {
+            let est = |m: &str| p.summary.as_ref().and_then(|x| x.estimates.get(m));
+            let with_ci = |m: &str, f: &dyn Fn(f64) -> String| {
+                est(m)
+                    .map(|e| format!("{} [{} – {}]", f(e.median), f(e.ci_low), f(e.ci_high)))
+                    .unwrap_or_else(|| "-".into())
+            };
+            vec![
+                p.idx.to_string(),
+                s.label(p),
+                p.status.clone(),
+                opt(p.summary.as_ref(), |x| x.reps.to_string()),
+                with_ci("goodput", &rate),
+                with_ci("latency_p50", &ns),
+                opt(est("transactions_per_sec"), |e| format!("{:.0}", e.median)),
+                opt(est("client_busy_cores"), |e| format!("{:.2}", e.median)),
+                opt(est("server_busy_cores"), |e| format!("{:.2}", e.median)),
+                opt(
+                    est("client_us_per_kib").or(est("client_us_per_trans")),
+                    |e| format!("{:.3}", e.median),
+                ),
+                opt(est("goodput").or(est("transactions_per_sec")), |e| {
+                    format!("{:.1}%", e.cv * 100.0)
+                }),
+                p.reason.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    out.push(t(
+        "Points",
+        "Medians over repetitions with 95% confidence intervals; CPU is busy cores system-wide; service demand is client µs per KiB (streams) or per transaction (RR).",
+        &["#", "configuration", "status", "reps", "goodput", "latency p50", "trans/s", "client CPU", "server CPU", "service demand", "CV", "note"],
+        points,
+    ));
+    if s.directions.iter().any(|d| !d.goodput.is_empty()) {
+        let dirs = ["out", "in", "bidir"];
+        let rows = s
+            .directions
+            .iter()
+            .map(|d| {
+                let mut r = vec![d.config.clone()];
+                for k in dirs {
+                    r.push(opt(d.goodput.get(k), |v| rate(*v)));
+                }
+                for k in dirs {
+                    r.push(format!(
+                        "{} / {}",
+                        opt(d.client_cpu.get(k), |v| format!("{v:.2}")),
+                        opt(d.server_cpu.get(k), |v| format!("{v:.2}"))
+                    ));
+                }
+                r
+            })
+            .collect();
+        out.push(t(
+            "Outbound, inbound and bidirectional",
+            "Goodput per direction (bidir: both directions summed) and busy cores client / server.",
+            &[
+                "configuration",
+                "out",
+                "in",
+                "bidir",
+                "CPU out",
+                "CPU in",
+                "CPU bidir",
+            ],
+            rows,
+        ));
+    }
+    if let Some(f) = &s.fit {
+        let rows = f
+            .rows
+            .iter()
+            .map(|r| {
+                vec![
+                    Bytes(r.size as u64).to_string(),
+                    ns(r.measured_ns),
+                    ns(r.fitted_ns),
+                    format!(
+                        "{:+.1}%",
+                        100.0 * (r.measured_ns - r.fitted_ns) / r.fitted_ns.max(1.0)
+                    ),
+                    opt(r.predicted_bps, rate),
+                    opt(r.measured_bps, rate),
+                ]
+            })
+            .collect();
+        out.push(t(
+            "Latency model",
+            &format!(
+                "{}: one-way latency (half the ping-pong p50) = {:.4} ns/B × B + {} (R² = {:.4}); predicted throughput = B / (a·B + b).",
+                f.config,
+                f.fit.slope,
+                ns(f.fit.intercept),
+                f.fit.r2
+            ),
+            &["size", "measured", "fitted", "residual", "predicted throughput", "measured throughput"],
+            rows,
+        ));
+    }
+    if !s.knees.is_empty() {
+        let fmt = |axis: &str, v: Option<f64>| {
+            opt(v, |x| {
+                if axis == "size" || axis == "window" {
+                    Bytes(x as u64).to_string()
+                } else {
+                    format!("{x}")
+                }
+            })
+        };
+        let rows = s
+            .knees
+            .iter()
+            .map(|k| {
+                vec![
+                    k.config.clone(),
+                    k.axis.clone(),
+                    rate(k.max_bps),
+                    fmt(&k.axis, k.at_90),
+                    fmt(&k.axis, k.at_95),
+                ]
+            })
+            .collect();
+        out.push(t(
+            "Knees",
+            "The smallest size or window that reaches 90% and 95% of the best goodput.",
+            &["configuration", "axis", "best", "90%", "95%"],
+            rows,
+        ));
+    }
+    if !s.efficiency.is_empty() {
+        let rows = s
+            .efficiency
+            .iter()
+            .map(|e| {
+                vec![
+                    e.config.clone(),
+                    rate(e.goodput),
+                    opt(e.theoretical, rate),
+                    opt(e.efficiency, |x| format!("{:.1}%", x * 100.0)),
+                    opt(e.bdp, |b| Bytes(b as u64).to_string()),
+                    e.bottleneck.to_string(),
+                ]
+            })
+            .collect();
+        let note = match (s.run.line_rate, s.mtu) {
+            (Some(r), Some(m)) => format!(
+                "Theoretical goodput at {} and MTU {m} after Ethernet, IP and TCP/UDP overhead.",
+                rate(r)
+            ),
+            _ => "Give --line-rate to compare against a line rate.".into(),
+        };
+        out.push(t(
+            "Efficiency and bottlenecks",
+            &note,
+            &[
+                "configuration",
+                "goodput",
+                "theoretical",
+                "efficiency",
+                "BDP",
+                "bottleneck",
+            ],
+            rows,
+        ));
+    }
+    if !s.warnings.is_empty() {
+        let rows = s
+            .warnings
+            .iter()
+            .map(|(i, c, q, h)| vec![i.to_string(), c.clone(), q.to_string(), h.clone()])
+            .collect();
+        out.push(t(
+            "Quality warnings",
+            "",
+            &["#", "configuration", "warning", "what to do"],
+            rows,
+        ));
+    }
+    out
+}

@@ -1,0 +1,99 @@
+//! The store's one error type.
+
+use std::path::PathBuf;
+
+use crate::{PointStatus, RunId};
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database file could not be opened or configured (not a SQLite file,
+    /// unreadable, locked past the busy timeout).
+    #[error("cannot open results store {}", path.display())]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The directory meant to hold the database could not be created.
+    #[error("cannot create directory {} for the results store", path.display())]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A statement failed.
+    #[error("results store query failed")]
+    Sql(#[from] rusqlite::Error),
+    /// No run has this id.
+    #[error("no run {0} in the results store")]
+    NoSuchRun(RunId),
+    /// The run has no point with this index.
+    #[error("run {run} has no point {idx}")]
+    NoSuchPoint {
+        /// The run.
+        run: RunId,
+        /// The point's index.
+        idx: u32,
+    },
+    /// The point has no repetition with this number.
+    #[error("run {run} point {idx} has no repetition {rep}")]
+    NoSuchRep {
+        /// The run.
+        run: RunId,
+        /// The point's index.
+        idx: u32,
+        /// The repetition.
+        rep: u32,
+    },
+    /// The database was written by a newer netsonde whose schema this one does not
+    /// know; it is left untouched.
+    #[error(
+        "results store has schema version {found}, this netsonde supports up to {supported}: \
+         upgrade netsonde"
+    )]
+    NewerSchema {
+        /// `PRAGMA user_version` of the file.
+        found: i64,
+        /// [`crate::Store::SCHEMA_VERSION`].
+        supported: u32,
+    },
+    /// A JSON column could not be written or read back; the message says which.
+    #[error("bad JSON in the results store: {0}")]
+    Json(String),
+    /// A metric was NaN or infinite, which JSON cannot carry.
+    #[error("run {run} point {idx} repetition {rep}: metric {name} is not a finite number")]
+    NonFiniteMetric {
+        /// The run.
+        run: RunId,
+        /// The point's index.
+        idx: u32,
+        /// The repetition.
+        rep: u32,
+        /// The metric's name.
+        name: String,
+    },
+    /// A count does not fit SQLite's signed 64-bit integers.
+    #[error("{what} = {value} is too large to store")]
+    TooLarge {
+        /// Which value.
+        what: &'static str,
+        /// The value.
+        value: u64,
+    },
+    /// A status column held a name this version does not know.
+    #[error("unknown {kind} status {value:?}")]
+    UnknownStatus {
+        /// `run` or `point`.
+        kind: &'static str,
+        /// The text found.
+        value: String,
+    },
+    /// [`crate::Store::skip_point`] was given a status other than skipped or failed.
+    #[error("a point can be marked skipped or failed, not {0}")]
+    NotASkipStatus(PointStatus),
+}

@@ -1,0 +1,146 @@
+//! The executor: runs a plan's order through a [`Runner`] into a [`Sink`].
+//!
+//! Every repetition goes to the sink as soon as it ends (the store commits it in its
+//! own transaction), and a point's summary follows its last repetition. A resumed run
+//! passes the repetitions already stored in `prior` and an order without them. The
+//! stop hook is checked before each repetition, so Ctrl-C ends the run between
+//! measurements and keeps everything completed.
+
+use std::collections::BTreeMap;
+
+use netsonde_analysis::{estimate_all, point_quality};
+use netsonde_model::result::TestReport;
+use netsonde_model::spec::TestSpec;
+use netsonde_model::sweep::{Metrics, PointSummary};
+
+use crate::plan::Point;
+
+/// Runs one measurement.
+pub trait Runner {
+    /// Runs `spec` once; an error is one line saying why.
+    fn run(&mut self, spec: &TestSpec) -> Result<TestReport, String>;
+}
+
+/// Where results go.
+pub trait Sink {
+    /// One repetition finished.
+    fn rep_done(
+        &mut self,
+        point: &Point,
+        rep: u32,
+        report: &TestReport,
+        metrics: &Metrics,
+    ) -> Result<(), String>;
+    /// A point has all its repetitions.
+    fn point_done(&mut self, point: &Point, summary: &PointSummary) -> Result<(), String>;
+    /// A point could not be measured; its remaining repetitions are skipped.
+    fn point_failed(&mut self, point: &Point, reason: &str) -> Result<(), String>;
+}
+
+/// Progress reports.
+pub trait Progress {
+    /// A repetition is about to run.
+    fn begin(&mut self, point: &Point, rep: u32);
+    /// It ended with `outcome` (a short figure or an error).
+    fn end(&mut self, point: &Point, rep: u32, outcome: &str);
+}
+
+/// Does nothing: for tests and quiet runs.
+#[derive(Debug, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn begin(&mut self, _: &Point, _: u32) {}
+    fn end(&mut self, _: &Point, _: u32, _: &str) {}
+}
+
+/// Summarises repetitions of `spec`: every metric's estimate and the quality
+/// warnings.
+pub fn summarize(spec: &TestSpec, reps: &[Metrics]) -> PointSummary {
+    PointSummary {
+        reps: reps.len(),
+        estimates: estimate_all(reps),
+        quality: point_quality(reps, spec.window.map(|w| w.0)),
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// Repetitions measured by this call.
+    pub reps: usize,
+    /// Points that failed.
+    pub failed: Vec<(u32, String)>,
+    /// Whether the stop hook ended it early.
+    pub interrupted: bool,
+}
+
+/// Why a run could not go on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExecError {
+    /// The sink (the store) failed: nothing more can be kept.
+    #[error("cannot record results: {0}")]
+    Sink(String),
+    /// The order names a point the plan lacks.
+    #[error("run order names point {0}, which the plan does not have")]
+    NoSuchPoint(u32),
+}
+
+/// Runs `order` (pairs of point index and repetition).
+pub fn execute(
+    points: &[Point],
+    repeat: u32,
+    order: &[(u32, u32)],
+    mut prior: BTreeMap<u32, Vec<Metrics>>,
+    runner: &mut dyn Runner,
+    sink: &mut dyn Sink,
+    progress: &mut dyn Progress,
+    stop: &dyn Fn() -> bool,
+) -> Result<Outcome, ExecError> {
+    let mut out = Outcome::default();
+    let mut failed: BTreeMap<u32, ()> = BTreeMap::new();
+    for &(idx, rep) in order {
+        if stop() {
+            out.interrupted = true;
+            break;
+        }
+        if failed.contains_key(&idx) {
+            continue;
+        }
+        let point = points
+            .get(idx as usize)
+            .ok_or(ExecError::NoSuchPoint(idx))?;
+        progress.begin(point, rep);
+        match runner.run(&point.spec) {
+            Ok(report) => {
+                let metrics = Metrics::from_report(&report);
+                let fig = metrics
+                    .get("goodput")
+                    .map(|g| format!("{}", netsonde_model::units::BitRate(g)))
+                    .or_else(|| {
+                        metrics
+                            .get("latency_p50")
+                            .map(|l| format!("p50 {}", netsonde_model::units::Nanos(l as u64)))
+                    })
+                    .unwrap_or_default();
+                sink.rep_done(point, rep, &report, &metrics)
+                    .map_err(ExecError::Sink)?;
+                out.reps += 1;
+                progress.end(point, rep, &fig);
+                let reps = prior.entry(idx).or_default();
+                reps.push(metrics);
+                if reps.len() == repeat as usize {
+                    let summary = summarize(&point.spec, reps);
+                    sink.point_done(point, &summary).map_err(ExecError::Sink)?;
+                }
+            }
+            Err(reason) => {
+                progress.end(point, rep, &format!("failed: {reason}"));
+                sink.point_failed(point, &reason).map_err(ExecError::Sink)?;
+                failed.insert(idx, ());
+                out.failed.push((idx, reason));
+            }
+        }
+    }
+    Ok(out)
+}

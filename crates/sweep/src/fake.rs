@@ -1,0 +1,274 @@
+//! A scripted engine: deterministic reports from a cost model with seeded noise.
+//!
+//! The model is the reference study's: a message of `B` bytes costs `a*B + b`
+//! nanoseconds. Streams deliver `B*8 / (a*B + b_stream)` bit/s, capped by a window
+//! over a 100 µs round trip when a window is set; a request/response round trip of
+//! `B` bytes each way takes `2*(a*B + b_rr)`. Noise is ±2%, drawn from a generator
+//! seeded by the run seed, the spec and how often that spec ran, so the same plan
+//! always yields the same numbers in any order.
+
+use std::collections::HashMap;
+
+use netsonde_model::cpu::{CoreUsage, CpuReport, ProcessUsage};
+use netsonde_model::host::{HostFacts, InterfaceFacts};
+use netsonde_model::result::{
+    FlowResult, IntervalRecord, LatencySummary, Role, SideResult, SocketFacts, TestReport,
+};
+use netsonde_model::spec::{FlowDir, TestSpec};
+use netsonde_model::units::{BitRate, Bytes, Nanos, Percent};
+use rand::{Rng, SeedableRng};
+
+use crate::exec::Runner;
+
+/// Slope of the cost model, ns per byte (0.4 ns/B is a 20 Gbit/s asymptote).
+pub const A_NS_PER_BYTE: f64 = 0.4;
+/// Fixed cost of a stream message, ns.
+pub const B_STREAM_NS: f64 = 3_000.0;
+/// Fixed cost of one direction of a transaction, ns.
+pub const B_RR_NS: f64 = 10_000.0;
+
+/// The scripted engine.
+#[derive(Debug)]
+pub struct FakeRunner {
+    seed: u64,
+    runs: HashMap<u64, u64>,
+    /// Fail every run of specs with this message size, with this message.
+    pub fail_size: Option<(Bytes, String)>,
+}
+
+impl FakeRunner {
+    /// A runner with a seed.
+    pub fn new(seed: u64) -> FakeRunner {
+        FakeRunner {
+            seed,
+            runs: HashMap::new(),
+            fail_size: None,
+        }
+    }
+}
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn host() -> HostFacts {
+    HostFacts {
+        hostname: "fake".into(),
+        kernel: "fake-kernel".into(),
+        cpu_model: "Scripted CPU".into(),
+        cores: 2,
+        sysctls: Default::default(),
+        interface: Some(InterfaceFacts {
+            name: "lo".into(),
+            mtu: 65536,
+        }),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+    }
+}
+
+fn cpu(busy: f64, secs: f64) -> CpuReport {
+    let core = |n: Option<u32>, b: f64| CoreUsage {
+        core: n,
+        user: Percent(b * 10.0),
+        sys: Percent(b * 60.0),
+        softirq: Percent(b * 30.0),
+        idle: Percent(100.0 - b * 100.0),
+        ..CoreUsage::default()
+    };
+    CpuReport {
+        elapsed: Nanos((secs * 1e9) as u64),
+        cores: vec![core(Some(0), busy / 2.0), core(Some(1), busy / 2.0)],
+        total: core(None, busy / 2.0),
+        busy_cores: busy,
+        process: ProcessUsage {
+            user: Nanos((busy * secs * 1e8) as u64),
+            sys: Nanos((busy * secs * 6e8) as u64),
+            voluntary_ctxsw: 1000,
+            involuntary_ctxsw: 10,
+        },
+    }
+}
+
+fn flow(
+    id: u32,
+    dir: FlowDir,
+    role: Role,
+    bytes: u64,
+    msgs: u64,
+    trans: u64,
+    secs: f64,
+) -> FlowResult {
+    FlowResult {
+        id,
+        dir,
+        role,
+        bytes_total: Bytes(bytes),
+        bytes: Bytes(bytes),
+        messages: msgs,
+        calls: msgs,
+        transactions: trans,
+        transactions_total: trans,
+        elapsed: Nanos((secs * 1e9) as u64),
+        datagrams_sent: None,
+        tcp_info: None,
+        udp: None,
+        latency: None,
+    }
+}
+
+impl Runner for FakeRunner {
+    fn run(&mut self, spec: &TestSpec) -> Result<TestReport, String> {
+        if let Some((size, msg)) = &self.fail_size {
+            let s = if spec.test.is_rr() {
+                spec.request_size
+            } else {
+                spec.size
+            };
+            if s == *size {
+                return Err(msg.clone());
+            }
+        }
+        let key = fnv(&serde_json::to_string(spec).expect("specs serialize"));
+        let n = self.runs.entry(key).or_insert(0);
+        *n += 1;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(
+            self.seed ^ key ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        );
+        let mut noise = || 1.0 + rng.random_range(-0.02..0.02);
+        let secs = spec.duration.as_secs_f64();
+        let (mut cflows, mut sflows) = (Vec::new(), Vec::new());
+        let mut intervals = Vec::new();
+        let latency;
+        if spec.test.is_rr() {
+            let b = spec.request_size.0 as f64;
+            let rtt = 2.0 * (A_NS_PER_BYTE * b + B_RR_NS) * noise();
+            let trans = (secs * 1e9 / rtt) as u64 * u64::from(spec.parallel);
+            let bytes = trans * (spec.request_size.0 + spec.response_size.0);
+            cflows.push(flow(
+                0,
+                FlowDir::Up,
+                Role::Requester,
+                bytes,
+                trans,
+                trans,
+                secs,
+            ));
+            sflows.push(flow(
+                0,
+                FlowDir::Up,
+                Role::Responder,
+                bytes,
+                trans,
+                trans,
+                secs,
+            ));
+            let ns = |f: f64| Nanos((rtt * f) as u64);
+            latency = Some(LatencySummary {
+                count: trans,
+                min: ns(0.8),
+                mean: ns(1.05),
+                stddev: ns(0.1),
+                p50: ns(1.0),
+                p90: ns(1.15),
+                p99: ns(1.5),
+                p999: ns(2.5),
+                max: ns(6.0),
+            });
+        } else {
+            let b = spec.size.0 as f64;
+            let mut rate = b * 8.0 / ((A_NS_PER_BYTE * b + B_STREAM_NS) * 1e-9);
+            if let Some(w) = spec.window {
+                rate = rate.min(w.0 as f64 * 8.0 / 100e-6);
+            }
+            if let Some(r) = spec.rate {
+                rate = rate.min(r.bps());
+            }
+            let dirs: Vec<FlowDir> = [FlowDir::Up, FlowDir::Down]
+                .into_iter()
+                .filter(|d| match d {
+                    FlowDir::Up => spec.direction.client_sends(),
+                    FlowDir::Down => spec.direction.server_sends(),
+                })
+                .collect();
+            for (i, &dir) in dirs.iter().enumerate() {
+                let r = rate * noise();
+                let bytes = (r / 8.0 * secs) as u64;
+                let msgs = bytes / spec.size.0.max(1);
+                let (snd, rcv) = match dir {
+                    FlowDir::Up => (&mut cflows, &mut sflows),
+                    FlowDir::Down => (&mut sflows, &mut cflows),
+                };
+                snd.push(flow(i as u32, dir, Role::Sender, bytes, msgs, 0, secs));
+                rcv.push(flow(i as u32, dir, Role::Receiver, bytes, msgs, 0, secs));
+                let steps = 5u64;
+                for k in 0..steps {
+                    let len = secs / steps as f64;
+                    let rr = r * noise();
+                    intervals.push(IntervalRecord {
+                        start: Nanos((len * k as f64 * 1e9) as u64),
+                        end: Nanos((len * (k + 1) as f64 * 1e9) as u64),
+                        dir,
+                        bytes: Bytes((rr / 8.0 * len) as u64),
+                        rate: BitRate(rr),
+                        messages: msgs / steps,
+                        transactions: 0,
+                    });
+                }
+            }
+            latency = None;
+        }
+        let moved: f64 = cflows.iter().map(|f| f.bytes.0 as f64).sum::<f64>() / secs * 8.0;
+        let busy = (0.3 + moved / 40e9).min(1.9) * noise();
+        let socket = spec.window.map(|w| SocketFacts {
+            sndbuf: 2 * w.0,
+            rcvbuf: 2 * w.0,
+            mss: None,
+            congestion: None,
+        });
+        let client = SideResult {
+            host: host(),
+            flows: cflows,
+            cpu: Some(cpu(busy, secs)),
+            socket: socket.clone(),
+        };
+        let server = SideResult {
+            host: host(),
+            flows: sflows,
+            cpu: Some(cpu(busy, secs)),
+            socket,
+        };
+        Ok(TestReport::assemble(
+            spec.clone(),
+            "fake".into(),
+            client,
+            server,
+            intervals,
+            latency,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netsonde_model::spec::TestKind;
+
+    #[test]
+    fn deterministic_and_follows_the_model() {
+        let mut spec = TestSpec::new(TestKind::TcpRr);
+        spec.request_size = Bytes(1000);
+        spec.response_size = Bytes(1000);
+        let a = FakeRunner::new(7).run(&spec).unwrap();
+        let b = FakeRunner::new(7).run(&spec).unwrap();
+        assert_eq!(a, b);
+        let p50 = a.rr.unwrap().latency.p50.0 as f64;
+        let model = 2.0 * (A_NS_PER_BYTE * 1000.0 + B_RR_NS);
+        assert!((p50 / model - 1.0).abs() <= 0.021, "{p50} vs {model}");
+        let mut r = FakeRunner::new(7);
+        let first = r.run(&spec).unwrap();
+        let second = r.run(&spec).unwrap();
+        assert_ne!(first, second, "repetitions differ by their noise");
+    }
+}

@@ -1,0 +1,272 @@
+//! Experiment files: a declarative sweep (`netsonde run FILE.toml`). The command
+//! line's `netsonde sweep` flags fill the same [`Experiment`] fields, so both paths
+//! build plans in one place. Unknown keys are errors. Every key is optional; what is
+//! missing comes from the default characterization.
+//!
+//! ```toml
+//! label = "window study"        # shown in `runs list`
+//! host = "192.0.2.10"           # omit for the embedded loopback server
+//! port = 5300
+//! tests = ["tcp-stream", "tcp-rr"]
+//! directions = ["out", "in", "bidir"]
+//! sizes = "64,256,1K..64K"      # axis syntax, see netsonde_sweep::axes
+//! windows = ["default", "64K", "256K"]
+//! parallel = [1, 2]
+//! repeat = 5
+//! time = "2s"
+//! warmup = "500ms"
+//! interval = "250ms"
+//! seed = 1
+//! line_rate = "10G"
+//!
+//! [options]                     # fixed for every point
+//! nodelay = true
+//! congestion = "cubic"
+//! mss = 1448
+//! rate = "1G"                   # pacing per stream
+//! affinity = [0]
+//! server_affinity = [1]
+//! ```
+
+use netsonde_model::spec::{Direction, TestKind};
+use netsonde_model::units::{BitRate, Bytes, Nanos};
+use serde::{Deserialize, Serialize};
+
+use crate::axes::{parse_list, parse_sizes};
+use crate::plan::Plan;
+
+/// Why an experiment could not be built.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FileError {
+    /// TOML syntax or an unknown key.
+    #[error("{0}")]
+    Toml(String),
+    /// A value that does not parse.
+    #[error("{key}: {message}")]
+    Value {
+        /// The key.
+        key: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Fixed options for every point.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Options {
+    /// `TCP_NODELAY`.
+    pub nodelay: Option<bool>,
+    /// Congestion control.
+    pub congestion: Option<String>,
+    /// MSS.
+    pub mss: Option<u32>,
+    /// Pacing per stream.
+    pub rate: Option<String>,
+    /// Client cores.
+    pub affinity: Option<Vec<usize>>,
+    /// Server cores.
+    pub server_affinity: Option<Vec<usize>>,
+}
+
+/// An experiment: what the file (or the flags) say.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    /// Label.
+    pub label: Option<String>,
+    /// Server host.
+    pub host: Option<String>,
+    /// Server port.
+    pub port: Option<u16>,
+    /// Tests.
+    pub tests: Option<Vec<String>>,
+    /// Directions.
+    pub directions: Option<Vec<String>>,
+    /// Size axis.
+    pub sizes: Option<String>,
+    /// Window axis (`default` for the kernel's).
+    pub windows: Option<Vec<String>>,
+    /// Parallel axis.
+    pub parallel: Option<Vec<u32>>,
+    /// Repetitions.
+    pub repeat: Option<u32>,
+    /// Measured time per repetition.
+    pub time: Option<String>,
+    /// Warm-up per repetition.
+    pub warmup: Option<String>,
+    /// Interval sampling period (steadiness).
+    pub interval: Option<String>,
+    /// Shuffle seed.
+    pub seed: Option<u64>,
+    /// Line rate.
+    pub line_rate: Option<String>,
+    /// Fixed options.
+    pub options: Option<Options>,
+}
+
+fn val<T, E: std::fmt::Display>(key: &'static str, r: Result<T, E>) -> Result<T, FileError> {
+    r.map_err(|e| FileError::Value {
+        key,
+        message: e.to_string(),
+    })
+}
+
+impl Experiment {
+    /// Parses a TOML experiment file.
+    pub fn parse(text: &str) -> Result<Experiment, FileError> {
+        toml::from_str(text).map_err(|e| FileError::Toml(e.to_string().trim().replace('\n', " ")))
+    }
+
+    /// The plan: the default characterization with this experiment's values.
+    pub fn plan(&self) -> Result<Plan, FileError> {
+        let mut p = Plan::default_characterization();
+        if let Some(t) = &self.tests {
+            p.tests = val("tests", t.iter().map(|s| s.parse::<TestKind>()).collect())?;
+        }
+        if let Some(d) = &self.directions {
+            p.directions = val(
+                "directions",
+                d.iter()
+                    .map(|s| match s.as_str() {
+                        "out" => Ok(Direction::Out),
+                        "in" => Ok(Direction::In),
+                        "bidir" => Ok(Direction::Bidir),
+                        o => Err(format!("unknown direction '{o}' (out, in, bidir)")),
+                    })
+                    .collect(),
+            )?;
+        }
+        if let Some(s) = &self.sizes {
+            p.sizes = val("sizes", parse_sizes(s))?;
+        }
+        if let Some(w) = &self.windows {
+            p.windows = val(
+                "windows",
+                w.iter()
+                    .map(|s| {
+                        if s == "default" {
+                            Ok(None)
+                        } else {
+                            s.parse::<Bytes>().map(Some)
+                        }
+                    })
+                    .collect(),
+            )?;
+        }
+        if let Some(n) = &self.parallel {
+            p.parallel = n.clone();
+        }
+        if let Some(r) = self.repeat {
+            if r == 0 || r > 1000 {
+                return Err(FileError::Value {
+                    key: "repeat",
+                    message: format!("must be 1 to 1000, got {r}"),
+                });
+            }
+            p.repeat = r;
+        }
+        if let Some(t) = &self.time {
+            p.base.duration = val("time", t.parse::<Nanos>())?;
+        }
+        if let Some(t) = &self.warmup {
+            p.base.warmup = val("warmup", t.parse::<Nanos>())?;
+        }
+        if let Some(t) = &self.interval {
+            p.base.interval = Some(val("interval", t.parse::<Nanos>())?);
+        }
+        if let Some(s) = self.seed {
+            p.seed = s;
+        }
+        if let Some(l) = &self.line_rate {
+            p.line_rate = Some(val("line_rate", l.parse::<BitRate>())?);
+        }
+        if let Some(o) = &self.options {
+            p.base.nodelay = o.nodelay.unwrap_or(p.base.nodelay);
+            p.base.congestion = o.congestion.clone();
+            p.base.mss = o.mss;
+            if let Some(r) = &o.rate {
+                p.base.rate = Some(val("options.rate", r.parse::<BitRate>())?);
+            }
+            p.base.client_affinity = o.affinity.clone().unwrap_or_default();
+            p.base.server_affinity = o.server_affinity.clone().unwrap_or_default();
+        }
+        if p.tests.is_empty()
+            || p.directions.is_empty()
+            || p.windows.is_empty()
+            || p.parallel.is_empty()
+        {
+            return Err(FileError::Value {
+                key: "axes",
+                message: "every axis needs at least one value".into(),
+            });
+        }
+        // Validate the shared options once, on a representative spec, so that a bad
+        // duration is one error and not one skipped point per combination.
+        let mut probe = p.base.clone();
+        probe.test = p.tests[0];
+        val("options", probe.validate())?;
+        Ok(p)
+    }
+}
+
+/// Parses a comma-separated flag value into strings (for building an
+/// [`Experiment`] from the command line).
+pub fn strings(s: &str) -> Result<Vec<String>, String> {
+    parse_list(s, |i| Ok::<_, String>(i.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_file_parses() {
+        let e = Experiment::parse(
+            r#"
+            label = "windows"
+            tests = ["tcp-stream", "tcp-rr"]
+            directions = ["out", "bidir"]
+            sizes = "1K..4K"
+            windows = ["default", "64K"]
+            parallel = [1, 2]
+            repeat = 5
+            time = "2s"
+            warmup = "500ms"
+            line_rate = "10G"
+            [options]
+            congestion = "cubic"
+            "#,
+        )
+        .unwrap();
+        let p = e.plan().unwrap();
+        assert_eq!(p.repeat, 5);
+        assert_eq!(p.sizes, vec![Bytes(1024), Bytes(2048), Bytes(4096)]);
+        assert_eq!(p.windows, vec![None, Some(Bytes(65536))]);
+        assert_eq!(p.base.duration, Nanos::from_secs(2));
+        assert_eq!(p.line_rate, Some(BitRate(1e10)));
+        assert_eq!(p.base.congestion.as_deref(), Some("cubic"));
+        // stream: 2 dirs x 3 sizes x 2 windows x 2 parallel; rr: 1 dir x 3 x 2 x 2
+        assert_eq!(p.points().0.len(), 24 + 12);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_errors() {
+        let e = Experiment::parse("sizes = \"1K\"\nbogus = 1\n").unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+        let e = Experiment::parse("[options]\nnodelayy = true\n").unwrap_err();
+        assert!(e.to_string().contains("nodelayy"), "{e}");
+        let e = Experiment::parse("tests = [\"tcp-x\"]")
+            .unwrap()
+            .plan()
+            .unwrap_err();
+        assert!(e.to_string().contains("unknown test 'tcp-x'"), "{e}");
+        let e = Experiment::parse("time = \"0\"")
+            .unwrap()
+            .plan()
+            .unwrap_err();
+        assert!(e.to_string().contains("--time"), "{e}");
+        let e = Experiment::parse("repeat = 0").unwrap().plan().unwrap_err();
+        assert!(e.to_string().contains("repeat"), "{e}");
+    }
+}

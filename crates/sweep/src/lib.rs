@@ -1,0 +1,23 @@
+//! Characterization runs, as pure logic.
+//!
+//! - [`axes`]: the value syntax of sweep axes (`64,256,1K..64K`, `1K..1M*4`,
+//!   `1K..8K+1K`).
+//! - [`plan`]: a [`plan::Plan`] (base options, axes, repetitions, seed) expands into
+//!   points, and into an interleaved, randomised run order: every round runs every
+//!   point once, in a fresh shuffle, so machine drift spreads over all points.
+//! - [`file`]: the declarative experiment file (`netsonde run FILE.toml`); unknown
+//!   keys are errors.
+//! - [`exec`]: runs an order through a [`exec::Runner`] (the real client, or
+//!   [`fake::FakeRunner`]) into a [`exec::Sink`] (the store), with progress and
+//!   stop hooks. No I/O of its own.
+//! - [`fake`]: a scripted, deterministic engine: reports from a latency model with
+//!   seeded noise, so sweep → store → analysis → report is testable exactly.
+#![forbid(unsafe_code)]
+
+pub mod axes;
+pub mod exec;
+pub mod fake;
+pub mod file;
+pub mod plan;
+
+pub use plan::{Plan, Point};

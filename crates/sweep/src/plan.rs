@@ -1,0 +1,216 @@
+//! Plans: base options × axes × repetitions, expanded into points and a run order.
+
+use std::collections::BTreeMap;
+
+use netsonde_model::spec::{Direction, TestKind, TestSpec};
+use netsonde_model::units::{BitRate, Bytes, Nanos};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+
+/// A characterization run, before it runs. Stored with the run as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    /// Options every point shares (duration, warm-up, interval, TCP options...);
+    /// the axes overwrite test, direction, sizes, window and parallel.
+    pub base: TestSpec,
+    /// Test axis.
+    pub tests: Vec<TestKind>,
+    /// Direction axis (RR tests only run `out`).
+    pub directions: Vec<Direction>,
+    /// Message size axis: stream message size; for RR and CRR, the request and the
+    /// response size (a ping-pong of `size` bytes each way, the latency cost model).
+    pub sizes: Vec<Bytes>,
+    /// Window axis (`None`: the kernel's default).
+    pub windows: Vec<Option<Bytes>>,
+    /// Parallel streams axis.
+    pub parallel: Vec<u32>,
+    /// Repetitions per point.
+    pub repeat: u32,
+    /// Seed of the run order's shuffle.
+    pub seed: u64,
+    /// Line rate for efficiency figures.
+    pub line_rate: Option<BitRate>,
+}
+
+/// One configuration of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// Its number within the plan.
+    pub idx: u32,
+    /// Axis values by axis name (`test`, `direction`, `size`, `window`, `parallel`).
+    pub axes: BTreeMap<String, String>,
+    /// The spec it runs.
+    pub spec: TestSpec,
+}
+
+/// A combination that cannot run, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    /// Axis values.
+    pub axes: BTreeMap<String, String>,
+    /// Why.
+    pub reason: String,
+}
+
+impl Plan {
+    /// `netsonde sweep` with no arguments: a short characterization of this host's
+    /// stack. Stream and RR tests at 64 B to 64 KiB (x4 steps), 3 repetitions of 1 s
+    /// after a 250 ms warm-up: 36 measurements, well under a minute.
+    pub fn default_characterization() -> Plan {
+        let mut base = TestSpec::new(TestKind::TcpStream);
+        base.duration = Nanos::from_secs(1);
+        base.warmup = Nanos::from_millis(250);
+        base.interval = Some(Nanos::from_millis(200));
+        Plan {
+            base,
+            tests: vec![TestKind::TcpStream, TestKind::TcpRr],
+            directions: vec![Direction::Out],
+            sizes: crate::axes::parse_sizes("64..64K*4").expect("static axis"),
+            windows: vec![None],
+            parallel: vec![1],
+            repeat: 3,
+            seed: 1,
+            line_rate: None,
+        }
+    }
+
+    /// Expands the axes. Combinations whose spec is invalid (a UDP datagram over
+    /// 64 KiB, say) are returned as skipped with the reason; RR tests collapse the
+    /// direction axis to `out`.
+    pub fn points(&self) -> (Vec<Point>, Vec<Skipped>) {
+        let mut points = Vec::new();
+        let mut skipped = Vec::new();
+        for &test in &self.tests {
+            let dirs: Vec<Direction> = if test.is_rr() {
+                vec![Direction::Out]
+            } else {
+                self.directions.clone()
+            };
+            for &direction in &dirs {
+                for &size in &self.sizes {
+                    for &window in &self.windows {
+                        for &parallel in &self.parallel {
+                            let mut spec = self.base.clone();
+                            spec.test = test;
+                            spec.direction = direction;
+                            if test.is_rr() {
+                                spec.request_size = size;
+                                spec.response_size = size;
+                                spec.nodelay = true;
+                                spec.rate = None;
+                            } else {
+                                spec.size = size;
+                                if test == TestKind::UdpStream && spec.rate.is_none() {
+                                    spec.rate = TestSpec::new(test).rate;
+                                }
+                            }
+                            if !test.is_tcp() {
+                                spec.mss = None;
+                                spec.congestion = None;
+                            }
+                            spec.window = window;
+                            spec.parallel = parallel;
+                            let mut axes = BTreeMap::new();
+                            axes.insert("test".to_string(), test.name().to_string());
+                            axes.insert("direction".to_string(), direction.name().to_string());
+                            axes.insert("size".to_string(), size.0.to_string());
+                            axes.insert(
+                                "window".to_string(),
+                                window
+                                    .map(|w| w.0.to_string())
+                                    .unwrap_or_else(|| "default".into()),
+                            );
+                            axes.insert("parallel".to_string(), parallel.to_string());
+                            match spec.validate() {
+                                Ok(()) => points.push(Point {
+                                    idx: points.len() as u32,
+                                    axes,
+                                    spec,
+                                }),
+                                Err(e) => skipped.push(Skipped {
+                                    axes,
+                                    reason: e.to_string(),
+                                }),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        (points, skipped)
+    }
+
+    /// The run order: `repeat` rounds; each round runs every point once in an order
+    /// shuffled with this plan's seed and the round number. Returns (point, rep).
+    pub fn order(&self, n_points: usize) -> Vec<(u32, u32)> {
+        let mut order = Vec::with_capacity(n_points * self.repeat as usize);
+        for round in 0..self.repeat {
+            let mut idx: Vec<u32> = (0..n_points as u32).collect();
+            let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed ^ (u64::from(round) << 32));
+            idx.shuffle(&mut rng);
+            order.extend(idx.into_iter().map(|i| (i, round)));
+        }
+        order
+    }
+
+    /// Seconds the plan measures (repetitions × (warm-up + time)), for ETAs.
+    pub fn measured_secs(&self, n_points: usize) -> f64 {
+        n_points as f64
+            * f64::from(self.repeat)
+            * (self.base.duration.as_secs_f64() + self.base.warmup.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_plan_expands() {
+        let p = Plan::default_characterization();
+        let (pts, skipped) = p.points();
+        assert_eq!(pts.len(), 12); // 2 tests x 6 sizes
+        assert!(skipped.is_empty());
+        let rr = pts.iter().find(|p| p.spec.test == TestKind::TcpRr).unwrap();
+        assert_eq!(rr.spec.request_size, rr.spec.response_size);
+        assert!(pts.iter().enumerate().all(|(i, p)| p.idx as usize == i));
+    }
+
+    #[test]
+    fn invalid_combinations_are_skipped_with_reason() {
+        let mut p = Plan::default_characterization();
+        p.tests = vec![TestKind::UdpStream, TestKind::TcpRr];
+        p.directions = vec![Direction::Out, Direction::Bidir];
+        p.sizes = vec![Bytes(1024), Bytes(128 * 1024)];
+        let (pts, skipped) = p.points();
+        // UDP: 2 directions x 1 valid size; RR: only out, 2 sizes.
+        assert_eq!(pts.len(), 4);
+        assert_eq!(skipped.len(), 2);
+        assert!(
+            skipped[0].reason.contains("UDP datagram size"),
+            "{:?}",
+            skipped[0]
+        );
+    }
+
+    #[test]
+    fn order_is_interleaved_shuffled_and_reproducible() {
+        let p = Plan::default_characterization();
+        let o = p.order(12);
+        assert_eq!(o.len(), 36);
+        for round in 0..3u32 {
+            let mut r: Vec<u32> = o.iter().filter(|x| x.1 == round).map(|x| x.0).collect();
+            assert_eq!(r.len(), 12);
+            r.sort();
+            assert_eq!(r, (0..12).collect::<Vec<_>>());
+        }
+        // Shuffled: not the identity, and rounds differ.
+        let r0: Vec<u32> = o[..12].iter().map(|x| x.0).collect();
+        let r1: Vec<u32> = o[12..24].iter().map(|x| x.0).collect();
+        assert_ne!(r0, (0..12).collect::<Vec<_>>());
+        assert_ne!(r0, r1);
+        assert_eq!(o, p.order(12));
+    }
+}
