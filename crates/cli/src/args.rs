@@ -29,6 +29,199 @@ pub enum Command {
     /// Run one test against a server, or against an embedded loopback server when
     /// no HOST is given.
     Client(Box<ClientArgs>),
+    /// Characterize: a grid of tests over sizes, windows, directions and streams,
+    /// with repetitions, stored and reported. With no arguments, a short
+    /// characterization of this host's stack on loopback.
+    Sweep(Box<SweepArgs>),
+    /// Run a sweep described by an experiment file (TOML, see docs/EXPERIMENTS.md).
+    Run(RunArgs),
+    /// Browse stored runs.
+    Runs(RunsArgs),
+    /// Compare two runs point by point; exits 3 when RUN_B regressed beyond noise.
+    Compare(CompareArgs),
+    /// Write a run's report (HTML with plots, or Markdown) from the store.
+    Report(ReportArgs),
+}
+
+/// Options shared by every command that touches the store or writes a report.
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// Results database (default: the platform data directory, netsonde/netsonde.db).
+    #[arg(long, value_name = "PATH", global = true)]
+    pub db: Option<std::path::PathBuf>,
+}
+
+/// Options of sweeps, from the command line or a file.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Server host. Without it, an embedded server runs on loopback.
+    pub host: Option<String>,
+    /// Server control port.
+    #[arg(short, long, default_value_t = netsonde_driver::client::DEFAULT_PORT)]
+    pub port: u16,
+    /// Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr.
+    #[arg(long)]
+    pub tests: Option<String>,
+    /// Directions: out,in,bidir.
+    #[arg(long)]
+    pub directions: Option<String>,
+    /// Message sizes: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K.
+    #[arg(long)]
+    pub sizes: Option<String>,
+    /// Windows: default,64K,256K.
+    #[arg(long)]
+    pub windows: Option<String>,
+    /// Parallel streams: 1,2,4.
+    #[arg(long)]
+    pub parallel: Option<String>,
+    /// Repetitions per point.
+    #[arg(long)]
+    pub repeat: Option<u32>,
+    /// Measured time per repetition.
+    #[arg(short = 't', long)]
+    pub time: Option<String>,
+    /// Warm-up per repetition.
+    #[arg(long)]
+    pub warmup: Option<String>,
+    /// Seed of the randomised run order.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Line rate for efficiency figures: 10G.
+    #[arg(long)]
+    pub line_rate: Option<String>,
+    /// A label for `runs list`.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Finish an interrupted run (number or `latest`).
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["tests", "directions", "sizes", "windows", "parallel", "repeat", "time", "warmup", "seed", "line_rate"])]
+    pub resume: Option<String>,
+    #[command(flatten)]
+    pub common: SweepCommon,
+}
+
+/// Where a sweep's results go.
+#[derive(Debug, Args)]
+pub struct SweepCommon {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Report folder (default netsonde-report-RUN).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
+    /// Do not write a report.
+    #[arg(long)]
+    pub no_report: bool,
+    /// Measurement engine: `real`, or `fake` (scripted, deterministic; for tests).
+    #[arg(long, default_value = "real", hide = true, value_parser = ["real", "fake"])]
+    pub engine: String,
+    /// Delay per fake repetition in milliseconds (tests).
+    #[arg(long, default_value_t = 0, hide = true)]
+    pub fake_delay_ms: u64,
+}
+
+/// `netsonde run FILE.toml`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The experiment file.
+    pub file: std::path::PathBuf,
+    #[command(flatten)]
+    pub common: SweepCommon,
+}
+
+/// `netsonde runs ...`.
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    #[command(subcommand)]
+    pub command: RunsCommand,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// Run browsing.
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// One line per run, newest first.
+    List,
+    /// A run's tables (Markdown).
+    Show {
+        /// Run number or `latest`.
+        run: String,
+    },
+    /// A run's points and statistics as CSV or JSON.
+    Export {
+        /// Run number or `latest`.
+        run: String,
+        /// CSV, one row per point and metric.
+        #[arg(long, conflicts_with = "json")]
+        csv: bool,
+        /// JSON: the analysed run.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a run and everything recorded for it.
+    Delete {
+        /// Run number.
+        run: String,
+    },
+}
+
+/// `netsonde compare A B`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Baseline run.
+    pub run_a: String,
+    /// Run to judge.
+    pub run_b: String,
+    /// Smallest relative change that counts, beyond non-overlapping confidence
+    /// intervals: 0.02 = 2%.
+    #[arg(long, default_value_t = 0.02)]
+    pub threshold: f64,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `netsonde report RUN`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run number or `latest` (default).
+    pub run: Option<String>,
+    /// Output folder (default netsonde-report-RUN).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
+    /// Format.
+    #[arg(long, value_enum, default_value = "html")]
+    pub format: crate::runs::Format,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+impl SweepArgs {
+    /// The experiment these flags describe.
+    pub fn experiment(&self) -> Result<netsonde_sweep::file::Experiment, UsageError> {
+        use netsonde_sweep::file::strings;
+        let list = |v: &Option<String>| v.as_deref().map(strings).transpose().map_err(UsageError);
+        Ok(netsonde_sweep::file::Experiment {
+            label: self.label.clone(),
+            host: self.host.clone(),
+            port: Some(self.port),
+            tests: list(&self.tests)?,
+            directions: list(&self.directions)?,
+            sizes: self.sizes.clone(),
+            windows: list(&self.windows)?,
+            parallel: self
+                .parallel
+                .as_deref()
+                .map(|p| netsonde_sweep::axes::parse_list(p, |i| i.parse::<u32>()))
+                .transpose()
+                .map_err(UsageError)?,
+            repeat: self.repeat,
+            time: self.time.clone(),
+            warmup: self.warmup.clone(),
+            interval: None,
+            seed: self.seed,
+            line_rate: self.line_rate.clone(),
+            options: None,
+        })
+    }
 }
 
 /// `netsonde server`.

@@ -4,6 +4,8 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod runs;
+mod sweep;
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -30,7 +32,8 @@ fn main() -> ExitCode {
         }
     };
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Exit::Ok) => ExitCode::SUCCESS,
+        Ok(Exit::Regressed) => ExitCode::from(3),
         Err(e) => {
             // The whole chain, once, on one line.
             let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
@@ -48,8 +51,128 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
+/// How a successful command ends.
+enum Exit {
+    /// Normally.
+    Ok,
+    /// `compare` found a regression.
+    Regressed,
+}
+
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+fn sweep_request(
+    plan: Option<netsonde_sweep::Plan>,
+    host: Option<String>,
+    port: u16,
+    label: String,
+    resume: Option<String>,
+    c: args::SweepCommon,
+) -> sweep::SweepRequest {
+    sweep::SweepRequest {
+        plan,
+        host,
+        port,
+        label,
+        db: c.store.db,
+        out: c.out,
+        resume,
+        engine: c.engine,
+        fake_delay: std::time::Duration::from_millis(c.fake_delay_ms),
+        no_report: c.no_report,
+        command: command_line(),
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
+        Command::Sweep(a) => {
+            let a = *a;
+            let plan = if a.resume.is_some() {
+                None
+            } else {
+                let exp = a.experiment()?;
+                Some(exp.plan().map_err(|e| args::UsageError(e.to_string()))?)
+            };
+            let label = a.label.clone().unwrap_or_else(|| {
+                if a.tests.is_none() && a.sizes.is_none() {
+                    "characterization".into()
+                } else {
+                    "sweep".into()
+                }
+            });
+            sweep::sweep(sweep_request(
+                plan, a.host, a.port, label, a.resume, a.common,
+            ))?;
+            Ok(Exit::Ok)
+        }
+        Command::Run(a) => {
+            let text = std::fs::read_to_string(&a.file)
+                .with_context(|| format!("reading {}", a.file.display()))?;
+            let exp = netsonde_sweep::file::Experiment::parse(&text)
+                .map_err(|e| args::UsageError(format!("{}: {e}", a.file.display())))?;
+            let plan = exp
+                .plan()
+                .map_err(|e| args::UsageError(format!("{}: {e}", a.file.display())))?;
+            let label = exp
+                .label
+                .clone()
+                .unwrap_or_else(|| a.file.display().to_string());
+            let port = exp.port.unwrap_or(netsonde_driver::client::DEFAULT_PORT);
+            sweep::sweep(sweep_request(
+                Some(plan),
+                exp.host,
+                port,
+                label,
+                None,
+                a.common,
+            ))?;
+            Ok(Exit::Ok)
+        }
+        Command::Runs(a) => {
+            let mut store = runs::open_store(a.store.db.as_deref())?;
+            let out = match a.command {
+                args::RunsCommand::List => runs::list(&store)?,
+                args::RunsCommand::Show { run } => {
+                    let id = runs::run_id(&store, Some(&run))?;
+                    runs::show(&store, id)?
+                }
+                args::RunsCommand::Export { run, csv, json } => {
+                    if !csv && !json {
+                        return Err(
+                            args::UsageError("runs export needs --csv or --json".into()).into()
+                        );
+                    }
+                    let id = runs::run_id(&store, Some(&run))?;
+                    runs::export(&store, id, csv)?
+                }
+                args::RunsCommand::Delete { run } => {
+                    let id = runs::run_id(&store, Some(&run))?;
+                    store.delete_run(id)?;
+                    format!("deleted run {id}\n")
+                }
+            };
+            std::io::stdout().write_all(out.as_bytes())?;
+            Ok(Exit::Ok)
+        }
+        Command::Compare(a) => {
+            let store = runs::open_store(a.store.db.as_deref())?;
+            let ra = runs::run_id(&store, Some(&a.run_a))?;
+            let rb = runs::run_id(&store, Some(&a.run_b))?;
+            let (text, regressed) = runs::compare(&store, ra, rb, a.threshold)?;
+            std::io::stdout().write_all(text.as_bytes())?;
+            Ok(if regressed { Exit::Regressed } else { Exit::Ok })
+        }
+        Command::Report(a) => {
+            let store = runs::open_store(a.store.db.as_deref())?;
+            let id = runs::run_id(&store, a.run.as_deref())?;
+            let dir = a.out.unwrap_or_else(|| runs::default_report_dir(id));
+            let path = runs::write_report(&store, id, &dir, a.format)?;
+            println!("report: {}", path.display());
+            Ok(Exit::Ok)
+        }
         Command::Server(a) => {
             let bind = SocketAddr::new(a.bind, a.port);
             let server = Server::bind(ServerConfig::new(bind))?;
@@ -59,7 +182,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 netsonde_proto::PROTOCOL_VERSION
             );
             server.run(Arc::new(AtomicBool::new(false)))?;
-            Ok(())
+            Ok(Exit::Ok)
         }
         Command::Client(a) => {
             let spec = a.spec()?;
@@ -100,7 +223,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             stdout
                 .write_all(out.as_bytes())
                 .context("writing the result")?;
-            Ok(())
+            Ok(Exit::Ok)
         }
     }
 }

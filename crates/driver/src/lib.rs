@@ -16,6 +16,9 @@ pub mod control;
 pub mod flows;
 pub mod server;
 
+/// Host facts of this end (re-exported for callers that record them).
+pub use netsonde_cpu::host_facts;
+
 use std::sync::OnceLock;
 use std::time::Instant;
 

@@ -538,37 +538,6 @@ fn parse_dir(s: &str) -> Result<FlowDir, StoreError> {
         .map_err(|e| StoreError::Json(format!("samples.dir {s:?}: {e}")))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn direction_names_match_the_json_documents() {
-        for dir in [FlowDir::Up, FlowDir::Down] {
-            let json = serde_json::to_value(dir).unwrap();
-            assert_eq!(json.as_str(), Some(dir_name(dir)));
-            assert_eq!(parse_dir(dir_name(dir)).unwrap(), dir);
-        }
-        assert!(matches!(parse_dir("sideways"), Err(StoreError::Json(_))));
-    }
-
-    #[test]
-    fn counts_beyond_i64_are_refused_not_wrapped() {
-        assert_eq!(int("bytes", i64::MAX as u64).unwrap(), i64::MAX);
-        assert!(matches!(
-            int("bytes", i64::MAX as u64 + 1),
-            Err(StoreError::TooLarge { what: "bytes", .. })
-        ));
-    }
-
-    #[test]
-    fn json_columns_must_hold_one_document() {
-        assert!(check_json("x", r#"{"a":[1,2]}"#).is_ok());
-        assert!(check_json("x", "").is_err());
-        assert!(check_json("x", "{} {}").is_err());
-    }
-}
-
 fn mark_done(
     tx: &rusqlite::Transaction<'_>,
     run: RunId,
@@ -627,4 +596,35 @@ fn insert_rep(
         ])?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn direction_names_match_the_json_documents() {
+        for dir in [FlowDir::Up, FlowDir::Down] {
+            let json = serde_json::to_value(dir).unwrap();
+            assert_eq!(json.as_str(), Some(dir_name(dir)));
+            assert_eq!(parse_dir(dir_name(dir)).unwrap(), dir);
+        }
+        assert!(matches!(parse_dir("sideways"), Err(StoreError::Json(_))));
+    }
+
+    #[test]
+    fn counts_beyond_i64_are_refused_not_wrapped() {
+        assert_eq!(int("bytes", i64::MAX as u64).unwrap(), i64::MAX);
+        assert!(matches!(
+            int("bytes", i64::MAX as u64 + 1),
+            Err(StoreError::TooLarge { what: "bytes", .. })
+        ));
+    }
+
+    #[test]
+    fn json_columns_must_hold_one_document() {
+        assert!(check_json("x", r#"{"a":[1,2]}"#).is_ok());
+        assert!(check_json("x", "").is_err());
+        assert!(check_json("x", "{} {}").is_err());
+    }
 }

@@ -86,17 +86,39 @@ pub enum ExecError {
     NoSuchPoint(u32),
 }
 
-/// Runs `order` (pairs of point index and repetition).
+/// What the executor works through: a runner, a sink, progress and a stop hook.
+pub struct Hooks<'a> {
+    /// Runs measurements.
+    pub runner: &'a mut dyn Runner,
+    /// Keeps results.
+    pub sink: &'a mut dyn Sink,
+    /// Shows progress.
+    pub progress: &'a mut dyn Progress,
+    /// Asked before each repetition; true ends the run.
+    pub stop: &'a dyn Fn() -> bool,
+}
+
+impl std::fmt::Debug for Hooks<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Hooks")
+    }
+}
+
+/// Runs `order` (pairs of point index and repetition). `prior` holds the metrics of
+/// repetitions already recorded (a resumed run).
 pub fn execute(
     points: &[Point],
     repeat: u32,
     order: &[(u32, u32)],
     mut prior: BTreeMap<u32, Vec<Metrics>>,
-    runner: &mut dyn Runner,
-    sink: &mut dyn Sink,
-    progress: &mut dyn Progress,
-    stop: &dyn Fn() -> bool,
+    hooks: Hooks<'_>,
 ) -> Result<Outcome, ExecError> {
+    let Hooks {
+        runner,
+        sink,
+        progress,
+        stop,
+    } = hooks;
     let mut out = Outcome::default();
     let mut failed: BTreeMap<u32, ()> = BTreeMap::new();
     for &(idx, rep) in order {

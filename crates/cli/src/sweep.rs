@@ -1,0 +1,389 @@
+//! `netsonde sweep` and `netsonde run FILE.toml`: plan, store, execute, report.
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use netsonde_driver::client::{self, ClientConfig};
+use netsonde_driver::server::{Server, ServerConfig, ServerHandle};
+use netsonde_model::result::TestReport;
+use netsonde_model::spec::TestSpec;
+use netsonde_model::sweep::{Metrics, PointSummary};
+use netsonde_store::{NewRun, PlannedPoint, PointStatus, RunId, RunStatus, Store};
+use netsonde_sweep::exec::{execute, Hooks, Progress, Runner, Sink};
+use netsonde_sweep::fake::FakeRunner;
+use netsonde_sweep::{Plan, Point};
+
+use crate::runs::{self, StoredPlan};
+
+/// Runs measurements with the real client. Without a host, one embedded server
+/// serves the whole sweep.
+struct RealRunner {
+    host: String,
+    port: u16,
+    _embedded: Option<ServerHandle>,
+}
+
+impl RealRunner {
+    fn new(host: Option<String>, port: u16) -> anyhow::Result<RealRunner> {
+        Ok(match host {
+            Some(h) => RealRunner {
+                host: h,
+                port,
+                _embedded: None,
+            },
+            None => {
+                let mut cfg =
+                    ServerConfig::new(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0));
+                cfg.log = false;
+                let h = Server::bind(cfg)?.spawn();
+                RealRunner {
+                    host: h.addr.ip().to_string(),
+                    port: h.addr.port(),
+                    _embedded: Some(h),
+                }
+            }
+        })
+    }
+}
+
+impl Runner for RealRunner {
+    fn run(&mut self, spec: &TestSpec) -> Result<TestReport, String> {
+        let cfg = ClientConfig {
+            host: Some(self.host.clone()),
+            port: self.port,
+            spec: spec.clone(),
+            deadlines: Default::default(),
+        };
+        client::run(&cfg, &mut |_| {}).map_err(|e| format!("{:#}", anyhow::Error::from(e)))
+    }
+}
+
+/// The fake engine with an optional delay per repetition (tests kill a sweep in
+/// the middle with it).
+struct SlowFake(FakeRunner, Duration);
+
+impl Runner for SlowFake {
+    fn run(&mut self, spec: &TestSpec) -> Result<TestReport, String> {
+        std::thread::sleep(self.1);
+        self.0.run(spec)
+    }
+}
+
+struct StoreSink<'a> {
+    store: &'a mut Store,
+    run: RunId,
+    server_host_set: bool,
+}
+
+impl Sink for StoreSink<'_> {
+    fn rep_done(
+        &mut self,
+        point: &Point,
+        rep: u32,
+        report: &TestReport,
+        metrics: &Metrics,
+    ) -> Result<(), String> {
+        let json = serde_json::to_string(report).map_err(|e| e.to_string())?;
+        if !self.server_host_set {
+            let host = serde_json::to_string(&report.server.host).map_err(|e| e.to_string())?;
+            self.store
+                .set_server_host(self.run, &host)
+                .map_err(|e| e.to_string())?;
+            self.server_host_set = true;
+        }
+        self.store
+            .record_rep(
+                self.run,
+                point.idx,
+                rep,
+                &(json, metrics.clone(), report.intervals.clone()),
+            )
+            .map_err(|e| e.to_string())
+    }
+
+    fn point_done(&mut self, point: &Point, summary: &PointSummary) -> Result<(), String> {
+        let json = serde_json::to_string(summary).map_err(|e| e.to_string())?;
+        self.store
+            .complete_point(self.run, point.idx, &json)
+            .map_err(|e| e.to_string())
+    }
+
+    fn point_failed(&mut self, point: &Point, reason: &str) -> Result<(), String> {
+        self.store
+            .skip_point(self.run, point.idx, PointStatus::Failed, reason)
+            .map_err(|e| e.to_string())
+    }
+}
+
+struct Bar(indicatif::ProgressBar);
+
+impl Progress for Bar {
+    fn begin(&mut self, point: &Point, rep: u32) {
+        let a = &point.axes;
+        let get = |k: &str| a.get(k).map(String::as_str).unwrap_or("");
+        self.0.set_message(format!(
+            "{} {} size {} rep {}",
+            get("test"),
+            get("direction"),
+            get("size"),
+            rep + 1
+        ));
+    }
+    fn end(&mut self, point: &Point, rep: u32, outcome: &str) {
+        if outcome.starts_with("failed") {
+            self.0
+                .println(format!("point {} rep {}: {outcome}", point.idx, rep + 1));
+        }
+        self.0.inc(1);
+    }
+}
+
+/// What `sweep` and `run` were asked.
+#[derive(Debug)]
+pub struct SweepRequest {
+    /// The plan (ignored when resuming).
+    pub plan: Option<Plan>,
+    /// Server host.
+    pub host: Option<String>,
+    /// Port.
+    pub port: u16,
+    /// Label.
+    pub label: String,
+    /// Store.
+    pub db: Option<PathBuf>,
+    /// Report folder.
+    pub out: Option<PathBuf>,
+    /// Resume this run.
+    pub resume: Option<String>,
+    /// `fake` for the scripted engine.
+    pub engine: String,
+    /// Delay per fake repetition.
+    pub fake_delay: Duration,
+    /// Write no report.
+    pub no_report: bool,
+    /// The command line, stored with the run.
+    pub command: String,
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// Runs a sweep (new or resumed). Returns an error if it was interrupted, after
+/// keeping every completed repetition.
+pub fn sweep(req: SweepRequest) -> anyhow::Result<()> {
+    let mut store = runs::open_store(req.db.as_deref())?;
+    let (run, stored, points, prior) = match &req.resume {
+        Some(r) => {
+            let run = runs::run_id(&store, Some(r))?;
+            let row = store.run(run)?;
+            let stored: StoredPlan =
+                serde_json::from_str(&row.plan_json).context("the run's plan")?;
+            let mut points = Vec::new();
+            let mut prior: BTreeMap<u32, Vec<Metrics>> = BTreeMap::new();
+            for p in store.points(run)? {
+                if p.status == PointStatus::Pending {
+                    prior.insert(p.idx, p.reps.iter().map(|r| r.metrics.clone()).collect());
+                }
+                points.push((
+                    p.status,
+                    Point {
+                        idx: p.idx,
+                        axes: serde_json::from_str(&p.axes_json)?,
+                        spec: serde_json::from_str(&p.config_json)?,
+                    },
+                ));
+            }
+            store.reopen_run(run)?;
+            eprintln!(
+                "resuming run {run}: {} of {} points pending",
+                prior.len(),
+                points.len()
+            );
+            (run, stored, points, prior)
+        }
+        None => {
+            let plan = req.plan.clone().context("no plan")?;
+            let (pts, skipped) = plan.points();
+            let order = plan.order(pts.len());
+            let first_round: BTreeMap<u32, u32> = order
+                .iter()
+                .take(pts.len())
+                .enumerate()
+                .map(|(i, (idx, _))| (*idx, i as u32))
+                .collect();
+            let mut planned: Vec<PlannedPoint> = pts
+                .iter()
+                .map(|p| PlannedPoint {
+                    idx: p.idx,
+                    run_order: first_round.get(&p.idx).copied().unwrap_or(0),
+                    config_json: serde_json::to_string(&p.spec).expect("specs serialize"),
+                    axes_json: serde_json::to_string(&p.axes).expect("axes serialize"),
+                })
+                .collect();
+            let n = pts.len() as u32;
+            for (i, s) in skipped.iter().enumerate() {
+                planned.push(PlannedPoint {
+                    idx: n + i as u32,
+                    run_order: n + i as u32,
+                    config_json: serde_json::to_string(&plan.base).expect("specs serialize"),
+                    axes_json: serde_json::to_string(&s.axes).expect("axes serialize"),
+                });
+            }
+            let stored = StoredPlan {
+                plan: plan.clone(),
+                host: req.host.clone(),
+                port: req.port,
+                engine: req.engine.clone(),
+            };
+            let client_host = netsonde_cpu_facts(req.host.is_none());
+            let run = store.create_run(
+                &NewRun {
+                    label: req.label.clone(),
+                    tool_version: env!("CARGO_PKG_VERSION").into(),
+                    command: req.command.clone(),
+                    plan_json: serde_json::to_string(&stored)?,
+                    client_host_json: client_host,
+                    created_at: now(),
+                },
+                &planned,
+            )?;
+            for (i, s) in skipped.iter().enumerate() {
+                store.skip_point(run, n + i as u32, PointStatus::Skipped, &s.reason)?;
+            }
+            let points = pts.into_iter().map(|p| (PointStatus::Pending, p)).collect();
+            (run, stored, points, BTreeMap::new())
+        }
+    };
+    let plan = &stored.plan;
+    let runnable: Vec<Point> = points
+        .iter()
+        .filter(|(s, _)| *s == PointStatus::Pending)
+        .map(|(_, p)| p.clone())
+        .collect();
+    // Point indices are dense over runnable and skipped points; the executor
+    // indexes by idx, so give it the full list with placeholders.
+    let all: Vec<Point> = points.iter().map(|(_, p)| p.clone()).collect();
+    let n_planned = runnable
+        .iter()
+        .map(|p| p.idx)
+        .max()
+        .map_or(0, |m| m as usize + 1);
+    let order: Vec<(u32, u32)> = plan
+        .order(n_planned)
+        .into_iter()
+        .filter(|(idx, rep)| {
+            runnable.iter().any(|p| p.idx == *idx)
+                && prior.get(idx).is_none_or(|r| (*rep as usize) >= r.len())
+        })
+        .collect();
+    eprintln!(
+        "run {run}: {} points x {} repetitions, {} measurements, about {:.0} s of measuring",
+        runnable.len(),
+        plan.repeat,
+        order.len(),
+        order.len() as f64 * (plan.base.duration.as_secs_f64() + plan.base.warmup.as_secs_f64())
+    );
+
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone()).context("installing the signal handler")?;
+    }
+    let bar = indicatif::ProgressBar::new(order.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} [{elapsed_precise} eta {eta}] {msg}",
+        )
+        .expect("static template"),
+    );
+    let started = Instant::now();
+    let mut runner: Box<dyn Runner> = if stored.engine == "fake" {
+        Box::new(SlowFake(FakeRunner::new(plan.seed), req.fake_delay))
+    } else {
+        Box::new(RealRunner::new(stored.host.clone(), stored.port)?)
+    };
+    let outcome = {
+        let mut sink = StoreSink {
+            store: &mut store,
+            run,
+            server_host_set: req.resume.is_some(),
+        };
+        let stop_flag = stop.clone();
+        execute(
+            &all,
+            plan.repeat,
+            &order,
+            prior,
+            Hooks {
+                runner: runner.as_mut(),
+                sink: &mut sink,
+                progress: &mut Bar(bar.clone()),
+                stop: &move || stop_flag.load(Ordering::Relaxed),
+            },
+        )
+    };
+    bar.finish_and_clear();
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            store.finish_run(run, RunStatus::Failed, now())?;
+            return Err(e).context(format!("run {run}"));
+        }
+    };
+    let status = if outcome.interrupted {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Complete
+    };
+    store.finish_run(run, status, now())?;
+    let wall = started.elapsed().as_secs_f64();
+    let measured =
+        outcome.reps as f64 * (plan.base.duration.as_secs_f64() + plan.base.warmup.as_secs_f64());
+    let overhead = if stored.engine == "fake" || measured <= 0.0 {
+        String::new()
+    } else {
+        format!(
+            " ({measured:.1} s measured, {:.1}% overhead)",
+            100.0 * (wall - measured) / measured
+        )
+    };
+    eprintln!(
+        "run {run}: {} measurements in {wall:.1} s{overhead}, {} point(s) failed",
+        outcome.reps,
+        outcome.failed.len()
+    );
+    for (idx, why) in &outcome.failed {
+        eprintln!("  point {idx} failed: {why}");
+    }
+    if !req.no_report {
+        let dir = req
+            .out
+            .clone()
+            .unwrap_or_else(|| runs::default_report_dir(run));
+        let path = runs::write_report(&store, run, &dir, runs::Format::Html)?;
+        println!("report: {}", path.display());
+    }
+    println!(
+        "run {run} stored in {}",
+        req.db.clone().unwrap_or_else(Store::default_path).display()
+    );
+    if outcome.interrupted {
+        anyhow::bail!("run {run} interrupted; completed measurements are kept; finish it with: netsonde sweep --resume {run}");
+    }
+    Ok(())
+}
+
+/// Host facts of this end as JSON (the client; for an embedded server, also the
+/// server).
+fn netsonde_cpu_facts(loopback: bool) -> String {
+    let facts = netsonde_driver::host_facts(loopback.then_some(IpAddr::V4(Ipv4Addr::LOCALHOST)));
+    serde_json::to_string(&facts).expect("facts serialize")
+}
