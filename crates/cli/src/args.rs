@@ -116,6 +116,9 @@ pub struct SweepCommon {
     /// Delay per fake repetition in milliseconds (tests).
     #[arg(long, default_value_t = 0, hide = true)]
     pub fake_delay_ms: u64,
+    /// Fake engine speed factor (tests: 0.8 is a 20% regression).
+    #[arg(long, default_value_t = 1.0, hide = true)]
+    pub fake_scale: f64,
 }
 
 /// `netsonde run FILE.toml`.

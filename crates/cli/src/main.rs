@@ -81,6 +81,7 @@ fn sweep_request(
         resume,
         engine: c.engine,
         fake_delay: std::time::Duration::from_millis(c.fake_delay_ms),
+        fake_scale: c.fake_scale,
         no_report: c.no_report,
         command: command_line(),
     }

@@ -164,6 +164,8 @@ pub struct SweepRequest {
     pub engine: String,
     /// Delay per fake repetition.
     pub fake_delay: Duration,
+    /// Fake engine speed factor.
+    pub fake_scale: f64,
     /// Write no report.
     pub no_report: bool,
     /// The command line, stored with the run.
@@ -306,7 +308,9 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<()> {
     );
     let started = Instant::now();
     let mut runner: Box<dyn Runner> = if stored.engine == "fake" {
-        Box::new(SlowFake(FakeRunner::new(plan.seed), req.fake_delay))
+        let mut fake = FakeRunner::new(plan.seed);
+        fake.scale = req.fake_scale;
+        Box::new(SlowFake(fake, req.fake_delay))
     } else {
         Box::new(RealRunner::new(stored.host.clone(), stored.port)?)
     };

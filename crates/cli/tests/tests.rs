@@ -7,3 +7,4 @@ mod bad_input;
 mod loopback;
 mod namespaces;
 mod server;
+mod sweeps;

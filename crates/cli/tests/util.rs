@@ -9,6 +9,7 @@ pub fn bin() -> &'static str {
 }
 
 /// Runs netsonde with `args`, failing the test if it takes longer than `limit`.
+/// Output is drained on threads so a chatty child never blocks on a full pipe.
 pub fn run(args: &[&str], limit: Duration) -> Output {
     let mut child = Command::new(bin())
         .args(args)
@@ -16,20 +17,35 @@ pub fn run(args: &[&str], limit: Duration) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn netsonde");
+    let drain = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
     let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
         }
         if start.elapsed() > limit {
             let _ = child.kill();
-            let out = child.wait_with_output().expect("output");
+            let _ = child.wait();
+            let err = err.join().unwrap_or_default();
             panic!(
                 "netsonde {args:?} hung for {limit:?}; stderr: {}",
-                String::from_utf8_lossy(&out.stderr)
+                String::from_utf8_lossy(&err)
             );
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
     }
 }
 

@@ -251,14 +251,20 @@ impl Labeler {
     }
 }
 
+/// Groups points into lines by label, in the order the labels first appear (the
+/// plan's order: axis values ascending).
 fn groups<'a>(
     pts: impl Iterator<Item = &'a PointView>,
     lab: &Labeler,
     skip: &[&str],
-) -> BTreeMap<String, Vec<&'a PointView>> {
-    let mut g: BTreeMap<String, Vec<&PointView>> = BTreeMap::new();
+) -> Vec<(String, Vec<&'a PointView>)> {
+    let mut g: Vec<(String, Vec<&PointView>)> = Vec::new();
     for p in pts {
-        g.entry(lab.label(p, skip)).or_default().push(p);
+        let l = lab.label(p, skip);
+        match g.iter_mut().find(|(k, _)| *k == l) {
+            Some((_, v)) => v.push(p),
+            None => g.push((l, vec![p])),
+        }
     }
     g
 }
@@ -310,7 +316,7 @@ impl Study {
 
         // Throughput, CPU and service demand against size.
         let by_cfg = groups(streams(), &lab, &["size"]);
-        let multi_size = by_cfg.values().any(|v| v.len() > 1);
+        let multi_size = by_cfg.iter().any(|(_, v)| v.len() > 1);
         if multi_size {
             plots.push(PlotSpec {
                 id: "throughput-size".into(),
@@ -435,7 +441,7 @@ impl Study {
             &lab,
             &["window"],
         );
-        if by_win.values().any(|v| v.len() > 1) {
+        if by_win.iter().any(|(_, v)| v.len() > 1) {
             plots.push(PlotSpec {
                 id: "throughput-window".into(),
                 title: "Throughput against window".into(),

@@ -204,7 +204,12 @@ impl Experiment {
         // Validate the shared options once, on a representative spec, so that a bad
         // duration is one error and not one skipped point per combination.
         let mut probe = p.base.clone();
+        let defaults = netsonde_model::spec::TestSpec::new(p.tests[0]);
         probe.test = p.tests[0];
+        probe.size = defaults.size;
+        if probe.test.is_rr() {
+            probe.rate = None;
+        }
         val("options", probe.validate())?;
         Ok(p)
     }

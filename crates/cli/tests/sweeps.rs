@@ -1,0 +1,398 @@
+//! Sweeps end to end: the scripted engine through store, analysis and reports;
+//! compare as a CI gate; a SIGKILL in the middle and a resume; the HTML report in a
+//! real browser.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::util::{bin, run};
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("netsonde-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = run(args, Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn fake_sweep_store_report_pipeline() {
+    let d = tmpdir("pipeline");
+    let db = d.join("r.db");
+    let out = d.join("rep");
+    let stdout = ok(&[
+        "sweep",
+        "--engine",
+        "fake",
+        "--db",
+        s(&db),
+        "--out",
+        s(&out),
+        "--tests",
+        "tcp-stream,tcp-rr",
+        "--directions",
+        "out,in,bidir",
+        "--sizes",
+        "64..4K*4",
+        "--windows",
+        "64K,256K",
+        "--line-rate",
+        "10G",
+    ]);
+    assert!(stdout.contains("report: "), "{stdout}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("Latency model"));
+    for plot in [
+        "throughput-size",
+        "cpu-size",
+        "latency-size",
+        "throughput-window",
+        "latency-cdf",
+    ] {
+        assert!(out.join(format!("{plot}.svg")).exists(), "{plot}");
+    }
+    let list = ok(&["runs", "list", "--db", s(&db)]);
+    assert!(list.contains("complete"), "{list}");
+    // Re-rendered from the store at any time, in both formats.
+    let md_dir = d.join("md");
+    ok(&[
+        "report",
+        "1",
+        "--format",
+        "md",
+        "--out",
+        s(&md_dir),
+        "--db",
+        s(&db),
+    ]);
+    let md = std::fs::read_to_string(md_dir.join("report.md")).unwrap();
+    assert!(md.contains("## Outbound, inbound and bidirectional"));
+    assert!(md.contains("## Knees"));
+    let csv = ok(&["runs", "export", "1", "--csv", "--db", s(&db)]);
+    assert!(csv.starts_with("point,test,direction"));
+    assert!(csv.lines().count() > 20);
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["runs", "export", "latest", "--json", "--db", s(&db)])).unwrap();
+    assert!(json["fit"]["fit"]["r2"].as_f64().unwrap() > 0.9);
+    let show = ok(&["runs", "show", "1", "--db", s(&db)]);
+    assert!(show.contains("# netsonde run 1"));
+    ok(&["runs", "delete", "1", "--db", s(&db)]);
+    let out = run(
+        &["runs", "show", "1", "--db", s(&db)],
+        Duration::from_secs(10),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no run 1")
+            || String::from_utf8_lossy(&out.stderr).contains("run 1")
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn compare_is_a_performance_gate() {
+    let d = tmpdir("compare");
+    let db = d.join("c.db");
+    let base = [
+        "sweep",
+        "--engine",
+        "fake",
+        "--no-report",
+        "--db",
+        s(&db),
+        "--sizes",
+        "1K..16K*4",
+        "--repeat",
+        "5",
+    ];
+    ok(&base);
+    ok(&[&base[..], &["--seed", "2"]].concat());
+    ok(&[&base[..], &["--fake-scale", "0.8"]].concat());
+    // Same engine, different noise: no regression.
+    let same = run(
+        &["compare", "1", "2", "--db", s(&db)],
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        same.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&same.stdout)
+    );
+    // 20% slower: flagged, exit 3.
+    let worse = run(
+        &["compare", "1", "3", "--db", s(&db)],
+        Duration::from_secs(30),
+    );
+    let text = String::from_utf8_lossy(&worse.stdout);
+    assert_eq!(worse.status.code(), Some(3), "{text}");
+    assert!(text.contains("REGRESSION"), "{text}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn experiment_file_runs_and_rejects_unknown_keys() {
+    let d = tmpdir("file");
+    let f = d.join("e.toml");
+    std::fs::write(&f, "label = \"file\"\ntests = [\"udp-stream\"]\nsizes = \"64,1K\"\nrepeat = 2\n[options]\nrate = \"100M\"\n").unwrap();
+    ok(&[
+        "run",
+        s(&f),
+        "--engine",
+        "fake",
+        "--no-report",
+        "--db",
+        s(&d.join("f.db")),
+    ]);
+    let list = ok(&["runs", "list", "--db", s(&d.join("f.db"))]);
+    assert!(list.contains("file"), "{list}");
+    std::fs::write(&f, "sizes = \"64\"\nsizez = 1\n").unwrap();
+    let out = run(
+        &["run", s(&f), "--engine", "fake", "--db", s(&d.join("f.db"))],
+        Duration::from_secs(10),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("sizez"), "{err}");
+    let out = run(
+        &[
+            "sweep",
+            "--sizes",
+            "8K..1K",
+            "--engine",
+            "fake",
+            "--db",
+            s(&d.join("f.db")),
+        ],
+        Duration::from_secs(10),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn sigkill_mid_sweep_keeps_completed_points_and_resumes() {
+    let d = tmpdir("kill");
+    let db = d.join("k.db");
+    let mut child = Command::new(bin())
+        .args([
+            "sweep",
+            "--engine",
+            "fake",
+            "--fake-delay-ms",
+            "40",
+            "--no-report",
+            "--db",
+            s(&db),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // 36 repetitions of 40 ms: kill well inside the third round.
+    std::thread::sleep(Duration::from_millis(1100));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    {
+        let store = netsonde_store::Store::open(&db).unwrap();
+        assert_eq!(store.integrity_check().unwrap(), "ok");
+        let points = store.points(1).unwrap();
+        let done = points
+            .iter()
+            .filter(|p| p.status == netsonde_store::PointStatus::Done)
+            .count();
+        let reps: usize = points.iter().map(|p| p.reps.len()).sum();
+        assert!(reps >= 12, "only {reps} reps kept");
+        assert!(
+            done < points.len(),
+            "the kill came too late to test anything"
+        );
+        // Every completed point holds all of its repetitions.
+        for p in points
+            .iter()
+            .filter(|p| p.status == netsonde_store::PointStatus::Done)
+        {
+            assert_eq!(p.reps.len(), 3);
+        }
+    }
+    ok(&[
+        "sweep",
+        "--resume",
+        "1",
+        "--engine",
+        "fake",
+        "--no-report",
+        "--db",
+        s(&db),
+    ]);
+    let store = netsonde_store::Store::open(&db).unwrap();
+    let points = store.points(1).unwrap();
+    assert!(points
+        .iter()
+        .all(|p| p.status == netsonde_store::PointStatus::Done && p.reps.len() == 3));
+    assert_eq!(
+        store.run(1).unwrap().status,
+        netsonde_store::RunStatus::Complete
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Renders the HTML report in headless Chromium and checks from the screenshot that
+/// the plots are drawn: many non-white pixels in several colours.
+#[test]
+fn html_report_renders_in_a_browser() {
+    let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    let Some(chromium) = chromium else {
+        eprintln!("SKIPPED sweeps::html_report_renders_in_a_browser: chromium is not installed (.ci/run installs it)");
+        return;
+    };
+    let d = tmpdir("browser");
+    let out = d.join("rep");
+    ok(&[
+        "sweep",
+        "--engine",
+        "fake",
+        "--db",
+        s(&d.join("b.db")),
+        "--out",
+        s(&out),
+        "--sizes",
+        "64..64K*4",
+    ]);
+    let shot = d.join("shot.png");
+    let status = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            &format!("--user-data-dir={}", s(&d.join("profile"))),
+            &format!("--screenshot={}", s(&shot)),
+            "--window-size=1200,2400",
+            &format!("file://{}", s(&out.join("report.html"))),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let px = info.color_type.samples();
+    let mut non_white = 0usize;
+    let mut colours = std::collections::HashSet::new();
+    for p in buf[..info.buffer_size()].chunks(px) {
+        if p[0] < 235 || p[1] < 235 || p[2] < 235 {
+            non_white += 1;
+            colours.insert((p[0] / 32, p[1] / 32, p[2] / 32));
+        }
+    }
+    let total = (info.width * info.height) as usize;
+    assert!(
+        non_white * 100 > total,
+        "only {non_white} of {total} pixels drawn"
+    );
+    assert!(
+        colours.len() >= 6,
+        "plots should use several colours, saw {}",
+        colours.len()
+    );
+    eprintln!(
+        "browser: {non_white} of {total} pixels drawn in {} colour bins",
+        colours.len()
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Every shipped experiment file parses, plans and runs (on the scripted engine).
+#[test]
+fn shipped_experiment_files_run() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let d = tmpdir("shipped");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let f = entry.unwrap().path();
+        if f.extension().is_some_and(|e| e == "toml") {
+            let db = d.join(format!("{n}.db"));
+            ok(&[
+                "run",
+                s(&f),
+                "--engine",
+                "fake",
+                "--db",
+                s(&db),
+                "--out",
+                s(&d.join(format!("r{n}"))),
+            ]);
+            n += 1;
+        }
+    }
+    assert!(n >= 1, "no experiment files in {}", dir.display());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// SIGTERM (as Ctrl-C) ends a sweep between measurements: completed repetitions
+/// are kept, the run is marked interrupted, and the exit code says so.
+#[test]
+fn sigterm_stops_cleanly_and_keeps_results() {
+    let d = tmpdir("term");
+    let db = d.join("t.db");
+    let child = Command::new(bin())
+        .args([
+            "sweep",
+            "--engine",
+            "fake",
+            "--fake-delay-ms",
+            "40",
+            "--no-report",
+            "--db",
+            s(&db),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    let st = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("interrupted") && err.contains("--resume 1"),
+        "{err}"
+    );
+    let store = netsonde_store::Store::open(&db).unwrap();
+    assert_eq!(
+        store.run(1).unwrap().status,
+        netsonde_store::RunStatus::Interrupted
+    );
+    let reps: usize = store.points(1).unwrap().iter().map(|p| p.reps.len()).sum();
+    assert!((5..36).contains(&reps), "{reps}");
+    let _ = std::fs::remove_dir_all(&d);
+}
