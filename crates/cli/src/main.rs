@@ -59,6 +59,16 @@ enum Exit {
     Regressed,
 }
 
+/// The server host when none is given: `NETSONDE_HOST` (the lab sets it inside
+/// its client namespace), else none (an embedded loopback server).
+fn default_host(given: Option<String>) -> Option<String> {
+    given.or_else(|| {
+        std::env::var("NETSONDE_HOST")
+            .ok()
+            .filter(|h| !h.is_empty())
+    })
+}
+
 fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
 }
@@ -105,7 +115,12 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 }
             });
             sweep::sweep(sweep_request(
-                plan, a.host, a.port, label, a.resume, a.common,
+                plan,
+                default_host(a.host),
+                a.port,
+                label,
+                a.resume,
+                a.common,
             ))?;
             Ok(Exit::Ok)
         }
@@ -124,7 +139,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             let port = exp.port.unwrap_or(netsonde_driver::client::DEFAULT_PORT);
             sweep::sweep(sweep_request(
                 Some(plan),
-                exp.host,
+                default_host(exp.host),
                 port,
                 label,
                 None,
@@ -189,7 +204,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             let spec = a.spec()?;
             let output = a.output();
             let cfg = ClientConfig {
-                host: a.host.clone(),
+                host: default_host(a.host.clone()),
                 port: a.port,
                 spec,
                 deadlines: Default::default(),
@@ -213,7 +228,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 let _ = writeln!(stdout, "{line}");
                 let _ = stdout.flush();
             };
-            let target = a.host.as_deref().unwrap_or("embedded server");
+            let target = cfg.host.as_deref().unwrap_or("embedded server");
             let report = client::run(&cfg, &mut on_interval)
                 .with_context(|| format!("{} test against {target}", cfg.spec.test))?;
             let out = match output {
