@@ -29,6 +29,8 @@ pub enum Command {
     /// Run one test against a server, or against an embedded loopback server when
     /// no HOST is given.
     Client(Box<ClientArgs>),
+    /// Write a new random pre-shared key for --auth-key.
+    Keygen(KeygenArgs),
     /// Characterize: a grid of tests over sizes, windows, directions and streams,
     /// with repetitions, stored and reported. With no arguments, a short
     /// characterization of this host's stack on loopback.
@@ -113,6 +115,9 @@ pub struct SweepCommon {
     /// Measurement engine: `real`, or `fake` (scripted, deterministic; for tests).
     #[arg(long, default_value = "real", hide = true, value_parser = ["real", "fake"])]
     pub engine: String,
+    /// Authenticate with this pre-shared key.
+    #[arg(long, value_name = "FILE")]
+    pub auth_key: Option<std::path::PathBuf>,
     /// Delay per fake repetition in milliseconds (tests).
     #[arg(long, default_value_t = 0, hide = true)]
     pub fake_delay_ms: u64,
@@ -236,6 +241,55 @@ pub struct ServerArgs {
     /// Address to listen on.
     #[arg(short = 'B', long, default_value = "0.0.0.0")]
     pub bind: IpAddr,
+    /// Require clients to prove they hold this key (made by `netsonde keygen`);
+    /// the whole session is then integrity-protected. The file must be mode 600.
+    #[arg(long, value_name = "FILE")]
+    pub auth_key: Option<std::path::PathBuf>,
+    /// Session log format on stderr.
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: LogFormatArg,
+    /// Longest test (warm-up plus time) a client may ask for.
+    #[arg(long, default_value = "300s", value_parser = parse_time)]
+    pub max_duration: Nanos,
+    /// Most parallel streams per direction.
+    #[arg(long, default_value_t = 64)]
+    pub max_parallel: u32,
+    /// Largest message, request, response or window.
+    #[arg(long, default_value = "64M", value_parser = parse_bytes)]
+    pub max_size: Bytes,
+    /// Highest pacing rate per stream.
+    #[arg(long, default_value = "100G", value_parser = parse_rate)]
+    pub max_rate: BitRate,
+    /// Tests running at once; others are told "busy, try again in N s".
+    #[arg(long, default_value_t = 1)]
+    pub max_tests: usize,
+    /// Control connections at once.
+    #[arg(long, default_value_t = 64)]
+    pub max_connections: usize,
+    /// Control connections at once from one address.
+    #[arg(long, default_value_t = 8)]
+    pub max_per_address: usize,
+    /// Deadline of each protocol phase (hello, authentication, setup, data
+    /// connections, done).
+    #[arg(long, default_value = "10s", value_parser = parse_time)]
+    pub phase_timeout: Nanos,
+}
+
+/// Log formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormatArg {
+    /// key=value pairs.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// `netsonde keygen`.
+#[derive(Debug, Args)]
+pub struct KeygenArgs {
+    /// Where to write the key (created with mode 600; never overwritten).
+    #[arg(long, value_name = "FILE")]
+    pub out: std::path::PathBuf,
 }
 
 fn parse_time(s: &str) -> Result<Nanos, String> {
@@ -331,6 +385,9 @@ pub struct ClientArgs {
     /// JSON Lines: interval records as they happen, then a summary record.
     #[arg(long)]
     pub jsonl: bool,
+    /// Authenticate with this pre-shared key (the server must use the same).
+    #[arg(long, value_name = "FILE")]
+    pub auth_key: Option<std::path::PathBuf>,
 }
 
 /// Output format.

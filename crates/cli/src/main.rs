@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod keys;
 mod runs;
 mod sweep;
 
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use netsonde_driver::client::{self, ClientConfig};
+use netsonde_driver::policy::{Limits, LogFormat};
 use netsonde_driver::server::{Server, ServerConfig};
 use netsonde_report::{json, text};
 
@@ -92,6 +94,7 @@ fn sweep_request(
         engine: c.engine,
         fake_delay: std::time::Duration::from_millis(c.fake_delay_ms),
         fake_scale: c.fake_scale,
+        auth_key: c.auth_key,
         no_report: c.no_report,
         command: command_line(),
     }
@@ -191,13 +194,51 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         }
         Command::Server(a) => {
             let bind = SocketAddr::new(a.bind, a.port);
-            let server = Server::bind(ServerConfig::new(bind))?;
+            let mut cfg = ServerConfig::new(bind);
+            cfg.auth_key = keys::load_opt(a.auth_key.as_deref())?;
+            cfg.log = match a.log_format {
+                args::LogFormatArg::Text => LogFormat::Text,
+                args::LogFormatArg::Json => LogFormat::Json,
+            };
+            cfg.limits = Limits {
+                max_duration: a.max_duration,
+                max_parallel: a.max_parallel,
+                max_size: a.max_size,
+                max_rate: a.max_rate,
+                max_tests: a.max_tests.max(1),
+                max_connections: a.max_connections.max(1),
+                max_per_address: a.max_per_address.max(1),
+            };
+            let t = a.phase_timeout;
+            cfg.deadlines.hello = t;
+            cfg.deadlines.setup = t;
+            cfg.deadlines.connect = t;
+            cfg.deadlines.done = t;
+            let server = Server::bind(cfg)?;
             eprintln!(
-                "netsonde server listening on {} (protocol {}, one test at a time)",
+                "netsonde server listening on {} (protocol {}, {}, at most {} test(s) at once)",
                 server.local_addr(),
-                netsonde_proto::PROTOCOL_VERSION
+                netsonde_proto::PROTOCOL_VERSION,
+                if a.auth_key.is_some() {
+                    "authenticated"
+                } else {
+                    "unauthenticated"
+                },
+                a.max_tests.max(1)
             );
-            server.run(Arc::new(AtomicBool::new(false)))?;
+            // SIGTERM or Ctrl-C: stop accepting, let running tests finish, exit 0.
+            let stop = Arc::new(AtomicBool::new(false));
+            for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+                signal_hook::flag::register(sig, stop.clone())
+                    .context("installing signal handlers")?;
+            }
+            server.run(stop)?;
+            eprintln!("netsonde server: drained, exiting");
+            Ok(Exit::Ok)
+        }
+        Command::Keygen(a) => {
+            keys::generate(&a.out)?;
+            eprintln!("wrote a new key to {} (mode 600); give the same file to server and client with --auth-key", a.out.display());
             Ok(Exit::Ok)
         }
         Command::Client(a) => {
@@ -208,6 +249,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 port: a.port,
                 spec,
                 deadlines: Default::default(),
+                auth_key: keys::load_opt(a.auth_key.as_deref())?,
             };
             let mut stdout = std::io::stdout().lock();
             let mut on_interval = |rec: &netsonde_model::result::IntervalRecord| {

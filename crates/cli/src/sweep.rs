@@ -25,25 +25,33 @@ use crate::runs::{self, StoredPlan};
 struct RealRunner {
     host: String,
     port: u16,
+    key: Option<netsonde_proto::auth::Key>,
     _embedded: Option<ServerHandle>,
 }
 
 impl RealRunner {
-    fn new(host: Option<String>, port: u16) -> anyhow::Result<RealRunner> {
+    fn new(
+        host: Option<String>,
+        port: u16,
+        key: Option<netsonde_proto::auth::Key>,
+    ) -> anyhow::Result<RealRunner> {
         Ok(match host {
             Some(h) => RealRunner {
                 host: h,
                 port,
+                key,
                 _embedded: None,
             },
             None => {
                 let mut cfg =
                     ServerConfig::new(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0));
-                cfg.log = false;
+                cfg.log = netsonde_driver::policy::LogFormat::Off;
+                cfg.auth_key = key.clone();
                 let h = Server::bind(cfg)?.spawn();
                 RealRunner {
                     host: h.addr.ip().to_string(),
                     port: h.addr.port(),
+                    key,
                     _embedded: Some(h),
                 }
             }
@@ -58,6 +66,7 @@ impl Runner for RealRunner {
             port: self.port,
             spec: spec.clone(),
             deadlines: Default::default(),
+            auth_key: self.key.clone(),
         };
         client::run(&cfg, &mut |_| {}).map_err(|e| format!("{:#}", anyhow::Error::from(e)))
     }
@@ -166,6 +175,8 @@ pub struct SweepRequest {
     pub fake_delay: Duration,
     /// Fake engine speed factor.
     pub fake_scale: f64,
+    /// Key file for an authenticated server.
+    pub auth_key: Option<PathBuf>,
     /// Write no report.
     pub no_report: bool,
     /// The command line, stored with the run.
@@ -312,7 +323,8 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<()> {
         fake.scale = req.fake_scale;
         Box::new(SlowFake(fake, req.fake_delay))
     } else {
-        Box::new(RealRunner::new(stored.host.clone(), stored.port)?)
+        let key = crate::keys::load_opt(req.auth_key.as_deref())?;
+        Box::new(RealRunner::new(stored.host.clone(), stored.port, key)?)
     };
     let outcome = {
         let mut sink = StoreSink {

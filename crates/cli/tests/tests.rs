@@ -4,6 +4,7 @@
 mod util;
 
 mod bad_input;
+mod control_plane;
 mod loopback;
 mod namespaces;
 mod server;

@@ -63,14 +63,21 @@ pub fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
 }
 
-/// A `netsonde server` subprocess on an ephemeral-ish port, killed on drop.
+/// A `netsonde server` subprocess on a free port, killed on drop. Its log lines
+/// are kept in `log`.
 pub struct ServerProc {
     pub child: Child,
     pub port: u16,
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl ServerProc {
     pub fn start() -> ServerProc {
+        ServerProc::start_with(&[])
+    }
+
+    /// Starts a server with extra arguments.
+    pub fn start_with(extra: &[&str]) -> ServerProc {
         // Ask the kernel for a free port, then hand it to the server.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -80,6 +87,7 @@ impl ServerProc {
         let p = port.to_string();
         let mut child = Command::new(bin())
             .args(["server", "--bind", "127.0.0.1", "--port", &p])
+            .args(extra)
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn server");
@@ -89,12 +97,45 @@ impl ServerProc {
         let first = lines.next().expect("server said something").unwrap();
         assert!(first.contains("listening"), "{first}");
         // Keep draining the log so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        ServerProc { child, port }
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let keep = log.clone();
+        std::thread::spawn(move || {
+            for l in lines.map_while(Result::ok) {
+                keep.lock().unwrap().push(l);
+            }
+        });
+        ServerProc { child, port, log }
     }
 
     pub fn port(&self) -> String {
         self.port.to_string()
+    }
+
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Log lines so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Open file descriptors and threads of the server process.
+    pub fn fds_and_threads(&self) -> (usize, usize) {
+        let count = |d: &str| std::fs::read_dir(format!("/proc/{}/{d}", self.child.id())).map(|r| r.count()).unwrap_or(0);
+        (count("fd"), count("task"))
+    }
+
+    /// Peak resident memory in KiB (VmHWM).
+    pub fn peak_rss_kib(&self) -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("VmHWM:"))
+                    .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+            })
+            .unwrap_or(0)
     }
 }
 

@@ -34,6 +34,8 @@ pub struct ClientConfig {
     pub spec: TestSpec,
     /// Phase deadlines.
     pub deadlines: Deadlines,
+    /// Authenticate with this key (and insist the server does).
+    pub auth_key: Option<netsonde_proto::auth::Key>,
 }
 
 /// Why a test could not run or finish.
@@ -165,8 +167,9 @@ pub fn run(
     let (addr, label) = match &cfg.host {
         None => {
             let mut sc = ServerConfig::new(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0));
-            sc.log = false;
+            sc.log = crate::policy::LogFormat::Off;
             sc.deadlines = cfg.deadlines;
+            sc.auth_key = cfg.auth_key.clone();
             let h = Server::bind(sc).map_err(ClientError::Embedded)?.spawn();
             let a = h.addr;
             _embedded = Some(h);
@@ -184,7 +187,14 @@ pub fn run(
         .map(|a| a.ip())
         .map_err(|source| ClientError::Connect { addr, source })?;
     let mut ctl = Control::new(stream).map_err(|source| ClientError::Connect { addr, source })?;
-    let mut s = ClientSession::new(now(), spec.clone(), cfg.deadlines);
+    let auth = match &cfg.auth_key {
+        None => None,
+        Some(k) => Some((
+            k.clone(),
+            crate::random_bytes::<32>().map_err(|source| ClientError::Connect { addr, source })?,
+        )),
+    };
+    let mut s = ClientSession::new(now(), spec.clone(), cfg.deadlines, auth);
 
     let ack = 'ack: loop {
         for ev in ctl.pump(&mut s, Duration::from_secs(1)) {

@@ -5,6 +5,7 @@
 //!   session's own deadlines as read timeouts.
 //! - [`flows`]: starts one thread per flow (pinned when asked), the CPU sampler for
 //!   the measured interval, and collects their results.
+//! - [`policy`]: abuse limits, per-address caps and session log lines.
 //! - [`server`]: the accept loop, one thread per control connection, the busy slot
 //!   (one test at a time) and data-connection setup.
 //! - [`client`]: one test from hello to report, with an embedded loopback server
@@ -14,6 +15,7 @@
 pub mod client;
 pub mod control;
 pub mod flows;
+pub mod policy;
 pub mod server;
 
 /// Host facts of this end (re-exported for callers that record them).
@@ -30,9 +32,14 @@ pub fn now() -> Nanos {
     Nanos::from(EPOCH.get_or_init(Instant::now).elapsed())
 }
 
-/// Fresh randomness for session tokens.
-pub(crate) fn random_token() -> std::io::Result<netsonde_proto::Token> {
-    let mut b = [0u8; 16];
+/// Fresh randomness from the OS (tokens, nonces, keys).
+pub fn random_bytes<const N: usize>() -> std::io::Result<[u8; N]> {
+    let mut b = [0u8; N];
     getrandom::fill(&mut b).map_err(|e| std::io::Error::other(e.to_string()))?;
-    Ok(netsonde_proto::Token(b))
+    Ok(b)
+}
+
+/// A fresh session token.
+pub(crate) fn random_token() -> std::io::Result<netsonde_proto::Token> {
+    random_bytes::<16>().map(netsonde_proto::Token)
 }

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use netsonde_engine::sockopt;
 use netsonde_model::result::{SideResult, SocketFacts};
 use netsonde_model::spec::{TestKind, TestSpec};
+use netsonde_proto::auth::Key;
 use netsonde_proto::message::{decode_preamble, PREAMBLE_LEN};
 use netsonde_proto::{Deadlines, ErrorCode, Event, ServerSession, SetupAck, Token};
 use nix::errno::Errno;
@@ -25,6 +26,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 use crate::control::Control;
 use crate::flows::{self, End, FlowPlan, FlowSocket};
 use crate::now;
+use crate::policy::{AddressTable, Limits, LogFormat, SessionLog};
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -50,10 +52,12 @@ pub struct ServerConfig {
     pub bind: SocketAddr,
     /// Phase deadlines.
     pub deadlines: Deadlines,
-    /// Control connections served at once; more are closed at accept.
-    pub max_connections: usize,
-    /// Print one line per session to stderr.
-    pub log: bool,
+    /// Abuse limits.
+    pub limits: Limits,
+    /// One line per session on stderr, in this format.
+    pub log: LogFormat,
+    /// Require clients to prove they hold this key (and seal the session).
+    pub auth_key: Option<Key>,
 }
 
 impl ServerConfig {
@@ -62,8 +66,9 @@ impl ServerConfig {
         ServerConfig {
             bind,
             deadlines: Deadlines::default(),
-            max_connections: 64,
-            log: true,
+            limits: Limits::default(),
+            log: LogFormat::Text,
+            auth_key: None,
         }
     }
 }
@@ -71,17 +76,41 @@ impl ServerConfig {
 #[derive(Debug)]
 struct Shared {
     cfg: ServerConfig,
-    busy_until: Mutex<Option<Instant>>,
+    /// When each running test must be over, one entry per running test.
+    running: Mutex<Vec<(u64, Instant)>>,
+    next_id: AtomicUsize,
     connections: AtomicUsize,
+    addresses: AddressTable,
 }
 
-/// Holds the busy slot; frees it when dropped, whatever the session's fate.
-struct BusyGuard(Arc<Shared>);
+impl Shared {
+    fn log(&self, entry: &SessionLog) {
+        if let Some(line) = entry.line(self.cfg.log) {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// Holds a test slot; frees it when dropped, whatever the session's fate.
+struct BusyGuard(Arc<Shared>, u64);
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {
-        *self.0.busy_until.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let mut r = self.0.running.lock().unwrap_or_else(|e| e.into_inner());
+        r.retain(|(id, _)| *id != self.1);
     }
+}
+
+/// Tells a connection we will not serve it why, in one unsealed error frame (a
+/// client reads it in place of the server's hello), and closes it.
+fn refuse_connection(mut stream: TcpStream, reason: &str) {
+    let frame = netsonde_proto::Frame::Message(netsonde_proto::Message::Error {
+        code: ErrorCode::Busy,
+        message: reason.to_string(),
+        retry_after_ms: Some(1000),
+    });
+    let _ = stream.set_write_timeout(Some(Duration::from_millis(200)));
+    let _ = std::io::Write::write_all(&mut stream, &frame.to_bytes());
 }
 
 /// accept() errors that concern one connection or pass with time.
@@ -141,8 +170,10 @@ impl Server {
             listener: listener.into(),
             shared: Arc::new(Shared {
                 cfg,
-                busy_until: Mutex::new(None),
+                running: Mutex::new(Vec::new()),
+                next_id: AtomicUsize::new(0),
                 connections: AtomicUsize::new(0),
+                addresses: AddressTable::default(),
             }),
         })
     }
@@ -152,8 +183,11 @@ impl Server {
         self.listener.local_addr().unwrap_or(self.shared.cfg.bind)
     }
 
-    /// Serves until `stop` is set.
+    /// Serves until `stop` is set, then drains: stops accepting, lets running
+    /// sessions finish (each is bounded by its own deadlines) and returns.
     pub fn run(self, stop: Arc<AtomicBool>) -> Result<(), ServerError> {
+        let shared = &self.shared;
+        let limits = &shared.cfg.limits;
         while !stop.load(Ordering::Relaxed) {
             let (stream, peer) = match self.listener.accept() {
                 Ok(c) => c,
@@ -171,33 +205,63 @@ impl Server {
                     if e.raw_os_error()
                         .is_some_and(|n| TRANSIENT_ACCEPT.iter().any(|t| *t as i32 == n)) =>
                 {
-                    // ECONNABORTED, EMFILE, ENFILE, ENOBUFS, ENOMEM: per-connection or
-                    // transient; back off briefly and keep serving.
+                    // Per-connection or transient: back off briefly, keep serving.
                     std::thread::sleep(Duration::from_millis(50));
                     continue;
                 }
                 Err(e) => return Err(ServerError::Accept(e)),
             };
-            let shared = self.shared.clone();
-            if shared.connections.fetch_add(1, Ordering::AcqRel) >= shared.cfg.max_connections {
-                shared.connections.fetch_sub(1, Ordering::AcqRel);
-                if shared.cfg.log {
-                    eprintln!(
-                        "netsonde server: {peer}: refused, {} connections already",
-                        shared.cfg.max_connections
-                    );
-                }
+            let refuse = if shared.connections.load(Ordering::Acquire) >= limits.max_connections {
+                Some(format!(
+                    "server busy: {} connections already",
+                    limits.max_connections
+                ))
+            } else if !shared.addresses.enter(peer.ip(), limits.max_per_address) {
+                Some(format!(
+                    "too many connections from {} (at most {})",
+                    peer.ip(),
+                    limits.max_per_address
+                ))
+            } else {
+                None
+            };
+            if let Some(reason) = refuse {
+                refuse_connection(stream, &reason);
+                shared.log(&SessionLog {
+                    peer: peer.to_string(),
+                    outcome: "refused",
+                    reason,
+                    ..SessionLog::default()
+                });
                 continue;
             }
+            shared.connections.fetch_add(1, Ordering::AcqRel);
+            let shared = self.shared.clone();
             std::thread::spawn(move || {
-                let outcome = serve_connection(stream, peer, &shared);
-                if shared.cfg.log {
-                    eprintln!("netsonde server: {peer}: {outcome}");
-                }
+                let started = Instant::now();
+                let mut entry = serve_connection(stream, peer, &shared);
+                entry.peer = peer.to_string();
+                entry.seconds = started.elapsed().as_secs_f64();
+                shared.log(&entry);
+                shared.addresses.leave(peer.ip());
                 shared.connections.fetch_sub(1, Ordering::AcqRel);
             });
         }
+        // Drain: every session ends by its own deadlines; wait for them.
+        drop(self.listener);
+        let drain_until = Instant::now()
+            + limits.max_duration.as_duration()
+            + self.shared.cfg.deadlines.grace.as_duration()
+            + Duration::from_secs(30);
+        while self.shared.connections.load(Ordering::Acquire) > 0 && Instant::now() < drain_until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         Ok(())
+    }
+
+    /// Control connections being served now.
+    pub fn active(&self) -> usize {
+        self.shared.connections.load(Ordering::Acquire)
     }
 
     /// Runs on a background thread.
@@ -238,10 +302,20 @@ fn prepare(
             None,
         ));
     }
+    shared
+        .cfg
+        .limits
+        .check(spec)
+        .map_err(|m| (ErrorCode::BadSpec, m, None))?;
     let busy = {
-        let mut b = shared.busy_until.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(until) = *b {
-            let left = until.saturating_duration_since(Instant::now()).as_millis() as u64;
+        let mut r = shared.running.lock().unwrap_or_else(|e| e.into_inner());
+        if r.len() >= shared.cfg.limits.max_tests {
+            let first = r
+                .iter()
+                .map(|(_, end)| *end)
+                .min()
+                .unwrap_or_else(Instant::now);
+            let left = first.saturating_duration_since(Instant::now()).as_millis() as u64;
             let secs = left.div_ceil(1000).max(1);
             return Err((
                 ErrorCode::Busy,
@@ -249,8 +323,9 @@ fn prepare(
                 Some(left.max(1000)),
             ));
         }
-        *b = Some(Instant::now() + spec.deadline().as_duration());
-        BusyGuard(shared.clone())
+        let id = shared.next_id.fetch_add(1, Ordering::Relaxed) as u64;
+        r.push((id, Instant::now() + spec.deadline().as_duration()));
+        BusyGuard(shared.clone(), id)
     };
     let internal = |what: &str, e: std::io::Error| {
         (
@@ -393,51 +468,60 @@ fn accept_flows(
         .collect())
 }
 
-/// Runs one control connection to its end; returns a one-line outcome for the log.
-fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> String {
+/// Runs one control connection to its end; returns its log record.
+fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> SessionLog {
+    let mut log = SessionLog {
+        outcome: "dropped",
+        ..SessionLog::default()
+    };
+    let fail = |mut log: SessionLog, outcome: &'static str, reason: String| {
+        log.outcome = outcome;
+        log.reason = reason;
+        log
+    };
     let local_ip = match stream.local_addr() {
         Ok(a) => a.ip(),
-        Err(e) => return format!("dropped: {e}"),
+        Err(e) => return fail(log, "dropped", e.to_string()),
     };
     let mut ctl = match Control::new(stream) {
         Ok(c) => c,
-        Err(e) => return format!("dropped: {e}"),
+        Err(e) => return fail(log, "dropped", e.to_string()),
     };
     let d = shared.cfg.deadlines;
-    let mut s = ServerSession::new(now(), d);
+    let auth = match &shared.cfg.auth_key {
+        None => None,
+        Some(k) => match crate::random_bytes::<32>() {
+            Ok(n) => Some((k.clone(), n)),
+            Err(e) => return fail(log, "dropped", format!("no randomness for a nonce: {e}")),
+        },
+    };
+    let mut s = ServerSession::new(now(), d, auth);
     let tick = Duration::from_millis(100);
 
-    // Hello and setup.
+    // Hello, authentication and setup.
     let spec = 'setup: loop {
         for ev in ctl.pump(&mut s, Duration::from_secs(1)) {
             match ev {
                 Event::SetupRequested(spec) => break 'setup *spec,
-                Event::Failed(e) => return format!("failed before setup: {e}"),
+                Event::Failed(e) => {
+                    log.authenticated = s.authenticated();
+                    return fail(log, "failed", format!("before setup: {e}"));
+                }
                 _ => {}
             }
         }
         if s.is_over() {
-            return "closed before setup".into();
+            return fail(log, "dropped", "closed before setup".into());
         }
     };
-    let sizes = if spec.test.is_rr() {
-        format!(
-            "request={} response={}",
-            spec.request_size, spec.response_size
-        )
-    } else {
-        format!("size={}", spec.size)
-    };
-    let summary = format!(
-        "test={} dir={} {sizes} parallel={} time={}",
-        spec.test, spec.direction, spec.parallel, spec.duration
-    );
+    log.authenticated = s.authenticated();
+    log.test = Some(spec.clone());
     let prepared = match prepare(&spec, local_ip, shared) {
         Ok(p) => p,
         Err((code, msg, retry)) => {
             s.reject(now(), code, msg.clone(), retry);
             ctl.flush(&mut s);
-            return format!("{summary}: refused: {msg}");
+            return fail(log, "refused", msg);
         }
     };
     let Prepared {
@@ -462,12 +546,12 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -
         for ev in ctl.pump(&mut s, tick) {
             match ev {
                 Event::StartRequested => break 'start,
-                Event::Failed(e) => return format!("{summary}: failed before start: {e}"),
+                Event::Failed(e) => return fail(log, "failed", format!("before start: {e}")),
                 _ => {}
             }
         }
         if s.is_over() {
-            return format!("{summary}: closed before start");
+            return fail(log, "dropped", "closed before start".into());
         }
     }
     let plans = match acceptor.join() {
@@ -475,7 +559,7 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -
         Ok(Err(msg)) => {
             s.abort(now(), ErrorCode::Internal, format!("server: {msg}"));
             ctl.flush(&mut s);
-            return format!("{summary}: {msg}");
+            return fail(log, "failed", msg);
         }
         Err(_) => {
             s.abort(
@@ -484,10 +568,9 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -
                 "server: data acceptor failed".into(),
             );
             ctl.flush(&mut s);
-            return format!("{summary}: data acceptor panicked");
+            return fail(log, "failed", "data acceptor panicked".into());
         }
     };
-
     // What the kernel granted on an accepted data connection (the listener's own
     // figures, sent in the ack, predate any handshake: no MSS yet).
     let socket = plans
@@ -519,20 +602,20 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -
         }
     }
     let finished = running.finish();
+    log.bytes = finished
+        .outputs
+        .iter()
+        .map(|o| o.result.bytes_total.0)
+        .sum();
     if let Some(e) = failure {
-        return format!("{summary}: failed while running: {e}");
+        return fail(log, "failed", format!("while running: {e}"));
     }
     if let Some(e) = finished.error {
         let msg = format!("server flow failed: {e}");
         s.abort(now(), ErrorCode::Internal, msg.clone());
         ctl.flush(&mut s);
-        return format!("{summary}: {msg}");
+        return fail(log, "failed", msg);
     }
-    let bytes: u64 = finished
-        .outputs
-        .iter()
-        .map(|o| o.result.bytes_total.0)
-        .sum();
     let result = SideResult {
         host,
         flows: finished.outputs.into_iter().map(|o| o.result).collect(),
@@ -543,13 +626,13 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -
     loop {
         for ev in ctl.pump(&mut s, tick) {
             match ev {
-                Event::Finished => return format!("{summary}: ok, {bytes} bytes"),
-                Event::Failed(e) => return format!("{summary}: ran, {bytes} bytes, but: {e}"),
+                Event::Finished => return fail(log, "ok", String::new()),
+                Event::Failed(e) => return fail(log, "failed", format!("after results: {e}")),
                 _ => {}
             }
         }
         if s.is_over() {
-            return format!("{summary}: ok, {bytes} bytes");
+            return fail(log, "ok", String::new());
         }
     }
 }

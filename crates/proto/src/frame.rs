@@ -18,6 +18,7 @@ pub const MAX_FRAME: usize = 1 << 20;
 
 const KIND_HELLO: u8 = 1;
 const KIND_MESSAGE: u8 = 2;
+const KIND_SEALED: u8 = 3;
 const HELLO_LEN: usize = 1 + 8 + 2 + 8;
 
 /// The first frame in each direction.
@@ -34,6 +35,9 @@ impl Hello {
     pub const CAP_ALL_TESTS: u64 = 1 << 0;
     /// This build reports CPU accounting.
     pub const CAP_CPU: u64 = 1 << 1;
+    /// This end authenticates with a pre-shared key (client: it has one; server: it
+    /// requires one).
+    pub const CAP_AUTH: u64 = 1 << 2;
 
     /// The hello of this build.
     pub fn ours() -> Hello {
@@ -51,6 +55,8 @@ pub enum Frame {
     Hello(Hello),
     /// Any later frame.
     Message(Message),
+    /// A message sealed with the session key (opened by the session).
+    Sealed(Vec<u8>),
 }
 
 /// Why bytes on the control connection could not be decoded.
@@ -101,6 +107,11 @@ impl Frame {
                 out.push(KIND_MESSAGE);
                 out.extend_from_slice(&body);
             }
+            Frame::Sealed(body) => {
+                out.extend_from_slice(&((body.len() + 1) as u32).to_be_bytes());
+                out.push(KIND_SEALED);
+                out.extend_from_slice(body);
+            }
         }
     }
 
@@ -110,6 +121,11 @@ impl Frame {
         self.encode(&mut v);
         v
     }
+}
+
+/// Decodes a message's JSON body.
+pub fn decode_message(body: &[u8]) -> Result<Message, FrameError> {
+    serde_json::from_slice(body).map_err(|e| FrameError::BadMessage(e.to_string()))
 }
 
 /// Accumulates bytes and yields whole frames.
@@ -147,7 +163,7 @@ impl FrameDecoder {
             // Check what we can early: a non-netsonde peer is told so at once.
             if self.buf.len() > 4 {
                 let kind = self.buf[4];
-                if kind != KIND_HELLO && kind != KIND_MESSAGE {
+                if ![KIND_HELLO, KIND_MESSAGE, KIND_SEALED].contains(&kind) {
                     return Err(FrameError::UnknownKind(kind));
                 }
             }
@@ -168,9 +184,8 @@ impl FrameDecoder {
                     caps: u64::from_be_bytes(body[10..18].try_into().expect("8 bytes")),
                 })))
             }
-            KIND_MESSAGE => serde_json::from_slice(body)
-                .map(|m| Some(Frame::Message(m)))
-                .map_err(|e| FrameError::BadMessage(e.to_string())),
+            KIND_MESSAGE => decode_message(body).map(|m| Some(Frame::Message(m))),
+            KIND_SEALED => Ok(Some(Frame::Sealed(body.to_vec()))),
             k => Err(FrameError::UnknownKind(k)),
         }
     }
@@ -217,6 +232,7 @@ mod tests {
     fn frames_roundtrip() {
         roundtrip(Frame::Hello(Hello::ours()));
         roundtrip(Frame::Message(Message::Start));
+        roundtrip(Frame::Sealed(vec![1, 2, 3]));
         roundtrip(Frame::Message(Message::Error {
             code: ErrorCode::Busy,
             message: "busy".into(),

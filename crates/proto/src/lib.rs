@@ -10,8 +10,10 @@
 //! - [`message`]: the typed messages and the data-connection preamble.
 //! - [`session`]: [`session::ClientSession`] and [`session::ServerSession`], the two
 //!   state machines, each with a deadline on every phase.
+//! - [`auth`]: pre-shared-key mutual authentication and per-frame integrity.
 #![forbid(unsafe_code)]
 
+pub mod auth;
 pub mod frame;
 pub mod message;
 pub mod session;
@@ -21,7 +23,7 @@ pub use message::{ErrorCode, Message, SetupAck, Token};
 pub use session::{ClientSession, Deadlines, Endpoint, Event, ProtoError, ServerSession};
 
 /// The protocol version this build speaks. Peers must match exactly.
-pub const PROTOCOL_VERSION: u16 = 1;
+pub const PROTOCOL_VERSION: u16 = 2;
 
 /// The magic that opens every control connection.
 pub const MAGIC: [u8; 8] = *b"NETSONDE";

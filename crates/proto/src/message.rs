@@ -42,6 +42,25 @@ impl<'de> Deserialize<'de> for Token {
     }
 }
 
+/// 32 bytes carried as 64 hex digits: nonces and proofs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hex32(pub [u8; 32]);
+
+impl Serialize for Hex32 {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::auth::hex_encode(&self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Hex32 {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        crate::auth::hex_decode::<32>(&s)
+            .map(Hex32)
+            .ok_or_else(|| serde::de::Error::custom("expected 64 hex digits"))
+    }
+}
+
 /// The first bytes a client sends on every data connection (TCP) and in every UDP
 /// hello datagram: `"NSDATA01"`, the token, and the flow number (u32 big-endian).
 pub const PREAMBLE_LEN: usize = 8 + 16 + 4;
@@ -82,6 +101,10 @@ pub enum ErrorCode {
     Timeout,
     /// Setting up or running the test failed on this end.
     Internal,
+    /// The server requires a key and the client has none, or the reverse.
+    AuthRequired,
+    /// Authentication or frame integrity failed.
+    AuthFailed,
 }
 
 /// What the server tells the client after accepting a setup.
@@ -104,6 +127,23 @@ pub struct SetupAck {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Message {
+    /// Server to client: prove you hold the key (after hellos, when keyed).
+    AuthChallenge {
+        /// The server's fresh nonce.
+        nonce: Hex32,
+    },
+    /// Client to server: the proof, and the client's own challenge.
+    AuthResponse {
+        /// The client's fresh nonce.
+        nonce: Hex32,
+        /// HMAC over both nonces (see `auth`).
+        proof: Hex32,
+    },
+    /// Server to client: the server's proof; every later frame is sealed.
+    AuthOk {
+        /// HMAC over both nonces.
+        proof: Hex32,
+    },
     /// Client to server: run this test.
     Setup {
         /// The validated spec.
@@ -135,6 +175,9 @@ impl Message {
     /// The name of the message, for error texts.
     pub fn name(&self) -> &'static str {
         match self {
+            Message::AuthChallenge { .. } => "auth-challenge",
+            Message::AuthResponse { .. } => "auth-response",
+            Message::AuthOk { .. } => "auth-ok",
             Message::Setup { .. } => "setup",
             Message::SetupAck(_) => "setup-ack",
             Message::Start => "start",

@@ -31,8 +31,13 @@ use netsonde_model::result::SideResult;
 use netsonde_model::spec::TestSpec;
 use netsonde_model::units::Nanos;
 
-use crate::frame::{Frame, FrameError, Hello};
-use crate::message::{ErrorCode, Message, SetupAck};
+use crate::auth::{self, Key, OpenError, Sealer, Side, LEN};
+use crate::frame::{decode_message, Frame, FrameError, Hello};
+use crate::message::{ErrorCode, Hex32, Message, SetupAck};
+
+/// A key and this end's fresh nonce (drawn by the caller: this crate has no
+/// randomness).
+pub type Auth = (Key, [u8; LEN]);
 
 /// How long each phase may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +105,21 @@ pub enum ProtoError {
         /// For `Busy`, when to retry.
         retry_after_ms: Option<u64>,
     },
+    /// This server needs a key and the client offered none.
+    #[error("authentication required: this server was started with --auth-key and the client has no key")]
+    ClientHasNoKey,
+    /// The server needs a key and this client has none.
+    #[error("authentication required: the server needs a key; pass --auth-key FILE with the server's key")]
+    ServerNeedsKey,
+    /// This client has a key and the server does not authenticate.
+    #[error("the server does not authenticate (it was started without --auth-key); refusing to run unauthenticated")]
+    ServerNotAuthenticating,
+    /// The peer's proof of the key is wrong.
+    #[error("authentication failed: the peer does not hold the same key")]
+    AuthFailed,
+    /// A frame failed its integrity check after authentication.
+    #[error("{0}")]
+    Integrity(#[from] OpenError),
     /// The peer closed the control connection early.
     #[error("peer closed the control connection while waiting for {phase}")]
     PeerClosed {
@@ -132,11 +152,51 @@ struct Core {
     events: VecDeque<Event>,
     deadline: Option<(Nanos, &'static str)>,
     over: bool,
+    /// Set once authenticated: seals every later frame and opens the peer's.
+    sealer: Option<Sealer>,
 }
 
 impl Core {
     fn send(&mut self, m: Message) {
-        self.out.push_back(Frame::Message(m));
+        let frame = match &mut self.sealer {
+            Some(s) => Frame::Sealed(s.seal(&serde_json::to_vec(&m).expect("messages serialize"))),
+            None => Frame::Message(m),
+        };
+        self.out.push_back(frame);
+    }
+
+    /// Opens a sealed frame; refuses an unsealed message after authentication and a
+    /// sealed one before it.
+    fn unseal(&mut self, frame: Frame) -> Option<Frame> {
+        match (frame, &mut self.sealer) {
+            (Frame::Sealed(body), Some(s)) => match s.open(&body).map(decode_message) {
+                Ok(Ok(m)) => Some(Frame::Message(m)),
+                Ok(Err(e)) => {
+                    self.error_frame(ErrorCode::Protocol, e.to_string());
+                    self.fail(ProtoError::Frame(e));
+                    None
+                }
+                Err(e) => {
+                    self.error_frame(ErrorCode::AuthFailed, e.to_string());
+                    self.fail(ProtoError::Integrity(e));
+                    None
+                }
+            },
+            (Frame::Sealed(_), None) => {
+                self.unexpected("an unsealed frame", "a sealed frame");
+                None
+            }
+            (Frame::Message(_), Some(_)) => {
+                let e = OpenError::Mac;
+                self.error_frame(
+                    ErrorCode::AuthFailed,
+                    "unsealed frame after authentication".into(),
+                );
+                self.fail(ProtoError::Integrity(e));
+                None
+            }
+            (f, _) => Some(f),
+        }
     }
 
     fn arm(&mut self, now: Nanos, after: Nanos, phase: &'static str) {
@@ -200,6 +260,10 @@ impl Core {
             Frame::Message(m) => Some(m),
             Frame::Hello(_) => {
                 self.unexpected(expected, "hello");
+                None
+            }
+            Frame::Sealed(_) => {
+                self.unexpected(expected, "a sealed frame");
                 None
             }
         }
@@ -325,6 +389,7 @@ endpoint_impl!(ClientSession);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ServerState {
     AwaitHello,
+    AwaitAuth,
     AwaitSetup,
     Preparing,
     AwaitStart,
@@ -339,11 +404,13 @@ pub struct ServerSession {
     state: ServerState,
     deadlines: Deadlines,
     spec: Option<TestSpec>,
+    auth: Option<Auth>,
 }
 
 impl ServerSession {
-    /// A session for a connection accepted at `now`.
-    pub fn new(now: Nanos, deadlines: Deadlines) -> ServerSession {
+    /// A session for a connection accepted at `now`. With `auth`, the client must
+    /// prove it holds the key before anything else happens.
+    pub fn new(now: Nanos, deadlines: Deadlines, auth: Option<Auth>) -> ServerSession {
         let mut core = Core::default();
         core.arm(now, deadlines.hello, "hello");
         ServerSession {
@@ -351,7 +418,13 @@ impl ServerSession {
             state: ServerState::AwaitHello,
             deadlines,
             spec: None,
+            auth,
         }
+    }
+
+    /// Whether the client has proved it holds the key.
+    pub fn authenticated(&self) -> bool {
+        self.core.sealer.is_some()
     }
 
     common_api!();
@@ -370,7 +443,11 @@ impl ServerSession {
         if self.state == ServerState::AwaitHello {
             match frame {
                 Frame::Hello(h) => {
-                    self.core.out.push_back(Frame::Hello(Hello::ours()));
+                    let mut ours = Hello::ours();
+                    if self.auth.is_some() {
+                        ours.caps |= Hello::CAP_AUTH;
+                    }
+                    self.core.out.push_back(Frame::Hello(ours));
                     if h.version != crate::PROTOCOL_VERSION {
                         let e = ProtoError::VersionMismatch {
                             ours: crate::PROTOCOL_VERSION,
@@ -379,12 +456,58 @@ impl ServerSession {
                         self.core
                             .error_frame(ErrorCode::VersionMismatch, e.to_string());
                         self.core.fail(e);
+                    } else if let Some((_, nonce)) = &self.auth {
+                        if h.caps & Hello::CAP_AUTH == 0 {
+                            let e = ProtoError::ClientHasNoKey;
+                            self.core.error_frame(
+                                ErrorCode::AuthRequired,
+                                "this server requires authentication: pass --auth-key FILE with the server's key".into(),
+                            );
+                            self.core.fail(e);
+                        } else {
+                            let nonce = Hex32(*nonce);
+                            self.core.send(Message::AuthChallenge { nonce });
+                            self.state = ServerState::AwaitAuth;
+                            self.core.arm(now, d.hello, "authentication");
+                        }
                     } else {
                         self.state = ServerState::AwaitSetup;
                         self.core.arm(now, d.setup, "setup");
                     }
                 }
-                Frame::Message(m) => self.core.unexpected("hello", m.name()),
+                other => {
+                    let got = match &other {
+                        Frame::Message(m) => m.name(),
+                        _ => "a sealed frame",
+                    };
+                    self.core.unexpected("hello", got)
+                }
+            }
+            return;
+        }
+        let Some(frame) = self.core.unseal(frame) else {
+            return;
+        };
+        if self.state == ServerState::AwaitAuth {
+            match self.core.common(frame, "auth-response") {
+                Some(Message::AuthResponse { nonce, proof }) => {
+                    let (key, sn) = self.auth.as_ref().expect("AwaitAuth implies a key");
+                    if auth::check_client_proof(key, sn, &nonce.0, &proof.0) {
+                        let proof = Hex32(auth::server_proof(key, sn, &nonce.0));
+                        self.core.send(Message::AuthOk { proof });
+                        self.core.sealer = Some(Sealer::new(key, sn, &nonce.0, Side::Server));
+                        self.state = ServerState::AwaitSetup;
+                        self.core.arm(now, d.setup, "setup");
+                    } else {
+                        self.core.error_frame(
+                            ErrorCode::AuthFailed,
+                            "authentication failed: wrong key".into(),
+                        );
+                        self.core.fail(ProtoError::AuthFailed);
+                    }
+                }
+                Some(m) => self.core.unexpected("auth-response", m.name()),
+                None => {}
             }
             return;
         }
@@ -466,6 +589,8 @@ impl ServerSession {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ClientState {
     AwaitHello,
+    AwaitChallenge,
+    AwaitAuthOk,
     AwaitAck,
     Connecting,
     Running,
@@ -478,20 +603,43 @@ pub struct ClientSession {
     state: ClientState,
     deadlines: Deadlines,
     spec: TestSpec,
+    auth: Option<Auth>,
+    server_nonce: [u8; LEN],
 }
 
 impl ClientSession {
-    /// A session that will ask for `spec`; queues the hello.
-    pub fn new(now: Nanos, spec: TestSpec, deadlines: Deadlines) -> ClientSession {
+    /// A session that will ask for `spec`; queues the hello. With `auth`, it
+    /// insists on a server that proves it holds the same key.
+    pub fn new(
+        now: Nanos,
+        spec: TestSpec,
+        deadlines: Deadlines,
+        auth: Option<Auth>,
+    ) -> ClientSession {
         let mut core = Core::default();
-        core.out.push_back(Frame::Hello(Hello::ours()));
+        let mut hello = Hello::ours();
+        if auth.is_some() {
+            hello.caps |= Hello::CAP_AUTH;
+        }
+        core.out.push_back(Frame::Hello(hello));
         core.arm(now, deadlines.hello, "the server's hello");
         ClientSession {
             core,
             state: ClientState::AwaitHello,
             deadlines,
             spec,
+            auth,
+            server_nonce: [0; LEN],
         }
+    }
+
+    fn send_setup(&mut self, now: Nanos) {
+        self.core.send(Message::Setup {
+            spec: self.spec.clone(),
+        });
+        self.state = ClientState::AwaitAck;
+        self.core
+            .arm(now, self.deadlines.setup, "the server to accept the test");
     }
 
     common_api!();
@@ -510,20 +658,64 @@ impl ClientSession {
                         theirs: h.version,
                     });
                 }
-                Frame::Hello(_) => {
-                    self.core.send(Message::Setup {
-                        spec: self.spec.clone(),
-                    });
-                    self.state = ClientState::AwaitAck;
-                    self.core.arm(now, d.setup, "the server to accept the test");
+                Frame::Hello(h) => {
+                    let server_auth = h.caps & Hello::CAP_AUTH != 0;
+                    match (server_auth, self.auth.is_some()) {
+                        (false, false) => self.send_setup(now),
+                        (true, true) => {
+                            self.state = ClientState::AwaitChallenge;
+                            self.core.arm(now, d.hello, "the server's challenge");
+                        }
+                        (true, false) => self.core.fail(ProtoError::ServerNeedsKey),
+                        (false, true) => self.core.fail(ProtoError::ServerNotAuthenticating),
+                    }
                 }
-                Frame::Message(m) => {
-                    if let Some(m) = self.core.common(Frame::Message(m), "hello") {
+                other => {
+                    if let Some(m) = self.core.common(other, "hello") {
                         self.core.unexpected("hello", m.name());
                     }
                 }
             }
             return;
+        }
+        let Some(frame) = self.core.unseal(frame) else {
+            return;
+        };
+        match self.state {
+            ClientState::AwaitChallenge => {
+                match self.core.common(frame, "auth-challenge") {
+                    Some(Message::AuthChallenge { nonce }) => {
+                        let (key, cn) = self.auth.as_ref().expect("keyed");
+                        let proof = Hex32(auth::client_proof(key, &nonce.0, cn));
+                        self.server_nonce = nonce.0;
+                        let cn = Hex32(*cn);
+                        self.core.send(Message::AuthResponse { nonce: cn, proof });
+                        self.state = ClientState::AwaitAuthOk;
+                        self.core.arm(now, d.hello, "the server's proof");
+                    }
+                    Some(m) => self.core.unexpected("auth-challenge", m.name()),
+                    None => {}
+                }
+                return;
+            }
+            ClientState::AwaitAuthOk => {
+                match self.core.common(frame, "auth-ok") {
+                    Some(Message::AuthOk { proof }) => {
+                        let (key, cn) = self.auth.as_ref().expect("keyed");
+                        if auth::check_server_proof(key, &self.server_nonce, cn, &proof.0) {
+                            self.core.sealer =
+                                Some(Sealer::new(key, &self.server_nonce, cn, Side::Client));
+                            self.send_setup(now);
+                        } else {
+                            self.core.fail(ProtoError::AuthFailed);
+                        }
+                    }
+                    Some(m) => self.core.unexpected("auth-ok", m.name()),
+                    None => {}
+                }
+                return;
+            }
+            _ => {}
         }
         let expected = match self.state {
             ClientState::AwaitAck => "setup-ack",

@@ -19,11 +19,17 @@ struct Pair {
 
 impl Pair {
     fn new(spec: TestSpec) -> Pair {
+        Pair::keyed(spec, None, None)
+    }
+
+    fn keyed(spec: TestSpec, server_key: Option<[u8; 32]>, client_key: Option<[u8; 32]>) -> Pair {
         let now = Nanos::from_secs(1000);
+        let sa = server_key.map(|k| (crate::auth::Key(k), [0x51; 32]));
+        let ca = client_key.map(|k| (crate::auth::Key(k), [0xc1; 32]));
         Pair {
             now,
-            client: ClientSession::new(now, spec, Deadlines::default()),
-            server: ServerSession::new(now, Deadlines::default()),
+            client: ClientSession::new(now, spec, Deadlines::default(), ca),
+            server: ServerSession::new(now, Deadlines::default(), sa),
             to_server: FrameDecoder::new(),
             to_client: FrameDecoder::new(),
             client_events: Vec::new(),
@@ -121,7 +127,7 @@ fn whole_session() {
 
 #[test]
 fn version_mismatch_is_clear_on_both_sides() {
-    let mut server = ServerSession::new(Nanos::ZERO, Deadlines::default());
+    let mut server = ServerSession::new(Nanos::ZERO, Deadlines::default(), None);
     server.handle_frame(
         Nanos::ZERO,
         Frame::Hello(Hello {
@@ -147,6 +153,7 @@ fn version_mismatch_is_clear_on_both_sides() {
         Nanos::ZERO,
         TestSpec::new(TestKind::TcpRr),
         Deadlines::default(),
+        None,
     );
     client.handle_frame(
         Nanos::ZERO,
@@ -199,7 +206,7 @@ fn missed_deadline_fails_both_ends() {
 
 #[test]
 fn server_tells_client_why_it_timed_out() {
-    let mut server = ServerSession::new(Nanos::ZERO, Deadlines::default());
+    let mut server = ServerSession::new(Nanos::ZERO, Deadlines::default(), None);
     server.handle_frame(Nanos::ZERO, Frame::Hello(Hello::ours()));
     assert!(matches!(server.poll_transmit(), Some(Frame::Hello(_))));
     server.handle_timeout(Nanos::from_secs(11));
@@ -214,7 +221,7 @@ fn server_tells_client_why_it_timed_out() {
 
 #[test]
 fn silent_client_times_out_at_hello() {
-    let mut s = ServerSession::new(Nanos::ZERO, Deadlines::default());
+    let mut s = ServerSession::new(Nanos::ZERO, Deadlines::default(), None);
     assert_eq!(s.poll_timeout(), Some(Nanos::from_secs(5)));
     s.handle_timeout(Nanos::from_secs(4));
     assert!(!s.is_over());
@@ -241,7 +248,7 @@ fn running_test_that_never_finishes_times_out() {
 
 #[test]
 fn unexpected_message_is_a_protocol_error() {
-    let mut s = ServerSession::new(Nanos::ZERO, Deadlines::default());
+    let mut s = ServerSession::new(Nanos::ZERO, Deadlines::default(), None);
     s.handle_frame(Nanos::ZERO, Frame::Message(Message::Start));
     assert!(matches!(
         s.poll_event(),
@@ -291,7 +298,7 @@ fn peer_vanishing_mid_test() {
 
 #[test]
 fn truncated_frame_is_reported_to_peer() {
-    let mut s = ServerSession::new(Nanos::ZERO, Deadlines::default());
+    let mut s = ServerSession::new(Nanos::ZERO, Deadlines::default(), None);
     let mut d = FrameDecoder::new();
     let bytes = Frame::Hello(Hello::ours()).to_bytes();
     d.push(&bytes[..10]);
@@ -306,4 +313,166 @@ fn truncated_frame_is_reported_to_peer() {
             ..
         }))
     ));
+}
+
+/// Drives a keyed session to its end, returning every frame the client sent.
+fn keyed_session(p: &mut Pair) -> Vec<Frame> {
+    let mut sent = Vec::new();
+    loop {
+        let mut moved = false;
+        while let Some(f) = p.client.poll_transmit() {
+            sent.push(f.clone());
+            p.to_server.push(&f.to_bytes());
+            moved = true;
+        }
+        while let Some(f) = p.server.poll_transmit() {
+            p.to_client.push(&f.to_bytes());
+            moved = true;
+        }
+        while let Some(f) = p.to_server.next_frame().unwrap() {
+            p.server.handle_frame(p.now, f);
+        }
+        while let Some(f) = p.to_client.next_frame().unwrap() {
+            p.client.handle_frame(p.now, f);
+        }
+        while let Some(e) = p.server.poll_event() {
+            match e {
+                Event::SetupRequested(_) => p.server.accept_setup(p.now, ack()),
+                Event::StartRequested => p.server.finish(p.now, side()),
+                e => p.server_events.push(e),
+            }
+            moved = true;
+        }
+        while let Some(e) = p.client.poll_event() {
+            if let Event::SetupAcked(_) = e {
+                p.client.start(p.now);
+            } else {
+                p.client_events.push(e);
+            }
+            moved = true;
+        }
+        if !moved {
+            return sent;
+        }
+    }
+}
+
+#[test]
+fn keyed_session_authenticates_and_seals_everything_after() {
+    let mut p = Pair::keyed(TestSpec::new(TestKind::TcpRr), Some([9; 32]), Some([9; 32]));
+    let sent = keyed_session(&mut p);
+    assert_eq!(p.client_events.last(), Some(&Event::Finished));
+    assert_eq!(p.server_events.last(), Some(&Event::Finished));
+    assert!(p.server.authenticated());
+    // hello, auth-response in the clear; setup, start, done sealed.
+    assert!(matches!(sent[0], Frame::Hello(_)));
+    assert!(matches!(
+        sent[1],
+        Frame::Message(Message::AuthResponse { .. })
+    ));
+    assert_eq!(sent.len(), 5);
+    assert!(sent[2..].iter().all(|f| matches!(f, Frame::Sealed(_))));
+}
+
+#[test]
+fn wrong_key_fails_before_any_setup() {
+    let mut p = Pair::keyed(
+        TestSpec::new(TestKind::TcpStream),
+        Some([1; 32]),
+        Some([2; 32]),
+    );
+    keyed_session(&mut p);
+    assert_eq!(p.server_events, vec![Event::Failed(ProtoError::AuthFailed)]);
+    assert!(
+        p.server.spec().is_none(),
+        "no setup may be seen before authentication"
+    );
+    match p.client_events.last() {
+        Some(Event::Failed(ProtoError::Remote {
+            code: ErrorCode::AuthFailed,
+            ..
+        })) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn key_mismatch_in_either_direction_is_named() {
+    let mut p = Pair::keyed(TestSpec::new(TestKind::TcpStream), Some([1; 32]), None);
+    keyed_session(&mut p);
+    assert_eq!(
+        p.server_events,
+        vec![Event::Failed(ProtoError::ClientHasNoKey)]
+    );
+    assert_eq!(
+        p.client_events.first(),
+        Some(&Event::Failed(ProtoError::ServerNeedsKey))
+    );
+    let mut p = Pair::keyed(TestSpec::new(TestKind::TcpStream), None, Some([1; 32]));
+    keyed_session(&mut p);
+    assert_eq!(
+        p.client_events.first(),
+        Some(&Event::Failed(ProtoError::ServerNotAuthenticating))
+    );
+    assert!(p.server.spec().is_none());
+}
+
+#[test]
+fn replayed_transcript_fails() {
+    // Record a whole authenticated client transcript...
+    let mut p = Pair::keyed(TestSpec::new(TestKind::TcpRr), Some([9; 32]), Some([9; 32]));
+    let transcript = keyed_session(&mut p);
+    // ...and replay it, byte for byte, against a new session with a fresh nonce.
+    let key = crate::auth::Key([9; 32]);
+    let mut server = ServerSession::new(Nanos::ZERO, Deadlines::default(), Some((key, [0x52; 32])));
+    for f in transcript {
+        server.handle_frame(Nanos::ZERO, f);
+    }
+    let mut events = Vec::new();
+    while let Some(e) = server.poll_event() {
+        events.push(e);
+    }
+    assert_eq!(events, vec![Event::Failed(ProtoError::AuthFailed)]);
+    assert!(server.spec().is_none());
+}
+
+#[test]
+fn tampered_frame_mid_session_is_detected() {
+    let mut p = Pair::keyed(
+        TestSpec::new(TestKind::TcpStream),
+        Some([9; 32]),
+        Some([9; 32]),
+    );
+    // Run up to the point where the server waits for start.
+    p.drive();
+    p.server.accept_setup(p.now, ack());
+    p.drive();
+    // The client queues a sealed start; flip one bit of it in transit.
+    p.client.start(p.now);
+    let f = p.client.poll_transmit().unwrap();
+    let Frame::Sealed(mut body) = f else {
+        panic!("{f:?}")
+    };
+    body[12] ^= 0x01;
+    p.server.handle_frame(p.now, Frame::Sealed(body));
+    assert_eq!(
+        p.server.poll_event(),
+        Some(Event::Failed(ProtoError::Integrity(
+            crate::auth::OpenError::Mac
+        )))
+    );
+    // An unsealed frame injected after authentication is refused too.
+    let mut p = Pair::keyed(
+        TestSpec::new(TestKind::TcpStream),
+        Some([9; 32]),
+        Some([9; 32]),
+    );
+    p.drive();
+    p.server.handle_frame(p.now, Frame::Message(Message::Start));
+    let evs: Vec<_> = std::iter::from_fn(|| p.server.poll_event()).collect();
+    assert!(
+        evs.iter()
+            .any(|e| matches!(e, Event::Failed(ProtoError::Integrity(_)))),
+        "{evs:?}"
+    );
 }

@@ -1,0 +1,276 @@
+//! What a server allows, and how it reports what it did: abuse limits with safe
+//! defaults, per-address connection caps, and one structured log line per session.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use netsonde_model::spec::TestSpec;
+use netsonde_model::units::{BitRate, Bytes, Nanos};
+
+/// Limits a server enforces on every test. A spec beyond one is refused with a
+/// message naming the limit, so the client knows what to change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Longest warm-up plus measured time.
+    pub max_duration: Nanos,
+    /// Most parallel streams per direction.
+    pub max_parallel: u32,
+    /// Largest message, request, response or window.
+    pub max_size: Bytes,
+    /// Highest pacing rate per stream (UDP is always paced; TCP unpaced is allowed).
+    pub max_rate: BitRate,
+    /// Tests running at once (others are told "busy, try again in N s").
+    pub max_tests: usize,
+    /// Control connections at once.
+    pub max_connections: usize,
+    /// Control connections at once from one address.
+    pub max_per_address: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_duration: Nanos::from_secs(300),
+            max_parallel: 64,
+            max_size: Bytes(64 * Bytes::MIB),
+            max_rate: BitRate(100e9),
+            max_tests: 1,
+            max_connections: 64,
+            max_per_address: 8,
+        }
+    }
+}
+
+impl Limits {
+    /// The first limit `spec` exceeds, as a message for the client.
+    pub fn check(&self, spec: &TestSpec) -> Result<(), String> {
+        let total = spec.warmup.saturating_add(spec.duration);
+        if total > self.max_duration {
+            return Err(format!(
+                "server limit: warm-up plus --time at most {} (asked {total})",
+                self.max_duration
+            ));
+        }
+        if spec.parallel > self.max_parallel {
+            return Err(format!(
+                "server limit: --parallel at most {} (asked {})",
+                self.max_parallel, spec.parallel
+            ));
+        }
+        for (what, v) in [
+            ("--size", Some(spec.size)),
+            ("--request-size", Some(spec.request_size)),
+            ("--response-size", Some(spec.response_size)),
+            ("--window", spec.window),
+        ] {
+            if let Some(v) = v {
+                if v > self.max_size {
+                    return Err(format!(
+                        "server limit: {what} at most {} (asked {v})",
+                        self.max_size
+                    ));
+                }
+            }
+        }
+        if let Some(r) = spec.rate {
+            if r.bps() > self.max_rate.bps() {
+                return Err(format!(
+                    "server limit: --rate at most {} (asked {r})",
+                    self.max_rate
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Counts control connections per address.
+#[derive(Debug, Default)]
+pub struct AddressTable {
+    counts: Mutex<HashMap<IpAddr, usize>>,
+}
+
+impl AddressTable {
+    /// Takes a slot for `ip` unless it already has `max`.
+    pub fn enter(&self, ip: IpAddr, max: usize) -> bool {
+        let mut m = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let n = m.entry(ip).or_insert(0);
+        if *n >= max {
+            return false;
+        }
+        *n += 1;
+        true
+    }
+
+    /// Frees a slot.
+    pub fn leave(&self, ip: IpAddr) {
+        let mut m = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = m.get_mut(&ip) {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&ip);
+            }
+        }
+    }
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    /// `key=value` pairs.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+    /// Nothing (the embedded server).
+    Off,
+}
+
+/// One session's record.
+#[derive(Debug, Clone, Default)]
+pub struct SessionLog {
+    /// Peer address.
+    pub peer: String,
+    /// `ok`, `refused`, `failed` or `dropped`.
+    pub outcome: &'static str,
+    /// Why, when not ok.
+    pub reason: String,
+    /// Whether the peer proved the key.
+    pub authenticated: bool,
+    /// Test parameters, when a setup arrived.
+    pub test: Option<TestSpec>,
+    /// Test bytes this server moved.
+    pub bytes: u64,
+    /// Session length.
+    pub seconds: f64,
+}
+
+impl SessionLog {
+    /// The line, without a newline.
+    pub fn line(&self, format: LogFormat) -> Option<String> {
+        let ts = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        let t = self.test.as_ref();
+        let get = |f: &dyn Fn(&TestSpec) -> String| t.map(f).unwrap_or_default();
+        let fields: Vec<(&str, serde_json::Value)> = vec![
+            ("ts", serde_json::json!((ts * 1000.0).round() / 1000.0)),
+            ("peer", serde_json::json!(self.peer)),
+            ("outcome", serde_json::json!(self.outcome)),
+            ("reason", serde_json::json!(self.reason)),
+            ("auth", serde_json::json!(self.authenticated)),
+            (
+                "test",
+                serde_json::json!(get(&|s| s.test.name().to_string())),
+            ),
+            (
+                "direction",
+                serde_json::json!(get(&|s| s.direction.name().to_string())),
+            ),
+            (
+                "size",
+                serde_json::json!(t.map(|s| if s.test.is_rr() {
+                    s.request_size.0
+                } else {
+                    s.size.0
+                })),
+            ),
+            ("parallel", serde_json::json!(t.map(|s| s.parallel))),
+            (
+                "time_s",
+                serde_json::json!(t.map(|s| s.duration.as_secs_f64())),
+            ),
+            ("bytes", serde_json::json!(self.bytes)),
+            (
+                "seconds",
+                serde_json::json!((self.seconds * 1000.0).round() / 1000.0),
+            ),
+        ];
+        match format {
+            LogFormat::Off => None,
+            LogFormat::Json => Some(
+                serde_json::Value::Object(
+                    fields
+                        .into_iter()
+                        .map(|(k, v)| (k.to_string(), v))
+                        .collect(),
+                )
+                .to_string(),
+            ),
+            LogFormat::Text => Some(
+                fields
+                    .into_iter()
+                    .filter(|(_, v)| !v.is_null() && v.as_str() != Some(""))
+                    .map(|(k, v)| match v {
+                        serde_json::Value::String(s) if s.contains([' ', '"', '=']) => {
+                            format!("{k}={}", serde_json::Value::String(s))
+                        }
+                        serde_json::Value::String(s) => format!("{k}={s}"),
+                        other => format!("{k}={other}"),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netsonde_model::spec::TestKind;
+
+    #[test]
+    fn limits_name_what_they_refuse() {
+        let l = Limits::default();
+        let mut s = TestSpec::new(TestKind::TcpStream);
+        assert!(l.check(&s).is_ok());
+        s.duration = Nanos::from_secs(3600);
+        assert!(l.check(&s).unwrap_err().contains("--time at most 300.00 s"));
+        let mut s = TestSpec::new(TestKind::UdpStream);
+        s.rate = Some(BitRate(1e12));
+        assert!(l.check(&s).unwrap_err().contains("--rate at most"));
+        let mut s = TestSpec::new(TestKind::TcpStream);
+        s.parallel = 200;
+        assert!(l.check(&s).unwrap_err().contains("--parallel at most 64"));
+        s.parallel = 1;
+        s.window = Some(Bytes(Bytes::GIB));
+        assert!(l.check(&s).unwrap_err().contains("--window at most 64 MiB"));
+    }
+
+    #[test]
+    fn address_table_caps_each_address() {
+        let t = AddressTable::default();
+        let ip: IpAddr = "192.0.2.1".parse().unwrap();
+        assert!(t.enter(ip, 2) && t.enter(ip, 2));
+        assert!(!t.enter(ip, 2));
+        assert!(t.enter("192.0.2.2".parse().unwrap(), 2));
+        t.leave(ip);
+        assert!(t.enter(ip, 2));
+    }
+
+    #[test]
+    fn log_lines_in_both_formats() {
+        let log = SessionLog {
+            peer: "192.0.2.1:4000".into(),
+            outcome: "refused",
+            reason: "server busy".into(),
+            test: Some(TestSpec::new(TestKind::TcpRr)),
+            ..SessionLog::default()
+        };
+        let text = log.line(LogFormat::Text).unwrap();
+        assert!(
+            text.contains("peer=192.0.2.1:4000 outcome=refused reason=\"server busy\""),
+            "{text}"
+        );
+        assert!(text.contains("test=tcp-rr"), "{text}");
+        let v: serde_json::Value =
+            serde_json::from_str(&log.line(LogFormat::Json).unwrap()).unwrap();
+        assert_eq!(v["outcome"], "refused");
+        assert_eq!(v["size"], 1);
+        assert!(log.line(LogFormat::Off).is_none());
+    }
+}
