@@ -4,7 +4,7 @@
 use std::net::IpAddr;
 
 use clap::{Args, Parser, Subcommand};
-use netsonde_model::spec::{Direction, TestKind, TestSpec};
+use netsonde_model::spec::{Direction, IoStrategy, TestKind, TestSpec};
 use netsonde_model::units::{BitRate, Bytes, Nanos};
 
 /// A usage mistake that clap's own checks cannot see (exit code 2).
@@ -31,6 +31,8 @@ pub enum Command {
     Client(Box<ClientArgs>),
     /// Write a new random pre-shared key for --auth-key.
     Keygen(KeygenArgs),
+    /// Which I/O strategies this host supports, probed on real sockets.
+    Caps,
     /// Characterize: a grid of tests over sizes, windows, directions and streams,
     /// with repetitions, stored and reported. With no arguments, a short
     /// characterization of this host's stack on loopback.
@@ -43,6 +45,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// Write a run's report (HTML with plots, or Markdown) from the store.
     Report(ReportArgs),
+    /// Emulated paths on this host: namespaces joined by a link with MTU, rate,
+    /// delay, jitter, loss and reordering (root).
+    Lab(crate::lab::LabArgs),
 }
 
 /// Options shared by every command that touches the store or writes a report.
@@ -94,8 +99,20 @@ pub struct SweepArgs {
     /// A label for `runs list`.
     #[arg(long)]
     pub label: Option<String>,
+    /// Lab link axis (inside `netsonde lab run`): MTUs, 1500,9000,65535.
+    #[arg(long)]
+    pub mtus: Option<String>,
+    /// Lab link axis: rates, 100M,1G (0 is unlimited).
+    #[arg(long)]
+    pub rates: Option<String>,
+    /// Lab link axis: one-way delays each way, 0,10ms,100ms.
+    #[arg(long)]
+    pub delays: Option<String>,
+    /// Lab link axis: random losses each way, 0,1% (Gilbert-Elliott in a file).
+    #[arg(long)]
+    pub losses: Option<String>,
     /// Finish an interrupted run (number or `latest`).
-    #[arg(long, value_name = "RUN", conflicts_with_all = ["tests", "directions", "sizes", "windows", "parallel", "repeat", "time", "warmup", "seed", "line_rate"])]
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["tests", "directions", "sizes", "windows", "parallel", "repeat", "time", "warmup", "seed", "line_rate", "mtus", "rates", "delays", "losses"])]
     pub resume: Option<String>,
     #[command(flatten)]
     pub common: SweepCommon,
@@ -228,6 +245,11 @@ impl SweepArgs {
             seed: self.seed,
             line_rate: self.line_rate.clone(),
             options: None,
+            mtus: list(&self.mtus)?,
+            rates: list(&self.rates)?,
+            delays: list(&self.delays)?,
+            losses: list(&self.losses)?,
+            link: None,
         })
     }
 }
@@ -300,6 +322,9 @@ fn parse_bytes(s: &str) -> Result<Bytes, String> {
 }
 fn parse_rate(s: &str) -> Result<BitRate, String> {
     s.parse::<BitRate>().map_err(|e| e.to_string())
+}
+fn parse_io(s: &str) -> Result<IoStrategy, String> {
+    s.parse::<IoStrategy>().map_err(|e| e.to_string())
 }
 fn parse_test(s: &str) -> Result<TestKind, String> {
     s.parse::<TestKind>().map_err(|e| e.to_string())
@@ -388,6 +413,19 @@ pub struct ClientArgs {
     /// Authenticate with this pre-shared key (the server must use the same).
     #[arg(long, value_name = "FILE")]
     pub auth_key: Option<std::path::PathBuf>,
+    /// I/O strategy for both sending and receiving flows: copy, epoll, batch,
+    /// zerocopy, sendfile, splice, uring, busypoll, auto (see `netsonde caps`).
+    #[arg(long, value_parser = parse_io)]
+    pub io: Option<IoStrategy>,
+    /// I/O strategy of the sending flows (overrides --io).
+    #[arg(long, value_parser = parse_io)]
+    pub tx_io: Option<IoStrategy>,
+    /// I/O strategy of the receiving flows (overrides --io).
+    #[arg(long, value_parser = parse_io)]
+    pub rx_io: Option<IoStrategy>,
+    /// Check every received byte against the pattern the sender writes.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 /// Output format.
@@ -451,6 +489,9 @@ impl ClientArgs {
             .clone()
             .map(|c| c.0)
             .unwrap_or_default();
+        s.tx_io = self.tx_io.or(self.io).unwrap_or_default();
+        s.rx_io = self.rx_io.or(self.io).unwrap_or_default();
+        s.verify = self.verify;
         s.validate().map_err(|e| UsageError(e.to_string()))?;
         Ok(s)
     }

@@ -5,6 +5,7 @@
 
 mod args;
 mod keys;
+mod lab;
 mod runs;
 mod sweep;
 
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(Exit::Ok) => ExitCode::SUCCESS,
         Ok(Exit::Regressed) => ExitCode::from(3),
+        Ok(Exit::Code(c)) => ExitCode::from(c),
         Err(e) => {
             // The whole chain, once, on one line.
             let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
@@ -53,12 +55,18 @@ fn main() -> ExitCode {
     }
 }
 
+fn netsonde_engine_caps() -> Vec<(netsonde_model::spec::IoStrategy, Result<(), String>)> {
+    netsonde_driver::io_caps()
+}
+
 /// How a successful command ends.
 enum Exit {
     /// Normally.
     Ok,
     /// `compare` found a regression.
     Regressed,
+    /// The exit code of a command `lab run` ran.
+    Code(u8),
 }
 
 /// The server host when none is given: `NETSONDE_HOST` (the lab sets it inside
@@ -184,6 +192,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             std::io::stdout().write_all(text.as_bytes())?;
             Ok(if regressed { Exit::Regressed } else { Exit::Ok })
         }
+        Command::Lab(a) => Ok(Exit::Code(lab::run(a)?)),
         Command::Report(a) => {
             let store = runs::open_store(a.store.db.as_deref())?;
             let id = runs::run_id(&store, a.run.as_deref())?;
@@ -236,6 +245,18 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             eprintln!("netsonde server: drained, exiting");
             Ok(Exit::Ok)
         }
+        Command::Caps => {
+            let mut out =
+                String::from("I/O strategies on this host (probed on loopback sockets):\n");
+            for (s, r) in netsonde_engine_caps() {
+                match r {
+                    Ok(()) => out.push_str(&format!("  {:<9} yes\n", s.name())),
+                    Err(why) => out.push_str(&format!("  {:<9} no: {why}\n", s.name())),
+                }
+            }
+            std::io::stdout().write_all(out.as_bytes())?;
+            Ok(Exit::Ok)
+        }
         Command::Keygen(a) => {
             keys::generate(&a.out)?;
             eprintln!("wrote a new key to {} (mode 600); give the same file to server and client with --auth-key", a.out.display());
@@ -271,8 +292,9 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 let _ = stdout.flush();
             };
             let target = cfg.host.as_deref().unwrap_or("embedded server");
-            let report = client::run(&cfg, &mut on_interval)
+            let mut report = client::run(&cfg, &mut on_interval)
                 .with_context(|| format!("{} test against {target}", cfg.spec.test))?;
+            report.link = netsonde_lab::control::link_from_env();
             let out = match output {
                 Output::Text => text::render(&report),
                 Output::Json => json::document(&report) + "\n",

@@ -9,6 +9,7 @@ use netsonde_model::result::Role;
 use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_LEN};
 use socket2::{Domain, Protocol, Socket, Type};
 
+use crate::io::Waiter;
 use crate::latency::new_histogram;
 use crate::meter::{FlowCtx, Meter, Phase};
 use crate::rr::{read_exact, write_all, Step};
@@ -49,10 +50,13 @@ pub fn crr_requester(
             Err(e) => return Err(EngineError::io("connect")(e)),
         }
         let mut sock: TcpStream = s.into();
-        if !matches!(write_all(&mut sock, &first, &mut m, ctx, 1)?, Step::Ok) {
+        if !matches!(
+            write_all(&mut sock, &first, &mut m, ctx, 1, &mut Waiter::Block)?,
+            Step::Ok
+        ) {
             break;
         }
-        match read_exact(&mut sock, &mut resp, &mut m, ctx)? {
+        match read_exact(&mut sock, &mut resp, &mut m, ctx, &mut Waiter::Block)? {
             Step::Ok => {}
             Step::Eof => return Err(EngineError::PeerClosed { flow: ctx.id }),
             Step::Gave => break,
@@ -104,7 +108,7 @@ pub fn crr_responder(
         };
         m.call();
         // Accepted sockets inherit the listener's timeouts.
-        match read_exact(&mut sock, &mut first, &mut m, ctx) {
+        match read_exact(&mut sock, &mut first, &mut m, ctx, &mut Waiter::Block) {
             Ok(Step::Ok) => {}
             _ => continue,
         }
@@ -112,7 +116,10 @@ pub fn crr_responder(
         if decode_preamble(pre).map(|(t, _)| t) != Some(*token) {
             continue;
         }
-        if !matches!(write_all(&mut sock, &resp, &mut m, ctx, 1), Ok(Step::Ok)) {
+        if !matches!(
+            write_all(&mut sock, &resp, &mut m, ctx, 1, &mut Waiter::Block),
+            Ok(Step::Ok)
+        ) {
             continue;
         }
         // Let the client close first, so TIME_WAIT stays on the client as in netperf.

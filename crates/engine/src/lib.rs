@@ -21,6 +21,7 @@
 #![deny(unsafe_code)]
 
 pub mod crr;
+pub mod io;
 pub mod latency;
 pub mod meter;
 pub mod rr;
@@ -28,8 +29,7 @@ pub mod sockopt;
 pub mod stream;
 mod sys;
 pub mod udp;
-
-use std::io;
+pub mod verify;
 
 use netsonde_model::result::FlowResult;
 
@@ -55,7 +55,7 @@ pub enum EngineError {
         op: &'static str,
         /// The OS error.
         #[source]
-        source: io::Error,
+        source: std::io::Error,
     },
     /// The peer closed before the test was over.
     #[error("peer closed the data connection early (flow {flow})")]
@@ -63,6 +63,9 @@ pub enum EngineError {
         /// The flow.
         flow: u32,
     },
+    /// The I/O strategy cannot run here.
+    #[error(transparent)]
+    Strategy(#[from] io::IoError),
     /// A socket option the kernel refused.
     #[error("could not set {option}: {source}")]
     SockOpt {
@@ -70,21 +73,23 @@ pub enum EngineError {
         option: &'static str,
         /// The OS error.
         #[source]
-        source: io::Error,
+        source: std::io::Error,
     },
 }
 
 impl EngineError {
-    fn io(op: &'static str) -> impl FnOnce(io::Error) -> EngineError {
+    fn io(op: &'static str) -> impl FnOnce(std::io::Error) -> EngineError {
         move |source| EngineError::Io { op, source }
     }
 }
 
 /// Whether an I/O error only means "the socket timeout passed; check the clock".
-pub(crate) fn is_timeout(e: &io::Error) -> bool {
+pub(crate) fn is_timeout(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+        std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::TimedOut
+            | std::io::ErrorKind::Interrupted
     )
 }
 

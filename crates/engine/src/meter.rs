@@ -182,6 +182,18 @@ impl Meter {
             .store(self.now.messages, Ordering::Relaxed);
     }
 
+    /// Counts what a strategy call moved: bytes, whole messages, system calls.
+    #[inline]
+    pub fn moved(&mut self, bytes: u64, messages: u64, calls: u64) {
+        self.now.bytes += bytes;
+        self.now.messages += messages;
+        self.now.calls += calls;
+        self.counters.bytes.store(self.now.bytes, Ordering::Relaxed);
+        self.counters
+            .messages
+            .store(self.now.messages, Ordering::Relaxed);
+    }
+
     /// Counts an I/O call that moved nothing (a timeout, a connect, a close).
     #[inline]
     pub fn call(&mut self) {
@@ -224,6 +236,7 @@ impl Meter {
             tcp_info: None,
             udp: None,
             latency: None,
+            io: None,
         }
     }
 }

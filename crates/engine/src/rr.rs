@@ -9,6 +9,7 @@ use std::time::Instant;
 use netsonde_model::result::{Role, UdpStats};
 use netsonde_proto::message::PREAMBLE_LEN;
 
+use crate::io::{self, Waiter};
 use crate::latency::{new_histogram, Histogram};
 use crate::meter::{FlowCtx, Meter, Phase};
 use crate::{is_timeout, EngineError, FlowOutput};
@@ -30,6 +31,7 @@ pub(crate) fn write_all(
     m: &mut Meter,
     ctx: &FlowCtx,
     messages: u64,
+    w: &mut Waiter,
 ) -> Result<Step, EngineError> {
     let mut off = 0;
     while off < buf.len() {
@@ -44,6 +46,7 @@ pub(crate) fn write_all(
                 if ctx.stopped() || Instant::now() >= ctx.clock.hard_end {
                     return Ok(Step::Gave);
                 }
+                w.wait();
             }
             Err(e) => return Err(EngineError::io("send")(e)),
         }
@@ -58,6 +61,7 @@ pub(crate) fn read_exact(
     buf: &mut [u8],
     m: &mut Meter,
     ctx: &FlowCtx,
+    w: &mut Waiter,
 ) -> Result<Step, EngineError> {
     let mut off = 0;
     while off < buf.len() {
@@ -73,6 +77,7 @@ pub(crate) fn read_exact(
                 if ctx.stopped() || Instant::now() >= ctx.clock.hard_end {
                     return Ok(Step::Gave);
                 }
+                w.wait();
             }
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
                 return Err(EngineError::PeerClosed { flow: ctx.id })
@@ -89,6 +94,8 @@ fn record(h: &mut Histogram, start: Instant, end: Instant) {
 
 /// TCP requester: transactions until the measured interval ends.
 pub fn tcp_requester(mut sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
+    let mode = io::rr_mode(&ctx.spec);
+    let mut w = Waiter::new(mode, &sock).map_err(EngineError::io("socket mode"))?;
     let mut req = vec![0u8; ctx.spec.request_size.0 as usize];
     crate::fill_pattern(&mut req);
     let mut resp = vec![0u8; ctx.spec.response_size.0 as usize];
@@ -100,10 +107,13 @@ pub fn tcp_requester(mut sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, E
         if phase == Phase::After || ctx.stopped() {
             break;
         }
-        if !matches!(write_all(&mut sock, &req, &mut m, ctx, 1)?, Step::Ok) {
+        if !matches!(
+            write_all(&mut sock, &req, &mut m, ctx, 1, &mut w)?,
+            Step::Ok
+        ) {
             break;
         }
-        match read_exact(&mut sock, &mut resp, &mut m, ctx)? {
+        match read_exact(&mut sock, &mut resp, &mut m, ctx, &mut w)? {
             Step::Ok => {}
             Step::Eof => return Err(EngineError::PeerClosed { flow: ctx.id }),
             Step::Gave => break,
@@ -127,13 +137,18 @@ pub fn tcp_requester(mut sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, E
 
 /// TCP responder: answers requests until the requester closes.
 pub fn tcp_responder(mut sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
+    let mode = io::rr_mode(&ctx.spec);
+    let mut w = Waiter::new(mode, &sock).map_err(EngineError::io("socket mode"))?;
     let mut req = vec![0u8; ctx.spec.request_size.0 as usize];
     let mut resp = vec![0u8; ctx.spec.response_size.0 as usize];
     crate::fill_pattern(&mut resp);
     let mut m = Meter::new(ctx);
-    while let Step::Ok = read_exact(&mut sock, &mut req, &mut m, ctx)? {
+    while let Step::Ok = read_exact(&mut sock, &mut req, &mut m, ctx, &mut w)? {
         m.tick(Instant::now());
-        if !matches!(write_all(&mut sock, &resp, &mut m, ctx, 1)?, Step::Ok) {
+        if !matches!(
+            write_all(&mut sock, &resp, &mut m, ctx, 1, &mut w)?,
+            Step::Ok
+        ) {
             break;
         }
         m.transaction();
@@ -150,6 +165,11 @@ pub fn tcp_responder(mut sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, E
 /// UDP requester. A request or response lost in the network costs one socket
 /// timeout and is counted in `udp.lost`; the transaction is retried.
 pub fn udp_requester(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
+    let mode = io::rr_mode(&ctx.spec);
+    let mut w = Waiter::new(mode, &sock).map_err(EngineError::io("socket mode"))?;
+    // Non-blocking sockets return at once: count a lost datagram only after the
+    // usual timeout has passed without an answer.
+    let lost_after = crate::sockopt::WAKE;
     let mut req = vec![0u8; ctx.spec.request_size.0 as usize];
     crate::fill_pattern(&mut req);
     let mut resp = vec![0u8; ctx.spec.response_size.0 as usize + 1];
@@ -182,6 +202,10 @@ pub fn udp_requester(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, Engin
                 }
                 Err(e) if is_timeout(&e) => {
                     m.call();
+                    if Instant::now().duration_since(start) < lost_after && !ctx.stopped() {
+                        w.wait();
+                        continue;
+                    }
                     lost += 1;
                     continue 'outer;
                 }
@@ -210,6 +234,8 @@ pub fn udp_requester(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, Engin
 
 /// UDP responder: echoes a response to every request until a second past the end.
 pub fn udp_responder(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
+    let mode = io::rr_mode(&ctx.spec);
+    let mut w = Waiter::new(mode, &sock).map_err(EngineError::io("socket mode"))?;
     let mut req = vec![0u8; (ctx.spec.request_size.0 as usize).max(PREAMBLE_LEN) + 1];
     let mut resp = vec![0u8; ctx.spec.response_size.0 as usize];
     crate::fill_pattern(&mut resp);
@@ -233,7 +259,8 @@ pub fn udp_responder(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, Engin
                 }
             }
             Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                m.call()
+                m.call();
+                w.wait();
             }
             Err(e) => return Err(EngineError::io("recv")(e)),
         }

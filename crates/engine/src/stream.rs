@@ -2,13 +2,15 @@
 //! interval ends, then half-closes; the receiver reads until end of stream. Both
 //! count independently, so their totals can be compared.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
 
 use netsonde_model::result::Role;
 
+use crate::io::{self, Moved, Sock};
 use crate::meter::{FlowCtx, Meter, Phase};
+use crate::verify::Verifier;
 use crate::{is_timeout, sockopt, EngineError, FlowOutput};
 
 /// Paces a sender to `rate` bit/s: returns how long to wait before the next write.
@@ -36,13 +38,10 @@ impl Pacer {
 
 /// Sends until the measured interval ends, then half-closes and waits for the
 /// receiver's close so that `TCP_INFO` covers every byte.
-pub fn tcp_send(mut sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    let size = ctx.spec.size.0 as usize;
-    let mut buf = vec![0u8; size];
-    crate::fill_pattern(&mut buf);
+pub fn tcp_send(sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
+    let mut tx = io::tx(ctx.spec.tx_io, Sock::Tcp(&sock), &ctx.spec)?;
     let pacer = Pacer::new(ctx);
     let mut m = Meter::new(ctx);
-    let mut off = 0usize;
     let mut sent = 0u64;
     loop {
         let now = Instant::now();
@@ -55,27 +54,33 @@ pub fn tcp_send(mut sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, Engine
                 continue;
             }
         }
-        match sock.write(&buf[off..]) {
-            Ok(0) => return Err(EngineError::PeerClosed { flow: ctx.id }),
-            Ok(n) => {
-                off += n;
-                sent += n as u64;
-                let done = off == size;
-                if done {
-                    off = 0;
-                }
-                m.io(n as u64, u64::from(done));
+        match tx.send(Sock::Tcp(&sock), 0, 0) {
+            Ok(Moved { bytes: 0, .. }) => return Err(EngineError::PeerClosed { flow: ctx.id }),
+            Ok(mv) => {
+                sent += mv.bytes;
+                m.moved(mv.bytes, mv.messages, mv.calls);
             }
             Err(e) if is_timeout(&e) => m.call(),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::BrokenPipe
+                    || e.kind() == std::io::ErrorKind::ConnectionReset =>
+            {
+                return Err(EngineError::PeerClosed { flow: ctx.id })
+            }
             Err(e) => return Err(EngineError::io("send")(e)),
         }
     }
     let end = Instant::now();
+    let report = tx.finish(Sock::Tcp(&sock));
+    drop(tx);
+    // Back to blocking for the drain (epoll and busypoll made it non-blocking).
+    let _ = sock.set_nonblocking(false);
     let _ = sock.shutdown(Shutdown::Write);
     // Wait for the receiver to read everything and close (bounded by hard_end).
     let mut scratch = [0u8; 64];
+    let mut s = &sock;
     while Instant::now() < ctx.clock.hard_end && !ctx.stopped() {
-        match sock.read(&mut scratch) {
+        match s.read(&mut scratch) {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) if is_timeout(&e) => {}
@@ -84,6 +89,7 @@ pub fn tcp_send(mut sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, Engine
     }
     let mut result = m.finish(end, ctx.id, ctx.dir, Role::Sender);
     result.tcp_info = sockopt::tcp_info(&sock);
+    result.io = Some(report);
     Ok(FlowOutput {
         result,
         latency: None,
@@ -91,29 +97,39 @@ pub fn tcp_send(mut sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, Engine
 }
 
 /// Receives until end of stream (or the hard deadline).
-pub fn tcp_recv(mut sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    let mut buf = vec![0u8; ctx.spec.size.0 as usize];
+pub fn tcp_recv(sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
+    let mut rx = io::rx(ctx.spec.rx_io, Sock::Tcp(&sock), &ctx.spec)?;
+    let mut verifier = ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0));
     let mut m = Meter::new(ctx);
     loop {
-        let r = sock.read(&mut buf);
+        let r = match &mut verifier {
+            Some(v) => rx.recv(Sock::Tcp(&sock), &mut |d, _| v.stream(d)),
+            None => rx.recv(Sock::Tcp(&sock), &mut |_, _| {}),
+        };
         let now = Instant::now();
         m.tick(now);
         match r {
-            Ok(0) => break,
-            Ok(n) => m.io(n as u64, 1),
+            Ok(None) => break,
+            Ok(Some(mv)) => m.moved(mv.bytes, mv.messages, mv.calls),
             Err(e) if is_timeout(&e) => {
                 m.call();
                 if now >= ctx.clock.hard_end || ctx.stopped() {
                     break;
                 }
             }
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                return Err(EngineError::PeerClosed { flow: ctx.id })
+            }
             Err(e) => return Err(EngineError::io("recv")(e)),
         }
     }
     let info = sockopt::tcp_info(&sock);
+    let mut report = rx.report();
+    report.verify_errors = verifier.map(|v| v.errors);
     drop(sock);
     let mut result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Receiver);
     result.tcp_info = info;
+    result.io = Some(report);
     Ok(FlowOutput {
         result,
         latency: None,

@@ -18,8 +18,10 @@ use netsonde_model::spec::UDP_HEADER_LEN;
 use netsonde_model::units::Nanos;
 use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_LEN};
 
+use crate::io::{self, Sock};
 use crate::meter::{FlowCtx, Meter, Phase};
 use crate::stream::Pacer;
+use crate::verify::Verifier;
 use crate::{is_timeout, EngineError, FlowOutput};
 
 const FIN: u64 = u64::MAX;
@@ -136,11 +138,19 @@ impl Jitter {
     }
 }
 
+/// Bytes of the datagram header: sequence number and send time.
+pub const HEADER: usize = UDP_HEADER_LEN as usize;
+
+/// Writes a datagram's header.
+#[inline]
+pub fn stamp(d: &mut [u8], seq: u64, tx_ns: u64) {
+    d[..8].copy_from_slice(&seq.to_be_bytes());
+    d[8..16].copy_from_slice(&tx_ns.to_be_bytes());
+}
+
 /// Sends paced datagrams until the measured interval ends, then FINs.
 pub fn udp_send(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    let size = ctx.spec.size.0 as usize;
-    let mut buf = vec![0u8; size];
-    crate::fill_pattern(&mut buf);
+    let mut tx = io::tx(ctx.spec.tx_io, Sock::Udp(&sock), &ctx.spec)?;
     let pacer = Pacer::new(ctx);
     let mut m = Meter::new(ctx);
     let (mut seq, mut sent_bytes) = (0u64, 0u64);
@@ -156,13 +166,11 @@ pub fn udp_send(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineErro
             }
         }
         let tx_ns = now.saturating_duration_since(ctx.clock.t0).as_nanos() as u64;
-        buf[..8].copy_from_slice(&seq.to_be_bytes());
-        buf[8..16].copy_from_slice(&tx_ns.to_be_bytes());
-        match sock.send(&buf) {
-            Ok(n) => {
-                seq += 1;
-                sent_bytes += n as u64;
-                m.io(n as u64, 1);
+        match tx.send(Sock::Udp(&sock), seq, tx_ns) {
+            Ok(mv) => {
+                seq += mv.messages;
+                sent_bytes += mv.bytes;
+                m.moved(mv.bytes, mv.messages, mv.calls);
             }
             Err(e) if is_timeout(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => m.call(),
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
@@ -172,15 +180,18 @@ pub fn udp_send(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineErro
         }
     }
     let end = Instant::now();
-    let mut fin = [0u8; UDP_HEADER_LEN as usize];
-    fin[..8].copy_from_slice(&FIN.to_be_bytes());
-    fin[8..].copy_from_slice(&seq.to_be_bytes());
+    let report = tx.finish(Sock::Udp(&sock));
+    drop(tx);
+    let _ = sock.set_nonblocking(false);
+    let mut fin = [0u8; HEADER];
+    stamp(&mut fin, FIN, seq);
     for _ in 0..5 {
         let _ = sock.send(&fin);
         std::thread::sleep(Duration::from_millis(10));
     }
     let mut result = m.finish(end, ctx.id, ctx.dir, Role::Sender);
     result.datagrams_sent = Some(seq);
+    result.io = Some(report);
     Ok(FlowOutput {
         result,
         latency: None,
@@ -189,7 +200,8 @@ pub fn udp_send(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineErro
 
 /// Receives datagrams until the sender's FIN (or a second past the end).
 pub fn udp_recv(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    let mut buf = vec![0u8; (ctx.spec.size.0 as usize).max(PREAMBLE_LEN) + 1];
+    let mut rx = io::rx(ctx.spec.rx_io, Sock::Udp(&sock), &ctx.spec)?;
+    let mut verifier = ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0));
     let mut m = Meter::new(ctx);
     let mut seqs = SeqTracker::default();
     let mut jitter = Jitter::default();
@@ -197,39 +209,53 @@ pub fn udp_recv(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineErro
     let mut sent = None;
     let give_up = ctx.clock.end + FIN_WAIT;
     loop {
-        let r = sock.recv(&mut buf);
+        // Accounting per datagram happens in the callback; the clock is read once per
+        // call (a batch shares its arrival time).
         let now = Instant::now();
-        m.tick(now);
-        match r {
-            Ok(n) if n >= UDP_HEADER_LEN as usize => {
-                let seq = u64::from_be_bytes(buf[..8].try_into().expect("8 bytes"));
-                let tx = u64::from_be_bytes(buf[8..16].try_into().expect("8 bytes"));
-                if seq == FIN {
-                    sent = Some(tx);
-                    break;
-                }
-                if n == PREAMBLE_LEN && buf[..8] == *b"NSDATA01" {
-                    continue; // a repeated handshake datagram
-                }
-                if seqs.observe(seq) != Arrival::Duplicate {
-                    let rx = now.saturating_duration_since(ctx.clock.t0).as_nanos() as u64;
-                    jitter.observe(tx, rx);
-                    if m.measuring() {
-                        packets_measured += 1;
-                    }
-                }
-                m.io(n as u64, 1);
+        let measuring = m.tick(now) == Phase::Measure;
+        let rx_ns = now.saturating_duration_since(ctx.clock.t0).as_nanos() as u64;
+        let mut fin = None;
+        let r = rx.recv(Sock::Udp(&sock), &mut |d, len| {
+            if len < HEADER || d.len() < HEADER {
+                return;
             }
-            Ok(_) => m.call(), // runt: not ours
+            let seq = u64::from_be_bytes(d[..8].try_into().expect("8 bytes"));
+            let tx = u64::from_be_bytes(d[8..16].try_into().expect("8 bytes"));
+            if seq == FIN {
+                fin = Some(tx);
+                return;
+            }
+            if len == PREAMBLE_LEN && d[..8] == *b"NSDATA01" {
+                return; // a repeated handshake datagram
+            }
+            if seqs.observe(seq) != Arrival::Duplicate {
+                jitter.observe(tx, rx_ns);
+                if measuring {
+                    packets_measured += 1;
+                }
+            }
+            if let Some(v) = &mut verifier {
+                v.datagram(d);
+            }
+        });
+        match r {
+            Ok(Some(mv)) => m.moved(mv.bytes, mv.messages, mv.calls),
+            Ok(None) => {}
             Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::ConnectionRefused => {
                 m.call()
             }
             Err(e) => return Err(EngineError::io("recv")(e)),
         }
+        if let Some(n) = fin {
+            sent = Some(n);
+            break;
+        }
         if now >= give_up || ctx.stopped() {
             break;
         }
     }
+    let mut report = rx.report();
+    report.verify_errors = verifier.map(|v| v.errors);
     let mut result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Receiver);
     result.udp = Some(UdpStats {
         packets: packets_measured,
@@ -239,6 +265,7 @@ pub fn udp_recv(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineErro
         jitter: jitter.get(),
         packets_total: seqs.unique,
     });
+    result.io = Some(report);
     Ok(FlowOutput {
         result,
         latency: None,

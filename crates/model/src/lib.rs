@@ -8,10 +8,13 @@
 //!   combined report ([`result::TestReport`]) that renderers consume.
 //! - [`cpu`]: CPU accounting figures as exchanged between the two ends.
 //! - [`host`]: facts about a host that make a result reproducible.
+//! - [`link`]: the lab's emulated link (MTU, rate, delay, loss, ... per direction)
+//!   and the mechanism that built it, stored with every lab result.
 #![forbid(unsafe_code)]
 
 pub mod cpu;
 pub mod host;
+pub mod link;
 pub mod result;
 pub mod spec;
 pub mod sweep;

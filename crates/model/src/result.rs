@@ -93,6 +93,23 @@ pub enum Role {
     Responder,
 }
 
+/// How one flow moved its bytes, and what that cost in the kernel interface.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct IoReport {
+    /// The strategy that ran (for `auto`, the one it chose).
+    pub strategy: String,
+    /// Zero-copy sends issued (MSG_ZEROCOPY, io_uring SEND_ZC).
+    pub zc_sends: u64,
+    /// Zero-copy completions read from the error queue.
+    pub zc_completions: u64,
+    /// Completions the kernel reported as copied after all (always on loopback).
+    pub zc_copied: u64,
+    /// Bytes that did not match the pattern (`--verify`), or `None` unchecked.
+    pub verify_errors: Option<u64>,
+    /// What the strategy decided or fell back to, for a human.
+    pub note: Option<String>,
+}
+
 /// One flow on one end.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FlowResult {
@@ -124,6 +141,9 @@ pub struct FlowResult {
     pub udp: Option<UdpStats>,
     /// Latency (requesters).
     pub latency: Option<LatencySummary>,
+    /// I/O strategy and its kernel-interface costs.
+    #[serde(default)]
+    pub io: Option<IoReport>,
 }
 
 /// Socket buffer sizes and TCP options as the kernel granted them.
@@ -231,6 +251,12 @@ pub struct SideCost {
     pub calls_per_message: Option<f64>,
     /// Context switches of this process per message.
     pub ctxsw_per_message: Option<f64>,
+    /// Messages per I/O system call.
+    #[serde(default)]
+    pub messages_per_call: Option<f64>,
+    /// Context switches of this process per MB (10^6 bytes) moved.
+    #[serde(default)]
+    pub ctxsw_per_mb: Option<f64>,
 }
 
 /// A condition that makes a figure less trustworthy than it looks. A closed set:
@@ -349,6 +375,9 @@ pub struct TestReport {
     pub server_cost: Option<SideCost>,
     /// Quality warnings.
     pub warnings: Vec<Warning>,
+    /// The lab link the test ran over (`netsonde lab run`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<crate::link::LinkRecord>,
 }
 
 /// A core busier than this is reported as saturated.
@@ -462,6 +491,7 @@ impl TestReport {
             client_cost,
             server_cost,
             warnings,
+            link: None,
         }
     }
 }
@@ -556,5 +586,11 @@ fn side_cost(side: &SideResult, moved: u64, transactions: Option<u64>) -> Option
         us_per_transaction: transactions.and_then(|t| ratio(busy_us, t)),
         calls_per_message: ratio(calls as f64, messages),
         ctxsw_per_message: ratio(ctxsw as f64, messages),
+        messages_per_call: ratio(messages as f64, calls),
+        ctxsw_per_mb: if moved == 0 {
+            None
+        } else {
+            Some(ctxsw as f64 / (moved as f64 / 1e6))
+        },
     })
 }

@@ -126,6 +126,99 @@ impl fmt::Display for Direction {
     }
 }
 
+/// How a flow moves its bytes through the kernel (`--io`, `--tx-io`, `--rx-io`).
+/// `docs/IO-STRATEGIES.md` explains each and what it costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IoStrategy {
+    /// Blocking read/write, send/recv: the baseline.
+    #[default]
+    Copy,
+    /// Non-blocking sockets; waits in edge-triggered epoll.
+    Epoll,
+    /// Many messages per system call: writev for TCP, sendmmsg/recvmmsg with UDP
+    /// GSO/GRO for UDP.
+    Batch,
+    /// MSG_ZEROCOPY sends with completion accounting; MSG_TRUNC receives (the data
+    /// is never copied to user space).
+    Zerocopy,
+    /// sendfile from a memory file (TCP sends).
+    Sendfile,
+    /// splice through a pipe: from a memory file when sending, to nowhere when
+    /// receiving (TCP).
+    Splice,
+    /// io_uring with registered buffers and batched submissions.
+    Uring,
+    /// Non-blocking spin with SO_BUSY_POLL / SO_PREFER_BUSY_POLL: no interrupts,
+    /// no sleeping, one busy core.
+    Busypoll,
+    /// Calibrates the candidates on the live connection and keeps the best.
+    Auto,
+}
+
+impl IoStrategy {
+    /// Every strategy.
+    pub const ALL: [IoStrategy; 9] = [
+        IoStrategy::Copy,
+        IoStrategy::Epoll,
+        IoStrategy::Batch,
+        IoStrategy::Zerocopy,
+        IoStrategy::Sendfile,
+        IoStrategy::Splice,
+        IoStrategy::Uring,
+        IoStrategy::Busypoll,
+        IoStrategy::Auto,
+    ];
+
+    /// Command-line and JSON name.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoStrategy::Copy => "copy",
+            IoStrategy::Epoll => "epoll",
+            IoStrategy::Batch => "batch",
+            IoStrategy::Zerocopy => "zerocopy",
+            IoStrategy::Sendfile => "sendfile",
+            IoStrategy::Splice => "splice",
+            IoStrategy::Uring => "uring",
+            IoStrategy::Busypoll => "busypoll",
+            IoStrategy::Auto => "auto",
+        }
+    }
+
+    /// Whether it applies to a test on the sending (`tx`) or receiving side.
+    pub fn applies(self, test: TestKind, tx: bool) -> Result<(), &'static str> {
+        use IoStrategy::*;
+        match (test, self) {
+            (_, Copy | Epoll | Busypoll) => Ok(()),
+            (TestKind::TcpCrr, _) => Err(
+                "tcp-crr opens a connection per transaction; only copy, epoll and busypoll apply",
+            ),
+            (TestKind::TcpRr | TestKind::UdpRr, _) => {
+                Err("request/response runs one message at a time; use copy, epoll or busypoll")
+            }
+            (TestKind::UdpStream, Sendfile | Splice) => Err("sendfile and splice move TCP streams"),
+            (TestKind::TcpStream, Sendfile) if !tx => Err("sendfile only sends"),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for IoStrategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for IoStrategy {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        IoStrategy::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| SpecError::UnknownIo(s.to_string()))
+    }
+}
+
 /// Which way one flow's bytes go, seen from the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -182,6 +275,15 @@ pub struct TestSpec {
     pub client_affinity: Vec<usize>,
     /// Cores to pin the server's flow threads to, round-robin. Empty: no pinning.
     pub server_affinity: Vec<usize>,
+    /// I/O strategy of sending flows (on whichever end sends).
+    #[serde(default)]
+    pub tx_io: IoStrategy,
+    /// I/O strategy of receiving flows.
+    #[serde(default)]
+    pub rx_io: IoStrategy,
+    /// Check every received byte against the known pattern.
+    #[serde(default)]
+    pub verify: bool,
 }
 
 /// Why a spec was refused.
@@ -239,6 +341,21 @@ pub enum SpecError {
     /// `--rate` of zero or non-finite.
     #[error("--rate must be a positive rate, got {0}")]
     BadRate(BitRate),
+    /// `--io` named no known strategy.
+    #[error("unknown I/O strategy '{0}' (expected one of copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto)")]
+    UnknownIo(String),
+    /// A strategy that does not apply to the test or side.
+    #[error("--{side}-io {io} makes no sense with {test}: {why}")]
+    IoNotApplicable {
+        /// `tx` or `rx`.
+        side: &'static str,
+        /// The strategy.
+        io: IoStrategy,
+        /// The test.
+        test: TestKind,
+        /// Why.
+        why: &'static str,
+    },
     /// A congestion control name that cannot be one.
     #[error("--congestion '{0}' is not a valid algorithm name")]
     BadCongestion(String),
@@ -273,6 +390,9 @@ impl TestSpec {
             interval: None,
             client_affinity: Vec::new(),
             server_affinity: Vec::new(),
+            tx_io: IoStrategy::Copy,
+            rx_io: IoStrategy::Copy,
+            verify: false,
         }
     }
 
@@ -385,6 +505,24 @@ impl TestSpec {
             if !r.0.is_finite() || r.0 <= 0.0 {
                 return Err(SpecError::BadRate(r));
             }
+        }
+        for (side, io, tx) in [("tx", self.tx_io, true), ("rx", self.rx_io, false)] {
+            io.applies(t, tx)
+                .map_err(|why| SpecError::IoNotApplicable {
+                    side,
+                    io,
+                    test: t,
+                    why,
+                })?;
+        }
+        if self.verify && matches!(self.rx_io, IoStrategy::Zerocopy | IoStrategy::Splice) {
+            return Err(SpecError::IoNotApplicable {
+                side: "rx",
+                io: self.rx_io,
+                test: t,
+                why:
+                    "--verify needs the data in user space, which this strategy never copies there",
+            });
         }
         if let Some(c) = &self.congestion {
             // TCP_CA_NAME_MAX is 16 including the terminating NUL.
@@ -505,6 +643,34 @@ mod tests {
         );
         let r = TestSpec::new(TestKind::TcpRr);
         assert_eq!(r.flows(), vec![(0, FlowDir::Up)]);
+    }
+
+    #[test]
+    fn io_strategies_apply_where_they_make_sense() {
+        let mut s = TestSpec::new(TestKind::UdpStream);
+        s.tx_io = IoStrategy::Sendfile;
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("--tx-io sendfile makes no sense with udp-stream"));
+        let mut s = TestSpec::new(TestKind::TcpRr);
+        s.tx_io = IoStrategy::Busypoll;
+        s.rx_io = IoStrategy::Busypoll;
+        s.validate().unwrap();
+        s.rx_io = IoStrategy::Batch;
+        assert!(s.validate().is_err());
+        let mut s = TestSpec::new(TestKind::TcpStream);
+        s.rx_io = IoStrategy::Zerocopy;
+        s.validate().unwrap();
+        s.verify = true;
+        assert!(s.validate().is_err());
+        assert_eq!("uring".parse::<IoStrategy>().unwrap(), IoStrategy::Uring);
+        assert!("dpdk"
+            .parse::<IoStrategy>()
+            .unwrap_err()
+            .to_string()
+            .contains("unknown I/O strategy"));
     }
 
     #[test]

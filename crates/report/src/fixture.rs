@@ -71,6 +71,7 @@ fn flow(id: u32, dir: FlowDir, role: Role, bytes: u64) -> FlowResult {
         tcp_info: None,
         udp: None,
         latency: None,
+        io: None,
     }
 }
 

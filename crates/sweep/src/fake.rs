@@ -118,6 +118,7 @@ fn flow(
         tcp_info: None,
         udp: None,
         latency: None,
+        io: None,
     }
 }
 

@@ -26,14 +26,25 @@
 //! rate = "1G"                   # pacing per stream
 //! affinity = [0]
 //! server_affinity = [1]
+//!
+//! # In the lab only (`netsonde lab run FILE`): link axes, and the base link.
+//! mtus = [1500, 9000, 65535]
+//! rates = ["100M", "1G"]        # 0 is unlimited
+//! delays = ["0", "10ms"]        # one-way, each way
+//! losses = ["0", "1%", "gemodel:1%,30%"]
+//!
+//! [link]                        # see netsonde_model::link::LinkSettings
+//! rate = "1G"
+//! delay = "114ms"
 //! ```
 
+use netsonde_model::link::{parse_mtu, LinkSettings, Loss};
 use netsonde_model::spec::{Direction, TestKind};
 use netsonde_model::units::{BitRate, Bytes, Nanos};
 use serde::{Deserialize, Serialize};
 
 use crate::axes::{parse_list, parse_sizes};
-use crate::plan::Plan;
+use crate::plan::{LinkAxes, Plan};
 
 /// Why an experiment could not be built.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -103,6 +114,42 @@ pub struct Experiment {
     pub line_rate: Option<String>,
     /// Fixed options.
     pub options: Option<Options>,
+    /// Lab link axis: MTUs (`[1500, 9000, 65535]`).
+    #[serde(default, deserialize_with = "strings_or_numbers")]
+    pub mtus: Option<Vec<String>>,
+    /// Lab link axis: rates (`["100M", "1G"]`; `0` is unlimited).
+    #[serde(default, deserialize_with = "strings_or_numbers")]
+    pub rates: Option<Vec<String>>,
+    /// Lab link axis: one-way delays, each way (`["0", "10ms", "100ms"]`).
+    #[serde(default, deserialize_with = "strings_or_numbers")]
+    pub delays: Option<Vec<String>>,
+    /// Lab link axis: losses, each way (`["0", "1%", "gemodel:1%,30%"]`).
+    #[serde(default, deserialize_with = "strings_or_numbers")]
+    pub losses: Option<Vec<String>>,
+    /// The lab's link (`netsonde lab run FILE`), see `netsonde_model::link`.
+    pub link: Option<LinkSettings>,
+}
+
+/// Accepts a list of strings or numbers (`mtus = [1500, 9000]`).
+fn strings_or_numbers<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<String>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum V {
+        S(String),
+        I(i64),
+        F(f64),
+    }
+    Ok(Option::<Vec<V>>::deserialize(d)?.map(|v| {
+        v.into_iter()
+            .map(|v| match v {
+                V::S(s) => s,
+                V::I(i) => i.to_string(),
+                V::F(f) => f.to_string(),
+            })
+            .collect()
+    }))
 }
 
 fn val<T, E: std::fmt::Display>(key: &'static str, r: Result<T, E>) -> Result<T, FileError> {
@@ -191,6 +238,11 @@ impl Experiment {
             p.base.client_affinity = o.affinity.clone().unwrap_or_default();
             p.base.server_affinity = o.server_affinity.clone().unwrap_or_default();
         }
+        p.link_axes = self.link_axes()?;
+        p.link = self.link.clone();
+        if let Some(l) = &self.link {
+            val("link", l.spec())?;
+        }
         if p.tests.is_empty()
             || p.directions.is_empty()
             || p.windows.is_empty()
@@ -212,6 +264,37 @@ impl Experiment {
         }
         val("options", probe.validate())?;
         Ok(p)
+    }
+}
+
+impl Experiment {
+    /// The lab link axes (`mtus`, `rates`, `delays`, `losses`); empty when none is
+    /// given.
+    pub fn link_axes(&self) -> Result<LinkAxes, FileError> {
+        fn each<T>(
+            key: &'static str,
+            v: &Option<Vec<String>>,
+            f: impl Fn(&str) -> Result<T, String>,
+        ) -> Result<Vec<T>, FileError> {
+            match v {
+                None => Ok(Vec::new()),
+                Some(v) if v.is_empty() => Err(FileError::Value {
+                    key,
+                    message: "an axis needs at least one value".into(),
+                }),
+                Some(v) => v.iter().map(|s| val(key, f(s))).collect(),
+            }
+        }
+        Ok(LinkAxes {
+            mtu: each("mtus", &self.mtus, parse_mtu)?,
+            rate: each("rates", &self.rates, |s| {
+                s.parse::<BitRate>().map_err(|e| e.to_string())
+            })?,
+            delay: each("delays", &self.delays, |s| {
+                s.parse::<Nanos>().map_err(|e| e.to_string())
+            })?,
+            loss: each("losses", &self.losses, str::parse::<Loss>)?,
+        })
     }
 }
 
@@ -253,6 +336,36 @@ mod tests {
         assert_eq!(p.base.congestion.as_deref(), Some("cubic"));
         // stream: 2 dirs x 3 sizes x 2 windows x 2 parallel; rr: 1 dir x 3 x 2 x 2
         assert_eq!(p.points().0.len(), 24 + 12);
+    }
+
+    #[test]
+    fn lab_keys_parse() {
+        let e = Experiment::parse(
+            r#"
+            mtus = [1500, "9000", 65535]
+            delays = ["0", "10ms"]
+            losses = ["0", "gemodel:1%,30%"]
+            rates = ["0", "100M"]
+            [link]
+            rate = "1G"
+            mtu = 9000
+            "#,
+        )
+        .unwrap();
+        let p = e.plan().unwrap();
+        assert_eq!(p.link_axes.mtu, vec![1500, 9000, 65535]);
+        assert_eq!(p.link_axes.rate, vec![BitRate(0.0), BitRate(1e8)]);
+        assert_eq!(p.link.as_ref().unwrap().mtu.as_deref(), Some("9000"));
+        assert_eq!(p.points().0.len(), 12 * 3 * 2 * 2 * 2);
+        let e = Experiment::parse("mtus = [64]").unwrap().plan().unwrap_err();
+        assert!(e.to_string().starts_with("mtus:"), "{e}");
+        let e = Experiment::parse("[link]\nmtu = 1\n")
+            .unwrap()
+            .plan()
+            .unwrap_err();
+        assert!(e.to_string().contains("mtu"), "{e}");
+        let e = Experiment::parse("[link]\nbogus = 1\n").unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
     }
 
     #[test]

@@ -1,7 +1,14 @@
 //! Plans: base options × axes × repetitions, expanded into points and a run order.
+//!
+//! In the lab, a plan may also vary the link ([`LinkAxes`]: MTU, rate, delay,
+//! loss). Those axes are recorded in each point's axis map (`mtu`, `rate` in bit/s,
+//! `delay` in ns, `loss` as written), where the runner reads them to ask the lab
+//! for the link, and the run order keeps each link's points together within a
+//! round so the lab rebuilds the link once per link per round.
 
 use std::collections::BTreeMap;
 
+use netsonde_model::link::{LinkSettings, Loss};
 use netsonde_model::spec::{Direction, TestKind, TestSpec};
 use netsonde_model::units::{BitRate, Bytes, Nanos};
 use rand::seq::SliceRandom;
@@ -32,6 +39,75 @@ pub struct Plan {
     pub seed: u64,
     /// Line rate for efficiency figures.
     pub line_rate: Option<BitRate>,
+    /// Link axes (lab runs only).
+    #[serde(default, skip_serializing_if = "LinkAxes::is_empty")]
+    pub link_axes: LinkAxes,
+    /// The lab link the experiment asks for (lab runs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<LinkSettings>,
+}
+
+/// The link axes of a lab sweep; an empty axis is not varied.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkAxes {
+    /// MTUs.
+    pub mtu: Vec<u32>,
+    /// Rates (0: unlimited).
+    pub rate: Vec<BitRate>,
+    /// One-way delays, each way.
+    pub delay: Vec<Nanos>,
+    /// Losses, each way.
+    pub loss: Vec<Loss>,
+}
+
+impl LinkAxes {
+    /// Whether no link axis is given.
+    pub fn is_empty(&self) -> bool {
+        self.mtu.is_empty() && self.rate.is_empty() && self.delay.is_empty() && self.loss.is_empty()
+    }
+
+    /// Whether some value needs delay or loss (and so a mechanism that has them).
+    pub fn needs_impairment(&self) -> bool {
+        self.delay.iter().any(|d| d.0 > 0) || self.loss.iter().any(|l| !l.is_none())
+    }
+
+    /// Every combination as axis entries (one empty combination without axes).
+    pub fn combinations(&self) -> Vec<Vec<(&'static str, String)>> {
+        let mut out: Vec<Vec<(&'static str, String)>> = vec![Vec::new()];
+        let mut cross = |key: &'static str, vals: Vec<String>| {
+            if vals.is_empty() {
+                return;
+            }
+            out = out
+                .iter()
+                .flat_map(|c| {
+                    vals.iter().map(move |v| {
+                        let mut c = c.clone();
+                        c.push((key, v.clone()));
+                        c
+                    })
+                })
+                .collect();
+        };
+        cross("mtu", self.mtu.iter().map(u32::to_string).collect());
+        cross("rate", self.rate.iter().map(|r| r.0.to_string()).collect());
+        cross(
+            "delay",
+            self.delay.iter().map(|d| d.0.to_string()).collect(),
+        );
+        cross("loss", self.loss.iter().map(Loss::to_string).collect());
+        out
+    }
+}
+
+/// The link axes' values of a point, as one key (empty without link axes).
+pub fn link_key(axes: &BTreeMap<String, String>) -> String {
+    ["mtu", "rate", "delay", "loss"]
+        .iter()
+        .filter_map(|k| axes.get(*k).map(|v| format!("{k}={v}")))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// One configuration of a plan.
@@ -73,6 +149,8 @@ impl Plan {
             repeat: 3,
             seed: 1,
             line_rate: None,
+            link_axes: LinkAxes::default(),
+            link: None,
         }
     }
 
@@ -82,57 +160,62 @@ impl Plan {
     pub fn points(&self) -> (Vec<Point>, Vec<Skipped>) {
         let mut points = Vec::new();
         let mut skipped = Vec::new();
-        for &test in &self.tests {
-            let dirs: Vec<Direction> = if test.is_rr() {
-                vec![Direction::Out]
-            } else {
-                self.directions.clone()
-            };
-            for &direction in &dirs {
-                for &size in &self.sizes {
-                    for &window in &self.windows {
-                        for &parallel in &self.parallel {
-                            let mut spec = self.base.clone();
-                            spec.test = test;
-                            spec.direction = direction;
-                            if test.is_rr() {
-                                spec.request_size = size;
-                                spec.response_size = size;
-                                spec.nodelay = true;
-                                spec.rate = None;
-                            } else {
-                                spec.size = size;
-                                if test == TestKind::UdpStream && spec.rate.is_none() {
-                                    spec.rate = TestSpec::new(test).rate;
+        for link in self.link_axes.combinations() {
+            for &test in &self.tests {
+                let dirs: Vec<Direction> = if test.is_rr() {
+                    vec![Direction::Out]
+                } else {
+                    self.directions.clone()
+                };
+                for &direction in &dirs {
+                    for &size in &self.sizes {
+                        for &window in &self.windows {
+                            for &parallel in &self.parallel {
+                                let mut spec = self.base.clone();
+                                spec.test = test;
+                                spec.direction = direction;
+                                if test.is_rr() {
+                                    spec.request_size = size;
+                                    spec.response_size = size;
+                                    spec.nodelay = true;
+                                    spec.rate = None;
+                                } else {
+                                    spec.size = size;
+                                    if test == TestKind::UdpStream && spec.rate.is_none() {
+                                        spec.rate = TestSpec::new(test).rate;
+                                    }
                                 }
-                            }
-                            if !test.is_tcp() {
-                                spec.mss = None;
-                                spec.congestion = None;
-                            }
-                            spec.window = window;
-                            spec.parallel = parallel;
-                            let mut axes = BTreeMap::new();
-                            axes.insert("test".to_string(), test.name().to_string());
-                            axes.insert("direction".to_string(), direction.name().to_string());
-                            axes.insert("size".to_string(), size.0.to_string());
-                            axes.insert(
-                                "window".to_string(),
-                                window
-                                    .map(|w| w.0.to_string())
-                                    .unwrap_or_else(|| "default".into()),
-                            );
-                            axes.insert("parallel".to_string(), parallel.to_string());
-                            match spec.validate() {
-                                Ok(()) => points.push(Point {
-                                    idx: points.len() as u32,
-                                    axes,
-                                    spec,
-                                }),
-                                Err(e) => skipped.push(Skipped {
-                                    axes,
-                                    reason: e.to_string(),
-                                }),
+                                if !test.is_tcp() {
+                                    spec.mss = None;
+                                    spec.congestion = None;
+                                }
+                                spec.window = window;
+                                spec.parallel = parallel;
+                                let mut axes = BTreeMap::new();
+                                axes.insert("test".to_string(), test.name().to_string());
+                                axes.insert("direction".to_string(), direction.name().to_string());
+                                axes.insert("size".to_string(), size.0.to_string());
+                                axes.insert(
+                                    "window".to_string(),
+                                    window
+                                        .map(|w| w.0.to_string())
+                                        .unwrap_or_else(|| "default".into()),
+                                );
+                                axes.insert("parallel".to_string(), parallel.to_string());
+                                for (k, v) in &link {
+                                    axes.insert(k.to_string(), v.clone());
+                                }
+                                match spec.validate() {
+                                    Ok(()) => points.push(Point {
+                                        idx: points.len() as u32,
+                                        axes,
+                                        spec,
+                                    }),
+                                    Err(e) => skipped.push(Skipped {
+                                        axes,
+                                        reason: e.to_string(),
+                                    }),
+                                }
                             }
                         }
                     }
@@ -144,13 +227,35 @@ impl Plan {
 
     /// The run order: `repeat` rounds; each round runs every point once in an order
     /// shuffled with this plan's seed and the round number. Returns (point, rep).
+    ///
+    /// With link axes, a round runs the links in a shuffled order and each link's
+    /// points in a shuffled order, so the link changes once per link per round.
     pub fn order(&self, n_points: usize) -> Vec<(u32, u32)> {
+        // Points grouped by link (one group without link axes), in plan order.
+        let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
+        let keys: Vec<String> = if self.link_axes.is_empty() {
+            Vec::new()
+        } else {
+            self.points().0.iter().map(|p| link_key(&p.axes)).collect()
+        };
+        for i in 0..n_points as u32 {
+            let k = keys.get(i as usize).cloned().unwrap_or_default();
+            match groups.iter_mut().find(|(g, _)| *g == k) {
+                Some((_, v)) => v.push(i),
+                None => groups.push((k, vec![i])),
+            }
+        }
         let mut order = Vec::with_capacity(n_points * self.repeat as usize);
         for round in 0..self.repeat {
-            let mut idx: Vec<u32> = (0..n_points as u32).collect();
             let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed ^ (u64::from(round) << 32));
-            idx.shuffle(&mut rng);
-            order.extend(idx.into_iter().map(|i| (i, round)));
+            if groups.len() > 1 {
+                groups.shuffle(&mut rng);
+            }
+            for (_, g) in &groups {
+                let mut idx = g.clone();
+                idx.shuffle(&mut rng);
+                order.extend(idx.into_iter().map(|i| (i, round)));
+            }
         }
         order
     }
@@ -212,5 +317,32 @@ mod tests {
         assert_ne!(r0, (0..12).collect::<Vec<_>>());
         assert_ne!(r0, r1);
         assert_eq!(o, p.order(12));
+    }
+
+    #[test]
+    fn link_axes_multiply_points_and_keep_links_together_in_a_round() {
+        let mut p = Plan::default_characterization();
+        p.link_axes.mtu = vec![1500, 9000];
+        p.link_axes.delay = vec![Nanos::ZERO, Nanos::from_millis(10)];
+        let (pts, _) = p.points();
+        assert_eq!(pts.len(), 12 * 4);
+        assert_eq!(pts[0].axes["mtu"], "1500");
+        assert_eq!(pts[0].axes["delay"], "0");
+        assert_eq!(pts[47].axes["delay"], "10000000");
+        assert!(p.link_axes.needs_impairment());
+        let o = p.order(pts.len());
+        assert_eq!(o.len(), 48 * 3);
+        // Within a round the link changes exactly 3 times (4 links).
+        for round in o.chunks(48) {
+            let keys: Vec<String> = round
+                .iter()
+                .map(|(i, _)| link_key(&pts[*i as usize].axes))
+                .collect();
+            let changes = keys.windows(2).filter(|w| w[0] != w[1]).count();
+            assert_eq!(changes, 3);
+        }
+        // Plans without link axes serialize as before.
+        let j = serde_json::to_string(&Plan::default_characterization()).unwrap();
+        assert!(!j.contains("link"), "{j}");
     }
 }

@@ -78,3 +78,45 @@ pub fn tcp_info(sock: &impl AsRawFd) -> io::Result<TcpInfoRaw> {
     }
     Ok(info)
 }
+
+/// Calls a libc function returning -1 on error, as `io::Result` (mio's `syscall!`).
+macro_rules! syscall {
+    ($fn: ident ( $($arg: expr),* $(,)* ) ) => {{
+        // SAFETY: the caller passes arguments that satisfy the function's contract;
+        // each use site states why.
+        #[allow(unused_unsafe)]
+        let res = unsafe { libc::$fn($($arg, )*) };
+        if res == -1 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(res)
+        }
+    }};
+}
+
+pub mod net;
+pub mod uring;
+
+/// Sets an integer socket option.
+pub fn setsockopt_int(fd: &impl AsRawFd, level: i32, name: i32, value: i32) -> io::Result<()> {
+    // SAFETY: `value` is a live i32 and its size is passed.
+    syscall!(setsockopt(
+        fd.as_raw_fd(),
+        level,
+        name,
+        (&value as *const i32).cast(),
+        std::mem::size_of::<i32>() as libc::socklen_t
+    ))
+    .map(drop)
+}
+
+/// Puts a descriptor in non-blocking mode.
+pub fn set_nonblocking(fd: &impl AsRawFd) -> io::Result<()> {
+    let flags = syscall!(fcntl(fd.as_raw_fd(), libc::F_GETFL))?;
+    syscall!(fcntl(
+        fd.as_raw_fd(),
+        libc::F_SETFL,
+        flags | libc::O_NONBLOCK
+    ))
+    .map(drop)
+}

@@ -1,0 +1,277 @@
+//! batch: many messages per system call. TCP sends `writev` up to 64 messages at
+//! once and receives into a buffer 16 messages large; UDP sends GSO
+//! super-datagrams (UDP_SEGMENT: one call, up to 64 datagrams, segmented by the
+//! kernel) or, without GSO, `sendmmsg`; it receives with UDP_GRO (coalesced
+//! super-datagrams, split here) or, without it, `recvmmsg`.
+
+use std::io;
+
+use netsonde_model::result::IoReport;
+use netsonde_model::spec::IoStrategy;
+
+use super::{report, IoError, Moved, Rx, Sock, Tx};
+use crate::sys::{self, net};
+
+const BATCH: usize = 64;
+
+/// Builds the batching sender for a socket.
+pub fn tx(sock: Sock<'_>, size: usize) -> Result<Box<dyn Tx>, IoError> {
+    Ok(match sock {
+        Sock::Tcp(_) => Box::new(WritevTx::new(size)),
+        Sock::Udp(u) => {
+            // Probe GSO on this socket; a datagram of at most 64 KiB holds the batch.
+            let per = (65_000 / size.max(1)).min(BATCH);
+            if per >= 2
+                && size <= u16::MAX as usize
+                && sys::setsockopt_int(u, net::SOL_UDP, net::UDP_SEGMENT, size as i32).is_ok()
+            {
+                Box::new(GsoTx::new(size, per))
+            } else {
+                let mut bufs = net::MmsgBufs::new(BATCH, size);
+                for i in 0..BATCH {
+                    crate::fill_pattern(bufs.slot(i));
+                }
+                Box::new(MmsgTx {
+                    bufs,
+                    size,
+                    note: Some("no UDP GSO: sendmmsg".into()),
+                })
+            }
+        }
+    })
+}
+
+/// Builds the batching receiver for a socket.
+pub fn rx(sock: Sock<'_>, size: usize, note: Option<&str>) -> Result<Box<dyn Rx>, IoError> {
+    let note = note.map(str::to_string);
+    Ok(match sock {
+        Sock::Tcp(_) => Box::new(BigReadRx {
+            buf: vec![0u8; (size * 16).clamp(64 * 1024, 4 << 20)],
+            note,
+        }),
+        Sock::Udp(u) => {
+            if sys::setsockopt_int(u, net::SOL_UDP, net::UDP_GRO, 1).is_ok() {
+                Box::new(GroRx {
+                    buf: vec![0u8; 65_536],
+                    note,
+                })
+            } else {
+                Box::new(MmsgRx {
+                    bufs: net::MmsgBufs::new(BATCH, size + 1),
+                    note: note.or(Some("no UDP GRO: recvmmsg".into())),
+                })
+            }
+        }
+    })
+}
+
+/// TCP: `writev` of up to 64 copies of the message, resuming mid-message.
+struct WritevTx {
+    msg: Vec<u8>,
+    pos: usize,
+}
+
+impl WritevTx {
+    fn new(size: usize) -> WritevTx {
+        let mut msg = vec![0u8; size];
+        crate::fill_pattern(&mut msg);
+        WritevTx { msg, pos: 0 }
+    }
+}
+
+impl Tx for WritevTx {
+    #[inline]
+    fn send(&mut self, sock: Sock<'_>, _seq: u64, _tx_ns: u64) -> io::Result<Moved> {
+        let size = self.msg.len();
+        // The rest of the current message, then whole ones: about 1 MiB a call.
+        let whole = ((1 << 20) / size.max(1)).clamp(1, BATCH);
+        let n = net::writev_repeat(&sock, &self.msg, self.pos, whole)?;
+        let total = self.pos + n;
+        self.pos = total % size;
+        Ok(Moved {
+            bytes: n as u64,
+            messages: (total / size) as u64,
+            calls: 1,
+        })
+    }
+
+    fn finish(&mut self, _sock: Sock<'_>) -> IoReport {
+        report(IoStrategy::Batch)
+    }
+
+    fn set_pos(&mut self, pos: usize) {
+        self.pos = pos % self.msg.len().max(1);
+    }
+}
+
+/// UDP with GSO: one super-datagram of `per` segments per call.
+struct GsoTx {
+    buf: Vec<u8>,
+    size: usize,
+    per: usize,
+}
+
+impl GsoTx {
+    fn new(size: usize, per: usize) -> GsoTx {
+        let mut buf = vec![0u8; size * per];
+        for seg in buf.chunks_mut(size) {
+            crate::fill_pattern(seg);
+        }
+        GsoTx { buf, size, per }
+    }
+}
+
+impl Tx for GsoTx {
+    #[inline]
+    fn send(&mut self, sock: Sock<'_>, seq: u64, tx_ns: u64) -> io::Result<Moved> {
+        for (i, seg) in self.buf.chunks_mut(self.size).enumerate() {
+            crate::udp::stamp(seg, seq + i as u64, tx_ns);
+        }
+        let n = net::send_gso(&sock, &self.buf, self.size as u16)?;
+        Ok(Moved {
+            bytes: n as u64,
+            messages: (n / self.size) as u64,
+            calls: 1,
+        })
+    }
+
+    fn finish(&mut self, _sock: Sock<'_>) -> IoReport {
+        IoReport {
+            note: Some(format!("UDP GSO, {} datagrams per call", self.per)),
+            ..report(IoStrategy::Batch)
+        }
+    }
+}
+
+/// UDP without GSO: `sendmmsg` of 64 datagrams.
+struct MmsgTx {
+    bufs: net::MmsgBufs,
+    size: usize,
+    note: Option<String>,
+}
+
+impl Tx for MmsgTx {
+    #[inline]
+    fn send(&mut self, sock: Sock<'_>, seq: u64, tx_ns: u64) -> io::Result<Moved> {
+        for i in 0..self.bufs.count() {
+            crate::udp::stamp(self.bufs.slot(i), seq + i as u64, tx_ns);
+        }
+        let n = self.bufs.sendmmsg(&sock, BATCH, self.size)?;
+        Ok(Moved {
+            bytes: (n * self.size) as u64,
+            messages: n as u64,
+            calls: 1,
+        })
+    }
+
+    fn finish(&mut self, _sock: Sock<'_>) -> IoReport {
+        IoReport {
+            note: self.note.clone(),
+            ..report(IoStrategy::Batch)
+        }
+    }
+}
+
+/// TCP: reads of up to 16 messages.
+struct BigReadRx {
+    buf: Vec<u8>,
+    note: Option<String>,
+}
+
+impl Rx for BigReadRx {
+    #[inline]
+    fn recv(
+        &mut self,
+        sock: Sock<'_>,
+        on: &mut dyn FnMut(&[u8], usize),
+    ) -> io::Result<Option<Moved>> {
+        let n = net::recv(&sock, &mut self.buf, usize::MAX, 0)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        on(&self.buf[..n], n);
+        Ok(Some(Moved {
+            bytes: n as u64,
+            messages: 1,
+            calls: 1,
+        }))
+    }
+
+    fn report(&mut self) -> IoReport {
+        IoReport {
+            note: self.note.clone(),
+            ..report(IoStrategy::Batch)
+        }
+    }
+}
+
+/// UDP with GRO: one coalesced super-datagram per call, split at the segment size.
+struct GroRx {
+    buf: Vec<u8>,
+    note: Option<String>,
+}
+
+impl Rx for GroRx {
+    #[inline]
+    fn recv(
+        &mut self,
+        sock: Sock<'_>,
+        on: &mut dyn FnMut(&[u8], usize),
+    ) -> io::Result<Option<Moved>> {
+        let (n, seg) = net::recv_gro(&sock, &mut self.buf, 0)?;
+        let seg = if seg == 0 { n.max(1) } else { seg };
+        let mut msgs = 0;
+        for d in self.buf[..n].chunks(seg) {
+            on(d, d.len());
+            msgs += 1;
+        }
+        Ok(Some(Moved {
+            bytes: n as u64,
+            messages: msgs,
+            calls: 1,
+        }))
+    }
+
+    fn report(&mut self) -> IoReport {
+        IoReport {
+            note: self.note.clone().or(Some("UDP GRO".into())),
+            ..report(IoStrategy::Batch)
+        }
+    }
+}
+
+/// UDP without GRO: `recvmmsg` of up to 64 datagrams.
+struct MmsgRx {
+    bufs: net::MmsgBufs,
+    note: Option<String>,
+}
+
+impl Rx for MmsgRx {
+    #[inline]
+    fn recv(
+        &mut self,
+        sock: Sock<'_>,
+        on: &mut dyn FnMut(&[u8], usize),
+    ) -> io::Result<Option<Moved>> {
+        let n = self.bufs.recvmmsg(&sock, 0)?;
+        let mut bytes = 0;
+        for i in 0..n {
+            let len = self.bufs.received(i);
+            bytes += len as u64;
+            let slot = self.bufs.slot(i);
+            on(&slot[..len.min(slot.len())], len);
+        }
+        Ok(Some(Moved {
+            bytes,
+            messages: n as u64,
+            calls: 1,
+        }))
+    }
+
+    fn report(&mut self) -> IoReport {
+        IoReport {
+            note: self.note.clone(),
+            ..report(IoStrategy::Batch)
+        }
+    }
+}

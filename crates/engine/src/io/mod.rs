@@ -1,0 +1,225 @@
+//! I/O strategies: one module per way of moving a flow's bytes through the kernel,
+//! behind one pair of traits.
+//!
+//! # The contract (every strategy keeps it)
+//!
+//! - A strategy is built once per flow, before the measured loop, by [`tx`] or
+//!   [`rx`]. Building probes the kernel feature it needs and fails with
+//!   [`IoError::Unsupported`] naming it; nothing is probed inside the loop.
+//! - The loop calls [`Tx::send`] / [`Rx::recv`] repeatedly. Each call makes one
+//!   or a few system calls and returns what moved ([`Moved`]: bytes, whole
+//!   messages, system calls made). It never allocates, locks or formats: buffers,
+//!   iovecs and message headers are preallocated at build time.
+//! - A call that could not move anything returns `Err` of kind `WouldBlock` (or
+//!   `TimedOut`) within about 200 ms, so the loop can check its deadline; blocking
+//!   strategies rely on the socket timeouts, non-blocking ones wait in epoll or spin.
+//! - TCP senders send the message template (the byte pattern) over and over and
+//!   count whole messages; UDP senders stamp each datagram with its sequence number
+//!   and send time. TCP receivers hand each received chunk to the loop's callback,
+//!   UDP receivers each datagram (its first bytes and its full length), so loss,
+//!   reordering and `--verify` work the same for every strategy.
+//! - [`Tx::finish`] / [`Rx::report`] run after the loop: outstanding zero-copy
+//!   completions are collected there, off the measured path.
+//!
+//! | strategy | TCP send | TCP receive | UDP send | UDP receive |
+//! |---|---|---|---|---|
+//! | copy | write | read | send | recv |
+//! | epoll | non-blocking write, ET epoll | non-blocking read, ET epoll | same | same |
+//! | busypoll | non-blocking spin, SO_BUSY_POLL | same | same | same |
+//! | batch | writev of many messages | large reads | sendmmsg / UDP GSO | recvmmsg |
+//! | zerocopy | send(MSG_ZEROCOPY) + error-queue completions | recv(MSG_TRUNC): no copy | send(MSG_ZEROCOPY) | recv(MSG_TRUNC) of the header only |
+//! | sendfile | sendfile from a memfd | — | — | — |
+//! | splice | vmsplice-free splice memfd → pipe → socket | splice socket → pipe → /dev/null | — | — |
+//! | uring | io_uring WRITE_FIXED batches | io_uring RECV batches | io_uring SEND batches | io_uring RECV |
+//! | auto | calibrates the send candidates, keeps the best | rule: batch | rule: batch | rule: batch |
+
+mod auto;
+mod batch;
+mod file;
+mod plain;
+mod uring;
+mod zerocopy;
+
+use std::io;
+use std::net::{TcpStream, UdpSocket};
+
+use netsonde_model::result::IoReport;
+use netsonde_model::spec::{IoStrategy, TestSpec};
+
+pub use plain::Waiter;
+
+/// The waiting policy of a request/response socket, which both sends and
+/// receives: busypoll if either side asks for it, else epoll if either does, else
+/// blocking.
+pub fn rr_mode(spec: &TestSpec) -> IoStrategy {
+    let both = [spec.tx_io, spec.rx_io];
+    if both.contains(&IoStrategy::Busypoll) {
+        IoStrategy::Busypoll
+    } else if both.contains(&IoStrategy::Epoll) {
+        IoStrategy::Epoll
+    } else {
+        IoStrategy::Copy
+    }
+}
+
+/// What one call moved.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Moved {
+    /// Bytes.
+    pub bytes: u64,
+    /// Whole messages (TCP: message-size chunks sent; UDP: datagrams).
+    pub messages: u64,
+    /// System calls made.
+    pub calls: u64,
+}
+
+/// A flow's socket, borrowed for one call.
+#[derive(Debug, Clone, Copy)]
+pub enum Sock<'a> {
+    /// TCP.
+    Tcp(&'a TcpStream),
+    /// UDP (connected).
+    Udp(&'a UdpSocket),
+}
+
+impl std::os::fd::AsRawFd for Sock<'_> {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        match self {
+            Sock::Tcp(s) => s.as_raw_fd(),
+            Sock::Udp(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+/// Why a strategy cannot run here.
+#[derive(Debug, thiserror::Error)]
+pub enum IoError {
+    /// The kernel (or the socket type) lacks a feature the strategy needs.
+    #[error("--io {strategy} is not supported here: {feature}")]
+    Unsupported {
+        /// The strategy.
+        strategy: IoStrategy,
+        /// What is missing.
+        feature: String,
+    },
+    /// Setting it up failed.
+    #[error("setting up --io {strategy}: {source}")]
+    Setup {
+        /// The strategy.
+        strategy: IoStrategy,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Sends a flow's messages.
+pub trait Tx: Send {
+    /// Sends once (one or a few system calls). `seq` is the next datagram's
+    /// sequence number and `tx_ns` the send time (UDP); TCP ignores both.
+    fn send(&mut self, sock: Sock<'_>, seq: u64, tx_ns: u64) -> io::Result<Moved>;
+    /// After the last send: collects outstanding completions; what happened.
+    fn finish(&mut self, sock: Sock<'_>) -> IoReport;
+    /// TCP: continue the stream from `pos` bytes into a message (another strategy
+    /// sent the bytes before). Used by `auto` when it switches.
+    fn set_pos(&mut self, _pos: usize) {}
+    /// Whether nothing is in flight, so another strategy may take over the socket.
+    fn idle(&self) -> bool {
+        true
+    }
+}
+
+/// Receives a flow's bytes.
+pub trait Rx: Send {
+    /// Receives once. Calls `on(data, full_len)` per chunk (TCP) or datagram (UDP);
+    /// `data` may be shorter than `full_len` when the strategy skips the copy.
+    /// `Ok(None)` is end of stream (TCP).
+    fn recv(
+        &mut self,
+        sock: Sock<'_>,
+        on: &mut dyn FnMut(&[u8], usize),
+    ) -> io::Result<Option<Moved>>;
+    /// What happened.
+    fn report(&mut self) -> IoReport;
+}
+
+fn setup(strategy: IoStrategy) -> impl FnOnce(io::Error) -> IoError {
+    move |source| IoError::Setup { strategy, source }
+}
+
+fn unsupported(strategy: IoStrategy, feature: impl Into<String>) -> IoError {
+    IoError::Unsupported {
+        strategy,
+        feature: feature.into(),
+    }
+}
+
+fn report(strategy: IoStrategy) -> IoReport {
+    IoReport {
+        strategy: strategy.name().into(),
+        ..IoReport::default()
+    }
+}
+
+/// Builds the sending strategy for a flow.
+pub fn tx(strategy: IoStrategy, sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Tx>, IoError> {
+    let size = spec.size.0 as usize;
+    Ok(match strategy {
+        IoStrategy::Copy | IoStrategy::Epoll | IoStrategy::Busypoll => {
+            Box::new(plain::PlainTx::new(strategy, sock, size)?)
+        }
+        IoStrategy::Batch => batch::tx(sock, size)?,
+        IoStrategy::Zerocopy => Box::new(zerocopy::ZcTx::new(sock, size)?),
+        IoStrategy::Sendfile | IoStrategy::Splice => {
+            Box::new(file::FileTx::new(strategy, sock, size)?)
+        }
+        IoStrategy::Uring => Box::new(uring::UringTx::new(sock, size)?),
+        IoStrategy::Auto => auto::tx(sock, spec)?,
+    })
+}
+
+/// Builds the receiving strategy for a flow.
+pub fn rx(strategy: IoStrategy, sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Rx>, IoError> {
+    let size = spec.size.0 as usize;
+    Ok(match strategy {
+        IoStrategy::Copy | IoStrategy::Epoll | IoStrategy::Busypoll => {
+            Box::new(plain::PlainRx::new(strategy, sock, size)?)
+        }
+        IoStrategy::Batch => batch::rx(sock, size, None)?,
+        IoStrategy::Auto => batch::rx(
+            sock,
+            size,
+            Some("auto chose batch (the receive side chooses by rule)"),
+        )?,
+        IoStrategy::Zerocopy => Box::new(zerocopy::TruncRx::new(sock, size)),
+        IoStrategy::Splice => Box::new(file::SpliceRx::new(sock)?),
+        IoStrategy::Uring => Box::new(uring::UringRx::new(sock, size)?),
+        IoStrategy::Sendfile => return Err(unsupported(strategy, "sendfile only sends")),
+    })
+}
+
+/// What this host supports, strategy by strategy, probed on real sockets.
+pub fn caps() -> Vec<(IoStrategy, Result<(), String>)> {
+    use std::net::{TcpListener, UdpSocket};
+    let probe = |s: IoStrategy| -> Result<(), String> {
+        let l = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+        let c = TcpStream::connect(l.local_addr().map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+        let mut spec = TestSpec::new(netsonde_model::spec::TestKind::TcpStream);
+        spec.size = netsonde_model::units::Bytes(1024);
+        tx(s, Sock::Tcp(&c), &spec).map_err(|e| e.to_string())?;
+        if s != IoStrategy::Sendfile {
+            rx(s, Sock::Tcp(&c), &spec).map_err(|e| e.to_string())?;
+        }
+        if !matches!(s, IoStrategy::Sendfile | IoStrategy::Splice) {
+            let u = UdpSocket::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+            u.connect(u.local_addr().map_err(|e| e.to_string())?)
+                .map_err(|e| e.to_string())?;
+            spec.test = netsonde_model::spec::TestKind::UdpStream;
+            tx(s, Sock::Udp(&u), &spec).map_err(|e| e.to_string())?;
+            rx(s, Sock::Udp(&u), &spec).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    };
+    IoStrategy::ALL.into_iter().map(|s| (s, probe(s))).collect()
+}

@@ -1,0 +1,229 @@
+//! copy, epoll and busypoll: the same read/write calls, three ways of waiting when
+//! the socket is not ready. `copy` blocks in the kernel (up to the socket timeout);
+//! `epoll` sets the socket non-blocking and sleeps in edge-triggered epoll;
+//! `busypoll` sets it non-blocking, asks the kernel to busy-poll the device queue
+//! (SO_BUSY_POLL, SO_PREFER_BUSY_POLL) and spins: no interrupt, no sleep, and a
+//! core kept busy, which the CPU figures show.
+
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, AsRawFd};
+
+use netsonde_model::result::IoReport;
+use netsonde_model::spec::IoStrategy;
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+
+use super::{report, setup, Moved, Rx, Sock, Tx};
+use crate::sys::{self, net};
+
+/// How to wait for a socket.
+pub enum Waiter {
+    /// Blocking socket; its timeout bounds each call.
+    Block,
+    /// Non-blocking; the caller's loop is the spin.
+    Spin,
+    /// Non-blocking; sleep in epoll.
+    Epoll(Epoll),
+}
+
+impl std::fmt::Debug for Waiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Waiter::Block => "Block",
+            Waiter::Spin => "Spin",
+            Waiter::Epoll(_) => "Epoll",
+        })
+    }
+}
+
+impl Waiter {
+    /// Sets the socket up for `strategy` (copy, epoll or busypoll).
+    pub fn new(strategy: IoStrategy, fd: &(impl AsFd + AsRawFd)) -> io::Result<Waiter> {
+        match strategy {
+            IoStrategy::Epoll => {
+                sys::set_nonblocking(fd)?;
+                let ep = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(io::Error::from)?;
+                let flags = EpollFlags::EPOLLIN | EpollFlags::EPOLLOUT | EpollFlags::EPOLLET;
+                ep.add(fd, EpollEvent::new(flags, 0))
+                    .map_err(io::Error::from)?;
+                Ok(Waiter::Epoll(ep))
+            }
+            IoStrategy::Busypoll => {
+                sys::set_nonblocking(fd)?;
+                // Busy-poll the device queue for up to 50 µs per call and prefer it
+                // over interrupts. Raising SO_BUSY_POLL needs CAP_NET_ADMIN; without it
+                // the spin still runs, on the socket alone.
+                let _ = sys::setsockopt_int(fd, libc::SOL_SOCKET, net::SO_BUSY_POLL, 50);
+                let _ = sys::setsockopt_int(fd, libc::SOL_SOCKET, net::SO_PREFER_BUSY_POLL, 1);
+                Ok(Waiter::Spin)
+            }
+            _ => Ok(Waiter::Block),
+        }
+    }
+
+    /// After a `WouldBlock`: wait the strategy's way (at most 200 ms).
+    #[inline]
+    pub fn wait(&mut self) {
+        match self {
+            Waiter::Block => {}
+            Waiter::Spin => std::hint::spin_loop(),
+            Waiter::Epoll(ep) => {
+                let mut ev = [EpollEvent::empty(); 1];
+                let _ = ep.wait(&mut ev, EpollTimeout::from(200u16));
+            }
+        }
+    }
+
+    /// The note for the report.
+    fn note(&self) -> Option<String> {
+        match self {
+            Waiter::Spin => Some("spins on a non-blocking socket: one core stays busy".into()),
+            _ => None,
+        }
+    }
+}
+
+/// Blocking, epoll or spinning send.
+pub struct PlainTx {
+    strategy: IoStrategy,
+    waiter: Waiter,
+    msg: Vec<u8>,
+    off: usize,
+}
+
+impl PlainTx {
+    /// Builds it.
+    pub fn new(
+        strategy: IoStrategy,
+        sock: Sock<'_>,
+        size: usize,
+    ) -> Result<PlainTx, super::IoError> {
+        let waiter = match sock {
+            Sock::Tcp(s) => Waiter::new(strategy, s),
+            Sock::Udp(s) => Waiter::new(strategy, s),
+        }
+        .map_err(setup(strategy))?;
+        let mut msg = vec![0u8; size];
+        crate::fill_pattern(&mut msg);
+        Ok(PlainTx {
+            strategy,
+            waiter,
+            msg,
+            off: 0,
+        })
+    }
+}
+
+impl Tx for PlainTx {
+    #[inline]
+    fn send(&mut self, sock: Sock<'_>, seq: u64, tx_ns: u64) -> io::Result<Moved> {
+        let r = match sock {
+            Sock::Tcp(mut s) => s.write(&self.msg[self.off..]),
+            Sock::Udp(s) => {
+                crate::udp::stamp(&mut self.msg, seq, tx_ns);
+                net::send(s, &self.msg, 0)
+            }
+        };
+        match r {
+            Ok(n) => {
+                let whole = match sock {
+                    Sock::Tcp(_) => {
+                        self.off += n;
+                        let done = self.off == self.msg.len();
+                        if done {
+                            self.off = 0;
+                        }
+                        u64::from(done)
+                    }
+                    Sock::Udp(_) => 1,
+                };
+                Ok(Moved {
+                    bytes: n as u64,
+                    messages: whole,
+                    calls: 1,
+                })
+            }
+            Err(e) => {
+                if e.kind() == io::ErrorKind::WouldBlock {
+                    self.waiter.wait();
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn finish(&mut self, _sock: Sock<'_>) -> IoReport {
+        IoReport {
+            note: self.waiter.note(),
+            ..report(self.strategy)
+        }
+    }
+
+    fn set_pos(&mut self, pos: usize) {
+        self.off = pos % self.msg.len().max(1);
+    }
+}
+
+/// Blocking, epoll or spinning receive.
+pub struct PlainRx {
+    strategy: IoStrategy,
+    waiter: Waiter,
+    buf: Vec<u8>,
+}
+
+impl PlainRx {
+    /// Builds it.
+    pub fn new(
+        strategy: IoStrategy,
+        sock: Sock<'_>,
+        size: usize,
+    ) -> Result<PlainRx, super::IoError> {
+        let waiter = match sock {
+            Sock::Tcp(s) => Waiter::new(strategy, s),
+            Sock::Udp(s) => Waiter::new(strategy, s),
+        }
+        .map_err(setup(strategy))?;
+        Ok(PlainRx {
+            strategy,
+            waiter,
+            buf: vec![0u8; size.max(64) + 1],
+        })
+    }
+}
+
+impl Rx for PlainRx {
+    #[inline]
+    fn recv(
+        &mut self,
+        sock: Sock<'_>,
+        on: &mut dyn FnMut(&[u8], usize),
+    ) -> io::Result<Option<Moved>> {
+        let r = match sock {
+            Sock::Tcp(mut s) => s.read(&mut self.buf),
+            Sock::Udp(s) => s.recv(&mut self.buf),
+        };
+        match r {
+            Ok(0) if matches!(sock, Sock::Tcp(_)) => Ok(None),
+            Ok(n) => {
+                on(&self.buf[..n], n);
+                Ok(Some(Moved {
+                    bytes: n as u64,
+                    messages: 1,
+                    calls: 1,
+                }))
+            }
+            Err(e) => {
+                if e.kind() == io::ErrorKind::WouldBlock {
+                    self.waiter.wait();
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn report(&mut self) -> IoReport {
+        IoReport {
+            note: self.waiter.note(),
+            ..report(self.strategy)
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! Socket calls beyond `std` and `socket2`: vectored and multi-message sends and
+//! receives, zero-copy sends and their error-queue completions, and receives that
+//! discard the data. All buffers are owned by the caller and reused across calls;
+//! nothing here allocates.
+
+use std::io;
+use std::os::fd::AsRawFd;
+
+// Kernel ABI constants (include/uapi), stable since the Linux versions noted.
+/// `SO_ZEROCOPY` (4.14).
+pub const SO_ZEROCOPY: i32 = 60;
+/// `SO_BUSY_POLL` (3.11).
+pub const SO_BUSY_POLL: i32 = 46;
+/// `SO_PREFER_BUSY_POLL` (5.11).
+pub const SO_PREFER_BUSY_POLL: i32 = 69;
+/// `UDP_SEGMENT`, UDP GSO (4.18).
+pub const UDP_SEGMENT: i32 = 103;
+/// `UDP_GRO` (5.0).
+pub const UDP_GRO: i32 = 104;
+/// `SOL_UDP`.
+pub const SOL_UDP: i32 = 17;
+const SO_EE_ORIGIN_ZEROCOPY: u8 = 5;
+const SO_EE_CODE_ZEROCOPY_COPIED: u8 = 1;
+const IP_RECVERR: i32 = 11;
+const IPV6_RECVERR: i32 = 25;
+
+/// `struct sock_extended_err` from `linux/errqueue.h`.
+#[repr(C)]
+struct SockExtendedErr {
+    ee_errno: u32,
+    ee_origin: u8,
+    ee_type: u8,
+    ee_code: u8,
+    ee_pad: u8,
+    ee_info: u32,
+    ee_data: u32,
+}
+
+/// `writev` of `iov`.
+pub fn writev(fd: &impl AsRawFd, iov: &[libc::iovec]) -> io::Result<usize> {
+    // SAFETY: every iovec points into a live buffer of at least its length (the
+    // caller's invariant, see `Iovecs`), and `iov.len()` entries are passed.
+    syscall!(writev(fd.as_raw_fd(), iov.as_ptr(), iov.len() as i32)).map(|n| n as usize)
+}
+
+/// `writev` of the rest of `msg` from `pos`, then `copies` whole copies of it: a
+/// TCP sender's batch of messages in one call. The iovecs live on the stack.
+pub fn writev_repeat(
+    fd: &impl AsRawFd,
+    msg: &[u8],
+    pos: usize,
+    copies: usize,
+) -> io::Result<usize> {
+    const MAX: usize = 65;
+    let base = msg.as_ptr() as *mut libc::c_void;
+    let mut iov = [libc::iovec {
+        iov_base: base,
+        iov_len: 0,
+    }; MAX];
+    let n = (1 + copies).min(MAX);
+    // SAFETY: `pos <= msg.len()`, so the pointer is within (or one past) `msg`.
+    iov[0] = libc::iovec {
+        iov_base: unsafe { base.add(pos.min(msg.len())) },
+        iov_len: msg.len() - pos.min(msg.len()),
+    };
+    for v in &mut iov[1..n] {
+        v.iov_len = msg.len();
+    }
+    writev(fd, &iov[..n])
+}
+
+/// `send` with flags (MSG_ZEROCOPY, MSG_DONTWAIT).
+pub fn send(fd: &impl AsRawFd, buf: &[u8], flags: i32) -> io::Result<usize> {
+    // SAFETY: `buf` is a live slice of `buf.len()` bytes.
+    syscall!(send(fd.as_raw_fd(), buf.as_ptr().cast(), buf.len(), flags)).map(|n| n as usize)
+}
+
+/// `recv` with flags; with MSG_TRUNC on TCP the kernel discards `len` bytes
+/// without copying them and `buf` may be empty.
+pub fn recv(fd: &impl AsRawFd, buf: &mut [u8], len: usize, flags: i32) -> io::Result<usize> {
+    // SAFETY: the kernel writes at most `buf.len()` bytes into `buf`; with
+    // MSG_TRUNC on a stream socket it writes none and `len` may exceed it.
+    let ptr = if buf.is_empty() {
+        std::ptr::null_mut()
+    } else {
+        buf.as_mut_ptr()
+    };
+    let len = if flags & libc::MSG_TRUNC != 0 {
+        len
+    } else {
+        len.min(buf.len())
+    };
+    syscall!(recv(fd.as_raw_fd(), ptr.cast(), len, flags)).map(|n| n as usize)
+}
+
+/// Preallocated headers for `sendmmsg`/`recvmmsg`: one iovec per message, each
+/// pointing into a caller-owned slot of a contiguous buffer.
+pub struct MmsgBufs {
+    /// The slots, `count * slot` bytes.
+    pub data: Vec<u8>,
+    slot: usize,
+    iov: Vec<libc::iovec>,
+    hdrs: Vec<libc::mmsghdr>,
+}
+
+// SAFETY: the raw pointers in `iov` and `hdrs` point into `data` and `iov`, which
+// this struct owns and never reallocates after construction; moving the struct
+// between threads moves the heap buffers' owners, not the buffers.
+unsafe impl Send for MmsgBufs {}
+
+impl std::fmt::Debug for MmsgBufs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MmsgBufs({} x {} B)", self.hdrs.len(), self.slot)
+    }
+}
+
+impl MmsgBufs {
+    /// `count` slots of `slot` bytes.
+    pub fn new(count: usize, slot: usize) -> MmsgBufs {
+        let mut b = MmsgBufs {
+            data: vec![0u8; count * slot],
+            slot,
+            iov: Vec::with_capacity(count),
+            hdrs: Vec::with_capacity(count),
+        };
+        for i in 0..count {
+            // SAFETY: `i * slot` is within `data`, which is never reallocated.
+            let base = unsafe { b.data.as_mut_ptr().add(i * slot) };
+            b.iov.push(libc::iovec {
+                iov_base: base.cast(),
+                iov_len: slot,
+            });
+        }
+        for i in 0..count {
+            // SAFETY: an all-zero mmsghdr is valid (null name and control).
+            let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            // SAFETY: `iov` is never reallocated after this loop starts (capacity
+            // reserved above).
+            h.msg_hdr.msg_iov = unsafe { b.iov.as_mut_ptr().add(i) };
+            h.msg_hdr.msg_iovlen = 1;
+            b.hdrs.push(h);
+        }
+        b
+    }
+
+    /// Slot `i`.
+    pub fn slot(&mut self, i: usize) -> &mut [u8] {
+        &mut self.data[i * self.slot..(i + 1) * self.slot]
+    }
+
+    /// Length received into slot `i` by the last `recvmmsg`.
+    pub fn received(&self, i: usize) -> usize {
+        self.hdrs[i].msg_len as usize
+    }
+
+    /// Number of slots.
+    pub fn count(&self) -> usize {
+        self.hdrs.len()
+    }
+
+    /// Sends the first `n` slots, each `len` bytes; returns messages sent.
+    pub fn sendmmsg(&mut self, fd: &impl AsRawFd, n: usize, len: usize) -> io::Result<usize> {
+        let n = n.min(self.hdrs.len());
+        for i in 0..n {
+            self.iov[i].iov_len = len.min(self.slot);
+        }
+        // SAFETY: the first `n` headers point at iovecs into live slots.
+        syscall!(sendmmsg(
+            fd.as_raw_fd(),
+            self.hdrs.as_mut_ptr(),
+            n as u32,
+            0
+        ))
+        .map(|r| r as usize)
+    }
+
+    /// Receives up to every slot; returns messages received (lengths via
+    /// `received`). `flags` may hold MSG_DONTWAIT; MSG_WAITFORONE is always set so
+    /// the call returns as soon as one message is in.
+    pub fn recvmmsg(&mut self, fd: &impl AsRawFd, flags: i32) -> io::Result<usize> {
+        for i in 0..self.hdrs.len() {
+            self.iov[i].iov_len = self.slot;
+        }
+        // SAFETY: every header points at an iovec into a live slot of `slot` bytes.
+        syscall!(recvmmsg(
+            fd.as_raw_fd(),
+            self.hdrs.as_mut_ptr(),
+            self.hdrs.len() as u32,
+            flags | libc::MSG_WAITFORONE,
+            std::ptr::null_mut()
+        ))
+        .map(|r| r as usize)
+    }
+}
+
+/// Sends `len` bytes of `buf` as one UDP GSO super-datagram that the kernel
+/// splits into `seg`-byte datagrams (UDP_SEGMENT as a control message).
+pub fn send_gso(fd: &impl AsRawFd, buf: &[u8], seg: u16) -> io::Result<usize> {
+    let mut control = [0u64; 4];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_ptr() as *mut _,
+        iov_len: buf.len(),
+    };
+    // SAFETY: msghdr points at one iovec over `buf` and a control buffer large
+    // enough for one u16 cmsg; both outlive the call.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(2) as usize;
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        (*c).cmsg_level = SOL_UDP;
+        (*c).cmsg_type = UDP_SEGMENT;
+        (*c).cmsg_len = libc::CMSG_LEN(2) as usize;
+        std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut u16, seg);
+        syscall!(sendmsg(fd.as_raw_fd(), &msg, 0)).map(|n| n as usize)
+    }
+}
+
+/// Zero-copy completion counts read from the socket's error queue.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ZcCompletions {
+    /// Completed sends (each notification covers a range of sends).
+    pub completed: u64,
+    /// Of those, ranges the kernel copied after all.
+    pub copied: u64,
+}
+
+/// Reads every pending MSG_ZEROCOPY notification without blocking.
+pub fn read_zc_completions(fd: &impl AsRawFd, acc: &mut ZcCompletions) -> io::Result<()> {
+    let mut control = [0u64; 16];
+    loop {
+        // SAFETY: a zeroed msghdr with only a control buffer is valid for an
+        // error-queue read; `control` outlives the call.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control);
+        match syscall!(recvmsg(
+            fd.as_raw_fd(),
+            &mut msg,
+            libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT
+        )) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        // SAFETY: CMSG_* walk the control buffer the kernel just filled, within
+        // `msg_controllen`.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                let is_recverr = ((*c).cmsg_level == libc::SOL_IP && (*c).cmsg_type == IP_RECVERR)
+                    || ((*c).cmsg_level == libc::SOL_IPV6 && (*c).cmsg_type == IPV6_RECVERR);
+                if is_recverr {
+                    let ee = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const SockExtendedErr);
+                    if ee.ee_origin == SO_EE_ORIGIN_ZEROCOPY {
+                        let n = u64::from(ee.ee_data.wrapping_sub(ee.ee_info)) + 1;
+                        acc.completed += n;
+                        if ee.ee_code & SO_EE_CODE_ZEROCOPY_COPIED != 0 {
+                            acc.copied += n;
+                        }
+                    }
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+    }
+}
+
+/// One `recvmsg` on a socket with UDP_GRO on: returns the bytes received and the
+/// segment size of a coalesced super-datagram (0 when it is a single datagram).
+pub fn recv_gro(fd: &impl AsRawFd, buf: &mut [u8], flags: i32) -> io::Result<(usize, usize)> {
+    let mut control = [0u64; 8];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: one iovec over `buf` and a control buffer, both outliving the call;
+    // the cmsg walk stays within what the kernel wrote.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control);
+        let n = syscall!(recvmsg(fd.as_raw_fd(), &mut msg, flags))? as usize;
+        let mut seg = 0usize;
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == SOL_UDP && (*c).cmsg_type == UDP_GRO {
+                seg = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const i32) as usize;
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+        Ok((n, seg))
+    }
+}

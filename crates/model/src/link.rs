@@ -1,0 +1,809 @@
+//! The lab's link: what the path between the client host and the server host does
+//! to packets, per direction, and which mechanism does it. Pure data and parsing;
+//! `netsonde-lab` builds it.
+//!
+//! - [`LinkSpec`]: both directions ([`DirLink`]: MTU, rate, delay, jitter,
+//!   [`Loss`], reordering, duplication, [`Queue`]), the rate [`Shaper`] and the seed
+//!   of the emulator's random source.
+//! - [`LinkSettings`]: the same as a user writes it (flags, or the `[link]` table of
+//!   a lab file): strings, each either one value for both directions or `UP/DOWN`
+//!   (`--delay 10ms/30ms`: 10 ms client→server, 30 ms server→client).
+//! - [`LinkPoint`]: the link axes of a sweep point (`mtu`, `rate`, `delay`, `loss`),
+//!   applied to both directions over the lab's base link.
+//! - [`Mechanism`] and [`LinkRecord`]: what was actually built, stored with every
+//!   result of a lab run.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{BitRate, Bytes, Nanos, UnitError};
+
+/// Smallest MTU the lab accepts (IPv4's minimum).
+pub const MIN_MTU: u32 = 68;
+/// Largest MTU the lab accepts (the IPv4 total length field; veth and TUN allow it).
+pub const MAX_MTU: u32 = 65535;
+/// MTU when none is given.
+pub const DEFAULT_MTU: u32 = 1500;
+
+/// Why link settings are not usable.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LinkError {
+    /// A value did not parse.
+    #[error("--{key}: {message}")]
+    Value {
+        /// The setting (`mtu`, `rate`, ...).
+        key: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// Values that parse but do not go together.
+    #[error("{0}")]
+    Inconsistent(String),
+}
+
+fn bad(key: &'static str, message: impl Into<String>) -> LinkError {
+    LinkError::Value {
+        key,
+        message: message.into(),
+    }
+}
+
+/// Packet loss on one direction.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "kebab-case")]
+pub enum Loss {
+    /// No loss.
+    #[default]
+    None,
+    /// Each packet is lost independently with this probability (percent).
+    Random {
+        /// Loss probability, percent.
+        percent: f64,
+    },
+    /// Losses in bursts: the Gilbert-Elliott model (netem's `gemodel`). A packet
+    /// first moves the chain (good→bad with `p`, bad→good with `r`), then is lost
+    /// with `bad` percent in the bad state and `good` percent in the good state.
+    GilbertElliott {
+        /// Good→bad transition probability, percent.
+        p: f64,
+        /// Bad→good transition probability, percent.
+        r: f64,
+        /// Loss in the bad state (netem's 1-h), percent.
+        bad: f64,
+        /// Loss in the good state (netem's 1-k), percent.
+        good: f64,
+    },
+}
+
+impl Loss {
+    /// Whether any packet can be lost.
+    pub fn is_none(&self) -> bool {
+        match *self {
+            Loss::None => true,
+            Loss::Random { percent } => percent == 0.0,
+            Loss::GilbertElliott { bad, good, .. } => bad == 0.0 && good == 0.0,
+        }
+    }
+
+    /// The long-run loss rate, percent.
+    pub fn mean_percent(&self) -> f64 {
+        match *self {
+            Loss::None => 0.0,
+            Loss::Random { percent } => percent,
+            Loss::GilbertElliott { p, r, bad, good } => {
+                if p + r == 0.0 {
+                    good
+                } else {
+                    // Stationary share of the bad state is p / (p + r).
+                    let pi_bad = p / (p + r);
+                    pi_bad * bad + (1.0 - pi_bad) * good
+                }
+            }
+        }
+    }
+}
+
+/// Parses a percentage: `1%`, `0.5%`, or a bare number meaning percent.
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let n = t.strip_suffix('%').unwrap_or(t).trim();
+    let v: f64 = n
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage (1%, 0.5%)"))?;
+    if !(0.0..=100.0).contains(&v) {
+        return Err(format!("'{s}' is not between 0% and 100%"));
+    }
+    Ok(v)
+}
+
+impl std::str::FromStr for Loss {
+    type Err = String;
+    /// `0`, `1%` (random), or `gemodel:P,R[,BAD[,GOOD]]` (Gilbert-Elliott; BAD
+    /// defaults to 100%, GOOD to 0%).
+    fn from_str(s: &str) -> Result<Loss, String> {
+        let t = s.trim();
+        if let Some(rest) = t.strip_prefix("gemodel:").or_else(|| t.strip_prefix("ge:")) {
+            let v: Vec<f64> = rest
+                .split(',')
+                .map(parse_percent)
+                .collect::<Result<_, _>>()?;
+            if v.len() < 2 || v.len() > 4 {
+                return Err(format!(
+                    "'{s}': gemodel takes P,R[,BAD[,GOOD]] (transition and loss percentages)"
+                ));
+            }
+            return Ok(Loss::GilbertElliott {
+                p: v[0],
+                r: v[1],
+                bad: v.get(2).copied().unwrap_or(100.0),
+                good: v.get(3).copied().unwrap_or(0.0),
+            });
+        }
+        let p = parse_percent(t)?;
+        Ok(if p == 0.0 {
+            Loss::None
+        } else {
+            Loss::Random { percent: p }
+        })
+    }
+}
+
+impl fmt::Display for Loss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Loss::None => f.write_str("0%"),
+            Loss::Random { percent } => write!(f, "{percent}%"),
+            Loss::GilbertElliott { p, r, bad, good } => {
+                write!(f, "gemodel:{p}%,{r}%,{bad}%,{good}%")
+            }
+        }
+    }
+}
+
+/// How much a direction's bottleneck queue holds before it drops at the tail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Queue {
+    /// At most this many bytes.
+    Bytes(u64),
+    /// At most this many packets.
+    Packets(u32),
+}
+
+impl std::str::FromStr for Queue {
+    type Err = String;
+    /// `100p` (packets) or a size (`64K`, `1MB`).
+    fn from_str(s: &str) -> Result<Queue, String> {
+        let t = s.trim();
+        let q = if let Some(n) = t
+            .strip_suffix("packets")
+            .or_else(|| t.strip_suffix("pkts"))
+            .or_else(|| t.strip_suffix('p'))
+        {
+            Queue::Packets(
+                n.trim()
+                    .parse()
+                    .map_err(|_| format!("'{s}' is not a packet count (100p)"))?,
+            )
+        } else {
+            Queue::Bytes(t.parse::<Bytes>().map_err(|e| e.to_string())?.0)
+        };
+        if matches!(q, Queue::Bytes(0) | Queue::Packets(0)) {
+            return Err(format!("'{s}': a queue holds at least one packet"));
+        }
+        Ok(q)
+    }
+}
+
+impl fmt::Display for Queue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Queue::Bytes(b) => write!(f, "{}", Bytes(b)),
+            Queue::Packets(p) => write!(f, "{p} packets"),
+        }
+    }
+}
+
+/// The kernel qdisc that limits the rate on a veth link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Shaper {
+    /// Token bucket filter.
+    #[default]
+    Tbf,
+    /// Hierarchical token bucket, one class.
+    Htb,
+}
+
+impl std::str::FromStr for Shaper {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Shaper, String> {
+        match s.trim() {
+            "tbf" => Ok(Shaper::Tbf),
+            "htb" => Ok(Shaper::Htb),
+            o => Err(format!("unknown shaper '{o}' (tbf, htb)")),
+        }
+    }
+}
+
+impl fmt::Display for Shaper {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Shaper::Tbf => "tbf",
+            Shaper::Htb => "htb",
+        })
+    }
+}
+
+/// What one direction of the link does.
+///
+/// A packet is serialized at `rate` behind the packets queued before it (tail drop
+/// beyond `queue`), then travels for `delay` ± `jitter` unless it is one of the
+/// `reorder` percent that skip the delay; `loss` and `duplicate` apply per packet.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DirLink {
+    /// MTU of the sending interface.
+    pub mtu: u32,
+    /// Line rate; `None` is unlimited. Counts every frame with 38 bytes of Ethernet
+    /// overhead beyond the IP packet, as a real Ethernet line does.
+    pub rate: Option<BitRate>,
+    /// One-way delay.
+    pub delay: Nanos,
+    /// Uniform jitter: the delay varies within `delay ± jitter`.
+    pub jitter: Nanos,
+    /// Loss.
+    pub loss: Loss,
+    /// Share of packets sent ahead without the delay (reordered), percent.
+    pub reorder: f64,
+    /// Share of packets delivered twice, percent.
+    pub duplicate: f64,
+    /// Bottleneck queue; `None` is the lab's default (see `netsonde-lab`).
+    pub queue: Option<Queue>,
+}
+
+impl Default for DirLink {
+    fn default() -> DirLink {
+        DirLink {
+            mtu: DEFAULT_MTU,
+            rate: None,
+            delay: Nanos::ZERO,
+            jitter: Nanos::ZERO,
+            loss: Loss::None,
+            reorder: 0.0,
+            duplicate: 0.0,
+            queue: None,
+        }
+    }
+}
+
+impl DirLink {
+    /// Whether the direction needs more than a plain link and a rate limiter: delay,
+    /// jitter, loss, reordering or duplication.
+    pub fn impaired(&self) -> bool {
+        self.delay > Nanos::ZERO
+            || self.jitter > Nanos::ZERO
+            || !self.loss.is_none()
+            || self.reorder > 0.0
+            || self.duplicate > 0.0
+    }
+
+    fn validate(&self, dir: &str) -> Result<(), LinkError> {
+        if !(MIN_MTU..=MAX_MTU).contains(&self.mtu) {
+            return Err(bad(
+                "mtu",
+                format!("{dir}: {} is outside {MIN_MTU}..{MAX_MTU}", self.mtu),
+            ));
+        }
+        if let Some(r) = self.rate {
+            if !(r.bps() >= 8_000.0 && r.bps() <= 1e12) {
+                return Err(bad(
+                    "rate",
+                    format!("{dir}: {r} is outside 8 kbit/s..1 Tbit/s"),
+                ));
+            }
+        }
+        if self.delay > Nanos::from_secs(10) || self.jitter > Nanos::from_secs(10) {
+            return Err(bad(
+                "delay",
+                format!("{dir}: at most 10 s of delay or jitter"),
+            ));
+        }
+        if self.reorder > 0.0 && self.delay == Nanos::ZERO {
+            return Err(LinkError::Inconsistent(format!(
+                "--reorder needs a --delay on the {dir} direction: reordered packets skip the delay"
+            )));
+        }
+        if let Loss::GilbertElliott { p, r, .. } = self.loss {
+            if p > 0.0 && r == 0.0 {
+                return Err(bad(
+                    "loss",
+                    format!("{dir}: gemodel with R = 0 never leaves the bad state"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for DirLink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "mtu {}", self.mtu)?;
+        if let Some(r) = self.rate {
+            write!(f, ", rate {r}")?;
+        }
+        if self.delay > Nanos::ZERO || self.jitter > Nanos::ZERO {
+            write!(f, ", delay {}", self.delay)?;
+            if self.jitter > Nanos::ZERO {
+                write!(f, " ± {}", self.jitter)?;
+            }
+        }
+        if !self.loss.is_none() {
+            write!(f, ", loss {}", self.loss)?;
+        }
+        if self.reorder > 0.0 {
+            write!(f, ", reorder {}%", self.reorder)?;
+        }
+        if self.duplicate > 0.0 {
+            write!(f, ", duplicate {}%", self.duplicate)?;
+        }
+        if let Some(q) = self.queue {
+            write!(f, ", queue {q}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Which mechanism the user asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MechanismChoice {
+    /// veth and a kernel shaper for MTU and rate; for delay, jitter, loss,
+    /// reordering or duplication, netem when the kernel has it, else the userspace
+    /// emulator.
+    #[default]
+    Auto,
+    /// Kernel only (veth, tbf/htb, netem); an error if netem is needed and missing.
+    Kernel,
+    /// The userspace emulator (TUN devices) even for a plain link.
+    Emulator,
+}
+
+impl std::str::FromStr for MechanismChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<MechanismChoice, String> {
+        match s.trim() {
+            "auto" => Ok(MechanismChoice::Auto),
+            "kernel" => Ok(MechanismChoice::Kernel),
+            "emulator" => Ok(MechanismChoice::Emulator),
+            o => Err(format!("unknown mechanism '{o}' (auto, kernel, emulator)")),
+        }
+    }
+}
+
+/// The whole link.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkSpec {
+    /// Client → server.
+    pub up: DirLink,
+    /// Server → client.
+    pub down: DirLink,
+    /// Rate limiter on veth links.
+    pub shaper: Shaper,
+    /// Mechanism requested.
+    pub mechanism: MechanismChoice,
+    /// Seed of the emulator's random source (loss, duplication, reordering, jitter).
+    pub seed: u64,
+}
+
+impl Default for LinkSpec {
+    fn default() -> LinkSpec {
+        LinkSpec {
+            up: DirLink::default(),
+            down: DirLink::default(),
+            shaper: Shaper::Tbf,
+            mechanism: MechanismChoice::Auto,
+            seed: 1,
+        }
+    }
+}
+
+impl LinkSpec {
+    /// Whether either direction needs delay, jitter, loss, reordering or
+    /// duplication.
+    pub fn impaired(&self) -> bool {
+        self.up.impaired() || self.down.impaired()
+    }
+
+    /// Checks ranges and combinations.
+    pub fn validate(&self) -> Result<(), LinkError> {
+        self.up.validate("client->server")?;
+        self.down.validate("server->client")
+    }
+
+    /// This link with a sweep point's link axes applied to both directions.
+    pub fn with_point(&self, p: &LinkPoint) -> LinkSpec {
+        let mut s = self.clone();
+        for d in [&mut s.up, &mut s.down] {
+            if let Some(m) = p.mtu {
+                d.mtu = m;
+            }
+            if let Some(r) = p.rate {
+                d.rate = (r.bps() > 0.0).then_some(r);
+            }
+            if let Some(delay) = p.delay {
+                d.delay = delay;
+            }
+            if let Some(l) = p.loss {
+                d.loss = l;
+            }
+        }
+        s
+    }
+}
+
+impl fmt::Display for LinkSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.up == self.down {
+            write!(f, "{} each way", self.up)
+        } else {
+            write!(
+                f,
+                "client->server {}; server->client {}",
+                self.up, self.down
+            )
+        }
+    }
+}
+
+/// What the lab built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mechanism {
+    /// A veth pair; rate by the kernel shaper.
+    Veth,
+    /// A veth pair with netem (and the shaper's rate folded into netem).
+    Netem,
+    /// A TUN device in each namespace, joined by netsonde's userspace emulator.
+    Emulator,
+}
+
+impl fmt::Display for Mechanism {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mechanism::Veth => "veth (kernel)",
+            Mechanism::Netem => "veth + netem (kernel)",
+            Mechanism::Emulator => "TUN + userspace emulator",
+        })
+    }
+}
+
+/// The link a result was measured over: stored with every result of a lab run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkRecord {
+    /// The link.
+    pub spec: LinkSpec,
+    /// How it was built.
+    pub mechanism: Mechanism,
+    /// One line: the mechanism and its parts (`veth, tbf rate 100 Mbit/s ...`).
+    pub detail: String,
+}
+
+/// A sweep point's link axes; `None` keeps the lab's base value.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct LinkPoint {
+    /// MTU of both interfaces.
+    pub mtu: Option<u32>,
+    /// Rate; zero means unlimited.
+    pub rate: Option<BitRate>,
+    /// One-way delay, each way.
+    pub delay: Option<Nanos>,
+    /// Loss, each way.
+    pub loss: Option<Loss>,
+}
+
+impl LinkPoint {
+    /// Whether no axis is set.
+    pub fn is_empty(&self) -> bool {
+        *self == LinkPoint::default()
+    }
+
+    /// Reads the link axes from a point's axis map (`mtu`, `rate` in bit/s, `delay`
+    /// in ns, `loss` as written).
+    pub fn from_axes(
+        axes: &std::collections::BTreeMap<String, String>,
+    ) -> Result<LinkPoint, String> {
+        let get = |k: &str| axes.get(k).map(String::as_str);
+        Ok(LinkPoint {
+            mtu: get("mtu")
+                .map(|v| v.parse::<u32>().map_err(|e| format!("mtu '{v}': {e}")))
+                .transpose()?,
+            rate: get("rate")
+                .map(|v| {
+                    v.parse::<f64>()
+                        .map(BitRate)
+                        .map_err(|e| format!("rate '{v}': {e}"))
+                })
+                .transpose()?,
+            delay: get("delay")
+                .map(|v| {
+                    v.parse::<u64>()
+                        .map(Nanos)
+                        .map_err(|e| format!("delay '{v}': {e}"))
+                })
+                .transpose()?,
+            loss: get("loss").map(str::parse::<Loss>).transpose()?,
+        })
+    }
+}
+
+/// Accepts a string or a number (`mtu = 9000` and `mtu = "9000"` alike).
+fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum V {
+        S(String),
+        I(i64),
+        F(f64),
+    }
+    Ok(Option::<V>::deserialize(d)?.map(|v| match v {
+        V::S(s) => s,
+        V::I(i) => i.to_string(),
+        V::F(f) => f.to_string(),
+    }))
+}
+
+/// Link settings as a user writes them: on the command line (`--rate 100M`) or in
+/// the `[link]` table of a lab or experiment file. Every value is either one value
+/// for both directions or `UP/DOWN` (client→server / server→client).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSettings {
+    /// MTU, 68 to 65535.
+    #[serde(default, deserialize_with = "string_or_number")]
+    pub mtu: Option<String>,
+    /// Rate (decimal: `100M`, `1G`).
+    #[serde(default, deserialize_with = "string_or_number")]
+    pub rate: Option<String>,
+    /// One-way delay (`10ms`).
+    #[serde(default, deserialize_with = "string_or_number")]
+    pub delay: Option<String>,
+    /// Jitter (`1ms`).
+    #[serde(default, deserialize_with = "string_or_number")]
+    pub jitter: Option<String>,
+    /// Loss: `1%` or `gemodel:P,R[,BAD[,GOOD]]`.
+    #[serde(default, deserialize_with = "string_or_number")]
+    pub loss: Option<String>,
+    /// Reordered share (`5%`).
+    #[serde(default, deserialize_with = "string_or_number")]
+    pub reorder: Option<String>,
+    /// Duplicated share (`1%`).
+    #[serde(default, deserialize_with = "string_or_number")]
+    pub duplicate: Option<String>,
+    /// Queue: `100p` or bytes (`256K`).
+    #[serde(default, deserialize_with = "string_or_number")]
+    pub queue: Option<String>,
+    /// `tbf` or `htb`.
+    pub shaper: Option<String>,
+    /// `auto`, `kernel` or `emulator`.
+    pub mechanism: Option<String>,
+    /// Seed of the emulator's random source.
+    pub seed: Option<u64>,
+}
+
+/// Splits `UP/DOWN` (or one value for both).
+fn per_dir(s: &str) -> (&str, &str) {
+    match s.split_once('/') {
+        Some((a, b)) if !s.contains("bit/s") => (a, b),
+        _ => (s, s),
+    }
+}
+
+impl LinkSettings {
+    /// Takes every value `other` sets (flags over a file).
+    pub fn overlay(&mut self, other: &LinkSettings) {
+        macro_rules! take {
+            ($($f:ident),*) => {$( if other.$f.is_some() { self.$f = other.$f.clone(); } )*};
+        }
+        take!(mtu, rate, delay, jitter, loss, reorder, duplicate, queue, shaper, mechanism, seed);
+    }
+
+    /// The validated link.
+    pub fn spec(&self) -> Result<LinkSpec, LinkError> {
+        let mut s = LinkSpec::default();
+        fn each<T>(
+            key: &'static str,
+            v: &Option<String>,
+            s: &mut LinkSpec,
+            parse: impl Fn(&str) -> Result<T, String>,
+            set: impl Fn(&mut DirLink, T),
+        ) -> Result<(), LinkError> {
+            if let Some(v) = v {
+                let (a, b) = per_dir(v);
+                set(&mut s.up, parse(a.trim()).map_err(|m| bad(key, m))?);
+                set(&mut s.down, parse(b.trim()).map_err(|m| bad(key, m))?);
+            }
+            Ok(())
+        }
+        let unit = |e: UnitError| e.to_string();
+        each("mtu", &self.mtu, &mut s, parse_mtu, |d, v| d.mtu = v)?;
+        each(
+            "rate",
+            &self.rate,
+            &mut s,
+            |v| v.parse::<BitRate>().map_err(unit),
+            |d, v| d.rate = (v.bps() > 0.0).then_some(v),
+        )?;
+        each(
+            "delay",
+            &self.delay,
+            &mut s,
+            |v| v.parse::<Nanos>().map_err(unit),
+            |d, v| d.delay = v,
+        )?;
+        each(
+            "jitter",
+            &self.jitter,
+            &mut s,
+            |v| v.parse::<Nanos>().map_err(unit),
+            |d, v| d.jitter = v,
+        )?;
+        each("loss", &self.loss, &mut s, str::parse::<Loss>, |d, v| {
+            d.loss = v
+        })?;
+        each("reorder", &self.reorder, &mut s, parse_percent, |d, v| {
+            d.reorder = v
+        })?;
+        each(
+            "duplicate",
+            &self.duplicate,
+            &mut s,
+            parse_percent,
+            |d, v| d.duplicate = v,
+        )?;
+        each("queue", &self.queue, &mut s, str::parse::<Queue>, |d, v| {
+            d.queue = Some(v)
+        })?;
+        if let Some(v) = &self.shaper {
+            s.shaper = v.parse().map_err(|m| bad("shaper", m))?;
+        }
+        if let Some(v) = &self.mechanism {
+            s.mechanism = v.parse().map_err(|m| bad("mechanism", m))?;
+        }
+        if let Some(v) = self.seed {
+            s.seed = v;
+        }
+        s.validate()?;
+        Ok(s)
+    }
+}
+
+/// Parses an MTU: a plain number or a size (`9000`, `16K`); 68 to 65535.
+pub fn parse_mtu(s: &str) -> Result<u32, String> {
+    let b = s.trim().parse::<Bytes>().map_err(|e| e.to_string())?;
+    if !(u64::from(MIN_MTU)..=u64::from(MAX_MTU)).contains(&b.0) {
+        return Err(format!(
+            "MTU {} is outside {MIN_MTU}..{MAX_MTU} (write 65535 for the largest)",
+            b.0
+        ));
+    }
+    Ok(b.0 as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(f: impl FnOnce(&mut LinkSettings)) -> Result<LinkSpec, LinkError> {
+        let mut s = LinkSettings::default();
+        f(&mut s);
+        s.spec()
+    }
+
+    #[test]
+    fn one_value_sets_both_directions_and_slash_splits() {
+        let s = settings(|s| {
+            s.delay = Some("10ms".into());
+            s.rate = Some("100M/1G".into());
+            s.mtu = Some("9000".into());
+        })
+        .unwrap();
+        assert_eq!(s.up.delay, Nanos::from_millis(10));
+        assert_eq!(s.down.delay, Nanos::from_millis(10));
+        assert_eq!(s.up.rate, Some(BitRate(1e8)));
+        assert_eq!(s.down.rate, Some(BitRate(1e9)));
+        assert_eq!((s.up.mtu, s.down.mtu), (9000, 9000));
+        assert!(s.impaired());
+        assert_eq!(
+            s.to_string(),
+            "client->server mtu 9000, rate 100.00 Mbit/s, delay 10.00 ms; server->client mtu 9000, rate 1.00 Gbit/s, delay 10.00 ms"
+        );
+        // A rate written with bit/s is not split.
+        let s = settings(|s| s.rate = Some("10Mbit/s".into())).unwrap();
+        assert_eq!(s.down.rate, Some(BitRate(1e7)));
+        assert!(!s.impaired());
+    }
+
+    #[test]
+    fn loss_models_parse() {
+        assert_eq!("0".parse::<Loss>().unwrap(), Loss::None);
+        assert_eq!(
+            "1.5%".parse::<Loss>().unwrap(),
+            Loss::Random { percent: 1.5 }
+        );
+        let ge = "gemodel:1%,30%".parse::<Loss>().unwrap();
+        assert_eq!(
+            ge,
+            Loss::GilbertElliott {
+                p: 1.0,
+                r: 30.0,
+                bad: 100.0,
+                good: 0.0
+            }
+        );
+        assert!((ge.mean_percent() - 100.0 / 31.0).abs() < 1e-9);
+        assert_eq!(ge.to_string().parse::<Loss>().unwrap(), ge);
+        assert!("gemodel:1%".parse::<Loss>().is_err());
+        assert!("101%".parse::<Loss>().is_err());
+        assert!("x".parse::<Loss>().is_err());
+    }
+
+    #[test]
+    fn queues_parse() {
+        assert_eq!("100p".parse::<Queue>().unwrap(), Queue::Packets(100));
+        assert_eq!("64K".parse::<Queue>().unwrap(), Queue::Bytes(65536));
+        assert!("0p".parse::<Queue>().is_err());
+    }
+
+    #[test]
+    fn bad_values_name_the_setting() {
+        let e = settings(|s| s.mtu = Some("67".into())).unwrap_err();
+        assert!(e.to_string().starts_with("--mtu:"), "{e}");
+        let e = settings(|s| s.mtu = Some("64K".into())).unwrap_err();
+        assert!(e.to_string().contains("65535"), "{e}");
+        assert_eq!(
+            settings(|s| s.mtu = Some("16K".into())).unwrap().up.mtu,
+            16384
+        );
+        let e = settings(|s| s.rate = Some("1kbit/s".into())).unwrap_err();
+        assert!(e.to_string().starts_with("--rate:"), "{e}");
+        let e = settings(|s| s.reorder = Some("5%".into())).unwrap_err();
+        assert!(e.to_string().contains("needs a --delay"), "{e}");
+        let e = settings(|s| s.shaper = Some("cake".into())).unwrap_err();
+        assert!(e.to_string().contains("tbf, htb"), "{e}");
+    }
+
+    #[test]
+    fn points_override_both_directions() {
+        let base = settings(|s| s.delay = Some("5ms/7ms".into())).unwrap();
+        let mut axes = std::collections::BTreeMap::new();
+        axes.insert("mtu".to_string(), "9000".to_string());
+        axes.insert("rate".to_string(), "0".to_string());
+        axes.insert("loss".to_string(), "1%".to_string());
+        let p = LinkPoint::from_axes(&axes).unwrap();
+        let s = base.with_point(&p);
+        assert_eq!(s.up.mtu, 9000);
+        assert_eq!(s.up.rate, None);
+        assert_eq!(s.down.delay, Nanos::from_millis(7));
+        assert_eq!(s.down.loss, Loss::Random { percent: 1.0 });
+        assert!(LinkPoint::from_axes(&Default::default())
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn records_round_trip_as_json() {
+        let spec = settings(|s| {
+            s.loss = Some("gemodel:1%,20%".into());
+            s.queue = Some("50p".into());
+        })
+        .unwrap();
+        let r = LinkRecord {
+            spec,
+            mechanism: Mechanism::Emulator,
+            detail: "x".into(),
+        };
+        let j = serde_json::to_string(&r).unwrap();
+        assert_eq!(serde_json::from_str::<LinkRecord>(&j).unwrap(), r);
+    }
+}
