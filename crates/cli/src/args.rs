@@ -81,6 +81,9 @@ pub struct SweepArgs {
     /// Parallel streams: 1,2,4.
     #[arg(long)]
     pub parallel: Option<String>,
+    /// I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`).
+    #[arg(long)]
+    pub io: Option<String>,
     /// Repetitions per point.
     #[arg(long)]
     pub repeat: Option<u32>,
@@ -238,6 +241,7 @@ impl SweepArgs {
                 .map(|p| netsonde_sweep::axes::parse_list(p, |i| i.parse::<u32>()))
                 .transpose()
                 .map_err(UsageError)?,
+            io: list(&self.io)?,
             repeat: self.repeat,
             time: self.time.clone(),
             warmup: self.warmup.clone(),

@@ -507,7 +507,7 @@ fn emulator_summary(s: &EmulatorStats) -> String {
     for (dir, d) in [("client->server", &s.up), ("server->client", &s.down)] {
         out.push_str(&format!(
             "emulator {dir}: {} packets in, {} out; lost {}, queue drops {}, duplicated {}, \
-             reordered {}, overflow {}; lateness p50 {} us, p99 {} us, max {:.0} us\n",
+             reordered {}, overflow {}; delivery error p50 {} us, p99 {} us, latest {:.0} us\n",
             d.packets_in,
             d.delivered,
             d.lost,
@@ -515,8 +515,8 @@ fn emulator_summary(s: &EmulatorStats) -> String {
             d.duplicated,
             d.reordered,
             d.overflow,
-            d.late_p50_us,
-            d.late_p99_us,
+            d.error_p50_us,
+            d.error_p99_us,
             d.late_max_ns as f64 / 1e3
         ));
     }

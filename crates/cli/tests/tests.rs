@@ -5,6 +5,7 @@ mod util;
 
 mod bad_input;
 mod control_plane;
+mod io_strategies;
 mod loopback;
 mod namespaces;
 mod server;

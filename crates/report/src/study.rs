@@ -230,7 +230,14 @@ impl Labeler {
 
     fn label(&self, p: &PointView, skip: &[&str]) -> String {
         let mut parts = Vec::new();
-        for k in ["test", "direction", "size", "window", "parallel"] {
+        // The core axes in a fixed order, then any other axis (io, link axes) by name.
+        const CORE: [&str; 5] = ["test", "direction", "size", "window", "parallel"];
+        let others = self
+            .varying
+            .iter()
+            .map(String::as_str)
+            .filter(|k| !CORE.contains(k));
+        for k in CORE.into_iter().chain(others) {
             if skip.contains(&k) || !self.varying.iter().any(|v| v == k) {
                 continue;
             }
@@ -240,7 +247,8 @@ impl Labeler {
                 "window" if v == "default" => "w=default".into(),
                 "window" => format!("w={}", human_size(v)),
                 "parallel" => format!("P={v}"),
-                _ => v.to_string(),
+                "test" | "direction" | "io" => v.to_string(),
+                _ => format!("{k}={v}"),
             });
         }
         if parts.is_empty() {

@@ -128,8 +128,8 @@ pub fn render(r: &TestReport) -> String {
         "ctxsw v/i",
         "us/KiB",
         "us/trans",
-        "calls/msg",
-        "ctxsw/msg"
+        "msgs/call",
+        "ctxsw/MB"
     );
     cpu_row(
         &mut o,
@@ -161,6 +161,30 @@ pub fn render(r: &TestReport) -> String {
                 })
                 .collect();
             let _ = writeln!(o, "  {name} per core: {}", cores.join(" | "));
+        }
+    }
+    for (name, side) in [("client", &r.client), ("server", &r.server)] {
+        for f in &side.flows {
+            let Some(io) = &f.io else { continue };
+            let mut line = format!(
+                "{name} io: flow {} {} {}",
+                f.id,
+                format!("{:?}", f.role).to_lowercase(),
+                io.strategy
+            );
+            if io.zc_sends > 0 {
+                line.push_str(&format!(
+                    ", zero-copy sends {} completed {} copied {}",
+                    io.zc_sends, io.zc_completions, io.zc_copied
+                ));
+            }
+            if let Some(e) = io.verify_errors {
+                line.push_str(&format!(", verify: {e} bad bytes"));
+            }
+            if let Some(n) = &io.note {
+                line.push_str(&format!(" ({n})"));
+            }
+            let _ = writeln!(o, "{line}");
         }
     }
     for (name, side) in [("client", &r.client), ("server", &r.server)] {
@@ -253,8 +277,8 @@ fn cpu_row(o: &mut String, name: &str, cpu: Option<&CpuReport>, cost: Option<&Si
         format!("{}/{}", p.voluntary_ctxsw, p.involuntary_ctxsw),
         opt(cost.and_then(|c| c.us_per_kib), 3),
         opt(cost.and_then(|c| c.us_per_transaction), 2),
-        opt(cost.and_then(|c| c.calls_per_message), 2),
-        opt(cost.and_then(|c| c.ctxsw_per_message), 3),
+        opt(cost.and_then(|c| c.messages_per_call), 2),
+        opt(cost.and_then(|c| c.ctxsw_per_mb), 2),
     );
 }
 

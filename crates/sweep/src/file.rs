@@ -100,6 +100,8 @@ pub struct Experiment {
     pub windows: Option<Vec<String>>,
     /// Parallel axis.
     pub parallel: Option<Vec<u32>>,
+    /// I/O strategy axis (`copy`, `batch`, ...; both ends).
+    pub io: Option<Vec<String>>,
     /// Repetitions.
     pub repeat: Option<u32>,
     /// Measured time per repetition.
@@ -203,6 +205,14 @@ impl Experiment {
         }
         if let Some(n) = &self.parallel {
             p.parallel = n.clone();
+        }
+        if let Some(io) = &self.io {
+            p.io = val(
+                "io",
+                io.iter()
+                    .map(|s| s.parse::<netsonde_model::spec::IoStrategy>())
+                    .collect(),
+            )?;
         }
         if let Some(r) = self.repeat {
             if r == 0 || r > 1000 {
@@ -357,7 +367,10 @@ mod tests {
         assert_eq!(p.link_axes.rate, vec![BitRate(0.0), BitRate(1e8)]);
         assert_eq!(p.link.as_ref().unwrap().mtu.as_deref(), Some("9000"));
         assert_eq!(p.points().0.len(), 12 * 3 * 2 * 2 * 2);
-        let e = Experiment::parse("mtus = [64]").unwrap().plan().unwrap_err();
+        let e = Experiment::parse("mtus = [64]")
+            .unwrap()
+            .plan()
+            .unwrap_err();
         assert!(e.to_string().starts_with("mtus:"), "{e}");
         let e = Experiment::parse("[link]\nmtu = 1\n")
             .unwrap()

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use netsonde_model::link::{LinkSettings, Loss};
-use netsonde_model::spec::{Direction, TestKind, TestSpec};
+use netsonde_model::spec::{Direction, IoStrategy, TestKind, TestSpec};
 use netsonde_model::units::{BitRate, Bytes, Nanos};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -39,6 +39,9 @@ pub struct Plan {
     pub seed: u64,
     /// Line rate for efficiency figures.
     pub line_rate: Option<BitRate>,
+    /// I/O strategy axis (both ends; empty: the base spec's strategies).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub io: Vec<IoStrategy>,
     /// Link axes (lab runs only).
     #[serde(default, skip_serializing_if = "LinkAxes::is_empty")]
     pub link_axes: LinkAxes,
@@ -149,6 +152,7 @@ impl Plan {
             repeat: 3,
             seed: 1,
             line_rate: None,
+            io: Vec::new(),
             link_axes: LinkAxes::default(),
             link: None,
         }
@@ -158,6 +162,43 @@ impl Plan {
     /// 64 KiB, say) are returned as skipped with the reason; RR tests collapse the
     /// direction axis to `out`.
     pub fn points(&self) -> (Vec<Point>, Vec<Skipped>) {
+        let (points, mut skipped) = self.points_one_io();
+        if self.io.is_empty() {
+            return (points, skipped);
+        }
+        // The I/O strategy axis: every point once per strategy; combinations a
+        // strategy does not apply to are skipped with the reason.
+        let mut out = Vec::new();
+        for p in points {
+            for &io in &self.io {
+                let mut spec = p.spec.clone();
+                spec.tx_io = io;
+                // sendfile only sends: its receiver copies.
+                spec.rx_io = if io == IoStrategy::Sendfile {
+                    IoStrategy::Copy
+                } else {
+                    io
+                };
+                let mut axes = p.axes.clone();
+                axes.insert("io".to_string(), io.name().to_string());
+                match spec.validate() {
+                    Ok(()) => out.push(Point {
+                        idx: out.len() as u32,
+                        axes,
+                        spec,
+                    }),
+                    Err(e) => skipped.push(Skipped {
+                        axes,
+                        reason: e.to_string(),
+                    }),
+                }
+            }
+        }
+        (out, skipped)
+    }
+
+    /// The points of every axis but the I/O strategy.
+    fn points_one_io(&self) -> (Vec<Point>, Vec<Skipped>) {
         let mut points = Vec::new();
         let mut skipped = Vec::new();
         for link in self.link_axes.combinations() {

@@ -8,11 +8,16 @@
 //! reads a packet straight into a ring slot and writes it out from there. It reads
 //! in batches until the device is drained, delivers everything due, and sleeps in
 //! `ppoll` until the next packet is due or one arrives, with the thread's timer
-//! slack set to 1 ns so that wake-ups are as punctual as the kernel allows. Each
-//! direction's random source is seeded from the link's seed, so a run replays.
+//! slack set to 1 ns. The kernel still wakes a sleeper late (tens of microseconds
+//! in a VM), so each direction learns that overshoot (a moving average over timed
+//! out sleeps), sleeps that much less, and delivers what falls due within it
+//! without sleeping again: delivery errors centre on zero and no CPU is spent
+//! spinning. Each direction's random source is seeded from the link's seed, so a
+//! run replays.
 //!
-//! Counters ([`DirStats`]) are relaxed atomics read off the hot path; lateness
-//! (delivery time less due time) goes into a small fixed histogram.
+//! Counters ([`DirStats`]) are relaxed atomics read off the hot path; the delivery
+//! error (delivery time less due time, signed) goes into a fixed histogram with
+//! 1 us buckets.
 
 pub mod model;
 pub mod ring;
@@ -42,9 +47,14 @@ const MAX_PACKET: usize = 65536;
 const BATCH: usize = 64;
 /// Longest sleep, so a stop request is seen promptly.
 const MAX_SLEEP: Duration = Duration::from_millis(20);
-/// The lateness histogram has 1 us buckets up to this many microseconds, and one
-/// bucket above.
-pub const LATE_RANGE_US: usize = 2000;
+/// Initial estimate of how late `ppoll` wakes up, and the most it learns.
+const INITIAL_OVERSHOOT: u64 = 50_000;
+const MAX_OVERSHOOT: u64 = 200_000;
+/// The delivery error histogram has 1 us buckets from this many microseconds early
+/// ...
+pub const ERROR_EARLY_US: i64 = 500;
+/// ... to this many late; errors beyond count in the end buckets.
+pub const ERROR_LATE_US: i64 = 2000;
 
 /// Where the emulator sits: the two namespaces and the TUN device's name in each.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,7 +86,7 @@ pub struct DirStats {
     duplicated: AtomicU64,
     reordered: AtomicU64,
     write_errors: AtomicU64,
-    late: Vec<AtomicU64>,
+    error: Vec<AtomicU64>,
     late_max_ns: AtomicU64,
 }
 
@@ -93,7 +103,9 @@ impl Default for DirStats {
             duplicated: AtomicU64::new(0),
             reordered: AtomicU64::new(0),
             write_errors: AtomicU64::new(0),
-            late: (0..=LATE_RANGE_US).map(|_| AtomicU64::new(0)).collect(),
+            error: (-ERROR_EARLY_US..=ERROR_LATE_US)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
             late_max_ns: AtomicU64::new(0),
         }
     }
@@ -122,14 +134,17 @@ pub struct DirSnapshot {
     pub reordered: u64,
     /// Writes the receiving device refused.
     pub write_errors: u64,
-    /// Packets whose lateness (delivery time less due time) was measured.
-    pub late_count: u64,
-    /// Median lateness, us (1 us resolution; [`LATE_RANGE_US`] means above).
-    pub late_p50_us: u64,
-    /// 90th percentile of lateness, us.
-    pub late_p90_us: u64,
-    /// 99th percentile of lateness, us.
-    pub late_p99_us: u64,
+    /// Packets whose delivery error (delivery time less due time) was measured.
+    pub error_count: u64,
+    /// Median delivery error, us (negative: early; 1 us resolution, clamped to
+    /// -[`ERROR_EARLY_US`]..[`ERROR_LATE_US`]).
+    pub error_p50_us: i64,
+    /// 10th percentile of the delivery error, us.
+    pub error_p10_us: i64,
+    /// 90th percentile, us.
+    pub error_p90_us: i64,
+    /// 99th percentile, us.
+    pub error_p99_us: i64,
     /// Latest delivery behind its due time, ns.
     pub late_max_ns: u64,
 }
@@ -153,7 +168,8 @@ fn quantile(h: &[u64], q: f64) -> u64 {
 
 impl DirStats {
     fn snapshot(&self) -> DirSnapshot {
-        let late: Vec<u64> = self.late.iter().map(|c| c.load(Relaxed)).collect();
+        let h: Vec<u64> = self.error.iter().map(|c| c.load(Relaxed)).collect();
+        let q = |p| quantile(&h, p) as i64 - ERROR_EARLY_US;
         DirSnapshot {
             packets_in: self.packets_in.load(Relaxed),
             bytes_in: self.bytes_in.load(Relaxed),
@@ -165,10 +181,11 @@ impl DirStats {
             duplicated: self.duplicated.load(Relaxed),
             reordered: self.reordered.load(Relaxed),
             write_errors: self.write_errors.load(Relaxed),
-            late_count: late.iter().sum(),
-            late_p50_us: quantile(&late, 0.5),
-            late_p90_us: quantile(&late, 0.9),
-            late_p99_us: quantile(&late, 0.99),
+            error_count: h.iter().sum(),
+            error_p50_us: q(0.5),
+            error_p10_us: q(0.1),
+            error_p90_us: q(0.9),
+            error_p99_us: q(0.99),
             late_max_ns: self.late_max_ns.load(Relaxed),
         }
     }
@@ -177,11 +194,13 @@ impl DirStats {
         c.store(c.load(Relaxed) + n, Relaxed);
     }
 
-    fn late(&self, ns: u64) {
-        let i = ((ns / 1000) as usize).min(LATE_RANGE_US);
-        Self::add(&self.late[i], 1);
-        if ns > self.late_max_ns.load(Relaxed) {
-            self.late_max_ns.store(ns, Relaxed);
+    /// Records a delivery `ns` after (positive) or before (negative) its due time.
+    fn error(&self, ns: i64) {
+        let us = ns.div_euclid(1000).clamp(-ERROR_EARLY_US, ERROR_LATE_US);
+        Self::add(&self.error[(us + ERROR_EARLY_US) as usize], 1);
+        let late = ns.max(0) as u64;
+        if late > self.late_max_ns.load(Relaxed) {
+            self.late_max_ns.store(late, Relaxed);
         }
     }
 }
@@ -261,13 +280,17 @@ impl Emulator {
             let pipe = Pipe {
                 input,
                 output,
-                model: Model::new(&link, cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i as u64),
+                model: Model::new(
+                    &link,
+                    cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i as u64,
+                ),
                 delayed: Ring::new(ring_bytes(&link, false)),
                 express: Ring::new(ring_bytes(&link, true)),
                 scratch: vec![0; MAX_PACKET],
                 stats: stats[i].clone(),
                 stop: stop.clone(),
                 epoch,
+                overshoot: INITIAL_OVERSHOOT,
             };
             let h = std::thread::Builder::new()
                 .name(name.into())
@@ -334,6 +357,8 @@ struct Pipe {
     stats: Arc<DirStats>,
     stop: Arc<AtomicBool>,
     epoch: Instant,
+    /// Moving average of how late timed-out sleeps wake, ns.
+    overshoot: u64,
 }
 
 impl Pipe {
@@ -347,7 +372,7 @@ impl Pipe {
         let _ = nix::sys::prctl::set_timerslack(1);
         while !self.stop.load(Relaxed) {
             let now = self.now();
-            self.deliver(now);
+            self.deliver(now, now);
             let mut n = 0;
             while n < BATCH {
                 match self.read_one() {
@@ -364,14 +389,29 @@ impl Pipe {
                 .into_iter()
                 .flatten()
                 .min();
-            let spin: u64 = std::env::var("SPIN_US").ok().and_then(|v| v.parse().ok()).unwrap_or(0) * 1000;
+            // The kernel (a VM's especially) wakes a sleeper tens of microseconds
+            // late: sleep that much less, and deliver what falls due within it now
+            // rather than spin. Errors then centre on zero, at no CPU cost.
             let wait = match next {
-                Some(due) if due <= now + spin => { std::hint::spin_loop(); continue },
-                Some(due) => Duration::from_nanos(due - now - spin).min(MAX_SLEEP),
-                None => MAX_SLEEP,
+                Some(due) if due <= now + self.overshoot => {
+                    self.deliver(now + self.overshoot, now);
+                    continue;
+                }
+                Some(due) => (due - now - self.overshoot).min(MAX_SLEEP.as_nanos() as u64),
+                None => MAX_SLEEP.as_nanos() as u64,
             };
             let mut fds = [PollFd::new(self.input.as_fd(), PollFlags::POLLIN)];
-            match nix::poll::ppoll(&mut fds, Some(TimeSpec::from_duration(wait)), None) {
+            let woke = nix::poll::ppoll(
+                &mut fds,
+                Some(TimeSpec::from_duration(Duration::from_nanos(wait))),
+                None,
+            );
+            match woke {
+                Ok(0) => {
+                    // Timed out: learn how late the kernel woke us.
+                    let late = self.now().saturating_sub(now + wait).min(MAX_OVERSHOOT);
+                    self.overshoot = (self.overshoot * 7 + late) / 8;
+                }
                 Ok(_) | Err(Errno::EINTR) => {}
                 Err(e) => return Err(format!("ppoll: {e}")),
             }
@@ -436,11 +476,12 @@ impl Pipe {
         Ok(true)
     }
 
-    /// Writes every packet that is due, in due order across both rings.
-    fn deliver(&mut self, now: u64) {
+    /// Writes every packet due by `until`, in due order across both rings, at time
+    /// `now`.
+    fn deliver(&mut self, until: u64, now: u64) {
         loop {
-            let d = self.delayed.front_due().filter(|&t| t <= now);
-            let e = self.express.front_due().filter(|&t| t <= now);
+            let d = self.delayed.front_due().filter(|&t| t <= until);
+            let e = self.express.front_due().filter(|&t| t <= until);
             let ring = match (d, e) {
                 (None, None) => return,
                 (Some(a), Some(b)) if b < a => &mut self.express,
@@ -458,7 +499,7 @@ impl Pipe {
                     Err(_) => DirStats::add(&st.write_errors, 1),
                 }
             }
-            st.late(now.saturating_sub(entry.due));
+            st.error(now as i64 - entry.due as i64);
             ring.pop();
         }
     }
@@ -488,16 +529,18 @@ mod tests {
     }
 
     #[test]
-    fn lateness_buckets() {
+    fn delivery_error_histogram() {
         let s = DirStats::default();
-        for ns in [5_000, 15_000, 150_000, 7_000_000] {
-            s.late(ns);
+        for ns in [-20_000, 5_000, 15_000, 150_000, 7_000_000] {
+            s.error(ns);
         }
-        s.late(15_500);
+        s.error(15_500);
+        s.error(-1);
         let snap = s.snapshot();
-        assert_eq!(snap.late_count, 5);
-        assert_eq!(snap.late_p50_us, 15);
-        assert_eq!(snap.late_p90_us, LATE_RANGE_US as u64);
+        assert_eq!(snap.error_count, 7);
+        assert_eq!(snap.error_p10_us, -20);
+        assert_eq!(snap.error_p50_us, 15);
+        assert_eq!(snap.error_p90_us, ERROR_LATE_US);
         assert_eq!(snap.late_max_ns, 7_000_000);
         assert_eq!(quantile(&[0, 0, 0], 0.5), 0);
         assert_eq!(quantile(&[1, 1, 1, 1], 0.5), 1);

@@ -124,7 +124,11 @@ impl Model {
         if lost {
             return Verdict::Lost;
         }
-        let copies = if u[2] * 100.0 < self.link.duplicate { 2 } else { 1 };
+        let copies = if u[2] * 100.0 < self.link.duplicate {
+            2
+        } else {
+            1
+        };
         // 3. Delay, jitter and reordering.
         if u[3] * 100.0 < self.link.reorder {
             return Verdict::Deliver {
@@ -175,7 +179,14 @@ mod tests {
             .collect();
         assert_eq!(
             due,
-            vec![Some(1_038_000), Some(2_076_000), Some(3_114_000), None, None, None]
+            vec![
+                Some(1_038_000),
+                Some(2_076_000),
+                Some(3_114_000),
+                None,
+                None,
+                None
+            ]
         );
         assert_eq!(v[3], Verdict::QueueFull);
         // Once the first has left, there is room again.
@@ -183,7 +194,10 @@ mod tests {
         for _ in 0..3 {
             m.packet(0, 1000);
         }
-        assert!(matches!(m.packet(1_038_000, 1000), Verdict::Deliver { due: 4_152_000, .. }));
+        assert!(matches!(
+            m.packet(1_038_000, 1000),
+            Verdict::Deliver { due: 4_152_000, .. }
+        ));
     }
 
     #[test]

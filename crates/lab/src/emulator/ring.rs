@@ -185,7 +185,11 @@ mod tests {
         let mut next_out = 0u64;
         for round in 0..200 {
             // Push until full, then pop a varying number.
-            while push(&mut r, &[next_in as u8; 37][..(next_in % 37 + 1) as usize], next_in) {
+            while push(
+                &mut r,
+                &[next_in as u8; 37][..(next_in % 37 + 1) as usize],
+                next_in,
+            ) {
                 next_in += 1;
             }
             assert!(r.len() >= 3, "round {round}: {}", r.len());

@@ -1,0 +1,195 @@
+//! Every I/O strategy end to end, on loopback and across a veth pair: bytes
+//! received equal bytes sent, and `--verify` finds no damaged byte. Strategies the
+//! kernel lacks are skipped out loud (from `netsonde caps`).
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::util::{bin, is_root, json, run};
+
+const ALL: [&str; 9] = ["copy", "epoll", "batch", "zerocopy", "sendfile", "splice", "uring", "busypoll", "auto"];
+const UDP: [&str; 7] = ["copy", "epoll", "batch", "zerocopy", "uring", "busypoll", "auto"];
+
+/// Strategies `netsonde caps` says this host supports.
+fn supported() -> Vec<String> {
+    let out = run(&["caps"], Duration::from_secs(30));
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let mut yes = Vec::new();
+    for line in text.lines().skip(1) {
+        let mut w = line.split_whitespace();
+        match (w.next(), w.next()) {
+            (Some(name), Some("yes")) => yes.push(name.to_string()),
+            (Some(name), _) => eprintln!("SKIPPED strategy {name}: {line}"),
+            _ => {}
+        }
+    }
+    yes
+}
+
+/// The receive side to pair with a send strategy, and whether `--verify` applies.
+fn rx_for(tx: &str) -> (&str, bool) {
+    match tx {
+        "sendfile" => ("copy", true),
+        "zerocopy" | "splice" => (tx, false),
+        _ => (tx, true),
+    }
+}
+
+fn check_tcp(doc: &Value, tx: &str, verified: bool) {
+    let d = &doc["directions"][0];
+    let (sent, recv) = (d["sender_bytes_total"].as_u64().unwrap(), d["receiver_bytes_total"].as_u64().unwrap());
+    assert!(sent > 0 && sent == recv, "{tx}: sent {sent}, received {recv}");
+    let c = &doc["client"]["flows"][0]["io"];
+    assert!(c["strategy"].as_str().unwrap().starts_with(tx), "{tx}: {c}");
+    let s = &doc["server"]["flows"][0]["io"];
+    if verified {
+        assert_eq!(s["verify_errors"], 0, "{tx}: {s}");
+    }
+}
+
+#[test]
+fn every_strategy_tcp_and_udp_on_loopback() {
+    let ok = supported();
+    for tx in ALL.iter().filter(|s| ok.iter().any(|o| o == *s)) {
+        let (rx, verify) = rx_for(tx);
+        for size in ["64K", "1000"] {
+            let mut args = vec!["-T", "tcp-stream", "-l", size, "-t", "0.5", "--tx-io", tx, "--rx-io", rx];
+            if verify {
+                args.push("--verify");
+            }
+            let doc = json(&args);
+            check_tcp(&doc, tx, verify);
+        }
+    }
+    for io in UDP.iter().filter(|s| ok.iter().any(|o| o == *s)) {
+        let mut args = vec!["-T", "udp-stream", "-l", "1200", "-b", "100M", "-t", "0.5", "--io", io];
+        if *io != "zerocopy" {
+            args.push("--verify");
+        }
+        let doc = json(&args);
+        let d = &doc["directions"][0];
+        let sent = d["datagrams_sent"].as_u64().unwrap();
+        let got = d["udp"]["packets_total"].as_u64().unwrap();
+        assert!(got > 0 && got <= sent, "{io}: sent {sent}, received {got}");
+        // Loss depends on the load of a shared 2-core machine (tests run in
+        // parallel); integrity and accounting are what this test checks.
+        assert!(d["loss"].as_f64().unwrap() < 50.0, "{io}: {d}");
+        if *io != "zerocopy" {
+            assert_eq!(doc["server"]["flows"][0]["io"]["verify_errors"], 0, "{io}");
+        }
+    }
+}
+
+#[test]
+fn zerocopy_reports_completions_and_the_loopback_copy() {
+    let doc = json(&["-T", "tcp-stream", "-l", "64K", "-t", "0.5", "--tx-io", "zerocopy"]);
+    let io = &doc["client"]["flows"][0]["io"];
+    let (sends, done, copied) = (io["zc_sends"].as_u64().unwrap(), io["zc_completions"].as_u64().unwrap(), io["zc_copied"].as_u64().unwrap());
+    assert!(sends > 0 && done > 0 && done <= sends, "{io}");
+    // Loopback always copies: the user must be told.
+    assert_eq!(copied, done, "{io}");
+    assert!(io["note"].as_str().unwrap().contains("loopback"), "{io}");
+}
+
+#[test]
+fn batch_moves_many_messages_per_call_and_auto_explains_itself() {
+    let doc = json(&["-T", "tcp-stream", "-l", "64", "-t", "0.5", "--tx-io", "batch"]);
+    let per_call = doc["client_cost"]["messages_per_call"].as_f64().unwrap();
+    // The client end holds the sender (many per call) and nothing else.
+    assert!(per_call > 10.0, "batch sent {per_call} messages per call");
+    let doc = json(&["-T", "udp-stream", "-l", "64", "-b", "50M", "-t", "0.5", "--io", "batch"]);
+    assert!(doc["client_cost"]["messages_per_call"].as_f64().unwrap() > 2.0, "{}", doc["client_cost"]);
+    let doc = json(&["-T", "tcp-stream", "-l", "16K", "-t", "1", "--tx-io", "auto"]);
+    let io = &doc["client"]["flows"][0]["io"];
+    let note = io["note"].as_str().unwrap();
+    assert!(io["strategy"].as_str().unwrap().starts_with("auto:"), "{io}");
+    assert!(note.starts_with("auto chose ") && note.contains("calibrated"), "{note}");
+}
+
+#[test]
+fn polled_and_epoll_request_response() {
+    for io in ["busypoll", "epoll"] {
+        for t in ["tcp-rr", "udp-rr"] {
+            let doc = json(&["-T", t, "-t", "0.4", "--io", io]);
+            // Two spinning ends share 2 cores with other tests: count, don't time.
+            assert!(doc["rr"]["transactions"].as_u64().unwrap() > 10, "{t} {io}");
+        }
+    }
+}
+
+#[test]
+fn strategies_that_do_not_apply_are_refused() {
+    for (args, needle) in [
+        (vec!["client", "-T", "udp-stream", "--tx-io", "sendfile"], "--tx-io sendfile makes no sense with udp-stream"),
+        (vec!["client", "-T", "tcp-rr", "--io", "batch"], "makes no sense with tcp-rr"),
+        (vec!["client", "--rx-io", "zerocopy", "--verify"], "--verify needs the data in user space"),
+        (vec!["client", "--io", "dpdk"], "unknown I/O strategy 'dpdk'"),
+    ] {
+        let out = run(&args, Duration::from_secs(10));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+/// Namespaces this test made; removed on drop, also on panic.
+struct Netns(Vec<String>);
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        for n in &self.0 {
+            let _ = Command::new("ip").args(["netns", "del", n]).status();
+        }
+    }
+}
+
+fn ip(args: &[&str]) {
+    let out = Command::new("ip").args(args).output().expect("ip");
+    assert!(out.status.success(), "ip {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn every_strategy_across_a_veth_pair() {
+    if !is_root() {
+        eprintln!("SKIPPED io_strategies::every_strategy_across_a_veth_pair: needs root for network namespaces");
+        return;
+    }
+    let ok = supported();
+    let tag = std::process::id();
+    let (a, b) = (format!("sonde-io-s{tag}"), format!("sonde-io-c{tag}"));
+    let _guard = Netns(vec![a.clone(), b.clone()]);
+    ip(&["netns", "add", &a]);
+    ip(&["netns", "add", &b]);
+    ip(&["link", "add", "vios", "netns", &a, "type", "veth", "peer", "name", "vioc", "netns", &b]);
+    ip(&["-n", &a, "addr", "add", "10.204.0.1/30", "dev", "vios"]);
+    ip(&["-n", &b, "addr", "add", "10.204.0.2/30", "dev", "vioc"]);
+    for (ns, dev) in [(&a, "vios"), (&b, "vioc")] {
+        ip(&["-n", ns, "link", "set", dev, "up"]);
+        ip(&["-n", ns, "link", "set", "lo", "up"]);
+    }
+    let mut server = Command::new("ip")
+        .args(["netns", "exec", &a, bin(), "server", "--bind", "10.204.0.1", "--port", "5300"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut failures = Vec::new();
+    for tx in ALL.iter().filter(|s| ok.iter().any(|o| o == *s)) {
+        let (rx, verify) = rx_for(tx);
+        let mut args = vec!["netns", "exec", &b, bin(), "client", "10.204.0.1", "-l", "64K", "-t", "0.5", "--tx-io", tx, "--rx-io", rx, "--json"];
+        if verify {
+            args.push("--verify");
+        }
+        let out = Command::new("ip").args(&args).output().unwrap();
+        match serde_json::from_slice::<Value>(&out.stdout) {
+            Ok(doc) if out.status.success() => check_tcp(&doc, tx, verify),
+            _ => failures.push(format!("{tx}: {}", String::from_utf8_lossy(&out.stderr))),
+        }
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(failures.is_empty(), "{failures:?}");
+}
