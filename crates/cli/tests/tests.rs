@@ -6,6 +6,7 @@ mod util;
 mod bad_input;
 mod control_plane;
 mod io_strategies;
+mod lab;
 mod loopback;
 mod namespaces;
 mod server;

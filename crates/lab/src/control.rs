@@ -31,7 +31,7 @@ pub const ENV_CONTROL: &str = "NETSONDE_LAB_CONTROL";
 #[serde(rename_all = "lowercase")]
 pub enum Reply {
     /// The link now in place.
-    Ok(LinkRecord),
+    Ok(Box<LinkRecord>),
     /// Why it could not be built.
     Error(String),
 }
@@ -48,7 +48,7 @@ impl Request {
     /// Answers it.
     pub fn answer(self, r: std::result::Result<LinkRecord, String>) {
         let _ = self.reply.send(match r {
-            Ok(l) => Reply::Ok(l),
+            Ok(l) => Reply::Ok(Box::new(l)),
             Err(e) => Reply::Error(e),
         });
     }
@@ -116,7 +116,11 @@ fn serve(conn: UnixStream, tx: &mpsc::Sender<Request>) {
         }
     };
     let mut w = &conn;
-    let _ = writeln!(w, "{}", serde_json::to_string(&reply).expect("replies serialize"));
+    let _ = writeln!(
+        w,
+        "{}",
+        serde_json::to_string(&reply).expect("replies serialize")
+    );
 }
 
 impl Drop for ControlServer {
@@ -135,14 +139,18 @@ pub fn request(path: &Path, point: &LinkPoint) -> std::result::Result<LinkRecord
         .map_err(|e| format!("cannot reach the lab at {}: {e}", path.display()))?;
     conn.set_read_timeout(Some(Duration::from_secs(130)))
         .map_err(|e| e.to_string())?;
-    writeln!(conn, "{}", serde_json::to_string(point).expect("points serialize"))
-        .map_err(|e| format!("asking the lab: {e}"))?;
+    writeln!(
+        conn,
+        "{}",
+        serde_json::to_string(point).expect("points serialize")
+    )
+    .map_err(|e| format!("asking the lab: {e}"))?;
     let mut line = String::new();
     BufReader::new(&conn)
         .read_line(&mut line)
         .map_err(|e| format!("waiting for the lab: {e}"))?;
     match serde_json::from_str::<Reply>(line.trim()) {
-        Ok(Reply::Ok(l)) => Ok(l),
+        Ok(Reply::Ok(l)) => Ok(*l),
         Ok(Reply::Error(e)) => Err(format!("the lab could not build the link: {e}")),
         Err(e) => Err(format!("bad reply from the lab: {e}")),
     }

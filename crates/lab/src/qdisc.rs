@@ -35,11 +35,13 @@ pub fn queue_limits(d: &DirLink) -> (u64, Option<u32>) {
     }
 }
 
-/// The token bucket's depth: at least two full frames, and 1 ms at the rate, so the
-/// shaper is accurate at high rates without bursting noticeably.
+/// The token bucket's depth: 10 ms at the rate, and at least two full frames. A
+/// shallower bucket loses capacity whenever the qdisc's timer fires late (a few
+/// milliseconds under CPU load on a small VM): tokens beyond the depth are gone.
+/// The price is that an idle link may send 10 ms worth at once.
 fn burst(d: &DirLink, rate_bps: f64) -> u64 {
     let frame = u64::from(d.mtu) + FRAME_OVERHEAD;
-    ((rate_bps / 8.0 * 0.001) as u64).max(2 * frame)
+    ((rate_bps / 8.0 * 0.010) as u64).max(2 * frame)
 }
 
 fn s(v: impl ToString) -> String {
@@ -62,16 +64,20 @@ pub fn shaper(dev: &str, d: &DirLink, shaper: Shaper) -> Vec<Vec<String>> {
     let b = burst(d, rate.bps());
     let leaf = |parent: &str| -> Vec<String> {
         match qpkts {
-            Some(p) => ["qdisc", "add", "dev", dev, "parent", parent, "handle", "10:", "pfifo", "limit"]
-                .map(s)
-                .into_iter()
-                .chain([s(p)])
-                .collect(),
-            None => ["qdisc", "add", "dev", dev, "parent", parent, "handle", "10:", "bfifo", "limit"]
-                .map(s)
-                .into_iter()
-                .chain([s(qbytes)])
-                .collect(),
+            Some(p) => [
+                "qdisc", "add", "dev", dev, "parent", parent, "handle", "10:", "pfifo", "limit",
+            ]
+            .map(s)
+            .into_iter()
+            .chain([s(p)])
+            .collect(),
+            None => [
+                "qdisc", "add", "dev", dev, "parent", parent, "handle", "10:", "bfifo", "limit",
+            ]
+            .map(s)
+            .into_iter()
+            .chain([s(qbytes)])
+            .collect(),
         }
     };
     match shaper {
@@ -92,7 +98,11 @@ pub fn shaper(dev: &str, d: &DirLink, shaper: Shaper) -> Vec<Vec<String>> {
                 s("limit"),
                 // With a packet limit, the child pfifo decides; tbf's own byte limit
                 // must not bite first.
-                s(if qpkts.is_some() { qbytes.max(b) * 4 } else { qbytes.max(b) }),
+                s(if qpkts.is_some() {
+                    qbytes.max(b) * 4
+                } else {
+                    qbytes.max(b)
+                }),
                 s("overhead"),
                 s(WIRE_EXTRA),
             ]
@@ -105,9 +115,11 @@ pub fn shaper(dev: &str, d: &DirLink, shaper: Shaper) -> Vec<Vec<String>> {
         Shaper::Htb => {
             let quantum = (u64::from(d.mtu) + MAC_HEADER).clamp(1600, 200_000);
             vec![
-                ["qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1"]
-                    .map(s)
-                    .to_vec(),
+                [
+                    "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1",
+                ]
+                .map(s)
+                .to_vec(),
                 vec![
                     s("class"),
                     s("add"),
@@ -204,14 +216,17 @@ mod tests {
         };
         let c = shaper("sonde0", &d, Shaper::Tbf);
         assert_eq!(c.len(), 1);
-        // 50 ms at 100 Mbit/s is 625,000 B; burst is 2 frames (12,500 B at 1 ms).
+        // 50 ms at 100 Mbit/s is 625,000 B; the burst 10 ms, 125,000 B.
         assert_eq!(
             line(&c[0]),
-            "qdisc add dev sonde0 root handle 1: tbf rate 100000000bit burst 12500 limit 625000 overhead 24"
+            "qdisc add dev sonde0 root handle 1: tbf rate 100000000bit burst 125000 limit 625000 overhead 24"
         );
         d.queue = Some(Queue::Packets(20));
         let c = shaper("sonde0", &d, Shaper::Tbf);
-        assert_eq!(line(&c[1]), "qdisc add dev sonde0 parent 1:1 handle 10: pfifo limit 20");
+        assert_eq!(
+            line(&c[1]),
+            "qdisc add dev sonde0 parent 1:1 handle 10: pfifo limit 20"
+        );
         d.rate = None;
         assert!(shaper("sonde0", &d, Shaper::Tbf).is_empty());
     }
@@ -226,9 +241,12 @@ mod tests {
         };
         let c = shaper("sonde0", &d, Shaper::Htb);
         assert_eq!(c.len(), 3);
-        assert!(line(&c[1]).contains("rate 1000000000bit ceil 1000000000bit burst 125000"));
+        assert!(line(&c[1]).contains("rate 1000000000bit ceil 1000000000bit burst 1250000"));
         assert!(line(&c[1]).contains("overhead 24 quantum 9014 mtu 9014"));
-        assert_eq!(line(&c[2]), "qdisc add dev sonde0 parent 1:1 handle 10: bfifo limit 1048576");
+        assert_eq!(
+            line(&c[2]),
+            "qdisc add dev sonde0 parent 1:1 handle 10: bfifo limit 1048576"
+        );
     }
 
     #[test]

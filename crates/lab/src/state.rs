@@ -188,7 +188,10 @@ impl LabState {
         if s.version != STATE_VERSION {
             return Err(LabError::State {
                 path: path.to_path_buf(),
-                message: format!("version {} (this netsonde reads {STATE_VERSION})", s.version),
+                message: format!(
+                    "version {} (this netsonde reads {STATE_VERSION})",
+                    s.version
+                ),
             });
         }
         Ok(s)

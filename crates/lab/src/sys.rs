@@ -41,17 +41,17 @@ pub fn tun_attach(fd: BorrowedFd<'_>, name: &str) -> io::Result<()> {
     Ok(())
 }
 
-/// Makes the child get `SIGTERM` when the process that spawned it dies, even by
-/// SIGKILL, so that a killed lab leaves no server or client running. The signal is
-/// tied to the spawning thread: spawn from a thread that lives as long as the child
-/// should.
+/// Makes the child get `SIGKILL` when the process that spawned it dies, even by
+/// SIGKILL, so that a killed lab leaves no server or client running (a graceful
+/// SIGTERM would let the server drain a running test first). The signal is tied to
+/// the spawning thread: spawn from a thread that lives as long as the child should.
 pub fn die_with_parent(cmd: &mut Command) {
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the hook runs in the forked child before exec and calls only
     // async-signal-safe functions (prctl, getppid, _exit); it allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) != 0 {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
                 return Err(io::Error::last_os_error());
             }
             // The parent may have died before the prctl took effect.

@@ -19,7 +19,7 @@ use netsonde_model::link::{LinkRecord, LinkSpec, Mechanism, MechanismChoice};
 use crate::cmd::{ip, ip_in, tc_in};
 use crate::emulator::{Emulator, EmulatorConfig};
 use crate::error::{LabError, Result};
-use crate::state::{Kind, LabState, ProcId, StateDir, Started, STATE_VERSION};
+use crate::state::{Kind, LabState, ProcId, Started, StateDir, STATE_VERSION};
 use crate::{probe, qdisc};
 
 /// Every namespace the lab makes starts with this.
@@ -243,8 +243,14 @@ impl Lab {
             .as_ref()
             .is_none_or(|o| o.up.mtu != spec.up.mtu || o.down.mtu != spec.down.mtu);
         if mtu_changed {
-            ip_in(&cli, &["link", "set", DEV, "mtu", &spec.up.mtu.to_string(), "up"])?;
-            ip_in(&srv, &["link", "set", DEV, "mtu", &spec.down.mtu.to_string(), "up"])?;
+            ip_in(
+                &cli,
+                &["link", "set", DEV, "mtu", &spec.up.mtu.to_string(), "up"],
+            )?;
+            ip_in(
+                &srv,
+                &["link", "set", DEV, "mtu", &spec.down.mtu.to_string(), "up"],
+            )?;
         }
         let detail = match mech {
             Mechanism::Veth | Mechanism::Netem => {
@@ -322,8 +328,8 @@ impl Lab {
         match mech {
             Mechanism::Veth | Mechanism::Netem => {
                 ip(&[
-                    "link", "add", DEV, "netns", cli, "type", "veth", "peer", "name", DEV,
-                    "netns", srv,
+                    "link", "add", DEV, "netns", cli, "type", "veth", "peer", "name", DEV, "netns",
+                    srv,
                 ])?;
             }
             Mechanism::Emulator => {
@@ -343,7 +349,8 @@ impl Lab {
     /// Starts `args` (a netsonde command line) inside `side`'s namespace as `ip
     /// netns exec NS <this executable> args...`, records it in the state file, and
     /// returns it. `daemon` processes (for `lab up`) get their own session and no
-    /// terminal; the others die with this process's calling thread, even on SIGKILL.
+    /// terminal; the others are killed when this process's calling thread ends,
+    /// even by SIGKILL.
     pub fn spawn(
         &mut self,
         side: Side,
@@ -353,7 +360,8 @@ impl Lab {
         daemon: bool,
         configure: impl FnOnce(&mut Command),
     ) -> Result<Child> {
-        let exe = std::env::current_exe().map_err(|e| LabError::io("finding this executable", e))?;
+        let exe =
+            std::env::current_exe().map_err(|e| LabError::io("finding this executable", e))?;
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", self.namespace(side)])
             .arg(exe)
@@ -499,8 +507,10 @@ pub fn clean(dir: &StateDir, all: bool) -> Result<CleanReport> {
         };
         claimed.extend(st.namespaces.iter().cloned());
         if st.in_use() {
-            rep.kept
-                .push((st.name.clone(), format!("in use by process {}", st.owner.pid)));
+            rep.kept.push((
+                st.name.clone(),
+                format!("in use by process {}", st.owner.pid),
+            ));
             continue;
         }
         if st.kind == Kind::Up && !all {
@@ -559,6 +569,9 @@ mod tests {
         for bad in ["", "Lab", "a/b", "a b", "seventeen-chars-x", "x.y"] {
             assert!(check_name(bad).is_err(), "{bad}");
         }
-        assert_eq!(namespaces_of("x"), ["sonde-x-cli".to_string(), "sonde-x-srv".to_string()]);
+        assert_eq!(
+            namespaces_of("x"),
+            ["sonde-x-cli".to_string(), "sonde-x-srv".to_string()]
+        );
     }
 }
