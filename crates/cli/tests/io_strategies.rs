@@ -9,8 +9,12 @@ use serde_json::Value;
 
 use crate::util::{bin, is_root, json, run};
 
-const ALL: [&str; 9] = ["copy", "epoll", "batch", "zerocopy", "sendfile", "splice", "uring", "busypoll", "auto"];
-const UDP: [&str; 7] = ["copy", "epoll", "batch", "zerocopy", "uring", "busypoll", "auto"];
+const ALL: [&str; 9] = [
+    "copy", "epoll", "batch", "zerocopy", "sendfile", "splice", "uring", "busypoll", "auto",
+];
+const UDP: [&str; 7] = [
+    "copy", "epoll", "batch", "zerocopy", "uring", "busypoll", "auto",
+];
 
 /// Strategies `netsonde caps` says this host supports.
 fn supported() -> Vec<String> {
@@ -40,8 +44,14 @@ fn rx_for(tx: &str) -> (&str, bool) {
 
 fn check_tcp(doc: &Value, tx: &str, verified: bool) {
     let d = &doc["directions"][0];
-    let (sent, recv) = (d["sender_bytes_total"].as_u64().unwrap(), d["receiver_bytes_total"].as_u64().unwrap());
-    assert!(sent > 0 && sent == recv, "{tx}: sent {sent}, received {recv}");
+    let (sent, recv) = (
+        d["sender_bytes_total"].as_u64().unwrap(),
+        d["receiver_bytes_total"].as_u64().unwrap(),
+    );
+    assert!(
+        sent > 0 && sent == recv,
+        "{tx}: sent {sent}, received {recv}"
+    );
     let c = &doc["client"]["flows"][0]["io"];
     assert!(c["strategy"].as_str().unwrap().starts_with(tx), "{tx}: {c}");
     let s = &doc["server"]["flows"][0]["io"];
@@ -56,7 +66,18 @@ fn every_strategy_tcp_and_udp_on_loopback() {
     for tx in ALL.iter().filter(|s| ok.iter().any(|o| o == *s)) {
         let (rx, verify) = rx_for(tx);
         for size in ["64K", "1000"] {
-            let mut args = vec!["-T", "tcp-stream", "-l", size, "-t", "0.5", "--tx-io", tx, "--rx-io", rx];
+            let mut args = vec![
+                "-T",
+                "tcp-stream",
+                "-l",
+                size,
+                "-t",
+                "0.5",
+                "--tx-io",
+                tx,
+                "--rx-io",
+                rx,
+            ];
             if verify {
                 args.push("--verify");
             }
@@ -65,7 +86,18 @@ fn every_strategy_tcp_and_udp_on_loopback() {
         }
     }
     for io in UDP.iter().filter(|s| ok.iter().any(|o| o == *s)) {
-        let mut args = vec!["-T", "udp-stream", "-l", "1200", "-b", "100M", "-t", "0.5", "--io", io];
+        let mut args = vec![
+            "-T",
+            "udp-stream",
+            "-l",
+            "1200",
+            "-b",
+            "100M",
+            "-t",
+            "0.5",
+            "--io",
+            io,
+        ];
         if *io != "zerocopy" {
             args.push("--verify");
         }
@@ -85,9 +117,22 @@ fn every_strategy_tcp_and_udp_on_loopback() {
 
 #[test]
 fn zerocopy_reports_completions_and_the_loopback_copy() {
-    let doc = json(&["-T", "tcp-stream", "-l", "64K", "-t", "0.5", "--tx-io", "zerocopy"]);
+    let doc = json(&[
+        "-T",
+        "tcp-stream",
+        "-l",
+        "64K",
+        "-t",
+        "0.5",
+        "--tx-io",
+        "zerocopy",
+    ]);
     let io = &doc["client"]["flows"][0]["io"];
-    let (sends, done, copied) = (io["zc_sends"].as_u64().unwrap(), io["zc_completions"].as_u64().unwrap(), io["zc_copied"].as_u64().unwrap());
+    let (sends, done, copied) = (
+        io["zc_sends"].as_u64().unwrap(),
+        io["zc_completions"].as_u64().unwrap(),
+        io["zc_copied"].as_u64().unwrap(),
+    );
     assert!(sends > 0 && done > 0 && done <= sends, "{io}");
     // Loopback always copies: the user must be told.
     assert_eq!(copied, done, "{io}");
@@ -96,17 +141,56 @@ fn zerocopy_reports_completions_and_the_loopback_copy() {
 
 #[test]
 fn batch_moves_many_messages_per_call_and_auto_explains_itself() {
-    let doc = json(&["-T", "tcp-stream", "-l", "64", "-t", "0.5", "--tx-io", "batch"]);
+    let doc = json(&[
+        "-T",
+        "tcp-stream",
+        "-l",
+        "64",
+        "-t",
+        "0.5",
+        "--tx-io",
+        "batch",
+    ]);
     let per_call = doc["client_cost"]["messages_per_call"].as_f64().unwrap();
     // The client end holds the sender (many per call) and nothing else.
     assert!(per_call > 10.0, "batch sent {per_call} messages per call");
-    let doc = json(&["-T", "udp-stream", "-l", "64", "-b", "50M", "-t", "0.5", "--io", "batch"]);
-    assert!(doc["client_cost"]["messages_per_call"].as_f64().unwrap() > 2.0, "{}", doc["client_cost"]);
-    let doc = json(&["-T", "tcp-stream", "-l", "16K", "-t", "1", "--tx-io", "auto"]);
+    let doc = json(&[
+        "-T",
+        "udp-stream",
+        "-l",
+        "64",
+        "-b",
+        "50M",
+        "-t",
+        "0.5",
+        "--io",
+        "batch",
+    ]);
+    assert!(
+        doc["client_cost"]["messages_per_call"].as_f64().unwrap() > 2.0,
+        "{}",
+        doc["client_cost"]
+    );
+    let doc = json(&[
+        "-T",
+        "tcp-stream",
+        "-l",
+        "16K",
+        "-t",
+        "1",
+        "--tx-io",
+        "auto",
+    ]);
     let io = &doc["client"]["flows"][0]["io"];
     let note = io["note"].as_str().unwrap();
-    assert!(io["strategy"].as_str().unwrap().starts_with("auto:"), "{io}");
-    assert!(note.starts_with("auto chose ") && note.contains("calibrated"), "{note}");
+    assert!(
+        io["strategy"].as_str().unwrap().starts_with("auto:"),
+        "{io}"
+    );
+    assert!(
+        note.starts_with("auto chose ") && note.contains("calibrated"),
+        "{note}"
+    );
 }
 
 #[test]
@@ -123,10 +207,22 @@ fn polled_and_epoll_request_response() {
 #[test]
 fn strategies_that_do_not_apply_are_refused() {
     for (args, needle) in [
-        (vec!["client", "-T", "udp-stream", "--tx-io", "sendfile"], "--tx-io sendfile makes no sense with udp-stream"),
-        (vec!["client", "-T", "tcp-rr", "--io", "batch"], "makes no sense with tcp-rr"),
-        (vec!["client", "--rx-io", "zerocopy", "--verify"], "--verify needs the data in user space"),
-        (vec!["client", "--io", "dpdk"], "unknown I/O strategy 'dpdk'"),
+        (
+            vec!["client", "-T", "udp-stream", "--tx-io", "sendfile"],
+            "--tx-io sendfile makes no sense with udp-stream",
+        ),
+        (
+            vec!["client", "-T", "tcp-rr", "--io", "batch"],
+            "makes no sense with tcp-rr",
+        ),
+        (
+            vec!["client", "--rx-io", "zerocopy", "--verify"],
+            "--verify needs the data in user space",
+        ),
+        (
+            vec!["client", "--io", "dpdk"],
+            "unknown I/O strategy 'dpdk'",
+        ),
     ] {
         let out = run(&args, Duration::from_secs(10));
         let err = String::from_utf8_lossy(&out.stderr);
@@ -148,7 +244,11 @@ impl Drop for Netns {
 
 fn ip(args: &[&str]) {
     let out = Command::new("ip").args(args).output().expect("ip");
-    assert!(out.status.success(), "ip {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -163,7 +263,9 @@ fn every_strategy_across_a_veth_pair() {
     let _guard = Netns(vec![a.clone(), b.clone()]);
     ip(&["netns", "add", &a]);
     ip(&["netns", "add", &b]);
-    ip(&["link", "add", "vios", "netns", &a, "type", "veth", "peer", "name", "vioc", "netns", &b]);
+    ip(&[
+        "link", "add", "vios", "netns", &a, "type", "veth", "peer", "name", "vioc", "netns", &b,
+    ]);
     ip(&["-n", &a, "addr", "add", "10.204.0.1/30", "dev", "vios"]);
     ip(&["-n", &b, "addr", "add", "10.204.0.2/30", "dev", "vioc"]);
     for (ns, dev) in [(&a, "vios"), (&b, "vioc")] {
@@ -171,7 +273,17 @@ fn every_strategy_across_a_veth_pair() {
         ip(&["-n", ns, "link", "set", "lo", "up"]);
     }
     let mut server = Command::new("ip")
-        .args(["netns", "exec", &a, bin(), "server", "--bind", "10.204.0.1", "--port", "5300"])
+        .args([
+            "netns",
+            "exec",
+            &a,
+            bin(),
+            "server",
+            "--bind",
+            "10.204.0.1",
+            "--port",
+            "5300",
+        ])
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
@@ -179,7 +291,23 @@ fn every_strategy_across_a_veth_pair() {
     let mut failures = Vec::new();
     for tx in ALL.iter().filter(|s| ok.iter().any(|o| o == *s)) {
         let (rx, verify) = rx_for(tx);
-        let mut args = vec!["netns", "exec", &b, bin(), "client", "10.204.0.1", "-l", "64K", "-t", "0.5", "--tx-io", tx, "--rx-io", rx, "--json"];
+        let mut args = vec![
+            "netns",
+            "exec",
+            &b,
+            bin(),
+            "client",
+            "10.204.0.1",
+            "-l",
+            "64K",
+            "-t",
+            "0.5",
+            "--tx-io",
+            tx,
+            "--rx-io",
+            rx,
+            "--json",
+        ];
         if verify {
             args.push("--verify");
         }
@@ -187,6 +315,53 @@ fn every_strategy_across_a_veth_pair() {
         match serde_json::from_slice::<Value>(&out.stdout) {
             Ok(doc) if out.status.success() => check_tcp(&doc, tx, verify),
             _ => failures.push(format!("{tx}: {}", String::from_utf8_lossy(&out.stderr))),
+        }
+    }
+    for io in UDP.iter().filter(|s| ok.iter().any(|o| o == *s)) {
+        let mut args = vec![
+            "netns",
+            "exec",
+            &b,
+            bin(),
+            "client",
+            "10.204.0.1",
+            "-T",
+            "udp-stream",
+            "-l",
+            "1400",
+            "-b",
+            "100M",
+            "-t",
+            "0.5",
+            "--io",
+            io,
+            "--json",
+        ];
+        if *io != "zerocopy" {
+            args.push("--verify");
+        }
+        let out = Command::new("ip").args(&args).output().unwrap();
+        match serde_json::from_slice::<Value>(&out.stdout) {
+            Ok(doc) if out.status.success() => {
+                let d = &doc["directions"][0];
+                let (sent, got) = (
+                    d["datagrams_sent"].as_u64().unwrap(),
+                    d["udp"]["packets_total"].as_u64().unwrap(),
+                );
+                if got == 0 || got > sent {
+                    failures.push(format!("udp {io}: sent {sent}, received {got}"));
+                }
+                if *io != "zerocopy" && doc["server"]["flows"][0]["io"]["verify_errors"] != 0 {
+                    failures.push(format!(
+                        "udp {io}: verify {}",
+                        doc["server"]["flows"][0]["io"]
+                    ));
+                }
+            }
+            _ => failures.push(format!(
+                "udp {io}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )),
         }
     }
     let _ = server.kill();
