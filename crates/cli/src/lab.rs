@@ -425,8 +425,9 @@ fn supervise(
         match requests.recv_timeout(Duration::from_millis(50)) {
             Ok(req) => {
                 let spec = base.with_point(&req.point);
+                let same = lab.record().is_some_and(|r| r.spec == spec);
                 let r = lab.apply(&spec).map_err(|e| e.to_string());
-                if let Ok(rec) = &r {
+                if let (Ok(rec), false) = (&r, same) {
                     eprintln!(
                         "lab {}: link now {} via {}",
                         lab.name(),

@@ -83,6 +83,11 @@ pub fn study(store: &Store, id: RunId) -> anyhow::Result<Study> {
             server_host: row.server_host_json.as_deref().and_then(host),
             line_rate: plan.plan.line_rate.map(|r| r.bps()),
             repeat: plan.plan.repeat,
+            link: row
+                .link_json
+                .as_deref()
+                .and_then(|j| serde_json::from_str::<netsonde_model::link::LinkRecord>(j).ok())
+                .map(|l| format!("{} via {} ({})", l.spec, l.mechanism, l.detail)),
         },
         points,
     ))

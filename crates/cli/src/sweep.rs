@@ -27,6 +27,31 @@ struct RealRunner {
     port: u16,
     key: Option<netsonde_proto::auth::Key>,
     _embedded: Option<ServerHandle>,
+    /// Inside `netsonde lab run`: the lab's control socket and the link in place.
+    lab: Option<LabLink>,
+}
+
+/// The lab this sweep runs in.
+struct LabLink {
+    control: PathBuf,
+    /// The link in place, recorded with every repetition.
+    current: Option<netsonde_model::link::LinkRecord>,
+    /// The link axes last asked for.
+    asked: Option<netsonde_model::link::LinkPoint>,
+}
+
+/// Link axes or a `[link]` table need the lab: refuse them outside it.
+fn check_lab(plan: &Plan, engine: &str) -> anyhow::Result<()> {
+    let wants_lab = !plan.link_axes.is_empty() || plan.link.is_some();
+    if wants_lab && engine != "fake" && netsonde_lab::control::control_from_env().is_none() {
+        return Err(crate::args::UsageError(
+            "this sweep sets the link (link axes mtus/rates/delays/losses, or a [link] table): \
+             run it in the lab, `netsonde lab run FILE` or `netsonde lab run -- sweep ...`"
+                .into(),
+        )
+        .into());
+    }
+    Ok(())
 }
 
 impl RealRunner {
@@ -41,6 +66,11 @@ impl RealRunner {
                 port,
                 key,
                 _embedded: None,
+                lab: netsonde_lab::control::control_from_env().map(|control| LabLink {
+                    control,
+                    current: netsonde_lab::control::link_from_env(),
+                    asked: None,
+                }),
             },
             None => {
                 let mut cfg =
@@ -53,6 +83,7 @@ impl RealRunner {
                     port: h.addr.port(),
                     key,
                     _embedded: Some(h),
+                    lab: None,
                 }
             }
         })
@@ -68,7 +99,27 @@ impl Runner for RealRunner {
             deadlines: Default::default(),
             auth_key: self.key.clone(),
         };
-        client::run(&cfg, &mut |_| {}).map_err(|e| format!("{:#}", anyhow::Error::from(e)))
+        let mut report =
+            client::run(&cfg, &mut |_| {}).map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
+        report.link = self.lab.as_ref().and_then(|l| l.current.clone());
+        Ok(report)
+    }
+
+    /// In the lab, asks for the point's link (only when its link axes differ from
+    /// the last asked; the lab itself rebuilds only what changed).
+    fn prepare(&mut self, point: &Point) -> Result<(), String> {
+        let want = netsonde_model::link::LinkPoint::from_axes(&point.axes)?;
+        if want.is_empty() {
+            return Ok(());
+        }
+        let lab = self.lab.as_mut().ok_or_else(|| {
+            "link axes need the lab: run the sweep with `netsonde lab run -- sweep ...`".to_string()
+        })?;
+        if lab.asked != Some(want) {
+            lab.current = Some(netsonde_lab::control::request(&lab.control, &want)?);
+            lab.asked = Some(want);
+        }
+        Ok(())
     }
 }
 
@@ -200,6 +251,7 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<()> {
             let row = store.run(run)?;
             let stored: StoredPlan =
                 serde_json::from_str(&row.plan_json).context("the run's plan")?;
+            check_lab(&stored.plan, &stored.engine)?;
             let mut points = Vec::new();
             let mut prior: BTreeMap<u32, Vec<Metrics>> = BTreeMap::new();
             for p in store.points(run)? {
@@ -225,6 +277,7 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<()> {
         }
         None => {
             let plan = req.plan.clone().context("no plan")?;
+            check_lab(&plan, &req.engine)?;
             let (pts, skipped) = plan.points();
             let order = plan.order(pts.len());
             let first_round: BTreeMap<u32, u32> = order
@@ -271,6 +324,9 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<()> {
             )?;
             for (i, s) in skipped.iter().enumerate() {
                 store.skip_point(run, n + i as u32, PointStatus::Skipped, &s.reason)?;
+            }
+            if let Some(link) = netsonde_lab::control::link_from_env() {
+                store.set_link(run, &serde_json::to_string(&link)?)?;
             }
             let points = pts.into_iter().map(|p| (PointStatus::Pending, p)).collect();
             (run, stored, points, BTreeMap::new())

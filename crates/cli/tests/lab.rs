@@ -614,3 +614,78 @@ fn lab_up_keeps_a_lab_with_a_server_until_lab_down() {
     assert!(state(&name).is_none());
     before.assert_restored();
 }
+
+#[test]
+fn a_sweep_over_link_axes_rebuilds_the_link_per_point_and_records_it() {
+    let Some(_g) = ready("sweep") else { return };
+    let before = Before::take();
+    let dir = std::env::temp_dir().join(format!("netsonde-lab-sweep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("runs.db");
+    let db = db.to_str().unwrap();
+    let out = run(
+        &[
+            "lab",
+            "run",
+            "--rate",
+            "100M",
+            "--",
+            "sweep",
+            "--tests",
+            "tcp-stream",
+            "--sizes",
+            "64K",
+            "--mtus",
+            "1500,9000",
+            "--rates",
+            "50M,100M",
+            "--repeat",
+            "2",
+            "-t",
+            "1",
+            "--warmup",
+            "300ms",
+            "--db",
+            db,
+            "--no-report",
+        ],
+        Duration::from_secs(120),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Four links, each built once per round (the order keeps a link's points
+    // together): at most 2 rounds x 4 links, and never twice in a row.
+    let changes = err.matches("link now").count();
+    assert!((3..=8).contains(&changes), "{changes} link changes: {err}");
+    let conn = netsonde_store::Store::open(std::path::Path::new(db)).unwrap();
+    let row = conn.run(1).unwrap();
+    let link: Value = serde_json::from_str(row.link_json.as_deref().unwrap()).unwrap();
+    assert_eq!(link["mechanism"], "veth");
+    for p in conn.points(1).unwrap() {
+        let axes: Value = serde_json::from_str(&p.axes_json).unwrap();
+        let mtu: u64 = axes["mtu"].as_str().unwrap().parse().unwrap();
+        let rate: f64 = axes["rate"].as_str().unwrap().parse().unwrap();
+        assert_eq!(p.reps.len(), 2);
+        for r in &p.reps {
+            let rep: Value = serde_json::from_str(&r.report_json).unwrap();
+            assert_eq!(rep["link"]["spec"]["up"]["mtu"], mtu);
+            assert_eq!(rep["client"]["host"]["interface"]["mtu"], mtu);
+            assert_eq!(f(&rep["link"]["spec"]["down"]["rate"]), rate);
+            let mtu = mtu as f64;
+            let want = rate * (mtu - 52.0) / (mtu + 38.0);
+            let got = f(&rep["directions"][0]["goodput"]);
+            // One-second repetitions: the shaper's 10 ms bucket adds up to 1%.
+            assert!((got / want - 1.0).abs() < 0.08, "{axes}: {got} vs {want}");
+        }
+    }
+    // Outside the lab, link axes are refused before anything runs.
+    let out = run(
+        &["sweep", "--mtus", "9000", "--db", db, "--no-report"],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("netsonde lab run"));
+    let _ = std::fs::remove_dir_all(&dir);
+    before.assert_restored();
+}

@@ -235,6 +235,7 @@ pub fn study() -> crate::study::Study {
             server_host: Some(host("server")),
             line_rate: plan.line_rate.map(|r| r.bps()),
             repeat: plan.repeat,
+            link: None,
         },
         views,
     )

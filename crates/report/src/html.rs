@@ -42,6 +42,9 @@ pub fn render(s: &Study) -> String {
         esc(&r.tool_version),
         esc(&r.command)
     );
+    if let Some(l) = &r.link {
+        let _ = writeln!(o, "<p class=\"note\">lab link: {}</p>", esc(l));
+    }
     for (name, h) in [("client", &r.client_host), ("server", &r.server_host)] {
         if let Some(h) = h {
             let _ = writeln!(

@@ -20,6 +20,9 @@ pub fn render(s: &Study) -> String {
         r.status, r.repeat, r.tool_version
     );
     let _ = writeln!(o, "- command: `{}`", r.command);
+    if let Some(l) = &r.link {
+        let _ = writeln!(o, "- lab link: {l}");
+    }
     for (name, h) in [("client", &r.client_host), ("server", &r.server_host)] {
         if let Some(h) = h {
             let _ = writeln!(

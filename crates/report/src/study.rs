@@ -39,6 +39,9 @@ pub struct RunMeta {
     pub line_rate: Option<f64>,
     /// Repetitions per point.
     pub repeat: u32,
+    /// The lab link (`netsonde lab run`), one line: spec, mechanism, detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 /// One point as stored.
@@ -248,6 +251,16 @@ impl Labeler {
                 "window" => format!("w={}", human_size(v)),
                 "parallel" => format!("P={v}"),
                 "test" | "direction" | "io" => v.to_string(),
+                // Lab link axes: rate in bit/s, delay in ns.
+                "rate" if v == "0" => "rate=unlimited".into(),
+                "rate" => v.parse::<f64>().map_or_else(
+                    |_| format!("rate={v}"),
+                    |r| format!("rate={}", netsonde_model::units::BitRate(r)).replace(' ', ""),
+                ),
+                "delay" => v.parse::<u64>().map_or_else(
+                    |_| format!("delay={v}"),
+                    |d| format!("delay={}", netsonde_model::units::Nanos(d)).replace(' ', ""),
+                ),
                 _ => format!("{k}={v}"),
             });
         }
@@ -548,7 +561,10 @@ impl Study {
                 } else {
                     L4::Udp
                 };
-                let theoretical = match (run.line_rate, mtu) {
+                // In the lab, a point's own link (MTU, rate axes) is its line.
+                let line = axis_num(p, "rate").filter(|r| *r > 0.0).or(run.line_rate);
+                let mtu = axis_num(p, "mtu").map(|m| m as u64).or(mtu);
+                let theoretical = match (line, mtu) {
                     (Some(r), Some(m)) => {
                         let per_dir = theoretical_goodput(r, m, l4);
                         Some(

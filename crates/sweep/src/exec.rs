@@ -19,6 +19,14 @@ use crate::plan::Point;
 pub trait Runner {
     /// Runs `spec` once; an error is one line saying why.
     fn run(&mut self, spec: &TestSpec) -> Result<TestReport, String>;
+
+    /// Readies the path for a repetition of `point` (in the lab: the point's link
+    /// axes); an error fails the point. Called before every repetition; nothing by
+    /// default.
+    fn prepare(&mut self, point: &Point) -> Result<(), String> {
+        let _ = point;
+        Ok(())
+    }
 }
 
 /// Where results go.
@@ -133,7 +141,7 @@ pub fn execute(
             .get(idx as usize)
             .ok_or(ExecError::NoSuchPoint(idx))?;
         progress.begin(point, rep);
-        match runner.run(&point.spec) {
+        match runner.prepare(point).and_then(|()| runner.run(&point.spec)) {
             Ok(report) => {
                 let metrics = Metrics::from_report(&report);
                 let fig = metrics
@@ -165,4 +173,87 @@ pub fn execute(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fake::FakeRunner;
+    use crate::Plan;
+
+    /// The fake engine, with a `prepare` that records link keys and refuses one.
+    struct Lab {
+        fake: FakeRunner,
+        links: Vec<String>,
+    }
+
+    impl Runner for Lab {
+        fn run(&mut self, spec: &TestSpec) -> Result<TestReport, String> {
+            self.fake.run(spec)
+        }
+        fn prepare(&mut self, point: &Point) -> Result<(), String> {
+            let key = crate::plan::link_key(&point.axes);
+            if key.contains("mtu=9000") {
+                return Err("no 9000 here".into());
+            }
+            self.links.push(key);
+            Ok(())
+        }
+    }
+
+    #[derive(Default)]
+    struct Keep(Vec<u32>, Vec<u32>);
+
+    impl Sink for Keep {
+        fn rep_done(
+            &mut self,
+            p: &Point,
+            _: u32,
+            _: &TestReport,
+            _: &Metrics,
+        ) -> Result<(), String> {
+            self.0.push(p.idx);
+            Ok(())
+        }
+        fn point_done(&mut self, _: &Point, _: &PointSummary) -> Result<(), String> {
+            Ok(())
+        }
+        fn point_failed(&mut self, p: &Point, _: &str) -> Result<(), String> {
+            self.1.push(p.idx);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn prepare_runs_before_each_repetition_and_its_error_fails_the_point() {
+        let mut plan = Plan::default_characterization();
+        plan.tests = vec![netsonde_model::spec::TestKind::TcpStream];
+        plan.sizes = vec![netsonde_model::units::Bytes(1024)];
+        plan.link_axes.mtu = vec![1500, 9000];
+        plan.repeat = 2;
+        let (points, _) = plan.points();
+        let order = plan.order(points.len());
+        let mut lab = Lab {
+            fake: FakeRunner::new(1),
+            links: Vec::new(),
+        };
+        let mut sink = Keep::default();
+        let out = execute(
+            &points,
+            plan.repeat,
+            &order,
+            BTreeMap::new(),
+            Hooks {
+                runner: &mut lab,
+                sink: &mut sink,
+                progress: &mut NoProgress,
+                stop: &|| false,
+            },
+        )
+        .unwrap();
+        assert_eq!(out.reps, 2);
+        assert_eq!(lab.links, vec!["mtu=1500", "mtu=1500"]);
+        assert_eq!(out.failed.len(), 1);
+        assert!(out.failed[0].1.contains("no 9000"));
+    }
 }
