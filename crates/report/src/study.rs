@@ -322,12 +322,13 @@ impl Study {
         let done: Vec<&PointView> = points.iter().filter(|p| p.summary.is_some()).collect();
         let streams = || done.iter().copied().filter(|p| !p.spec.test.is_rr());
         let rrs = || done.iter().copied().filter(|p| p.spec.test.is_rr());
-        let mtu = run
-            .client_host
-            .as_ref()
-            .and_then(|h| h.interface.as_ref())
+        // The client's interface, else the server's (a client that names its
+        // server, as in the lab, records its facts before any connection).
+        let mtu = [&run.client_host, &run.server_host]
+            .into_iter()
+            .filter_map(|h| h.as_ref()?.interface.as_ref())
             .map(|i| u64::from(i.mtu))
-            .filter(|&m| m > 0);
+            .find(|&m| m > 0);
         let timestamps = run
             .client_host
             .as_ref()
