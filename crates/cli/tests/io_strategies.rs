@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::util::{bin, is_root, json, run};
+use crate::util::{bin, is_root, json, run, NsServer, VethPair};
 
 const ALL: [&str; 9] = [
     "copy", "epoll", "batch", "zerocopy", "sendfile", "splice", "uring", "busypoll", "auto",
@@ -231,26 +231,6 @@ fn strategies_that_do_not_apply_are_refused() {
     }
 }
 
-/// Namespaces this test made; removed on drop, also on panic.
-struct Netns(Vec<String>);
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        for n in &self.0 {
-            let _ = Command::new("ip").args(["netns", "del", n]).status();
-        }
-    }
-}
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("ip");
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[test]
 fn every_strategy_across_a_veth_pair() {
     if !is_root() {
@@ -258,36 +238,9 @@ fn every_strategy_across_a_veth_pair() {
         return;
     }
     let ok = supported();
-    let tag = std::process::id();
-    let (a, b) = (format!("sonde-io-s{tag}"), format!("sonde-io-c{tag}"));
-    let _guard = Netns(vec![a.clone(), b.clone()]);
-    ip(&["netns", "add", &a]);
-    ip(&["netns", "add", &b]);
-    ip(&[
-        "link", "add", "vios", "netns", &a, "type", "veth", "peer", "name", "vioc", "netns", &b,
-    ]);
-    ip(&["-n", &a, "addr", "add", "10.204.0.1/30", "dev", "vios"]);
-    ip(&["-n", &b, "addr", "add", "10.204.0.2/30", "dev", "vioc"]);
-    for (ns, dev) in [(&a, "vios"), (&b, "vioc")] {
-        ip(&["-n", ns, "link", "set", dev, "up"]);
-        ip(&["-n", ns, "link", "set", "lo", "up"]);
-    }
-    let mut server = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &a,
-            bin(),
-            "server",
-            "--bind",
-            "10.204.0.1",
-            "--port",
-            "5300",
-        ])
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    let pair = VethPair::new("io", "10.204.0", 1500);
+    let (a, b) = (pair.server.clone(), pair.client.clone());
+    let server = NsServer::start(&a, "10.204.0.1");
     let mut failures = Vec::new();
     for tx in ALL.iter().filter(|s| ok.iter().any(|o| o == *s)) {
         let (rx, verify) = rx_for(tx);
@@ -364,7 +317,6 @@ fn every_strategy_across_a_veth_pair() {
             )),
         }
     }
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     assert!(failures.is_empty(), "{failures:?}");
 }

@@ -3,31 +3,8 @@
 //! header overhead is taken out. Needs root; skips out loud without it.
 
 use std::process::Command;
-use std::time::Duration;
 
-use crate::util::{bin, is_root};
-
-/// Namespaces and links this test made; removed on drop, also on panic.
-struct Lab {
-    names: Vec<String>,
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for n in &self.names {
-            let _ = Command::new("ip").args(["netns", "del", n]).status();
-        }
-    }
-}
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("ip");
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use crate::util::{bin, is_root, NsServer, VethPair};
 
 fn counter(ns: &str, dev: &str, name: &str) -> u64 {
     let out = Command::new("ip")
@@ -56,40 +33,15 @@ fn veth_goodput_matches_interface_counters() {
     if Command::new("ip").arg("-V").output().is_err() && skip("iproute2 'ip' is not installed") {
         return;
     }
-    let tag = std::process::id();
-    let (a, b) = (format!("sonde-acc-s{tag}"), format!("sonde-acc-c{tag}"));
-    let lab = Lab {
-        names: vec![a.clone(), b.clone()],
-    };
-    ip(&["netns", "add", &a]);
-    ip(&["netns", "add", &b]);
-    ip(&[
-        "link", "add", "vsrv", "netns", &a, "type", "veth", "peer", "name", "vcli", "netns", &b,
-    ]);
-    ip(&["-n", &a, "addr", "add", "10.203.0.1/30", "dev", "vsrv"]);
-    ip(&["-n", &b, "addr", "add", "10.203.0.2/30", "dev", "vcli"]);
-    for (ns, dev) in [(&a, "vsrv"), (&b, "vcli")] {
-        ip(&["-n", ns, "link", "set", dev, "mtu", "1500", "up"]);
-        ip(&["-n", ns, "link", "set", "lo", "up"]);
-    }
-    let mut server = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &a,
-            bin(),
-            "server",
-            "--bind",
-            "10.203.0.1",
-            "--port",
-            "5300",
-        ])
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let rx0 = counter(&a, "vsrv", "rx_bytes");
-    let pk0 = counter(&a, "vsrv", "rx_packets");
+    let lab = VethPair::new("acc", "10.203.0", 1500);
+    let (a, b, dev) = (
+        lab.server.clone(),
+        lab.client.clone(),
+        lab.server_dev.clone(),
+    );
+    let server = NsServer::start(&a, "10.203.0.1");
+    let rx0 = counter(&a, &dev, "rx_bytes");
+    let pk0 = counter(&a, &dev, "rx_packets");
     let out = Command::new("ip")
         .args([
             "netns",
@@ -104,10 +56,9 @@ fn veth_goodput_matches_interface_counters() {
         ])
         .output()
         .unwrap();
-    let rx = counter(&a, "vsrv", "rx_bytes") - rx0;
-    let pk = counter(&a, "vsrv", "rx_packets") - pk0;
-    let _ = server.kill();
-    let _ = server.wait();
+    let rx = counter(&a, &dev, "rx_bytes") - rx0;
+    let pk = counter(&a, &dev, "rx_packets") - pk0;
+    drop(server);
     assert!(
         out.status.success(),
         "{}",

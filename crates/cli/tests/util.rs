@@ -122,7 +122,11 @@ impl ServerProc {
 
     /// Open file descriptors and threads of the server process.
     pub fn fds_and_threads(&self) -> (usize, usize) {
-        let count = |d: &str| std::fs::read_dir(format!("/proc/{}/{d}", self.child.id())).map(|r| r.count()).unwrap_or(0);
+        let count = |d: &str| {
+            std::fs::read_dir(format!("/proc/{}/{d}", self.child.id()))
+                .map(|r| r.count())
+                .unwrap_or(0)
+        };
         (count("fd"), count("task"))
     }
 
@@ -162,4 +166,127 @@ fn nix_like_geteuid() -> u32 {
         })
         .and_then(|u| u.parse().ok())
         .unwrap_or(u32::MAX)
+}
+
+/// Two network namespaces this test made, joined by a veth pair; removed on drop,
+/// also on panic. The server side is `NET.1`, the client side `NET.2` (a /30).
+pub struct VethPair {
+    /// Server namespace.
+    pub server: String,
+    /// Client namespace.
+    pub client: String,
+    /// Server-side interface (in `server`).
+    pub server_dev: String,
+}
+
+impl Drop for VethPair {
+    fn drop(&mut self) {
+        for n in [&self.server, &self.client] {
+            let _ = Command::new("ip").args(["netns", "del", n]).status();
+        }
+    }
+}
+
+/// Runs `ip` and fails the test if it fails.
+pub fn ip(args: &[&str]) {
+    let out = Command::new("ip").args(args).output().expect("ip");
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl VethPair {
+    /// Creates `sonde-{tag}-s{pid}` and `sonde-{tag}-c{pid}`, addresses `net.1` and
+    /// `net.2`, the given MTU, links up.
+    pub fn new(tag: &str, net: &str, mtu: u32) -> VethPair {
+        let pid = std::process::id();
+        let pair = VethPair {
+            server: format!("sonde-{tag}-s{pid}"),
+            client: format!("sonde-{tag}-c{pid}"),
+            server_dev: format!("v{tag}s"),
+        };
+        let client_dev = format!("v{tag}c");
+        let (a, b) = (&pair.server, &pair.client);
+        ip(&["netns", "add", a]);
+        ip(&["netns", "add", b]);
+        ip(&[
+            "link",
+            "add",
+            &pair.server_dev,
+            "netns",
+            a,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &client_dev,
+            "netns",
+            b,
+        ]);
+        ip(&[
+            "-n",
+            a,
+            "addr",
+            "add",
+            &format!("{net}.1/30"),
+            "dev",
+            &pair.server_dev,
+        ]);
+        ip(&[
+            "-n",
+            b,
+            "addr",
+            "add",
+            &format!("{net}.2/30"),
+            "dev",
+            &client_dev,
+        ]);
+        let mtu = mtu.to_string();
+        for (ns, dev) in [(a, &pair.server_dev), (b, &client_dev)] {
+            ip(&["-n", ns, "link", "set", dev, "mtu", &mtu, "up"]);
+            ip(&["-n", ns, "link", "set", "lo", "up"]);
+        }
+        pair
+    }
+}
+
+/// Starts `netsonde server` inside a namespace and waits until it listens; killed
+/// on drop.
+pub struct NsServer(pub Child);
+
+impl NsServer {
+    pub fn start(ns: &str, bind: &str) -> NsServer {
+        let mut child = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                ns,
+                bin(),
+                "server",
+                "--bind",
+                bind,
+                "--port",
+                "5300",
+            ])
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn server in namespace");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let first = lines.next().and_then(Result::ok).unwrap_or_default();
+        assert!(
+            first.contains("listening"),
+            "server in {ns} did not start: {first}"
+        );
+        std::thread::spawn(move || lines.for_each(drop));
+        NsServer(child)
+    }
+}
+
+impl Drop for NsServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
