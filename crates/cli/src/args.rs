@@ -47,7 +47,7 @@ pub enum Command {
     Report(ReportArgs),
     /// Emulated paths on this host: namespaces joined by a link with MTU, rate,
     /// delay, jitter, loss and reordering (root).
-    Lab(crate::lab::LabArgs),
+    Lab(Box<crate::lab::LabArgs>),
 }
 
 /// Options shared by every command that touches the store or writes a report.

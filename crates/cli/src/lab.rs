@@ -80,7 +80,8 @@ pub struct LinkFlags {
     /// Uniform jitter around the delay (does not reorder): 1ms.
     #[arg(long)]
     pub jitter: Option<String>,
-    /// Loss: 1% (random) or gemodel:P,R[,BAD[,GOOD]] (Gilbert-Elliott bursts).
+    /// Loss: 1% (random) or gemodel:P,R,BAD,GOOD (Gilbert-Elliott bursts; BAD and
+    /// GOOD optional, default 100% and 0%).
     #[arg(long)]
     pub loss: Option<String>,
     /// Share of packets sent ahead of the delay (reordered): 5%.
@@ -125,7 +126,7 @@ impl LinkFlags {
 /// `netsonde lab run`.
 #[derive(Debug, Args)]
 pub struct LabRunArgs {
-    /// A lab or experiment file (TOML): its [link] table sets the link (flags
+    /// A lab or experiment file (TOML): its `link` table sets the link (flags
     /// override it). An experiment file with no invocation runs as `run FILE`.
     pub file: Option<PathBuf>,
     #[command(flatten)]
@@ -133,6 +134,10 @@ pub struct LabRunArgs {
     /// Lab name (namespaces sonde-NAME-cli and sonde-NAME-srv); default rPID.
     #[arg(long)]
     pub name: Option<String>,
+    /// Write the userspace emulator's counters (packets, drops, delivery error
+    /// percentiles per direction) to this file as JSON at the end.
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
     /// What to run in the client host: `client ...`, `sweep ...` or `run FILE`.
     /// Without a HOST it targets the lab's server.
     #[arg(last = true, value_name = "INVOCATION")]
@@ -142,7 +147,7 @@ pub struct LabRunArgs {
 /// `netsonde lab up`.
 #[derive(Debug, Args)]
 pub struct LabUpArgs {
-    /// A lab file (TOML) whose [link] table sets the link.
+    /// A lab file (TOML) whose `link` table sets the link.
     pub file: Option<PathBuf>,
     #[command(flatten)]
     pub link: LinkFlags,
@@ -377,6 +382,11 @@ fn lab_run(dir: &StateDir, r: LabRunArgs) -> anyhow::Result<u8> {
     }
     if let Some(s) = lab.emulator_stats() {
         eprint!("{}", emulator_summary(&s));
+        if let Some(path) = &r.stats {
+            let json = serde_json::to_string_pretty(&s).expect("stats serialize");
+            std::fs::write(path, json + "\n")
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
     }
     let _ = server.child.try_wait();
     lab.down().context("tearing the lab down")?;

@@ -192,7 +192,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             std::io::stdout().write_all(text.as_bytes())?;
             Ok(if regressed { Exit::Regressed } else { Exit::Ok })
         }
-        Command::Lab(a) => Ok(Exit::Code(lab::run(a)?)),
+        Command::Lab(a) => Ok(Exit::Code(lab::run(*a)?)),
         Command::Report(a) => {
             let store = runs::open_store(a.store.db.as_deref())?;
             let id = runs::run_id(&store, a.run.as_deref())?;

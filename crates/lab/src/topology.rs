@@ -30,6 +30,8 @@ pub const DEV: &str = "sonde0";
 pub const SERVER_ADDR: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 1);
 /// The client's address.
 pub const CLIENT_ADDR: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 2);
+/// Packets a TUN device queues before the emulator reads them.
+const TUN_QUEUE: &str = "2000";
 
 /// Which host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -335,6 +337,11 @@ impl Lab {
             Mechanism::Emulator => {
                 for ns in [cli, srv] {
                     ip_in(ns, &["tuntap", "add", "dev", DEV, "mode", "tun"])?;
+                    // The device's own queue, before the emulator reads: deep enough
+                    // that a burst the emulator takes a moment to drain is not
+                    // dropped there (500 by default). The emulated queue is the
+                    // emulator's.
+                    ip_in(ns, &["link", "set", DEV, "txqueuelen", TUN_QUEUE])?;
                 }
             }
         }

@@ -18,6 +18,11 @@
 //! interval = "250ms"
 //! seed = 1
 //! line_rate = "10G"
+//! # In the lab only (`netsonde lab run FILE`): link axes.
+//! mtus = [1500, 9000, 65535]
+//! rates = ["100M", "1G"]        # 0 is unlimited
+//! delays = ["0", "10ms"]        # one-way, each way
+//! losses = ["0", "1%", "gemodel:1%,30%"]
 //!
 //! [options]                     # fixed for every point
 //! nodelay = true
@@ -27,13 +32,7 @@
 //! affinity = [0]
 //! server_affinity = [1]
 //!
-//! # In the lab only (`netsonde lab run FILE`): link axes, and the base link.
-//! mtus = [1500, 9000, 65535]
-//! rates = ["100M", "1G"]        # 0 is unlimited
-//! delays = ["0", "10ms"]        # one-way, each way
-//! losses = ["0", "1%", "gemodel:1%,30%"]
-//!
-//! [link]                        # see netsonde_model::link::LinkSettings
+//! [link]                        # lab only: the base link, netsonde_model::link
 //! rate = "1G"
 //! delay = "114ms"
 //! ```

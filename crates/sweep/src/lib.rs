@@ -5,7 +5,7 @@
 //! - [`plan`]: a [`plan::Plan`] (base options, axes, repetitions, seed) expands into
 //!   points, and into an interleaved, randomised run order: every round runs every
 //!   point once, in a fresh shuffle, so machine drift spreads over all points.
-//! - [`file`]: the declarative experiment file (`netsonde run FILE.toml`); unknown
+//! - [`file`](mod@file): the declarative experiment file (`netsonde run FILE.toml`); unknown
 //!   keys are errors.
 //! - [`exec`]: runs an order through a [`exec::Runner`] (the real client, or
 //!   [`fake::FakeRunner`]) into a [`exec::Sink`] (the store), with progress and
