@@ -49,7 +49,7 @@ const BATCH: usize = 64;
 const MAX_SLEEP: Duration = Duration::from_millis(20);
 /// Initial estimate of how late `ppoll` wakes up, and the most it learns.
 const INITIAL_OVERSHOOT: u64 = 50_000;
-const MAX_OVERSHOOT: u64 = 200_000;
+const MAX_OVERSHOOT: u64 = 100_000;
 /// The delivery error histogram has 1 us buckets from this many microseconds early
 /// ...
 pub const ERROR_EARLY_US: i64 = 500;
@@ -395,6 +395,9 @@ impl Pipe {
             let wait = match next {
                 Some(due) if due <= now + self.overshoot => {
                     self.deliver(now + self.overshoot, now);
+                    // Delivering early never sleeps, so it never learns: let the
+                    // estimate decay, so that one too large does not stick.
+                    self.overshoot -= self.overshoot / 32;
                     continue;
                 }
                 Some(due) => (due - now - self.overshoot).min(MAX_SLEEP.as_nanos() as u64),
@@ -408,8 +411,14 @@ impl Pipe {
             );
             match woke {
                 Ok(0) => {
-                    // Timed out: learn how late the kernel woke us.
-                    let late = self.now().saturating_sub(now + wait).min(MAX_OVERSHOOT);
+                    // Timed out: learn how late the kernel woke us. One very late
+                    // wake-up (a descheduled vCPU) counts as at most twice the
+                    // estimate, so it cannot push the estimate past short delays.
+                    let late = self
+                        .now()
+                        .saturating_sub(now + wait)
+                        .min(2 * self.overshoot + 20_000)
+                        .min(MAX_OVERSHOOT);
                     self.overshoot = (self.overshoot * 7 + late) / 8;
                 }
                 Ok(_) | Err(Errno::EINTR) => {}
