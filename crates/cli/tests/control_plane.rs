@@ -13,7 +13,10 @@ use crate::util::{bin, json, run, ServerProc};
 
 fn key_file(dir: &std::path::Path, name: &str) -> String {
     let p = dir.join(name);
-    let out = run(&["keygen", "--out", p.to_str().unwrap()], Duration::from_secs(10));
+    let out = run(
+        &["keygen", "--out", p.to_str().unwrap()],
+        Duration::from_secs(10),
+    );
     assert!(out.status.success());
     p.to_str().unwrap().to_string()
 }
@@ -41,7 +44,10 @@ fn fails_with(args: &[&str], needle: &str) {
     let out = run(args, Duration::from_secs(30));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
-    assert!(err.contains(needle), "{args:?}: expected '{needle}' in {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected '{needle}' in {err}"
+    );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
@@ -52,24 +58,74 @@ fn authentication_outcomes() {
     let keyed = ServerProc::start_with(&["--auth-key", &a]);
     let open = ServerProc::start();
     // The right key works, and the whole session runs sealed.
-    let doc = json(&["127.0.0.1", "--port", &keyed.port(), "--auth-key", &a, "-T", "tcp-rr", "-t", "0.3"]);
+    let doc = json(&[
+        "127.0.0.1",
+        "--port",
+        &keyed.port(),
+        "--auth-key",
+        &a,
+        "-T",
+        "tcp-rr",
+        "-t",
+        "0.3",
+    ]);
     assert!(doc["rr"]["transactions"].as_u64().unwrap() > 0);
     // Wrong key, no key, keyed client against an open server.
-    fails_with(&["client", "127.0.0.1", "--port", &keyed.port(), "--auth-key", &b, "-t", "1"], "authentication failed");
-    fails_with(&["client", "127.0.0.1", "--port", &keyed.port(), "-t", "1"], "pass --auth-key FILE");
-    fails_with(&["client", "127.0.0.1", "--port", &open.port(), "--auth-key", &a, "-t", "1"], "refusing to run unauthenticated");
+    fails_with(
+        &[
+            "client",
+            "127.0.0.1",
+            "--port",
+            &keyed.port(),
+            "--auth-key",
+            &b,
+            "-t",
+            "1",
+        ],
+        "authentication failed",
+    );
+    fails_with(
+        &["client", "127.0.0.1", "--port", &keyed.port(), "-t", "1"],
+        "pass --auth-key FILE",
+    );
+    fails_with(
+        &[
+            "client",
+            "127.0.0.1",
+            "--port",
+            &open.port(),
+            "--auth-key",
+            &a,
+            "-t",
+            "1",
+        ],
+        "refusing to run unauthenticated",
+    );
     // No test traffic for any of them: the server logged each with zero bytes.
     let failed = wait_log(&keyed, |l| l.contains("outcome=failed"), 2);
     assert_eq!(failed.len(), 2, "{failed:?}");
-    assert!(failed.iter().all(|l| l.contains("bytes=0") && l.contains("auth=false")), "{failed:?}");
-    assert!(failed.iter().any(|l| l.contains("wrong key") || l.contains("does not hold the same key")));
+    assert!(
+        failed
+            .iter()
+            .all(|l| l.contains("bytes=0") && l.contains("auth=false")),
+        "{failed:?}"
+    );
+    assert!(failed
+        .iter()
+        .any(|l| l.contains("wrong key") || l.contains("does not hold the same key")));
     assert!(failed.iter().any(|l| l.contains("client has no key")));
     // A key file others can read is refused with the fix.
     let loose = d.join("loose.key");
     std::fs::copy(&a, &loose).unwrap();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut std::fs::metadata(&loose).unwrap().permissions(), 0o644);
+    std::os::unix::fs::PermissionsExt::set_mode(
+        &mut std::fs::metadata(&loose).unwrap().permissions(),
+        0o644,
+    );
     std::fs::set_permissions(&loose, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
-    fails_with(&["client", "--auth-key", loose.to_str().unwrap(), "-t", "1"], "chmod 600");
+    fails_with(
+        &["client", "--auth-key", loose.to_str().unwrap(), "-t", "1"],
+        "chmod 600",
+    );
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -122,13 +178,39 @@ fn tampered_frame_and_replayed_transcript_fail() {
     let srv = ServerProc::start_with(&["--auth-key", &a]);
     // Frames from the client: 0 hello, 1 auth-response, 2 setup (sealed): flip it.
     let (port, h) = proxy(srv.addr(), Some(2));
-    fails_with(&["client", "127.0.0.1", "--port", &port.to_string(), "--auth-key", &a, "-t", "1"], "tampered");
+    fails_with(
+        &[
+            "client",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--auth-key",
+            &a,
+            "-t",
+            "1",
+        ],
+        "tampered",
+    );
     h.join().unwrap();
     let hits = wait_log(&srv, |l| l.contains("tampered"), 1);
     assert_eq!(hits.len(), 1, "{:?}", srv.lines());
     // Record an honest session's client bytes, then replay them on a new connection.
     let (port, h) = proxy(srv.addr(), None);
-    let ok = run(&["client", "127.0.0.1", "--port", &port.to_string(), "--auth-key", &a, "-T", "tcp-rr", "-t", "0.3"], Duration::from_secs(30));
+    let ok = run(
+        &[
+            "client",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--auth-key",
+            &a,
+            "-T",
+            "tcp-rr",
+            "-t",
+            "0.3",
+        ],
+        Duration::from_secs(30),
+    );
     assert!(ok.status.success());
     let transcript = h.join().unwrap();
     let mut s = TcpStream::connect(srv.addr()).unwrap();
@@ -137,7 +219,11 @@ fn tampered_frame_and_replayed_transcript_fail() {
     let mut sink = Vec::new();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let _ = s.read_to_end(&mut sink);
-    let hits = wait_log(&srv, |l| l.contains("outcome=failed") && l.contains("authentication failed"), 1);
+    let hits = wait_log(
+        &srv,
+        |l| l.contains("outcome=failed") && l.contains("authentication failed"),
+        1,
+    );
     assert_eq!(hits.len(), 1, "{:?}", srv.lines());
     assert!(hits[0].contains("bytes=0"));
     let _ = std::fs::remove_dir_all(&d);
@@ -153,7 +239,10 @@ impl Raw {
     fn connect(addr: &str) -> Raw {
         let s = TcpStream::connect(addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        Raw { s, dec: FrameDecoder::new() }
+        Raw {
+            s,
+            dec: FrameDecoder::new(),
+        }
     }
     fn send(&mut self, f: Frame) {
         let _ = self.s.write_all(&f.to_bytes());
@@ -183,7 +272,9 @@ impl Raw {
     /// Waits for the server to close (or an error frame and close).
     fn closed_within(&mut self, limit: Duration) -> bool {
         let start = Instant::now();
-        self.s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        self.s
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
         let mut buf = [0u8; 256];
         while start.elapsed() < limit {
             match self.s.read(&mut buf) {
@@ -236,21 +327,42 @@ fn slow_and_lying_peers_are_dropped_at_their_deadline() {
     let ack = liar.setup(TestSpec::new(TestKind::TcpStream));
     let data = format!("127.0.0.1:{}", ack.data_port);
     let mut wrong = TcpStream::connect(&data).unwrap();
-    wrong.write_all(&netsonde_proto::message::encode_preamble(&netsonde_proto::Token([0; 16]), 0)).unwrap();
+    wrong
+        .write_all(&netsonde_proto::message::encode_preamble(
+            &netsonde_proto::Token([0; 16]),
+            0,
+        ))
+        .unwrap();
     let mut good = TcpStream::connect(&data).unwrap();
-    good.write_all(&netsonde_proto::message::encode_preamble(&ack.token, 0)).unwrap();
+    good.write_all(&netsonde_proto::message::encode_preamble(&ack.token, 0))
+        .unwrap();
     let mut reused = TcpStream::connect(&data).unwrap();
     let _ = reused.write_all(&netsonde_proto::message::encode_preamble(&ack.token, 0));
     // No start: the session times out and everything is released.
     assert!(liar.closed_within(Duration::from_secs(4)));
-    let reasons = wait_log(&srv, |l| l.contains("outcome=failed") || l.contains("outcome=dropped"), 3);
+    let reasons = wait_log(
+        &srv,
+        |l| l.contains("outcome=failed") || l.contains("outcome=dropped"),
+        3,
+    );
     assert!(reasons.len() >= 3, "{:?}", srv.lines());
     assert!(reasons.iter().all(|l| l.contains("reason=")), "{reasons:?}");
     drop((wrong, good, reused));
     let now = back_to_idle(&srv, idle, Duration::from_secs(8));
-    assert!(now.0 <= idle.0 && now.1 <= idle.1, "leaked: idle {idle:?}, now {now:?}");
+    assert!(
+        now.0 <= idle.0 && now.1 <= idle.1,
+        "leaked: idle {idle:?}, now {now:?}"
+    );
     // And it still serves.
-    let doc = json(&["127.0.0.1", "--port", &srv.port(), "-T", "tcp-rr", "-t", "0.3"]);
+    let doc = json(&[
+        "127.0.0.1",
+        "--port",
+        &srv.port(),
+        "-T",
+        "tcp-rr",
+        "-t",
+        "0.3",
+    ]);
     assert!(doc["rr"]["transactions"].as_u64().unwrap() > 0);
 }
 
@@ -273,7 +385,16 @@ fn chaos_200_killed_sessions() {
         if i % 5 == 0 {
             // A real client, SIGKILLed somewhere between connect and the end.
             let mut c = Command::new(bin())
-                .args(["client", "127.0.0.1", "--port", &srv.port(), "-T", if i % 2 == 0 { "tcp-stream" } else { "udp-rr" }, "-t", "0.5"])
+                .args([
+                    "client",
+                    "127.0.0.1",
+                    "--port",
+                    &srv.port(),
+                    "-T",
+                    if i % 2 == 0 { "tcp-stream" } else { "udp-rr" },
+                    "-t",
+                    "0.5",
+                ])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
@@ -302,11 +423,26 @@ fn chaos_200_killed_sessions() {
     }
     eprintln!("chaos: 200 sessions in {:?}", started.elapsed());
     let now = back_to_idle(&srv, idle, Duration::from_secs(15));
-    assert!(now.0 <= idle.0 && now.1 <= idle.1, "leaked: idle {idle:?}, now {now:?}");
+    assert!(
+        now.0 <= idle.0 && now.1 <= idle.1,
+        "leaked: idle {idle:?}, now {now:?}"
+    );
     let t = Instant::now();
-    let doc = json(&["127.0.0.1", "--port", &srv.port(), "-T", "tcp-rr", "-t", "0.2"]);
+    let doc = json(&[
+        "127.0.0.1",
+        "--port",
+        &srv.port(),
+        "-T",
+        "tcp-rr",
+        "-t",
+        "0.2",
+    ]);
     assert!(doc["rr"]["transactions"].as_u64().unwrap() > 0);
-    assert!(t.elapsed() < Duration::from_secs(2) + Duration::from_millis(900), "took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(2) + Duration::from_millis(900),
+        "took {:?}",
+        t.elapsed()
+    );
     assert!(!srv.lines().iter().any(|l| l.contains("panicked")));
 }
 
@@ -316,7 +452,16 @@ fn load_64_clients_at_once() {
     let children: Vec<_> = (0..64)
         .map(|_| {
             Command::new(bin())
-                .args(["client", "127.0.0.1", "--port", &srv.port(), "-T", "tcp-rr", "-t", "0.3"])
+                .args([
+                    "client",
+                    "127.0.0.1",
+                    "--port",
+                    &srv.port(),
+                    "-T",
+                    "tcp-rr",
+                    "-t",
+                    "0.3",
+                ])
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -335,7 +480,11 @@ fn load_64_clients_at_once() {
             busy += 1;
         }
     }
-    assert!(start.elapsed() < Duration::from_secs(60), "hung: {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "hung: {:?}",
+        start.elapsed()
+    );
     assert!(served >= 1, "nobody was served");
     let rss = srv.peak_rss_kib();
     eprintln!("load: 64 clients, {served} served, {busy} told busy, server peak RSS {rss} KiB");
@@ -350,7 +499,10 @@ fn fuzzed_frames_against_a_live_server() {
     let addr = srv.addr();
     let seeds: Vec<Vec<u8>> = {
         let hello = Frame::Hello(Hello::ours()).to_bytes();
-        let setup = Frame::Message(Message::Setup { spec: TestSpec::new(TestKind::TcpRr) }).to_bytes();
+        let setup = Frame::Message(Message::Setup {
+            spec: TestSpec::new(TestKind::TcpRr),
+        })
+        .to_bytes();
         let start = Frame::Message(Message::Start).to_bytes();
         let mut hs = hello.clone();
         hs.extend_from_slice(&setup);
@@ -406,7 +558,9 @@ fn fuzzed_frames_against_a_live_server() {
                         }
                         batch.extend_from_slice(&m);
                     }
-                    let Ok(mut s) = TcpStream::connect(&addr) else { continue };
+                    let Ok(mut s) = TcpStream::connect(&addr) else {
+                        continue;
+                    };
                     let _ = s.write_all(&batch);
                     let _ = s.shutdown(Shutdown::Write);
                     let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
@@ -426,9 +580,20 @@ fn fuzzed_frames_against_a_live_server() {
         inputs += h.join().unwrap();
     }
     assert_eq!(inputs, 100_000);
-    eprintln!("fuzz: {inputs} connections of random and mutated frames in {:?}", started.elapsed());
+    eprintln!(
+        "fuzz: {inputs} connections of random and mutated frames in {:?}",
+        started.elapsed()
+    );
     assert!(srv.child.id() > 0);
-    let doc = json(&["127.0.0.1", "--port", &srv.port(), "-T", "tcp-rr", "-t", "0.3"]);
+    let doc = json(&[
+        "127.0.0.1",
+        "--port",
+        &srv.port(),
+        "-T",
+        "tcp-rr",
+        "-t",
+        "0.3",
+    ]);
     assert!(doc["rr"]["transactions"].as_u64().unwrap() > 0);
     assert!(!srv.lines().iter().any(|l| l.contains("panicked")));
 }
@@ -438,35 +603,85 @@ fn sigterm_drains_running_tests_then_exits_zero() {
     let mut srv = ServerProc::start();
     let port = srv.port();
     let client = std::thread::spawn(move || {
-        run(&["client", "127.0.0.1", "--port", &port, "-T", "tcp-rr", "-t", "2"], Duration::from_secs(30))
+        run(
+            &[
+                "client",
+                "127.0.0.1",
+                "--port",
+                &port,
+                "-T",
+                "tcp-rr",
+                "-t",
+                "2",
+            ],
+            Duration::from_secs(30),
+        )
     });
     std::thread::sleep(Duration::from_millis(700));
-    let st = Command::new("kill").args(["-TERM", &srv.child.id().to_string()]).status().unwrap();
+    let st = Command::new("kill")
+        .args(["-TERM", &srv.child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(st.success());
     let out = client.join().unwrap();
-    assert!(out.status.success(), "the running test was cut: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "the running test was cut: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let start = Instant::now();
     let code = loop {
         if let Some(s) = srv.child.try_wait().unwrap() {
             break s.code();
         }
-        assert!(start.elapsed() < Duration::from_secs(10), "server did not exit after draining");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "server did not exit after draining"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(code, Some(0));
     // No new tests after SIGTERM.
-    let out = run(&["client", "127.0.0.1", "--port", &srv.port(), "-t", "0.2"], Duration::from_secs(10));
+    let out = run(
+        &["client", "127.0.0.1", "--port", &srv.port(), "-t", "0.2"],
+        Duration::from_secs(10),
+    );
     assert_eq!(out.status.code(), Some(1));
 }
 
 #[test]
 fn server_limits_are_reported_to_the_client() {
-    let srv = ServerProc::start_with(&["--max-duration", "2s", "--max-parallel", "2", "--log-format", "json"]);
-    let out = run(&["client", "127.0.0.1", "--port", &srv.port(), "-t", "5"], Duration::from_secs(10));
+    let srv = ServerProc::start_with(&[
+        "--max-duration",
+        "2s",
+        "--max-parallel",
+        "2",
+        "--log-format",
+        "json",
+    ]);
+    let out = run(
+        &["client", "127.0.0.1", "--port", &srv.port(), "-t", "5"],
+        Duration::from_secs(10),
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
-    assert!(err.contains("server limit: warm-up plus --time at most 2.00 s"), "{err}");
-    let out = run(&["client", "127.0.0.1", "--port", &srv.port(), "-P", "4", "-t", "1"], Duration::from_secs(10));
+    assert!(
+        err.contains("server limit: warm-up plus --time at most 2.00 s"),
+        "{err}"
+    );
+    let out = run(
+        &[
+            "client",
+            "127.0.0.1",
+            "--port",
+            &srv.port(),
+            "-P",
+            "4",
+            "-t",
+            "1",
+        ],
+        Duration::from_secs(10),
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("--parallel at most 2"));
     let lines = wait_log(&srv, |l| l.contains("\"outcome\":\"refused\""), 2);
     assert_eq!(lines.len(), 2, "{:?}", srv.lines());

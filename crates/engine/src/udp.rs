@@ -215,18 +215,21 @@ pub fn udp_recv(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineErro
         let measuring = m.tick(now) == Phase::Measure;
         let rx_ns = now.saturating_duration_since(ctx.clock.t0).as_nanos() as u64;
         let mut fin = None;
+        // FIN and repeated handshake datagrams are protocol, not test bytes.
+        let (mut skip_bytes, mut skip_msgs) = (0u64, 0u64);
         let r = rx.recv(Sock::Udp(&sock), &mut |d, len| {
             if len < HEADER || d.len() < HEADER {
                 return;
             }
             let seq = u64::from_be_bytes(d[..8].try_into().expect("8 bytes"));
             let tx = u64::from_be_bytes(d[8..16].try_into().expect("8 bytes"));
-            if seq == FIN {
-                fin = Some(tx);
+            if seq == FIN || (len == PREAMBLE_LEN && d[..8] == *b"NSDATA01") {
+                if seq == FIN {
+                    fin = Some(tx);
+                }
+                skip_bytes += len as u64;
+                skip_msgs += 1;
                 return;
-            }
-            if len == PREAMBLE_LEN && d[..8] == *b"NSDATA01" {
-                return; // a repeated handshake datagram
             }
             if seqs.observe(seq) != Arrival::Duplicate {
                 jitter.observe(tx, rx_ns);
@@ -239,7 +242,7 @@ pub fn udp_recv(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineErro
             }
         });
         match r {
-            Ok(Some(mv)) => m.moved(mv.bytes, mv.messages, mv.calls),
+            Ok(Some(mv)) => m.moved(mv.bytes - skip_bytes, mv.messages - skip_msgs, mv.calls),
             Ok(None) => {}
             Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::ConnectionRefused => {
                 m.call()
