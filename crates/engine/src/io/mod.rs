@@ -29,8 +29,8 @@
 //! | batch | writev of many messages | large reads | sendmmsg / UDP GSO | recvmmsg |
 //! | zerocopy | send(MSG_ZEROCOPY) + error-queue completions | recv(MSG_TRUNC): no copy | send(MSG_ZEROCOPY) | recv(MSG_TRUNC) of the header only |
 //! | sendfile | sendfile from a memfd | — | — | — |
-//! | splice | vmsplice-free splice memfd → pipe → socket | splice socket → pipe → /dev/null | — | — |
-//! | uring | io_uring WRITE_FIXED batches | io_uring RECV batches | io_uring SEND batches | io_uring RECV |
+//! | splice | splice memfd → pipe → socket | splice socket → pipe → /dev/null | — | — |
+//! | uring | 4 linked io_uring WRITE_FIXED per submission | one io_uring RECV per call | one WRITE_FIXED per datagram | one RECV per call |
 //! | auto | calibrates the send candidates, keeps the best | rule: batch | rule: batch | rule: batch |
 
 mod auto;

@@ -1,7 +1,8 @@
 //! uring: io_uring with a registered buffer (WRITE_FIXED) and batched, linked
 //! submissions: a TCP sender queues 4 linked writes of up to 256 KiB per
-//! `io_uring_enter`; a UDP sender queues one SEND per datagram slot, 32 at a time;
-//! receivers issue one RECV per call.
+//! `io_uring_enter`; a UDP sender submits one WRITE_FIXED per datagram; receivers
+//! issue one RECV per call. Not done yet: multishot receive with provided buffers,
+//! and SEND_ZC.
 
 use std::io;
 use std::os::fd::AsRawFd;
