@@ -20,6 +20,7 @@
 //! when the peer has gone quiet.
 #![deny(unsafe_code)]
 
+mod buf;
 pub mod crr;
 pub mod io;
 pub mod latency;

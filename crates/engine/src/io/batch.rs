@@ -10,14 +10,22 @@ use netsonde_model::result::IoReport;
 use netsonde_model::spec::IoStrategy;
 
 use super::{report, IoError, Moved, Rx, Sock, Tx};
+use crate::buf::PageBuf;
 use crate::sys::{self, net};
 
 const BATCH: usize = 64;
 
+fn setup(e: io::Error) -> IoError {
+    IoError::Setup {
+        strategy: IoStrategy::Batch,
+        source: e,
+    }
+}
+
 /// Builds the batching sender for a socket.
 pub fn tx(sock: Sock<'_>, size: usize) -> Result<Box<dyn Tx>, IoError> {
     Ok(match sock {
-        Sock::Tcp(_) => Box::new(WritevTx::new(size)),
+        Sock::Tcp(_) => Box::new(WritevTx::new(size)?),
         Sock::Udp(u) => {
             // Probe GSO on this socket; a datagram of at most 64 KiB holds the batch.
             let per = (65_000 / size.max(1)).min(BATCH);
@@ -25,9 +33,9 @@ pub fn tx(sock: Sock<'_>, size: usize) -> Result<Box<dyn Tx>, IoError> {
                 && size <= u16::MAX as usize
                 && sys::setsockopt_int(u, net::SOL_UDP, net::UDP_SEGMENT, size as i32).is_ok()
             {
-                Box::new(GsoTx::new(size, per))
+                Box::new(GsoTx::new(size, per)?)
             } else {
-                let mut bufs = net::MmsgBufs::new(BATCH, size);
+                let mut bufs = net::MmsgBufs::new(BATCH, size).map_err(setup)?;
                 for i in 0..BATCH {
                     crate::fill_pattern(bufs.slot(i));
                 }
@@ -46,18 +54,18 @@ pub fn rx(sock: Sock<'_>, size: usize, note: Option<&str>) -> Result<Box<dyn Rx>
     let note = note.map(str::to_string);
     Ok(match sock {
         Sock::Tcp(_) => Box::new(BigReadRx {
-            buf: vec![0u8; (size * 16).clamp(64 * 1024, 4 << 20)],
+            buf: PageBuf::zeroed((size * 16).clamp(64 * 1024, 4 << 20)).map_err(setup)?,
             note,
         }),
         Sock::Udp(u) => {
             if sys::setsockopt_int(u, net::SOL_UDP, net::UDP_GRO, 1).is_ok() {
                 Box::new(GroRx {
-                    buf: vec![0u8; 65_536],
+                    buf: PageBuf::zeroed(65_536).map_err(setup)?,
                     note,
                 })
             } else {
                 Box::new(MmsgRx {
-                    bufs: net::MmsgBufs::new(BATCH, size + 1),
+                    bufs: net::MmsgBufs::new(BATCH, size + 1).map_err(setup)?,
                     note: note.or(Some("no UDP GRO: recvmmsg".into())),
                 })
             }
@@ -67,15 +75,14 @@ pub fn rx(sock: Sock<'_>, size: usize, note: Option<&str>) -> Result<Box<dyn Rx>
 
 /// TCP: `writev` of up to 64 copies of the message, resuming mid-message.
 struct WritevTx {
-    msg: Vec<u8>,
+    msg: PageBuf,
     pos: usize,
 }
 
 impl WritevTx {
-    fn new(size: usize) -> WritevTx {
-        let mut msg = vec![0u8; size];
-        crate::fill_pattern(&mut msg);
-        WritevTx { msg, pos: 0 }
+    fn new(size: usize) -> Result<WritevTx, IoError> {
+        let msg = PageBuf::pattern(size, size).map_err(setup)?;
+        Ok(WritevTx { msg, pos: 0 })
     }
 }
 
@@ -106,18 +113,15 @@ impl Tx for WritevTx {
 
 /// UDP with GSO: one super-datagram of `per` segments per call.
 struct GsoTx {
-    buf: Vec<u8>,
+    buf: PageBuf,
     size: usize,
     per: usize,
 }
 
 impl GsoTx {
-    fn new(size: usize, per: usize) -> GsoTx {
-        let mut buf = vec![0u8; size * per];
-        for seg in buf.chunks_mut(size) {
-            crate::fill_pattern(seg);
-        }
-        GsoTx { buf, size, per }
+    fn new(size: usize, per: usize) -> Result<GsoTx, IoError> {
+        let buf = PageBuf::pattern(size * per, size).map_err(setup)?;
+        Ok(GsoTx { buf, size, per })
     }
 }
 
@@ -174,7 +178,7 @@ impl Tx for MmsgTx {
 
 /// TCP: reads of up to 16 messages.
 struct BigReadRx {
-    buf: Vec<u8>,
+    buf: PageBuf,
     note: Option<String>,
 }
 
@@ -207,7 +211,7 @@ impl Rx for BigReadRx {
 
 /// UDP with GRO: one coalesced super-datagram per call, split at the segment size.
 struct GroRx {
-    buf: Vec<u8>,
+    buf: PageBuf,
     note: Option<String>,
 }
 

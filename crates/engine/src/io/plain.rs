@@ -13,6 +13,7 @@ use netsonde_model::spec::IoStrategy;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 
 use super::{report, setup, Moved, Rx, Sock, Tx};
+use crate::buf::PageBuf;
 use crate::sys::{self, net};
 
 /// How to wait for a socket.
@@ -86,7 +87,7 @@ impl Waiter {
 pub struct PlainTx {
     strategy: IoStrategy,
     waiter: Waiter,
-    msg: Vec<u8>,
+    msg: PageBuf,
     off: usize,
 }
 
@@ -102,8 +103,7 @@ impl PlainTx {
             Sock::Udp(s) => Waiter::new(strategy, s),
         }
         .map_err(setup(strategy))?;
-        let mut msg = vec![0u8; size];
-        crate::fill_pattern(&mut msg);
+        let msg = PageBuf::pattern(size, size).map_err(setup(strategy))?;
         Ok(PlainTx {
             strategy,
             waiter,
@@ -167,7 +167,7 @@ impl Tx for PlainTx {
 pub struct PlainRx {
     strategy: IoStrategy,
     waiter: Waiter,
-    buf: Vec<u8>,
+    buf: PageBuf,
 }
 
 impl PlainRx {
@@ -185,7 +185,7 @@ impl PlainRx {
         Ok(PlainRx {
             strategy,
             waiter,
-            buf: vec![0u8; size.max(64) + 1],
+            buf: PageBuf::zeroed(size.max(64) + 1).map_err(setup(strategy))?,
         })
     }
 }

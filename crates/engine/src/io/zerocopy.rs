@@ -12,6 +12,7 @@ use netsonde_model::result::IoReport;
 use netsonde_model::spec::IoStrategy;
 
 use super::{report, unsupported, IoError, Moved, Rx, Sock, Tx};
+use crate::buf::PageBuf;
 use crate::sys::{self, net};
 
 /// UDP datagrams in flight before the sender waits for completions (each slot is
@@ -21,7 +22,7 @@ const UDP_SLOTS: usize = 256;
 /// MSG_ZEROCOPY sender.
 pub struct ZcTx {
     /// TCP: one message, never modified. UDP: a ring of `UDP_SLOTS` datagrams.
-    buf: Vec<u8>,
+    buf: PageBuf,
     size: usize,
     pos: usize,
     sends: u64,
@@ -39,10 +40,13 @@ impl ZcTx {
             )
         })?;
         let udp = matches!(sock, Sock::Udp(_));
-        let mut buf = vec![0u8; if udp { size * UDP_SLOTS } else { size }];
-        for chunk in buf.chunks_mut(size.max(1)) {
-            crate::fill_pattern(chunk);
-        }
+        let buf =
+            PageBuf::pattern(if udp { size * UDP_SLOTS } else { size }, size).map_err(|e| {
+                IoError::Setup {
+                    strategy: IoStrategy::Zerocopy,
+                    source: e,
+                }
+            })?;
         Ok(ZcTx {
             buf,
             size,

@@ -6,6 +6,8 @@
 use std::io;
 use std::os::fd::AsRawFd;
 
+use crate::buf::PageBuf;
+
 // Kernel ABI constants (include/uapi), stable since the Linux versions noted.
 /// `SO_ZEROCOPY` (4.14).
 pub const SO_ZEROCOPY: i32 = 60;
@@ -97,7 +99,7 @@ pub fn recv(fd: &impl AsRawFd, buf: &mut [u8], len: usize, flags: i32) -> io::Re
 /// pointing into a caller-owned slot of a contiguous buffer.
 pub struct MmsgBufs {
     /// The slots, `count * slot` bytes.
-    pub data: Vec<u8>,
+    pub data: PageBuf,
     slot: usize,
     iov: Vec<libc::iovec>,
     hdrs: Vec<libc::mmsghdr>,
@@ -116,9 +118,9 @@ impl std::fmt::Debug for MmsgBufs {
 
 impl MmsgBufs {
     /// `count` slots of `slot` bytes.
-    pub fn new(count: usize, slot: usize) -> MmsgBufs {
+    pub fn new(count: usize, slot: usize) -> io::Result<MmsgBufs> {
         let mut b = MmsgBufs {
-            data: vec![0u8; count * slot],
+            data: PageBuf::zeroed(count * slot)?,
             slot,
             iov: Vec::with_capacity(count),
             hdrs: Vec::with_capacity(count),
@@ -140,7 +142,7 @@ impl MmsgBufs {
             h.msg_hdr.msg_iovlen = 1;
             b.hdrs.push(h);
         }
-        b
+        Ok(b)
     }
 
     /// Slot `i`.

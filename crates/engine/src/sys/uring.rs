@@ -9,12 +9,14 @@ use std::time::Duration;
 
 use io_uring::{opcode, squeue, types, IoUring};
 
+use crate::buf::PageBuf;
+
 /// A ring with a registered buffer.
 pub struct Ring {
     // Field order matters: the ring drops (cancelling in-flight operations) before
     // the buffer they point into.
     ring: IoUring,
-    buf: Vec<u8>,
+    buf: PageBuf,
     inflight: u32,
     fixed: bool,
 }
@@ -46,7 +48,7 @@ impl Ring {
     /// caller through [`Ring::buf`]).
     pub fn new(entries: u32, len: usize) -> io::Result<Ring> {
         let ring = IoUring::new(entries)?;
-        let buf = vec![0u8; len];
+        let buf = PageBuf::zeroed(len)?;
         let iov = [libc::iovec {
             iov_base: buf.as_ptr() as *mut _,
             iov_len: buf.len(),
