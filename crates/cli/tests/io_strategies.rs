@@ -176,7 +176,7 @@ fn batch_moves_many_messages_per_call_and_auto_explains_itself() {
         "-l",
         "16K",
         "-t",
-        "1",
+        "3",
         "--tx-io",
         "auto",
     ]);
@@ -186,10 +186,15 @@ fn batch_moves_many_messages_per_call_and_auto_explains_itself() {
         io["strategy"].as_str().unwrap().starts_with("auto:"),
         "{io}"
     );
+    // The note names the choice and the figures of every candidate it raced.
     assert!(
-        note.starts_with("auto chose ") && note.contains("calibrated"),
+        note.starts_with("auto chose ")
+            && (note.contains(" windows: ") || note.contains("calibrated: ")),
         "{note}"
     );
+    for c in ["copy", "batch", "sendfile", "splice", "uring"] {
+        assert!(note.contains(&format!("{c} ")), "{c} missing from: {note}");
+    }
 }
 
 #[test]

@@ -1,14 +1,42 @@
 //! auto: adaptive choice of the send strategy on the live connection.
 //!
-//! The first sends rotate through the candidates that build here (TCP: copy,
-//! batch, zerocopy, sendfile, splice, uring; UDP: copy, batch, zerocopy, uring),
-//! each for short windows, twice round, measuring bytes per second and this
-//! thread's CPU time per byte (`getrusage(RUSAGE_THREAD)`, read once per window, not
-//! per send). The fastest wins; candidates within 5% of it (the noise of a window)
-//! are compared on CPU per byte and the cheapest wins, the classic rule that the
-//! best send algorithm depends on whether the CPU or the path is the bottleneck.
-//! Every test calibrates afresh, so a sweep re-decides at every message size. The
-//! report names the choice and the figures behind it.
+//! The candidates are the send strategies that build here and can beat a plain
+//! copy (TCP: batch, zerocopy, sendfile, splice, uring; UDP: batch, zerocopy,
+//! uring). `copy` itself is not one: `batch` makes the same copy in fewer calls,
+//! and at sizes where it fits one message in a call it is `copy`. A zero-copy
+//! candidate whose sends the kernel reports it copied anyway (always so on
+//! loopback and veth) is a copy with extra bookkeeping and leaves the race at once.
+//! Calibration runs in rounds. Each round gives every candidate still in the race
+//! one short window on the live connection, in an order that rotates from round to
+//! round, measuring bytes per second and this thread's CPU time per byte
+//! (`getrusage(RUSAGE_THREAD)`, read once per window, not per send).
+//!
+//! On a shared host the path's speed drifts by a factor of two within a tenth of a
+//! second, so a candidate's raw rate says more about when it ran than about the
+//! candidate. Each window's rate is therefore compared with the best rate of the
+//! same round (windows a few milliseconds apart see the same conditions), and a
+//! candidate's score is the median of those ratios over the rounds. Each window
+//! first lets the socket queues settle after the switch and counts only after that.
+//!
+//! Calibration has two heats. The [`SCREEN`] heat gives every candidate short
+//! windows and drops those far behind the leader (a copy at 64 bytes runs at a
+//! hundredth of a batch). Short windows do not show the steady state, though: on
+//! loopback at 16 KiB, `sendfile` and `batch` run neck and neck for the first
+//! tenth of a second after a switch, after which `batch` settles near 35 Gbit/s
+//! and `sendfile` near 17. The [`FINAL`] heat therefore runs the survivors over
+//! windows that settle for 100 ms and count for 100 ms, drops those behind after
+//! each round, and decides.
+//! The highest score wins; candidates within [`TIE`] of it are compared on CPU per
+//! byte and the cheapest wins: the classic rule that the best send algorithm
+//! depends on whether the CPU or the path is the bottleneck.
+//!
+//! Conditions change during a run, so every [`RECHECK_EVERY`] the finalists (the
+//! candidates the final heat kept) race again for one round, and one that beats
+//! the current choice by more than [`TIE`] takes over. Every test calibrates afresh, so a sweep re-decides at every message
+//! size. The report names the choice, the figures behind it, and how often the
+//! choice was re-checked and changed.
+//!
+//! The decision logic, [`Race`], is pure and tested without sockets.
 
 use std::io;
 use std::time::{Duration, Instant};
@@ -19,29 +47,312 @@ use nix::sys::resource::{getrusage, UsageWho};
 
 use super::{IoError, Moved, Sock, Tx};
 
-const WINDOW: Duration = Duration::from_millis(30);
-const ROUNDS: usize = 2;
-const TIE: f64 = 0.05;
+/// How one race is run: window timing, rounds, and who drops out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Heat {
+    /// Sends after a switch that a window does not count, while the socket queues
+    /// filled or drained by the previous candidate settle.
+    pub settle: Duration,
+    /// The counted part of a window.
+    pub window: Duration,
+    /// Rounds before any candidate may drop out.
+    pub min_rounds: usize,
+    /// Rounds after which the race is decided whoever is left.
+    pub max_rounds: usize,
+    /// A candidate whose score falls below this fraction of the leader's drops out.
+    pub keep: f64,
+}
+
+/// Every candidate, short windows: drops the ones far behind.
+pub(crate) const SCREEN: Heat = Heat {
+    settle: Duration::from_millis(3),
+    window: Duration::from_millis(10),
+    min_rounds: 3,
+    max_rounds: 3,
+    keep: 0.5,
+};
+/// The survivors of the screen, over windows long enough to reach the steady
+/// state a strategy settles into.
+pub(crate) const FINAL: Heat = Heat {
+    settle: Duration::from_millis(60),
+    window: Duration::from_millis(100),
+    min_rounds: 2,
+    max_rounds: 3,
+    keep: 0.85,
+};
+/// The finalists again, during the run: one round, and the current choice stays
+/// unless another beats it by more than [`TIE`].
+pub(crate) const RECHECK: Heat = Heat {
+    min_rounds: 1,
+    max_rounds: 1,
+    ..FINAL
+};
+/// Scores within this fraction of the best tie (the noise of a window).
+pub(crate) const TIE: f64 = 0.05;
+/// How often the finalists race again once a choice is made.
+const RECHECK_EVERY: Duration = Duration::from_secs(5);
+
+/// Why the race picked its winner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Why {
+    /// The highest score.
+    Fastest,
+    /// Tied on throughput within [`TIE`], lowest CPU per byte.
+    Cheapest,
+    /// Only one candidate.
+    Alone,
+}
+
+/// A race between candidates `0..n` (pure: it is told what each window measured).
+#[derive(Debug, Clone)]
+pub(crate) struct Race {
+    /// Indices of the candidates taking part.
+    entrants: Vec<usize>,
+    live: Vec<bool>,
+    /// Per entrant: rate relative to the round's best, one per round it ran.
+    rel: Vec<Vec<f64>>,
+    bytes: Vec<u64>,
+    secs: Vec<f64>,
+    cpu: Vec<f64>,
+    round: usize,
+    /// Rates measured in the current round (entrant slot, rate).
+    this_round: Vec<(usize, f64)>,
+    /// Entrant slots still to run in this round, next last.
+    queue: Vec<usize>,
+    heat: Heat,
+}
+
+/// The outcome of a race.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Verdict {
+    /// The winning candidate's index.
+    pub pick: usize,
+    /// Why.
+    pub why: Why,
+    /// Candidates still in the race at the end (they race again at re-checks).
+    pub finalists: Vec<usize>,
+}
+
+impl Race {
+    /// A race between `entrants` (candidate indices), run as `heat` says.
+    pub(crate) fn new(entrants: Vec<usize>, heat: Heat) -> Race {
+        let min_rounds = heat.min_rounds.max(1);
+        let max_rounds = heat.max_rounds.max(min_rounds);
+        let n = entrants.len();
+        let mut r = Race {
+            entrants,
+            live: vec![true; n],
+            rel: (0..n).map(|_| Vec::with_capacity(max_rounds)).collect(),
+            bytes: vec![0; n],
+            secs: vec![0.0; n],
+            cpu: vec![0.0; n],
+            round: 0,
+            this_round: Vec::with_capacity(n),
+            queue: Vec::with_capacity(n),
+            heat: Heat {
+                min_rounds,
+                max_rounds,
+                ..heat
+            },
+        };
+        r.fill_queue();
+        r
+    }
+
+    fn fill_queue(&mut self) {
+        let live: Vec<usize> = (0..self.entrants.len()).filter(|&i| self.live[i]).collect();
+        self.queue.clear();
+        if live.is_empty() {
+            return;
+        }
+        // Rotate the order each round so no candidate always follows the same one.
+        let k = self.round % live.len();
+        self.queue.extend(live[k..].iter().chain(&live[..k]).rev());
+    }
+
+    /// The candidate to measure now.
+    pub(crate) fn current(&self) -> usize {
+        self.queue
+            .last()
+            .map(|&slot| self.entrants[slot])
+            .unwrap_or(self.entrants[0])
+    }
+
+    /// Records the window just measured for [`Race::current`]; the verdict once the
+    /// race is decided.
+    pub(crate) fn record(&mut self, bytes: u64, secs: f64, cpu: f64) -> Option<Verdict> {
+        let slot = self.queue.pop()?;
+        self.bytes[slot] += bytes;
+        self.secs[slot] += secs;
+        self.cpu[slot] += cpu.max(0.0);
+        let rate = if secs > 0.0 { bytes as f64 / secs } else { 0.0 };
+        self.this_round.push((slot, rate));
+        if !self.queue.is_empty() {
+            return None;
+        }
+        // End of a round: each rate relative to the round's best.
+        let best = self.this_round.iter().map(|&(_, r)| r).fold(0.0, f64::max);
+        for &(s, r) in &self.this_round {
+            self.rel[s].push(if best > 0.0 { r / best } else { 0.0 });
+        }
+        self.this_round.clear();
+        self.round += 1;
+        if self.round >= self.heat.min_rounds {
+            let top = self.top_score();
+            for s in 0..self.entrants.len() {
+                if self.live[s] && self.score(s) < top * self.heat.keep {
+                    self.live[s] = false;
+                }
+            }
+        }
+        let left = self.live.iter().filter(|&&l| l).count();
+        if left <= 1 || self.round >= self.heat.max_rounds {
+            return Some(self.verdict());
+        }
+        self.fill_queue();
+        None
+    }
+
+    /// Takes `candidate` out of the race (after its current window is recorded),
+    /// unless it is the last one in it.
+    pub(crate) fn disqualify(&mut self, candidate: usize) {
+        let others = (0..self.entrants.len())
+            .filter(|&s| self.live[s] && self.entrants[s] != candidate)
+            .count();
+        if others > 0 {
+            for s in 0..self.entrants.len() {
+                if self.entrants[s] == candidate {
+                    self.live[s] = false;
+                }
+            }
+        }
+    }
+
+    /// The score of `candidate` (0 if it is not an entrant).
+    pub(crate) fn score_of(&self, candidate: usize) -> f64 {
+        (0..self.entrants.len())
+            .find(|&s| self.entrants[s] == candidate)
+            .map(|s| self.score(s))
+            .unwrap_or(0.0)
+    }
+
+    /// Median relative rate of entrant slot `s`.
+    pub(crate) fn score(&self, s: usize) -> f64 {
+        let mut v = self.rel[s].clone();
+        if v.is_empty() {
+            return 0.0;
+        }
+        v.sort_by(f64::total_cmp);
+        let m = v.len() / 2;
+        if v.len() % 2 == 1 {
+            v[m]
+        } else {
+            (v[m - 1] + v[m]) / 2.0
+        }
+    }
+
+    fn top_score(&self) -> f64 {
+        (0..self.entrants.len())
+            .filter(|&s| self.live[s])
+            .map(|s| self.score(s))
+            .fold(0.0, f64::max)
+    }
+
+    fn cpu_per_byte(&self, s: usize) -> f64 {
+        if self.bytes[s] > 0 {
+            self.cpu[s] / self.bytes[s] as f64
+        } else {
+            f64::MAX
+        }
+    }
+
+    fn verdict(&self) -> Verdict {
+        let live: Vec<usize> = (0..self.entrants.len()).filter(|&s| self.live[s]).collect();
+        let top = self.top_score();
+        let fastest = live
+            .iter()
+            .copied()
+            .max_by(|&a, &b| self.score(a).total_cmp(&self.score(b)))
+            .unwrap_or(0);
+        let pick = live
+            .iter()
+            .copied()
+            .filter(|&s| self.score(s) >= top * (1.0 - TIE))
+            .min_by(|&a, &b| self.cpu_per_byte(a).total_cmp(&self.cpu_per_byte(b)))
+            .unwrap_or(fastest);
+        let why = if self.entrants.len() == 1 {
+            Why::Alone
+        } else if pick == fastest {
+            Why::Fastest
+        } else {
+            Why::Cheapest
+        };
+        Verdict {
+            pick: self.entrants[pick],
+            why,
+            finalists: live.iter().map(|&s| self.entrants[s]).collect(),
+        }
+    }
+
+    /// One line of figures per entrant: score, Gbit/s over its windows, CPU per byte.
+    fn figures(&self, names: &[IoStrategy]) -> String {
+        (0..self.entrants.len())
+            .map(|s| {
+                let rate = if self.secs[s] > 0.0 {
+                    self.bytes[s] as f64 / self.secs[s] * 8e-9
+                } else {
+                    0.0
+                };
+                format!(
+                    "{} {:.2} of the best over {} rounds, {:.2} Gbit/s, {:.2} ns/B{}",
+                    names[self.entrants[s]],
+                    self.score(s),
+                    self.rel[s].len(),
+                    rate,
+                    self.cpu_per_byte(s).min(1e9) * 1e9,
+                    if self.live[s] { "" } else { " (dropped)" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
 
 struct Candidate {
     strategy: IoStrategy,
     tx: Box<dyn Tx>,
-    bytes: u64,
-    secs: f64,
-    cpu: f64,
+}
+
+/// Which race is under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Screen,
+    Final,
+    Recheck,
 }
 
 /// The adaptive sender.
 pub struct AutoTx {
     cands: Vec<Candidate>,
+    names: Vec<IoStrategy>,
     skipped: Vec<String>,
-    /// Index being measured (calibrating) or chosen.
+    /// The candidate sending now.
     cur: usize,
+    /// The race under way, if any, and which one.
+    race: Option<(Stage, Race)>,
+    /// The current choice and the candidates that race at re-checks.
+    chosen: Option<usize>,
+    finalists: Vec<usize>,
+    /// What the screen heat measured, for the report.
+    screen_figures: String,
     window_start: Instant,
     cpu_start: f64,
     window_bytes: u64,
-    windows_done: usize,
-    chosen: bool,
+    /// Whether the current window has passed its settling time and is counting.
+    counting: bool,
+    next_recheck: Instant,
+    rechecks: u32,
+    switches: u32,
     size: u64,
     stream_bytes: u64,
     note: Option<String>,
@@ -60,32 +371,36 @@ fn thread_cpu() -> f64 {
 pub fn tx(sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Tx>, IoError> {
     use IoStrategy::*;
     let names: &[IoStrategy] = match sock {
-        Sock::Tcp(_) => &[Copy, Batch, Zerocopy, Sendfile, Splice, Uring],
-        Sock::Udp(_) => &[Copy, Batch, Zerocopy, Uring],
+        Sock::Tcp(_) => &[Batch, Zerocopy, Sendfile, Splice, Uring],
+        Sock::Udp(_) => &[Batch, Zerocopy, Uring],
     };
     let mut cands = Vec::new();
     let mut skipped = Vec::new();
     for &s in names {
         match super::tx(s, sock, spec) {
-            Ok(tx) => cands.push(Candidate {
-                strategy: s,
-                tx,
-                bytes: 0,
-                secs: 0.0,
-                cpu: 0.0,
-            }),
+            Ok(tx) => cands.push(Candidate { strategy: s, tx }),
             Err(e) => skipped.push(format!("{s} ({e})")),
         }
     }
+    let now = Instant::now();
+    let race =
+        (!cands.is_empty()).then(|| (Stage::Screen, Race::new((0..cands.len()).collect(), SCREEN)));
     Ok(Box::new(AutoTx {
+        names: cands.iter().map(|c| c.strategy).collect(),
+        cur: race.as_ref().map(|(_, r)| r.current()).unwrap_or(0),
         cands,
         skipped,
-        cur: 0,
-        window_start: Instant::now(),
+        race,
+        chosen: None,
+        finalists: Vec::new(),
+        screen_figures: String::new(),
+        window_start: now,
         cpu_start: thread_cpu(),
         window_bytes: 0,
-        windows_done: 0,
-        chosen: false,
+        counting: false,
+        next_recheck: now,
+        rechecks: 0,
+        switches: 0,
         size: spec.size.0.max(1),
         stream_bytes: 0,
         note: None,
@@ -93,71 +408,94 @@ pub fn tx(sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Tx>, IoError> {
 }
 
 impl AutoTx {
-    fn close_window(&mut self, now: Instant) {
-        let c = &mut self.cands[self.cur];
-        c.bytes += self.window_bytes;
-        c.secs += now.duration_since(self.window_start).as_secs_f64();
-        let cpu = thread_cpu();
-        c.cpu += cpu - self.cpu_start;
-        self.windows_done += 1;
-        self.window_bytes = 0;
-        self.window_start = now;
-        self.cpu_start = cpu;
-        if self.windows_done == self.cands.len() * ROUNDS {
-            self.decide();
-        } else {
-            self.cur = (self.cur + 1) % self.cands.len();
+    fn heat(&self) -> Heat {
+        match self.race {
+            Some((Stage::Screen, _)) => SCREEN,
+            Some((Stage::Final, _)) => FINAL,
+            _ => RECHECK,
         }
     }
 
-    fn decide(&mut self) {
-        let rate = |c: &Candidate| {
-            if c.secs > 0.0 {
-                c.bytes as f64 / c.secs
-            } else {
-                0.0
-            }
-        };
-        let cpb = |c: &Candidate| {
-            if c.bytes > 0 {
-                c.cpu / c.bytes as f64
-            } else {
-                f64::MAX
-            }
-        };
-        let best = self.cands.iter().map(rate).fold(0.0, f64::max);
-        let pick = (0..self.cands.len())
-            .filter(|&i| rate(&self.cands[i]) >= best * (1.0 - TIE))
-            .min_by(|&a, &b| cpb(&self.cands[a]).total_cmp(&cpb(&self.cands[b])))
-            .unwrap_or(0);
-        let figures: Vec<String> = self
-            .cands
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} {:.2} Gbit/s {:.2} ns/B",
-                    c.strategy,
-                    rate(c) * 8e-9,
-                    cpb(c) * 1e9
-                )
-            })
-            .collect();
-        let why = if rate(&self.cands[pick]) >= best {
-            "highest throughput"
-        } else {
-            "throughput within 5% of the best, lowest CPU per byte"
-        };
-        let mut note = format!(
-            "auto chose {}: {why} (calibrated: {})",
-            self.cands[pick].strategy,
-            figures.join("; ")
-        );
-        if !self.skipped.is_empty() {
-            note.push_str(&format!("; not available: {}", self.skipped.join(", ")));
+    /// Starts a window on whichever candidate runs next.
+    fn start_window(&mut self, now: Instant, next: usize) {
+        self.window_bytes = 0;
+        self.window_start = now;
+        self.counting = false;
+        if next != self.cur {
+            let pos = (self.stream_bytes % self.size) as usize;
+            self.cur = next;
+            self.cands[next].tx.set_pos(pos);
         }
-        self.note = Some(note);
-        self.cur = pick;
-        self.chosen = true;
+    }
+
+    /// Closes the window at `now` and moves to whichever candidate runs next.
+    fn close_window(&mut self, now: Instant) {
+        let secs = now.duration_since(self.window_start).as_secs_f64();
+        let cpu = thread_cpu() - self.cpu_start;
+        let Some((stage, race)) = &mut self.race else {
+            return;
+        };
+        let stage = *stage;
+        if self.cands[self.cur].tx.copied_anyway() {
+            race.disqualify(self.cur);
+        }
+        let Some(v) = race.record(self.window_bytes, secs, cpu) else {
+            let next = race.current();
+            self.start_window(now, next);
+            return;
+        };
+        let figures = race.figures(&self.names);
+        let keep_current = stage == Stage::Recheck
+            && self.chosen.is_some_and(|c| {
+                v.pick != c && race.score_of(v.pick) < race.score_of(c) * (1.0 + TIE)
+            });
+        self.race = None;
+        if keep_current {
+            let c = self.chosen.unwrap_or(v.pick);
+            self.next_recheck = now + RECHECK_EVERY;
+            self.start_window(now, c);
+            return;
+        }
+        if stage == Stage::Screen && v.finalists.len() > 1 {
+            self.screen_figures = figures;
+            let r = Race::new(v.finalists, FINAL);
+            let next = r.current();
+            self.race = Some((Stage::Final, r));
+            self.start_window(now, next);
+            return;
+        }
+        if stage == Stage::Recheck {
+            if self.chosen != Some(v.pick) {
+                self.switches += 1;
+            }
+        } else {
+            let why = match v.why {
+                Why::Fastest => "highest throughput",
+                Why::Cheapest => "throughput within 5% of the best, lowest CPU per byte",
+                Why::Alone => "the only candidate",
+            };
+            let mut note = format!("auto chose {}: {why} (", self.names[v.pick]);
+            if stage == Stage::Final {
+                note.push_str(&format!(
+                    "screen, {} ms windows: {}; final, {} ms windows: ",
+                    SCREEN.window.as_millis(),
+                    self.screen_figures,
+                    FINAL.window.as_millis()
+                ));
+            } else {
+                note.push_str("calibrated: ");
+            }
+            note.push_str(&figures);
+            note.push(')');
+            if !self.skipped.is_empty() {
+                note.push_str(&format!("; not available: {}", self.skipped.join(", ")));
+            }
+            self.note = Some(note);
+            self.finalists = v.finalists;
+        }
+        self.chosen = Some(v.pick);
+        self.next_recheck = now + RECHECK_EVERY;
+        self.start_window(now, v.pick);
     }
 }
 
@@ -167,22 +505,37 @@ impl Tx for AutoTx {
         if self.cands.is_empty() {
             return Err(io::Error::other("auto: no send strategy is available"));
         }
-        if !self.chosen {
+        // The clock is read per send only while racing, or to see a re-check is due
+        // when there is something to re-check.
+        if self.race.is_some() {
             let now = Instant::now();
-            // Switch only when nothing is in flight; the next strategy continues the
-            // stream from the current position within a message.
-            if now.duration_since(self.window_start) >= WINDOW && self.cands[self.cur].tx.idle() {
-                let old = self.cur;
-                self.close_window(now);
-                if self.cur != old {
-                    let pos = (self.stream_bytes % self.size) as usize;
-                    self.cands[self.cur].tx.set_pos(pos);
+            let age = now.duration_since(self.window_start);
+            let heat = self.heat();
+            if !self.counting {
+                if age >= heat.settle {
+                    self.counting = true;
+                    self.window_start = now;
+                    self.window_bytes = 0;
+                    self.cpu_start = thread_cpu();
                 }
+            } else if age >= heat.window && self.cands[self.cur].tx.idle() {
+                // Switch only when nothing is in flight; the next strategy continues
+                // the stream from the current position within a message.
+                self.close_window(now);
+            }
+        } else if self.finalists.len() > 1 {
+            let now = Instant::now();
+            if now >= self.next_recheck && self.cands[self.cur].tx.idle() {
+                self.rechecks += 1;
+                let r = Race::new(self.finalists.clone(), RECHECK);
+                let next = r.current();
+                self.race = Some((Stage::Recheck, r));
+                self.start_window(now, next);
             }
         }
         let m = self.cands[self.cur].tx.send(sock, seq, tx_ns)?;
         self.stream_bytes += m.bytes;
-        if !self.chosen {
+        if self.counting {
             self.window_bytes += m.bytes;
         }
         Ok(m)
@@ -194,11 +547,124 @@ impl Tx for AutoTx {
         };
         let mut r = c.tx.finish(sock);
         r.strategy = format!("auto:{}", c.strategy);
-        r.note = Some(
-            self.note
-                .clone()
-                .unwrap_or_else(|| "auto: the test ended before calibration finished".into()),
-        );
+        let mut note = self
+            .note
+            .clone()
+            .unwrap_or_else(|| "auto: the test ended before calibration finished".into());
+        if self.rechecks > 0 {
+            note.push_str(&format!(
+                "; re-checked {} times among {}, changed {} times, ended on {}",
+                self.rechecks,
+                self.finalists
+                    .iter()
+                    .map(|&i| self.names[i].name())
+                    .collect::<Vec<_>>()
+                    .join("/"),
+                self.switches,
+                c.strategy
+            ));
+        }
+        r.note = Some(note);
         r
+    }
+
+    fn idle(&self) -> bool {
+        self.cands.get(self.cur).is_none_or(|c| c.tx.idle())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs a race where candidate `i` moves `rates[i] * drift(round)` bytes per window.
+    fn run(race: &mut Race, rates: &[f64], cpu: &[f64]) -> Verdict {
+        for w in 0..1000 {
+            let c = race.current();
+            // Conditions swing by 2x from window to window; the race must see through it.
+            let drift = if (w / 3) % 2 == 0 { 1.0 } else { 0.5 };
+            let bytes = (rates[c] * drift * 1e6) as u64;
+            if let Some(v) = race.record(bytes, 0.01, cpu[c] * bytes as f64) {
+                return v;
+            }
+        }
+        panic!("the race never ended");
+    }
+
+    #[test]
+    fn fastest_wins_through_drift_and_slow_ones_drop_early() {
+        let mut r = Race::new(vec![0, 1, 2, 3], FINAL);
+        let v = run(&mut r, &[10.0, 30.0, 12.0, 20.0], &[1.0; 4]);
+        assert_eq!(v.pick, 1);
+        assert_eq!(v.why, Why::Fastest);
+        assert_eq!(v.finalists, vec![1]);
+        assert_eq!(
+            r.round, FINAL.min_rounds,
+            "clear losers drop after the minimum rounds"
+        );
+    }
+
+    #[test]
+    fn a_tie_goes_to_the_lowest_cpu_per_byte() {
+        let mut r = Race::new(vec![0, 1, 2], FINAL);
+        let v = run(&mut r, &[20.0, 19.5, 5.0], &[3.0, 1.0, 0.1]);
+        assert_eq!(v.pick, 1);
+        assert_eq!(v.why, Why::Cheapest);
+        assert_eq!(v.finalists, vec![0, 1]);
+        assert_eq!(r.round, FINAL.max_rounds, "close rivals race to the end");
+    }
+
+    #[test]
+    fn a_disqualified_candidate_leaves_but_the_last_one_stays() {
+        let mut r = Race::new(vec![0, 1, 2], FINAL);
+        // Candidate 0 is the fastest but is disqualified after its first window.
+        assert_eq!(r.current(), 0);
+        r.disqualify(0);
+        let v = run(&mut r, &[50.0, 20.0, 19.0], &[1.0; 3]);
+        assert_ne!(v.pick, 0);
+        assert!(!v.finalists.contains(&0), "{v:?}");
+        let mut r = Race::new(vec![4], SCREEN);
+        r.disqualify(4);
+        assert_eq!(r.record(1, 0.01, 0.0).map(|v| v.pick), Some(4));
+        assert!(r.score_of(4) > 0.99 && r.score_of(7) == 0.0);
+    }
+
+    #[test]
+    fn entrants_are_candidate_indices_and_order_rotates() {
+        let mut r = Race::new(
+            vec![2, 5],
+            Heat {
+                min_rounds: 2,
+                max_rounds: 2,
+                ..RECHECK
+            },
+        );
+        let mut seen = Vec::new();
+        loop {
+            let c = r.current();
+            seen.push(c);
+            if let Some(v) = r.record(if c == 5 { 100 } else { 50 }, 0.01, 0.0) {
+                assert_eq!(v.pick, 5);
+                break;
+            }
+        }
+        assert_eq!(seen, vec![2, 5, 5, 2]);
+    }
+
+    #[test]
+    fn one_candidate_is_decided_after_one_round_and_zero_rates_do_not_divide() {
+        let mut r = Race::new(vec![0], SCREEN);
+        assert_eq!(r.record(0, 0.0, 0.0).map(|v| v.why), Some(Why::Alone));
+        let mut r = Race::new(
+            vec![0, 1],
+            Heat {
+                min_rounds: 1,
+                max_rounds: 1,
+                ..FINAL
+            },
+        );
+        assert!(r.record(0, 0.01, 0.0).is_none());
+        let v = r.record(0, 0.01, 0.0).unwrap();
+        assert!(v.pick == 0 || v.pick == 1);
     }
 }

@@ -18,6 +18,8 @@
 //!   and send time. TCP receivers hand each received chunk to the loop's callback,
 //!   UDP receivers each datagram (its first bytes and its full length), so loss,
 //!   reordering and `--verify` work the same for every strategy.
+//! - Every buffer a strategy sends from or receives into is a page-aligned
+//!   `PageBuf`, so no result depends on where the allocator placed it.
 //! - [`Tx::finish`] / [`Rx::report`] run after the loop: outstanding zero-copy
 //!   completions are collected there, off the measured path.
 //!
@@ -26,12 +28,12 @@
 //! | copy | write | read | send | recv |
 //! | epoll | non-blocking write, ET epoll | non-blocking read, ET epoll | same | same |
 //! | busypoll | non-blocking spin, SO_BUSY_POLL | same | same | same |
-//! | batch | writev of many messages | large reads | sendmmsg / UDP GSO | recvmmsg |
+//! | batch | writev of up to 1023 messages (about 1 MiB) | large reads | UDP GSO (sendmmsg without it) | UDP GRO (recvmmsg without it) |
 //! | zerocopy | send(MSG_ZEROCOPY) + error-queue completions | recv(MSG_TRUNC): no copy | send(MSG_ZEROCOPY) | recv(MSG_TRUNC) of the header only |
 //! | sendfile | sendfile from a memfd | — | — | — |
 //! | splice | splice memfd → pipe → socket | splice socket → pipe → /dev/null | — | — |
 //! | uring | 4 linked io_uring WRITE_FIXED per submission | one io_uring RECV per call | one WRITE_FIXED per datagram | one RECV per call |
-//! | auto | calibrates the send candidates, keeps the best | rule: batch | rule: batch | rule: batch |
+//! | auto | races the send candidates on the live connection, keeps the winner, re-checks | rule: batch | same | rule: batch |
 
 mod auto;
 mod batch;
@@ -126,6 +128,11 @@ pub trait Tx: Send {
     /// Whether nothing is in flight, so another strategy may take over the socket.
     fn idle(&self) -> bool {
         true
+    }
+    /// Zero-copy senders: whether the kernel has reported copying every send so far
+    /// (and has reported some), so no copy was avoided.
+    fn copied_anyway(&self) -> bool {
+        false
     }
 }
 

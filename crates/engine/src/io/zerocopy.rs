@@ -136,6 +136,10 @@ impl Tx for ZcTx {
         }
     }
 
+    fn copied_anyway(&self) -> bool {
+        self.zc.completed > 0 && self.zc.copied == self.zc.completed
+    }
+
     fn set_pos(&mut self, pos: usize) {
         if !self.udp {
             self.pos = pos % self.size.max(1);
