@@ -14,6 +14,8 @@ use crate::buf::PageBuf;
 use crate::sys::{self, net};
 
 const BATCH: usize = 64;
+/// Bytes a TCP `writev` carries (whole messages, at least one).
+const WRITEV_BYTES: usize = 1 << 20;
 
 fn setup(e: io::Error) -> IoError {
     IoError::Setup {
@@ -73,26 +75,29 @@ pub fn rx(sock: Sock<'_>, size: usize, note: Option<&str>) -> Result<Box<dyn Rx>
     })
 }
 
-/// TCP: `writev` of up to 64 copies of the message, resuming mid-message.
+/// TCP: one `writev` of the rest of the current message and then whole copies, up
+/// to about 1 MiB or `IOV_MAX` iovecs a call.
 struct WritevTx {
-    msg: PageBuf,
+    iov: net::RepeatIov,
     pos: usize,
 }
 
 impl WritevTx {
     fn new(size: usize) -> Result<WritevTx, IoError> {
-        let msg = PageBuf::pattern(size, size).map_err(setup)?;
-        Ok(WritevTx { msg, pos: 0 })
+        let msg = PageBuf::pattern(size.max(1), size.max(1)).map_err(setup)?;
+        let copies = (WRITEV_BYTES / size.max(1)).max(1);
+        Ok(WritevTx {
+            iov: net::RepeatIov::new(msg, copies),
+            pos: 0,
+        })
     }
 }
 
 impl Tx for WritevTx {
     #[inline]
     fn send(&mut self, sock: Sock<'_>, _seq: u64, _tx_ns: u64) -> io::Result<Moved> {
-        let size = self.msg.len();
-        // The rest of the current message, then whole ones: about 1 MiB a call.
-        let whole = ((1 << 20) / size.max(1)).clamp(1, BATCH);
-        let n = net::writev_repeat(&sock, &self.msg, self.pos, whole)?;
+        let size = self.iov.len();
+        let n = self.iov.writev(&sock, self.pos)?;
         let total = self.pos + n;
         self.pos = total % size;
         Ok(Moved {
@@ -107,7 +112,7 @@ impl Tx for WritevTx {
     }
 
     fn set_pos(&mut self, pos: usize) {
-        self.pos = pos % self.msg.len().max(1);
+        self.pos = pos % self.iov.len().max(1);
     }
 }
 

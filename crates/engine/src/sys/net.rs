@@ -45,30 +45,55 @@ pub fn writev(fd: &impl AsRawFd, iov: &[libc::iovec]) -> io::Result<usize> {
     syscall!(writev(fd.as_raw_fd(), iov.as_ptr(), iov.len() as i32)).map(|n| n as usize)
 }
 
-/// `writev` of the rest of `msg` from `pos`, then `copies` whole copies of it: a
-/// TCP sender's batch of messages in one call. The iovecs live on the stack.
-pub fn writev_repeat(
-    fd: &impl AsRawFd,
-    msg: &[u8],
-    pos: usize,
-    copies: usize,
-) -> io::Result<usize> {
-    const MAX: usize = 65;
-    let base = msg.as_ptr() as *mut libc::c_void;
-    let mut iov = [libc::iovec {
-        iov_base: base,
-        iov_len: 0,
-    }; MAX];
-    let n = (1 + copies).min(MAX);
-    // SAFETY: `pos <= msg.len()`, so the pointer is within (or one past) `msg`.
-    iov[0] = libc::iovec {
-        iov_base: unsafe { base.add(pos.min(msg.len())) },
-        iov_len: msg.len() - pos.min(msg.len()),
-    };
-    for v in &mut iov[1..n] {
-        v.iov_len = msg.len();
+/// A TCP sender's batch: one message and the iovecs that send the rest of it from
+/// any position followed by `copies` whole copies, in one `writev`. The iovecs are
+/// built once; a call only rewrites the first.
+pub struct RepeatIov {
+    msg: PageBuf,
+    iov: Vec<libc::iovec>,
+}
+
+// SAFETY: the iovecs point into `msg`, a mapping this struct owns and never moves
+// or resizes; moving the struct between threads does not move the mapping.
+unsafe impl Send for RepeatIov {}
+
+impl RepeatIov {
+    /// `IOV_MAX` on Linux.
+    pub const MAX_IOV: usize = 1024;
+
+    /// Sends from `msg` (non-empty), with up to `copies` whole copies per call
+    /// (capped so the call has at most [`RepeatIov::MAX_IOV`] iovecs).
+    pub fn new(msg: PageBuf, copies: usize) -> RepeatIov {
+        let n = (1 + copies).clamp(2, Self::MAX_IOV);
+        let iov = (0..n)
+            .map(|_| libc::iovec {
+                iov_base: msg.as_ptr() as *mut libc::c_void,
+                iov_len: msg.len(),
+            })
+            .collect();
+        RepeatIov { msg, iov }
     }
-    writev(fd, &iov[..n])
+
+    /// The message length.
+    pub fn len(&self) -> usize {
+        self.msg.len()
+    }
+
+    /// One `writev` of the message's bytes from `pos` on, then the whole copies.
+    pub fn writev(&mut self, fd: &impl AsRawFd, pos: usize) -> io::Result<usize> {
+        let pos = pos.min(self.msg.len());
+        self.iov[0] = libc::iovec {
+            iov_base: self.msg[pos..].as_ptr() as *mut libc::c_void,
+            iov_len: self.msg.len() - pos,
+        };
+        writev(fd, &self.iov)
+    }
+}
+
+impl std::fmt::Debug for RepeatIov {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RepeatIov({} B x {})", self.msg.len(), self.iov.len())
+    }
 }
 
 /// `send` with flags (MSG_ZEROCOPY, MSG_DONTWAIT).
