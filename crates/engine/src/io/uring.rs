@@ -1,8 +1,10 @@
 //! uring: io_uring with a registered buffer (WRITE_FIXED) and batched, linked
 //! submissions: a TCP sender queues 4 linked writes of up to 256 KiB per
-//! `io_uring_enter`; a UDP sender submits one WRITE_FIXED per datagram; receivers
-//! issue one RECV per call. Not done yet: multishot receive with provided buffers,
-//! and SEND_ZC.
+//! `io_uring_enter`; a UDP sender submits one WRITE_FIXED per datagram. Receivers
+//! arm one multishot receive (Linux 6.0) that fills buffers from a provided pool,
+//! and each call hands over every chunk completed so far while giving the
+//! previous call's buffers back (one RECV per call where multishot is refused).
+//! Not done: SEND_ZC.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -12,7 +14,7 @@ use netsonde_model::result::IoReport;
 use netsonde_model::spec::IoStrategy;
 
 use super::{report, unsupported, IoError, Moved, Rx, Sock, Tx};
-use crate::sys::uring::Ring;
+use crate::sys::uring::{MultiRecv, Ring};
 
 const WAIT: Duration = Duration::from_millis(200);
 const LINKS: u32 = 4;
@@ -114,12 +116,21 @@ impl Tx for UringTx {
     }
 }
 
-/// io_uring receiver.
+/// io_uring receiver: multishot receive into provided buffers, or one RECV per
+/// call where the kernel refuses multishot (before Linux 6.0).
 pub struct UringRx {
+    multi: Option<MultiRecv>,
     ring: Ring,
     len: usize,
     tcp: bool,
+    eof: bool,
+    note: Option<String>,
 }
+
+/// Provided buffers for the multishot receive: TCP chunks of 64 KiB, UDP datagrams
+/// of the message size (plus one byte, so an oversized datagram shows).
+const TCP_CHUNK: usize = 64 << 10;
+const NBUFS: u16 = 64;
 
 impl UringRx {
     /// Builds it.
@@ -130,17 +141,27 @@ impl UringRx {
         } else {
             size + 1
         };
+        let (multi, note) = match MultiRecv::new(NBUFS, if tcp { TCP_CHUNK } else { size + 1 }) {
+            Ok(m) => (Some(m), None),
+            Err(e) => (
+                None,
+                Some(format!("no provided buffers ({e}): one RECV per call")),
+            ),
+        };
+        // The single-RECV ring is the fallback; it needs a real buffer only without
+        // multishot.
+        let single = ring(8, if multi.is_some() { 1 } else { len })?;
         Ok(UringRx {
-            ring: ring(8, len)?,
+            multi,
+            ring: single,
             len,
             tcp,
+            eof: false,
+            note,
         })
     }
-}
 
-impl Rx for UringRx {
-    #[inline]
-    fn recv(
+    fn single(
         &mut self,
         sock: Sock<'_>,
         on: &mut dyn FnMut(&[u8], usize),
@@ -160,8 +181,59 @@ impl Rx for UringRx {
             }
         }
     }
+}
+
+impl Rx for UringRx {
+    #[inline]
+    fn recv(
+        &mut self,
+        sock: Sock<'_>,
+        on: &mut dyn FnMut(&[u8], usize),
+    ) -> io::Result<Option<Moved>> {
+        let Some(m) = &mut self.multi else {
+            return self.single(sock, on);
+        };
+        if self.eof {
+            return Ok(None);
+        }
+        match m.recv(sock.as_raw_fd(), WAIT, &mut |d| on(d, d.len())) {
+            Ok(got) => {
+                if got.eof && self.tcp {
+                    self.eof = true;
+                    if got.chunks == 0 {
+                        return Ok(None);
+                    }
+                }
+                if got.chunks == 0 {
+                    return Err(io::Error::from(io::ErrorKind::WouldBlock));
+                }
+                Ok(Some(Moved {
+                    bytes: got.bytes as u64,
+                    messages: got.chunks,
+                    calls: 1,
+                }))
+            }
+            // Multishot receive refused on this kernel: one RECV per call from now.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                self.multi = None;
+                self.note = Some(format!(
+                    "multishot receive refused ({e}): one RECV per call"
+                ));
+                self.ring = ring(8, self.len).map_err(io::Error::other)?;
+                Err(io::Error::from(io::ErrorKind::WouldBlock))
+            }
+            Err(e) => Err(e),
+        }
+    }
 
     fn report(&mut self) -> IoReport {
-        report(IoStrategy::Uring)
+        IoReport {
+            note: Some(
+                self.note
+                    .clone()
+                    .unwrap_or_else(|| "multishot receive into provided buffers".into()),
+            ),
+            ..report(IoStrategy::Uring)
+        }
     }
 }

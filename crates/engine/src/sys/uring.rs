@@ -181,3 +181,154 @@ impl Ring {
         &self.buf[..n]
     }
 }
+
+/// Buffer group of [`MultiRecv`]'s provided buffers.
+const BGID: u16 = 1;
+const UD_RECV: u64 = 1;
+const UD_PROVIDE: u64 = 2;
+
+/// What one [`MultiRecv::recv`] call saw.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Received {
+    /// Bytes delivered to the callback.
+    pub bytes: usize,
+    /// Completions that carried data (TCP: chunks; UDP: datagrams).
+    pub chunks: u64,
+    /// The peer closed (a zero-length completion).
+    pub eof: bool,
+}
+
+/// Multishot receive (IORING_RECV_MULTISHOT, Linux 6.0): one armed request keeps
+/// posting a completion per arrival into buffers the kernel picks from a provided
+/// pool; each call hands the received chunks to the caller and gives their buffers
+/// back in the same `io_uring_enter` that waits for more.
+pub struct MultiRecv {
+    // Field order matters: the ring drops (cancelling the armed receive) before
+    // the pool it writes into.
+    ring: IoUring,
+    pool: PageBuf,
+    buf_len: usize,
+    armed: bool,
+    /// Buffers whose data the caller has seen, to give back (capacity: the pool).
+    seen: Vec<u16>,
+}
+
+impl std::fmt::Debug for MultiRecv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "MultiRecv({} x {} B, armed {})",
+            self.pool.len() / self.buf_len.max(1),
+            self.buf_len,
+            self.armed
+        )
+    }
+}
+
+impl MultiRecv {
+    /// A ring and a pool of `nbufs` buffers of `buf_len` bytes, provided to the
+    /// kernel.
+    pub fn new(nbufs: u16, buf_len: usize) -> io::Result<MultiRecv> {
+        let nbufs = nbufs.max(1);
+        let buf_len = buf_len.clamp(1, i32::MAX as usize);
+        let mut ring = IoUring::new(u32::from(nbufs) + 4)?;
+        let mut pool = PageBuf::zeroed(usize::from(nbufs) * buf_len)?;
+        let e = opcode::ProvideBuffers::new(pool.as_mut_ptr(), buf_len as i32, nbufs, BGID, 0)
+            .build()
+            .user_data(UD_PROVIDE);
+        // SAFETY: the pool outlives the ring (field order) and is never moved or
+        // resized; the kernel writes only within `nbufs * buf_len` bytes of it.
+        unsafe { ring.submission().push(&e) }
+            .map_err(|_| io::Error::other("io_uring submission queue full"))?;
+        ring.submit_and_wait(1)?;
+        if let Some(c) = ring.completion().next() {
+            if c.result() < 0 {
+                return Err(io::Error::from_raw_os_error(-c.result()));
+            }
+        }
+        Ok(MultiRecv {
+            ring,
+            pool,
+            buf_len,
+            armed: false,
+            seen: Vec::with_capacity(usize::from(nbufs)),
+        })
+    }
+
+    /// Gives back the buffers seen, arms the receive if it is not armed, waits up
+    /// to `timeout` for completions and calls `on` with each chunk received.
+    pub fn recv(
+        &mut self,
+        fd: RawFd,
+        timeout: Duration,
+        on: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<Received> {
+        for &bid in &self.seen {
+            // SAFETY: `bid` indexes a buffer of the pool, as above.
+            let ptr = unsafe { self.pool.as_mut_ptr().add(usize::from(bid) * self.buf_len) };
+            let e = opcode::ProvideBuffers::new(ptr, self.buf_len as i32, 1, BGID, bid)
+                .build()
+                .user_data(UD_PROVIDE);
+            // SAFETY: as in `new`.
+            unsafe { self.ring.submission().push(&e) }
+                .map_err(|_| io::Error::other("io_uring submission queue full"))?;
+        }
+        self.seen.clear();
+        if !self.armed {
+            let e = opcode::RecvMulti::new(types::Fd(fd), BGID)
+                .build()
+                .user_data(UD_RECV);
+            // SAFETY: the receive writes only into provided buffers of the pool.
+            unsafe { self.ring.submission().push(&e) }
+                .map_err(|_| io::Error::other("io_uring submission queue full"))?;
+            self.armed = true;
+        }
+        let ts = types::Timespec::new()
+            .sec(timeout.as_secs())
+            .nsec(timeout.subsec_nanos());
+        let args = types::SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => {}
+            Err(e)
+                if e.raw_os_error() == Some(libc::ETIME)
+                    || e.raw_os_error() == Some(libc::EINTR) => {}
+            Err(e) => return Err(e),
+        }
+        let mut got = Received::default();
+        let mut error = None;
+        for c in self.ring.completion() {
+            let r = c.result();
+            if c.user_data() == UD_PROVIDE {
+                if r < 0 && error.is_none() {
+                    error = Some(-r);
+                }
+                continue;
+            }
+            if !io_uring::cqueue::more(c.flags()) {
+                self.armed = false;
+            }
+            if r > 0 {
+                let Some(bid) = io_uring::cqueue::buffer_select(c.flags()) else {
+                    error.get_or_insert(libc::EIO);
+                    continue;
+                };
+                let start = usize::from(bid) * self.buf_len;
+                let n = (r as usize).min(self.buf_len);
+                on(&self.pool[start..start + n]);
+                self.seen.push(bid);
+                got.bytes += n;
+                got.chunks += 1;
+            } else if r == 0 {
+                got.eof = true;
+            } else if r != -libc::ENOBUFS && error.is_none() {
+                // ENOBUFS: every buffer was in use; they are given back next call
+                // and the receive re-armed.
+                error = Some(-r);
+            }
+        }
+        match error {
+            Some(e) if got.chunks == 0 => Err(io::Error::from_raw_os_error(e)),
+            _ => Ok(got),
+        }
+    }
+}
