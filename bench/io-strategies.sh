@@ -19,10 +19,10 @@
 #              within each round and its median reported. Contention from other
 #              work on a shared host comes and goes over seconds, so runs next to
 #              each other share it; medians of whole-matrix runs do not.
-#              The TCP pairs run a second time with glibc's mmap threshold
-#              pinned at 128 KiB (both ends), which page-aligns netsonde's big
-#              receive buffers: on this host the buffer's placement alone moves
-#              the kernel's receive copy by up to 2x (a netsonde issue).
+#              The best strategies are chosen from the matrix runs, so the paired
+#              runs that judge auto are not the ones that picked its rivals.
+#              Pairs run longer (PAIR_DURATION, PAIR_WARMUP) than the matrix:
+#              auto calibrates for up to about a second.
 #   peers-tcp  TCP, 64-byte messages: netsonde copy/batch/uring/auto against
 #              iperf3 -l 64, iperf -l 64 (iperf 2) and nuttcp -l64.
 #   peers-udp  UDP, 64-byte datagrams: for each tool a ladder of offered rates
@@ -60,8 +60,8 @@
 #   UDP_REPS=3      rounds of the udp matrix
 #   PEER_REPS=5     rounds of the peer comparisons and of the veth section
 #   PAIR_REPS=7     rounds of the paired auto runs
-#   PAIRS_ALIGNED=1 also run the TCP pairs with page-aligned receive buffers
-#                   (GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072); 0: not
+#   PAIR_DURATION=4 measured seconds per paired run (plus PAIR_WARMUP)
+#   PAIR_WARMUP=2   warm-up of the paired runs, for every strategy alike
 #   DURATION=1.5    measured seconds per netsonde matrix run (plus WARMUP)
 #   WARMUP=0.5      netsonde warm-up, excluded from its results
 #   PEER_DURATION=2 seconds per run in the peer sections (all tools alike)
@@ -80,7 +80,8 @@ REPS=${REPS:-5}
 UDP_REPS=${UDP_REPS:-3}
 PEER_REPS=${PEER_REPS:-5}
 PAIR_REPS=${PAIR_REPS:-7}
-PAIRS_ALIGNED=${PAIRS_ALIGNED:-1}
+PAIR_DURATION=${PAIR_DURATION:-4}
+PAIR_WARMUP=${PAIR_WARMUP:-2}
 DURATION=${DURATION:-1.5}
 WARMUP=${WARMUP:-0.5}
 PEER_DURATION=${PEER_DURATION:-2}
@@ -97,8 +98,6 @@ NUTTCP_PORT=$((BASE_PORT + 4)) # and +5 for its data connection
 SP_PORT=$((BASE_PORT + 6))     # sockperf, blocking
 SPP_PORT=$((BASE_PORT + 7))    # sockperf, polling
 VETH_PORT=$((BASE_PORT + 8))   # netsonde server in sonde-io-a
-NSA_PORT=$((BASE_PORT + 9))    # netsonde server with page-aligned buffers
-ALIGN_ENV=GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072
 NS_A=sonde-io-a NS_B=sonde-io-b
 VETH_A=10.210.0.1 VETH_B=10.210.0.2
 
@@ -247,7 +246,7 @@ started=$(date +%s)
 [[ -n $SECTIONS ]] && {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); host: $(uname -r), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')), load average $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "netsonde: $("$NETSONDE" --version) ($BUILT); peers: $(iperf3 --version | head -n1 | cut -d' ' -f1-2), $(iperf -v 2>&1 | cut -d' ' -f1-3), $(nuttcp -V 2>&1 | head -n1), sockperf $(sockperf --version 2>&1 | grep -o '[0-9][0-9.]*' | head -n1)"
-  echo "placement: $PLACEMENT; netsonde matrix runs: -t $DURATION --warmup $WARMUP; peer sections: ${PEER_DURATION}s per run"
+  echo "placement: $PLACEMENT; netsonde matrix runs: -t $DURATION --warmup $WARMUP; paired auto runs: -t $PAIR_DURATION --warmup $PAIR_WARMUP; peer sections: ${PEER_DURATION}s per run"
   echo "repetitions: tcp matrix $REPS, udp matrix $UDP_REPS, peers and veth $PEER_REPS (interleaved; medians shown)"
 } >"$WORK/header.txt"
 cat "$WORK/header.txt" >&2
@@ -304,33 +303,21 @@ if has pairs; then
         "$REC" >>"$WORK/pairs.tsv"
     done
   done
-  # The same TCP pairs once more with both processes started with glibc's mmap
-  # threshold fixed at 128 KiB: every receive buffer of 128 KiB or more is then
-  # mmapped, i.e. page-aligned, whatever the process allocated before. Without
-  # it the buffer's place depends on the allocation history (glibc raises the
-  # threshold after freeing a large block) and, on this host, the kernel's copy
-  # into a badly placed buffer runs at about half speed (see the document).
-  if ((PAIRS_ALIGNED)); then
-    start_server netsonde-aligned tcp "$NSA_PORT" "" -- env "$ALIGN_ENV" "${SRV[@]}" "$NETSONDE" server --bind "$HOST" --port "$NSA_PORT"
-    awk -F'\t' '$2 == "tcp" {OFS = "\t"; $1 = "pairA"; print}' "$WORK/pairs.tsv" >>"$WORK/pairs.tsv"
-  fi
   if [[ -s $WORK/pairs.tsv ]]; then
     for ((r = 1; r <= PAIR_REPS; r++)); do
       echo "auto, paired runs, round $r/$PAIR_REPS" >&2
       while IFS=$'\t' read -r pre sec z best bestr; do
         L=(auto "$best"); [[ $bestr != "$best" ]] && L+=("$bestr")
-        client=("${NSC[@]}"); [[ $pre == pairA ]] && client=(env "$ALIGN_ENV" "${CLI[@]}" "$NETSONDE" client "$HOST" --port "$NSA_PORT")
         for ((k = 0; k < ${#L[@]}; k++)); do
           s=${L[$(((k + r) % ${#L[@]}))]}
           extra=(-T tcp-stream); [[ $sec == udp ]] && extra=(-T udp-stream -b 100G)
           # shellcheck disable=SC2046
-          ns_run "$pre-$sec" "$s" "$z" "$r" "$RAW/$pre-$sec-${s//\//_}-$z-$r.json" "${client[@]}" "${extra[@]}" -l "$z" \
-            -t "$DURATION" --warmup "$WARMUP" $(io_args "$s") || true
+          ns_run "$pre-$sec" "$s" "$z" "$r" "$RAW/$pre-$sec-${s//\//_}-$z-$r.json" "${NSC[@]}" "${extra[@]}" -l "$z" \
+            -t "$PAIR_DURATION" --warmup "$PAIR_WARMUP" $(io_args "$s") || true
         done
       done <"$WORK/pairs.tsv"
     done
   fi
-  ((PAIRS_ALIGNED)) && stop_last_server
 fi
 
 # ---------------------------------------------------------------- peers: TCP 64 B
@@ -543,7 +530,7 @@ if [[ -s $WORK/pairs.tsv ]]; then
     | . as [$pre, $sec, $size, $best, $bestr]
     | [$p[] | select(.sec == $pre + "-" + $sec and .size == $size)] as $q
     | ratios($q; $best) as $rb | ratios($q; $bestr) as $rr
-    | [(if $pre == "pairA" then $sec + "-stream, page-aligned buffers" else $sec + "-stream" end), $size, $best, $bestr, ($rb | length), ($rb | median), ($rb | min), ($rb | max),
+    | [$sec + "-stream", $size, $best, $bestr, ($rb | length), ($rb | median), ($rb | min), ($rb | max),
        ($rr | median), ($rr | min), ($rr | max),
        ([$q[] | select(.strat == "auto") | .g] | median), ([$q[] | select(.strat == $best) | .g] | median),
        ([$q[] | select(.strat == $bestr) | .g] | median),
