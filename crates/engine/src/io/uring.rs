@@ -1,6 +1,7 @@
 //! uring: io_uring with a registered buffer (WRITE_FIXED) and batched, linked
 //! submissions: a TCP sender queues 4 linked writes of up to 256 KiB per
-//! `io_uring_enter`; a UDP sender submits one WRITE_FIXED per datagram. Receivers
+//! `io_uring_enter`; a UDP sender submits 32 linked WRITE_FIXED, one datagram
+//! each, per `io_uring_enter`. Receivers
 //! arm one multishot receive (Linux 6.0) that fills buffers from a provided pool,
 //! and each call hands over every chunk completed so far while giving the
 //! previous call's buffers back (one RECV per call where multishot is refused).
@@ -18,6 +19,8 @@ use crate::sys::uring::{MultiRecv, Ring};
 
 const WAIT: Duration = Duration::from_millis(200);
 const LINKS: u32 = 4;
+/// UDP datagrams per submission.
+const UDP_BATCH: usize = 32;
 
 /// io_uring sender.
 pub struct UringTx {
@@ -41,7 +44,7 @@ impl UringTx {
         // can start anywhere within a message.
         let per = ((256 << 10) / size.max(1)).max(1);
         let chunk = per * size;
-        let mut r = ring(64, if udp { size } else { chunk + size })?;
+        let mut r = ring(64, if udp { size * UDP_BATCH } else { chunk + size })?;
         for m in r.buf().chunks_mut(size.max(1)) {
             crate::fill_pattern(m);
         }
@@ -59,23 +62,34 @@ impl Tx for UringTx {
     #[inline]
     fn send(&mut self, sock: Sock<'_>, seq: u64, tx_ns: u64) -> io::Result<Moved> {
         if self.udp {
-            crate::udp::stamp(self.ring.buf(), seq, tx_ns);
-            let b = self
-                .ring
-                .write_linked(sock.as_raw_fd(), 0, self.size, 1, WAIT)?;
-            return match (b.done, b.error) {
-                (0, _) => Err(io::Error::from(io::ErrorKind::WouldBlock)),
-                (_, Some(e)) => Err(io::Error::from_raw_os_error(e)),
+            // A batch of datagrams, one slot each, stamped with consecutive sequence
+            // numbers; while an earlier batch is still in flight, only wait for it.
+            if self.ring.idle() {
+                for (i, d) in self.ring.buf().chunks_mut(self.size.max(1)).enumerate() {
+                    crate::udp::stamp(d, seq + i as u64, tx_ns);
+                }
+            }
+            let b = self.ring.write_linked(
+                sock.as_raw_fd(),
+                (0, self.size),
+                self.size,
+                UDP_BATCH as u32,
+                WAIT,
+            )?;
+            let sent = b.bytes / self.size.max(1);
+            return match (sent, b.done, b.error) {
+                (0, 0, _) => Err(io::Error::from(io::ErrorKind::WouldBlock)),
+                (0, _, Some(e)) => Err(io::Error::from_raw_os_error(e)),
                 _ => Ok(Moved {
                     bytes: b.bytes as u64,
-                    messages: 1,
+                    messages: sent as u64,
                     calls: 1,
                 }),
             };
         }
         let b = self
             .ring
-            .write_linked(sock.as_raw_fd(), self.pos, self.chunk, LINKS, WAIT)?;
+            .write_linked(sock.as_raw_fd(), (self.pos, 0), self.chunk, LINKS, WAIT)?;
         if let Some(e) = b.error {
             if b.bytes == 0 {
                 return Err(io::Error::from_raw_os_error(e));
@@ -100,7 +114,11 @@ impl Tx for UringTx {
             "SEND (buffer registration refused)"
         };
         IoReport {
-            note: Some(format!("{how}, {LINKS} linked writes per submission")),
+            note: Some(if self.udp {
+                format!("{how}, {UDP_BATCH} linked datagrams per submission")
+            } else {
+                format!("{how}, {LINKS} linked writes per submission")
+            }),
             ..report(IoStrategy::Uring)
         }
     }

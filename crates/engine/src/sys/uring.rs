@@ -109,25 +109,28 @@ impl Ring {
         Ok(())
     }
 
-    /// Queues `n` linked writes, each of `len` bytes from buffer offset `off`, and
-    /// waits up to `timeout` for them. A short write cancels its followers (the
-    /// stream stays in order). If operations are still in flight from an earlier
-    /// call, only waits for those.
+    /// Queues `n` linked writes, the `i`th of `len` bytes from buffer offset
+    /// `off + i * stride`, and waits up to `timeout` for them. A short write cancels
+    /// its followers (the stream stays in order). If operations are still in flight
+    /// from an earlier call, only waits for those.
     pub fn write_linked(
         &mut self,
         fd: RawFd,
-        off: usize,
+        (off, stride): (usize, usize),
         len: usize,
         n: u32,
         timeout: Duration,
     ) -> io::Result<Batch> {
         let mut acc = Batch::default();
         if self.inflight == 0 {
-            assert!(off + len <= self.buf.len());
+            let last = off + stride * (n.max(1) as usize - 1);
+            if last + len > self.buf.len() {
+                return Err(io::Error::other("io_uring write beyond its buffer"));
+            }
             for i in 0..n {
-                // SAFETY: `off + len` is within the registered buffer, which outlives
-                // the operation (see the field order).
-                let ptr = unsafe { self.buf.as_ptr().add(off) };
+                // SAFETY: every write's `[start, start + len)` is within the registered
+                // buffer (checked above), which outlives the operation (field order).
+                let ptr = unsafe { self.buf.as_ptr().add(off + stride * i as usize) };
                 let e = if self.fixed {
                     opcode::WriteFixed::new(types::Fd(fd), ptr, len as u32, 0).build()
                 } else {
