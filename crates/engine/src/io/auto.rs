@@ -408,14 +408,6 @@ pub fn tx(sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Tx>, IoError> {
 }
 
 impl AutoTx {
-    fn heat(&self) -> Heat {
-        match self.race {
-            Some((Stage::Screen, _)) => SCREEN,
-            Some((Stage::Final, _)) => FINAL,
-            _ => RECHECK,
-        }
-    }
-
     /// Starts a window on whichever candidate runs next.
     fn start_window(&mut self, now: Instant, next: usize) {
         self.window_bytes = 0;
@@ -507,10 +499,10 @@ impl Tx for AutoTx {
         }
         // The clock is read per send only while racing, or to see a re-check is due
         // when there is something to re-check.
-        if self.race.is_some() {
+        if let Some((_, race)) = &self.race {
+            let heat = race.heat;
             let now = Instant::now();
             let age = now.duration_since(self.window_start);
-            let heat = self.heat();
             if !self.counting {
                 if age >= heat.settle {
                     self.counting = true;

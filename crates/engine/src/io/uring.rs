@@ -1,11 +1,10 @@
 //! uring: io_uring with a registered buffer (WRITE_FIXED) and batched, linked
 //! submissions: a TCP sender queues 4 linked writes of up to 256 KiB per
 //! `io_uring_enter`; a UDP sender submits 32 linked WRITE_FIXED, one datagram
-//! each, per `io_uring_enter`. Receivers
-//! arm one multishot receive (Linux 6.0) that fills buffers from a provided pool,
-//! and each call hands over every chunk completed so far while giving the
-//! previous call's buffers back (one RECV per call where multishot is refused).
-//! Not done: SEND_ZC.
+//! each, per `io_uring_enter`. Receivers arm one multishot receive (Linux 6.0)
+//! that fills buffers from a provided pool, and each call hands over every chunk
+//! completed so far while giving the previous call's buffers back (one RECV per
+//! call where multishot is refused). Not done: SEND_ZC.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -137,12 +136,17 @@ impl Tx for UringTx {
 /// io_uring receiver: multishot receive into provided buffers, or one RECV per
 /// call where the kernel refuses multishot (before Linux 6.0).
 pub struct UringRx {
-    multi: Option<MultiRecv>,
-    ring: Ring,
+    mode: RxMode,
     len: usize,
     tcp: bool,
     eof: bool,
     note: Option<String>,
+}
+
+enum RxMode {
+    Multi(MultiRecv),
+    /// A ring whose buffer holds one receive of `len` bytes.
+    Single(Ring),
 }
 
 /// Provided buffers for the multishot receive: TCP chunks of 64 KiB, UDP datagrams
@@ -159,45 +163,20 @@ impl UringRx {
         } else {
             size + 1
         };
-        let (multi, note) = match MultiRecv::new(NBUFS, if tcp { TCP_CHUNK } else { size + 1 }) {
-            Ok(m) => (Some(m), None),
+        let (mode, note) = match MultiRecv::new(NBUFS, if tcp { TCP_CHUNK } else { size + 1 }) {
+            Ok(m) => (RxMode::Multi(m), None),
             Err(e) => (
-                None,
+                RxMode::Single(ring(8, len)?),
                 Some(format!("no provided buffers ({e}): one RECV per call")),
             ),
         };
-        // The single-RECV ring is the fallback; it needs a real buffer only without
-        // multishot.
-        let single = ring(8, if multi.is_some() { 1 } else { len })?;
         Ok(UringRx {
-            multi,
-            ring: single,
+            mode,
             len,
             tcp,
             eof: false,
             note,
         })
-    }
-
-    fn single(
-        &mut self,
-        sock: Sock<'_>,
-        on: &mut dyn FnMut(&[u8], usize),
-    ) -> io::Result<Option<Moved>> {
-        match self.ring.recv(sock.as_raw_fd(), self.len, WAIT)? {
-            None => Err(io::Error::from(io::ErrorKind::WouldBlock)),
-            Some(r) if r < 0 => Err(io::Error::from_raw_os_error(-r)),
-            Some(0) if self.tcp => Ok(None),
-            Some(n) => {
-                let n = n as usize;
-                on(self.ring.data(n), n);
-                Ok(Some(Moved {
-                    bytes: n as u64,
-                    messages: 1,
-                    calls: 1,
-                }))
-            }
-        }
     }
 }
 
@@ -208,8 +187,24 @@ impl Rx for UringRx {
         sock: Sock<'_>,
         on: &mut dyn FnMut(&[u8], usize),
     ) -> io::Result<Option<Moved>> {
-        let Some(m) = &mut self.multi else {
-            return self.single(sock, on);
+        let m = match &mut self.mode {
+            RxMode::Multi(m) => m,
+            RxMode::Single(ring) => {
+                return match ring.recv(sock.as_raw_fd(), self.len, WAIT)? {
+                    None => Err(io::Error::from(io::ErrorKind::WouldBlock)),
+                    Some(r) if r < 0 => Err(io::Error::from_raw_os_error(-r)),
+                    Some(0) if self.tcp => Ok(None),
+                    Some(n) => {
+                        let n = n as usize;
+                        on(ring.data(n), n);
+                        Ok(Some(Moved {
+                            bytes: n as u64,
+                            messages: 1,
+                            calls: 1,
+                        }))
+                    }
+                };
+            }
         };
         if self.eof {
             return Ok(None);
@@ -233,11 +228,10 @@ impl Rx for UringRx {
             }
             // Multishot receive refused on this kernel: one RECV per call from now.
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                self.multi = None;
                 self.note = Some(format!(
                     "multishot receive refused ({e}): one RECV per call"
                 ));
-                self.ring = ring(8, self.len).map_err(io::Error::other)?;
+                self.mode = RxMode::Single(ring(8, self.len).map_err(io::Error::other)?);
                 Err(io::Error::from(io::ErrorKind::WouldBlock))
             }
             Err(e) => Err(e),
