@@ -34,6 +34,11 @@
 #              --io copy against sockperf ping-pong --tcp --full-rtt (14 B, its
 #              minimum), plain and with sockperf's own polling (--nonblocked
 #              --lls 50 on both ends).
+#   threads    tcp-stream -P 8 with every flow of an end on one core (client core
+#              0, server core 1): --io copy (a thread per flow, 8 threads per
+#              core) against --io epoll (the 8 flows on one thread and one epoll
+#              per end), 1 KiB and 64 KiB messages: Gbit/s, context switches
+#              per MB, each end's process CPU per KiB.
 #   veth       a veth pair between two namespaces (sonde-io-a: server,
 #              sonde-io-b: client), MTU 65535 and 1500: sender CPU per byte of
 #              copy, zerocopy, sendfile, splice and uring at 64 KiB and 1 MiB, the
@@ -55,7 +60,7 @@
 #
 # Run from anywhere, as root (apt-get, ip netns):   bash bench/io-strategies.sh
 # Environment:
-#   SECTIONS="tcp udp pairs peers-tcp peers-udp rr veth"
+#   SECTIONS="tcp udp pairs peers-tcp peers-udp rr threads veth"
 #   REPS=5          rounds of the tcp matrix (its medians carry the auto claim)
 #   UDP_REPS=3      rounds of the udp matrix
 #   PEER_REPS=5     rounds of the peer comparisons and of the veth section
@@ -75,7 +80,7 @@
 #   BASE_PORT=25400 first of the ports used (about 10)
 set -euo pipefail
 
-SECTIONS=${SECTIONS:-"tcp udp pairs peers-tcp peers-udp rr veth"}
+SECTIONS=${SECTIONS:-"tcp udp pairs peers-tcp peers-udp rr threads veth"}
 REPS=${REPS:-5}
 UDP_REPS=${UDP_REPS:-3}
 PEER_REPS=${PEER_REPS:-5}
@@ -251,7 +256,7 @@ started=$(date +%s)
 } >"$WORK/header.txt"
 cat "$WORK/header.txt" >&2
 
-if has tcp || has udp || has pairs || has peers-tcp || has peers-udp || has rr; then
+if has tcp || has udp || has pairs || has peers-tcp || has peers-udp || has rr || has threads; then
   start_server netsonde tcp "$NS_PORT" "" -- "${SRV[@]}" "$NETSONDE" server --bind "$HOST" --port "$NS_PORT"
 fi
 NSC=("${CLI[@]}" "$NETSONDE" client "$HOST" --port "$NS_PORT")
@@ -471,6 +476,17 @@ if has rr; then
   stop_last_server; stop_last_server
 fi
 
+# ---------------------------------------------------------------- threads
+if has threads; then
+  for ((r = 1; r <= PEER_REPS; r++)); do
+    echo "flows per thread, round $r/$PEER_REPS" >&2
+    while read -r s z; do
+      ns_run threads "$s" "$z" "$r" "$RAW/threads-$s-$z-$r.json" "${NSC[@]}" -T tcp-stream -P 8 -l "$z" \
+        -t "$DURATION" --warmup "$WARMUP" --io "$s" || true
+    done < <(printf '%s\n' "copy 1K" "epoll 1K" "copy 64K" "epoll 64K" | shuf)
+  done
+fi
+
 # ---------------------------------------------------------------- veth
 read -ra VETH_STRATS <<<"${VETH_STRATEGIES:-copy zerocopy sendfile splice uring}"
 read -ra VETH_SIZES <<<"${VETH_SIZES:-64K 1M}"
@@ -608,7 +624,7 @@ END {
     pivot("Process-only CPU per received KiB: sender / receiver, us", "udp", udp_strats, udp_sizes, "proc")
     pivot("Sender datagrams per system call", "udp", udp_strats, udp_sizes, "mpc")
   }
-  for (sec in anysec) if (sec ~ /^(tcp|udp)$/) {
+  for (sec in anysec) if (anysec[sec] && sec ~ /^(tcp|udp)$/) {
     nz = split(sec == "tcp" ? tcp_sizes : udp_sizes, Z, " "); ns = split(sec == "tcp" ? tcp_strats : udp_strats, S, " ")
     print "### auto against the best fixed strategy, " sec "-stream (goodput medians; min-max of the runs in brackets)\n"
     print "Best fixed: the highest median of all fixed strategies. Best reading: the highest median among those whose receiver"
@@ -703,6 +719,20 @@ END {
         (P50["busypoll14"] / P50["sockperf14"] <= 0.5 && P50["busypoll1"] / P50["sockperf14"] <= 0.5) ? "met" : "NOT met",
         P50["sockperf-poll14"] / 1000, P50["busypoll14"] / P50["sockperf-poll14"], (P50["busypoll14"] / P50["sockperf-poll14"] <= 0.5) ? "met" : "NOT met")
   }
+  if (anysec["threads"]) {
+    print "### tcp-stream -P 8, every flow of an end on one core: a thread per flow (copy) or one epoll thread (medians)\n"
+    print "| strategy | size | Gbit/s | context switches per MB | client process us/KiB | server process us/KiB | Gbit/s vs copy |"
+    print "|---|---:|---:|---:|---:|---:|---:|"
+    split("1K 64K", TZ, " ")
+    for (j = 1; j <= 2; j++) for (i = 1; i <= 2; i++) { st = (i == 1) ? "copy" : "epoll"
+      if (!has("threads", "netsonde", st, TZ[j])) continue
+      g0 = v("threads", "netsonde", "copy", TZ[j], 6); g = v("threads", "netsonde", st, TZ[j], 6)
+      printf "| %s | %s | %s | %s | %s | %s | %s |\n", st, TZ[j], fmt(g / 1e9, 2), sig(v("threads", "netsonde", st, TZ[j], 15)),
+        sig(v("threads", "netsonde", st, TZ[j], 12)), sig(v("threads", "netsonde", st, TZ[j], 13)), (g0 == "-" || g0 == 0) ? "-" : sprintf("%.2f", g / g0)
+      if (st == "epoll" && g0 != "-" && g0 > 0) TH = TH sprintf("%s%s: %.2fx", (TH == "") ? "" : ", ", TZ[j], g / g0)
+    }
+    print ""
+  }
   split("65535 1500", MT, " ")
   for (t = 1; t <= 2; t++) { sec = "veth" MT[t]; if (!anysec[sec]) continue
     print "### veth pair between namespaces, MTU " MT[t] ": sender strategy, receiver --rx-io copy (medians)\n"
@@ -724,6 +754,7 @@ END {
   if (RU != "") print "- " RU
   if (RR != "") print "- " RR
   if (VE != "") print "- " VE
+  if (TH != "") print "- 8 flows per core, epoll (one thread) / copy (8 threads), Gbit/s: " TH
   for (sec in AUTO) print "- auto / best fixed (/ best reading), matrix medians, " sec "-stream:" AUTO[sec] " (target >= 0.95 at every size: " (AUTOFAIL[sec] ? "NOT met" : "met") ")"
   for (sec in PAIRS) print "- auto / best fixed (/ best reading), paired runs, " sec ":" PAIRS[sec] " (target >= 0.95 at every size: " (PAIRFAIL[sec] ? "NOT met" : "met") ")"
 }' "$WORK/medians.tsv" "$WORK/pairs-res.tsv"

@@ -114,6 +114,76 @@ fn every_strategy_tcp_and_udp_on_loopback() {
     }
 }
 
+/// `epoll` puts several flows on one thread: all eight flows of a bidirectional
+/// `-P 4` test on one client thread (`--affinity 0`), and on two server threads.
+/// Every byte arrives intact in both directions.
+#[test]
+fn epoll_runs_several_flows_per_thread() {
+    let doc = json(&[
+        "-T",
+        "tcp-stream",
+        "-P",
+        "4",
+        "--bidir",
+        "-l",
+        "16K",
+        "-t",
+        "0.5",
+        "--io",
+        "epoll",
+        "--affinity",
+        "0",
+        "--server-affinity",
+        "0,1",
+        "--verify",
+    ]);
+    let dirs = doc["directions"].as_array().unwrap();
+    assert_eq!(dirs.len(), 2, "{doc}");
+    for d in dirs {
+        let (sent, recv) = (
+            d["sender_bytes_total"].as_u64().unwrap(),
+            d["receiver_bytes_total"].as_u64().unwrap(),
+        );
+        assert!(sent > 0 && sent == recv, "sent {sent}, received {recv}");
+    }
+    for (side, per_thread) in [("client", 8), ("server", 4)] {
+        let flows = doc[side]["flows"].as_array().unwrap();
+        assert_eq!(flows.len(), 8, "{side}");
+        for f in flows {
+            let io = &f["io"];
+            assert_eq!(io["strategy"], "epoll", "{io}");
+            assert_eq!(io["thread_flows"], per_thread, "{side}: {io}");
+            if f["role"] == "receiver" {
+                assert_eq!(io["verify_errors"], 0, "{io}");
+            }
+        }
+    }
+    // UDP too: three paced flows on one thread each end, the FINs included.
+    let doc = json(&[
+        "-T",
+        "udp-stream",
+        "-P",
+        "3",
+        "-b",
+        "30M",
+        "-t",
+        "0.5",
+        "--io",
+        "epoll",
+        "--affinity",
+        "0",
+        "--server-affinity",
+        "1",
+        "--verify",
+    ]);
+    for f in doc["server"]["flows"].as_array().unwrap() {
+        assert_eq!(f["io"]["thread_flows"], 3, "{f}");
+        assert_eq!(f["io"]["verify_errors"], 0, "{f}");
+        let udp = &f["udp"];
+        assert!(udp["packets_total"].as_u64().unwrap() > 100, "{udp}");
+    }
+}
+
 #[test]
 fn zerocopy_reports_completions_and_the_loopback_copy() {
     let doc = json(&[

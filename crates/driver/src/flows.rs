@@ -1,5 +1,8 @@
-//! Running a test's flows on threads, one per flow, with the CPU sampler covering
-//! exactly the measured interval.
+//! Running a test's flows on threads, with the CPU sampler covering exactly the
+//! measured interval. A flow has a thread of its own, except stream flows whose
+//! strategy at this end is `epoll`: those share threads, several flows to one
+//! edge-triggered epoll ([`netsonde_engine::flow::run_group`]), one thread per core
+//! of the affinity list (or per online core without one), never more than flows.
 
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,11 +11,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use netsonde_engine::flow::{run_group, Flow};
 use netsonde_engine::{
     crr, rr, stream, udp, EngineError, FlowClock, FlowCounters, FlowCtx, FlowOutput,
 };
 use netsonde_model::cpu::CpuReport;
-use netsonde_model::spec::{FlowDir, TestKind, TestSpec};
+use netsonde_model::spec::{FlowDir, IoStrategy, TestKind, TestSpec};
 use netsonde_proto::Token;
 
 /// Which end runs the flows.
@@ -48,6 +52,11 @@ pub struct FlowPlan {
     pub socket: FlowSocket,
 }
 
+/// A flow's place in the plan order, and what it produced.
+type Outcome = (usize, Result<FlowOutput, EngineError>);
+/// A flow waiting for its thread: its place, socket and context.
+type Member = (usize, FlowSocket, FlowCtx);
+
 /// Flows that are running.
 #[derive(Debug)]
 pub struct Running {
@@ -56,7 +65,8 @@ pub struct Running {
     /// The shared clock.
     pub clock: FlowClock,
     stop: Arc<AtomicBool>,
-    flows: Vec<JoinHandle<Result<FlowOutput, EngineError>>>,
+    /// Each thread's flows: their place in the plan order, and what each produced.
+    flows: Vec<JoinHandle<Vec<Outcome>>>,
     cpu: JoinHandle<Option<CpuReport>>,
     done: Receiver<()>,
     pending: usize,
@@ -87,11 +97,45 @@ fn pin(core: usize) -> Result<(), EngineError> {
     })
 }
 
-fn run_flow(end: End, socket: FlowSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    let sends = matches!(
-        (end, ctx.dir),
+fn sends(end: End, dir: FlowDir) -> bool {
+    matches!(
+        (end, dir),
         (End::Client, FlowDir::Up) | (End::Server, FlowDir::Down)
-    );
+    )
+}
+
+/// Whether a flow runs in a shared epoll thread at this end.
+fn shares_thread(end: End, spec: &TestSpec, dir: FlowDir) -> bool {
+    let strategy = if sends(end, dir) {
+        spec.tx_io
+    } else {
+        spec.rx_io
+    };
+    strategy == IoStrategy::Epoll && matches!(spec.test, TestKind::TcpStream | TestKind::UdpStream)
+}
+
+/// A stream flow, built to share a thread.
+fn stream_flow(end: End, socket: FlowSocket, ctx: &FlowCtx) -> Result<Box<dyn Flow>, EngineError> {
+    let sends = sends(end, ctx.dir);
+    Ok(match socket {
+        FlowSocket::Tcp(s) if sends => Box::new(stream::TcpSender::new(s, ctx)?),
+        FlowSocket::Tcp(s) => Box::new(stream::TcpReceiver::new(s, ctx)?),
+        FlowSocket::Udp(s) if sends => Box::new(udp::UdpSender::new(s, ctx)?),
+        FlowSocket::Udp(s) => Box::new(udp::UdpReceiver::new(s, ctx)?),
+        s => {
+            return Err(EngineError::Io {
+                op: "flow setup",
+                source: std::io::Error::other(format!(
+                    "{} cannot share a thread over {s:?}",
+                    ctx.spec.test
+                )),
+            })
+        }
+    })
+}
+
+fn run_flow(end: End, socket: FlowSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
+    let sends = sends(end, ctx.dir);
     match (ctx.spec.test, socket) {
         (TestKind::TcpStream, FlowSocket::Tcp(s)) if sends => stream::tcp_send(s, ctx),
         (TestKind::TcpStream, FlowSocket::Tcp(s)) => stream::tcp_recv(s, ctx),
@@ -124,8 +168,8 @@ fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
     }
 }
 
-/// Starts every flow at `t0` on its own thread, pinned round-robin to `affinity`
-/// when it is not empty.
+/// Starts every flow at `t0`: each on its own thread, pinned round-robin to
+/// `affinity` when it is not empty, except the flows that share epoll threads.
 pub fn start(
     end: End,
     spec: Arc<TestSpec>,
@@ -137,7 +181,8 @@ pub fn start(
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, done) = channel();
     let mut counters = Vec::new();
-    let mut flows = Vec::new();
+    let mut alone = Vec::new();
+    let mut shared = Vec::new();
     for (i, plan) in plans.into_iter().enumerate() {
         let ctx = FlowCtx {
             id: plan.id,
@@ -148,20 +193,54 @@ pub fn start(
             stop: stop.clone(),
         };
         counters.push((plan.id, plan.dir, ctx.counters.clone()));
-        let core = (!affinity.is_empty()).then(|| affinity[i % affinity.len()]);
+        if shares_thread(end, &spec, plan.dir) {
+            shared.push((i, plan.socket, ctx));
+        } else {
+            alone.push((i, plan.socket, ctx));
+        }
+    }
+    let mut threads: Vec<(Option<usize>, Vec<Member>)> = alone
+        .into_iter()
+        .map(|(i, socket, ctx)| {
+            let core = (!affinity.is_empty()).then(|| affinity[i % affinity.len()]);
+            (core, vec![(i, socket, ctx)])
+        })
+        .collect();
+    if !shared.is_empty() {
+        let cores = if affinity.is_empty() {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            let mut distinct = affinity.to_vec();
+            distinct.sort_unstable();
+            distinct.dedup();
+            distinct.len()
+        };
+        let groups = cores.clamp(1, shared.len());
+        let mut grouped: Vec<(Option<usize>, Vec<_>)> = (0..groups)
+            .map(|g| {
+                (
+                    (!affinity.is_empty()).then(|| affinity[g % affinity.len()]),
+                    Vec::new(),
+                )
+            })
+            .collect();
+        for (k, flow) in shared.into_iter().enumerate() {
+            grouped[k % groups].1.push(flow);
+        }
+        threads.extend(grouped);
+    }
+    let mut flows = Vec::new();
+    for (core, members) in threads {
         let tx = tx.clone();
-        let socket = plan.socket;
+        let stop = stop.clone();
         flows.push(std::thread::spawn(move || {
-            let r = core
-                .map(pin)
-                .transpose()
-                .and_then(|_| run_flow(end, socket, &ctx));
-            if r.is_err() {
+            let out = run_thread(end, core, members, clock, &stop);
+            if out.iter().any(|(_, r)| r.is_err()) {
                 // One failed flow ends the test for all.
-                ctx.stop.store(true, Ordering::Relaxed);
+                stop.store(true, Ordering::Relaxed);
             }
             let _ = tx.send(());
-            r
+            out
         }));
     }
     let cpu_stop = stop.clone();
@@ -184,6 +263,58 @@ pub fn start(
     }
 }
 
+/// One thread's work: a flow of its own, or a group sharing an epoll.
+fn run_thread(
+    end: End,
+    core: Option<usize>,
+    members: Vec<Member>,
+    clock: FlowClock,
+    stop: &AtomicBool,
+) -> Vec<Outcome> {
+    if let Some(Err(e)) = core.map(pin) {
+        let mut out = Vec::new();
+        let mut e = Some(e);
+        for (i, _, _) in members {
+            out.push((
+                i,
+                Err(e.take().unwrap_or(EngineError::Io {
+                    op: "sched_setaffinity",
+                    source: std::io::Error::other("pinning the flow's thread failed"),
+                })),
+            ));
+        }
+        return out;
+    }
+    let shared = members
+        .first()
+        .is_some_and(|(_, _, ctx)| shares_thread(end, &ctx.spec, ctx.dir));
+    if !shared {
+        return members
+            .into_iter()
+            .map(|(i, socket, ctx)| (i, run_flow(end, socket, &ctx)))
+            .collect();
+    }
+    // Build every flow of the group; one that cannot be built fails alone.
+    let mut order = Vec::new();
+    let mut failed = Vec::new();
+    let mut built = Vec::new();
+    for (i, socket, ctx) in members {
+        match stream_flow(end, socket, &ctx) {
+            Ok(f) => {
+                order.push(i);
+                built.push(f);
+            }
+            Err(e) => failed.push((i, Err(e))),
+        }
+    }
+    let mut out: Vec<_> = order
+        .into_iter()
+        .zip(run_group(built, clock, stop))
+        .collect();
+    out.extend(failed);
+    out
+}
+
 impl Running {
     /// Whether every flow has returned.
     pub fn all_done(&mut self) -> bool {
@@ -203,19 +334,26 @@ impl Running {
 
     /// Waits for every flow and the CPU sampler.
     pub fn finish(self) -> Finished {
-        let mut outputs = Vec::new();
+        let mut results = Vec::new();
         let mut error = None;
         for h in self.flows {
             match h.join() {
-                Ok(Ok(o)) => outputs.push(o),
-                Ok(Err(e)) => {
-                    error.get_or_insert(e);
-                }
+                Ok(out) => results.extend(out),
                 Err(_) => {
                     error.get_or_insert(EngineError::Io {
                         op: "flow thread",
                         source: std::io::Error::other("a flow thread panicked"),
                     });
+                }
+            }
+        }
+        results.sort_by_key(|(i, _)| *i);
+        let mut outputs = Vec::new();
+        for (_, r) in results {
+            match r {
+                Ok(o) => outputs.push(o),
+                Err(e) => {
+                    error.get_or_insert(e);
                 }
             }
         }

@@ -22,6 +22,7 @@
 
 mod buf;
 pub mod crr;
+pub mod flow;
 pub mod io;
 pub mod latency;
 pub mod meter;

@@ -4,10 +4,13 @@
 
 use std::io::Read;
 use std::net::{Shutdown, TcpStream};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
-use netsonde_model::result::Role;
+use netsonde_model::result::{IoReport, Role};
+use netsonde_model::spec::IoStrategy;
 
+use crate::flow::{run_one, Flow, Progress};
 use crate::io::{self, Moved, Sock};
 use crate::meter::{FlowCtx, Meter, Phase};
 use crate::verify::Verifier;
@@ -39,99 +42,250 @@ impl Pacer {
 /// Sends until the measured interval ends, then half-closes and waits for the
 /// receiver's close so that `TCP_INFO` covers every byte.
 pub fn tcp_send(sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    let mut tx = io::tx(ctx.spec.tx_io, Sock::Tcp(&sock), &ctx.spec)?;
-    let pacer = Pacer::new(ctx);
-    let mut m = Meter::new(ctx);
-    let mut sent = 0u64;
-    loop {
-        let now = Instant::now();
-        if m.tick(now) == Phase::After || ctx.stopped() {
-            break;
-        }
-        if let Some(p) = &pacer {
-            if let Some(w) = p.wait(now, sent) {
-                std::thread::sleep(w.min(ctx.clock.end.saturating_duration_since(now)));
-                continue;
-            }
-        }
-        match tx.send(Sock::Tcp(&sock), 0, 0) {
-            Ok(Moved { bytes: 0, .. }) => return Err(EngineError::PeerClosed { flow: ctx.id }),
-            Ok(mv) => {
-                sent += mv.bytes;
-                m.moved(mv.bytes, mv.messages, mv.calls);
-            }
-            Err(e) if is_timeout(&e) => m.call(),
-            Err(e)
-                if e.kind() == std::io::ErrorKind::BrokenPipe
-                    || e.kind() == std::io::ErrorKind::ConnectionReset =>
-            {
-                return Err(EngineError::PeerClosed { flow: ctx.id })
-            }
-            Err(e) => return Err(EngineError::io("send")(e)),
-        }
-    }
-    let end = Instant::now();
-    let report = tx.finish(Sock::Tcp(&sock));
-    drop(tx);
-    // Back to blocking for the drain (epoll and busypoll made it non-blocking).
-    let _ = sock.set_nonblocking(false);
-    let _ = sock.shutdown(Shutdown::Write);
-    // Wait for the receiver to read everything and close (bounded by hard_end).
-    let mut scratch = [0u8; 64];
-    let mut s = &sock;
-    while Instant::now() < ctx.clock.hard_end && !ctx.stopped() {
-        match s.read(&mut scratch) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) if is_timeout(&e) => {}
-            Err(_) => break,
-        }
-    }
-    let mut result = m.finish(end, ctx.id, ctx.dir, Role::Sender);
-    result.tcp_info = sockopt::tcp_info(&sock);
-    result.io = Some(report);
-    Ok(FlowOutput {
-        result,
-        latency: None,
-    })
+    run_one(TcpSender::new(sock, ctx)?, ctx.spec.tx_io, ctx)
 }
 
 /// Receives until end of stream (or the hard deadline).
 pub fn tcp_recv(sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    let mut rx = io::rx(ctx.spec.rx_io, Sock::Tcp(&sock), &ctx.spec)?;
-    let mut verifier = ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0));
-    let mut m = Meter::new(ctx);
-    loop {
-        let r = match &mut verifier {
-            Some(v) => rx.recv(Sock::Tcp(&sock), &mut |d, _| v.stream(d)),
-            None => rx.recv(Sock::Tcp(&sock), &mut |_, _| {}),
-        };
-        let now = Instant::now();
-        m.tick(now);
-        match r {
-            Ok(None) => break,
-            Ok(Some(mv)) => m.moved(mv.bytes, mv.messages, mv.calls),
-            Err(e) if is_timeout(&e) => {
-                m.call();
-                if now >= ctx.clock.hard_end || ctx.stopped() {
-                    break;
+    run_one(TcpReceiver::new(sock, ctx)?, ctx.spec.rx_io, ctx)
+}
+
+enum SendState {
+    Sending,
+    /// Half-closed; reading until the receiver closes.
+    Draining,
+    Done,
+}
+
+/// A TCP stream's sending end, as a [`Flow`].
+pub struct TcpSender {
+    sock: TcpStream,
+    ctx: FlowCtx,
+    tx: Option<Box<dyn io::Tx>>,
+    pacer: Option<Pacer>,
+    m: Meter,
+    sent: u64,
+    state: SendState,
+    end: Option<Instant>,
+    report: Option<IoReport>,
+    /// Its strategy is epoll: the socket stays non-blocking to the end, and the
+    /// flow group does the waiting.
+    grouped: bool,
+    scratch: [u8; 64],
+}
+
+impl TcpSender {
+    /// Builds the flow.
+    pub fn new(sock: TcpStream, ctx: &FlowCtx) -> Result<TcpSender, EngineError> {
+        let tx = io::tx(ctx.spec.tx_io, Sock::Tcp(&sock), &ctx.spec)?;
+        Ok(TcpSender {
+            pacer: Pacer::new(ctx),
+            m: Meter::new(ctx),
+            ctx: ctx.clone(),
+            tx: Some(tx),
+            sock,
+            sent: 0,
+            state: SendState::Sending,
+            end: None,
+            report: None,
+            grouped: ctx.spec.tx_io == IoStrategy::Epoll,
+            scratch: [0; 64],
+        })
+    }
+
+    fn stop_sending(&mut self, now: Instant) {
+        self.end = Some(now);
+        if let Some(mut tx) = self.tx.take() {
+            self.report = Some(tx.finish(Sock::Tcp(&self.sock)));
+        }
+        if !self.grouped {
+            // Back to blocking for the drain (epoll and busypoll made it non-blocking).
+            let _ = self.sock.set_nonblocking(false);
+        }
+        let _ = self.sock.shutdown(Shutdown::Write);
+        self.state = SendState::Draining;
+    }
+}
+
+impl std::fmt::Debug for TcpSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpSender")
+            .field("flow", &self.ctx.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Flow for TcpSender {
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.sock.as_fd()
+    }
+
+    #[inline]
+    fn step(&mut self) -> Result<Progress, EngineError> {
+        let ctx = &self.ctx;
+        match self.state {
+            SendState::Sending => {}
+            SendState::Draining => {
+                // Wait for the receiver to read everything and close (bounded by
+                // hard_end).
+                if Instant::now() >= ctx.clock.hard_end || ctx.stopped() {
+                    self.state = SendState::Done;
+                    return Ok(Progress::Done);
                 }
+                return Ok(match (&self.sock).read(&mut self.scratch) {
+                    Ok(0) => {
+                        self.state = SendState::Done;
+                        Progress::Done
+                    }
+                    Ok(_) => Progress::Moved,
+                    Err(e) if is_timeout(&e) => Progress::Blocked,
+                    Err(_) => {
+                        self.state = SendState::Done;
+                        Progress::Done
+                    }
+                });
             }
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
-                return Err(EngineError::PeerClosed { flow: ctx.id })
+            SendState::Done => return Ok(Progress::Done),
+        }
+        let now = Instant::now();
+        if self.m.tick(now) == Phase::After || ctx.stopped() {
+            self.stop_sending(now);
+            return Ok(Progress::Moved);
+        }
+        if let Some(p) = &self.pacer {
+            if let Some(w) = p.wait(now, self.sent) {
+                return Ok(Progress::Until(
+                    now + w.min(ctx.clock.end.saturating_duration_since(now)),
+                ));
             }
-            Err(e) => return Err(EngineError::io("recv")(e)),
+        }
+        let Some(tx) = self.tx.as_mut() else {
+            return Ok(Progress::Done);
+        };
+        match tx.send(Sock::Tcp(&self.sock), 0, 0) {
+            Ok(Moved { bytes: 0, .. }) => Err(EngineError::PeerClosed { flow: ctx.id }),
+            Ok(mv) => {
+                self.sent += mv.bytes;
+                self.m.moved(mv.bytes, mv.messages, mv.calls);
+                Ok(Progress::Moved)
+            }
+            Err(e) if is_timeout(&e) => {
+                self.m.call();
+                Ok(Progress::Blocked)
+            }
+            Err(e)
+                if e.kind() == std::io::ErrorKind::BrokenPipe
+                    || e.kind() == std::io::ErrorKind::ConnectionReset =>
+            {
+                Err(EngineError::PeerClosed { flow: ctx.id })
+            }
+            Err(e) => Err(EngineError::io("send")(e)),
         }
     }
-    let info = sockopt::tcp_info(&sock);
-    let mut report = rx.report();
-    report.verify_errors = verifier.map(|v| v.errors);
-    drop(sock);
-    let mut result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Receiver);
-    result.tcp_info = info;
-    result.io = Some(report);
-    Ok(FlowOutput {
-        result,
-        latency: None,
-    })
+
+    fn finish(mut self: Box<Self>) -> Result<FlowOutput, EngineError> {
+        if matches!(self.state, SendState::Sending) {
+            self.stop_sending(Instant::now());
+        }
+        let this = *self;
+        let end = this.end.unwrap_or_else(Instant::now);
+        let mut result = this.m.finish(end, this.ctx.id, this.ctx.dir, Role::Sender);
+        result.tcp_info = sockopt::tcp_info(&this.sock);
+        result.io = this.report;
+        Ok(FlowOutput {
+            result,
+            latency: None,
+        })
+    }
+}
+
+/// A TCP stream's receiving end, as a [`Flow`].
+pub struct TcpReceiver {
+    sock: TcpStream,
+    ctx: FlowCtx,
+    rx: Box<dyn io::Rx>,
+    verifier: Option<Verifier>,
+    m: Meter,
+    end: Option<Instant>,
+}
+
+impl TcpReceiver {
+    /// Builds the flow.
+    pub fn new(sock: TcpStream, ctx: &FlowCtx) -> Result<TcpReceiver, EngineError> {
+        Ok(TcpReceiver {
+            rx: io::rx(ctx.spec.rx_io, Sock::Tcp(&sock), &ctx.spec)?,
+            verifier: ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0)),
+            m: Meter::new(ctx),
+            ctx: ctx.clone(),
+            sock,
+            end: None,
+        })
+    }
+}
+
+impl std::fmt::Debug for TcpReceiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpReceiver")
+            .field("flow", &self.ctx.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Flow for TcpReceiver {
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.sock.as_fd()
+    }
+
+    #[inline]
+    fn step(&mut self) -> Result<Progress, EngineError> {
+        if self.end.is_some() {
+            return Ok(Progress::Done);
+        }
+        let sock = Sock::Tcp(&self.sock);
+        let r = match &mut self.verifier {
+            Some(v) => self.rx.recv(sock, &mut |d, _| v.stream(d)),
+            None => self.rx.recv(sock, &mut |_, _| {}),
+        };
+        let now = Instant::now();
+        self.m.tick(now);
+        match r {
+            Ok(None) => {
+                self.end = Some(now);
+                Ok(Progress::Done)
+            }
+            Ok(Some(mv)) => {
+                self.m.moved(mv.bytes, mv.messages, mv.calls);
+                Ok(Progress::Moved)
+            }
+            Err(e) if is_timeout(&e) => {
+                self.m.call();
+                if now >= self.ctx.clock.hard_end || self.ctx.stopped() {
+                    self.end = Some(now);
+                    return Ok(Progress::Done);
+                }
+                Ok(Progress::Blocked)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                Err(EngineError::PeerClosed { flow: self.ctx.id })
+            }
+            Err(e) => Err(EngineError::io("recv")(e)),
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Result<FlowOutput, EngineError> {
+        let mut this = *self;
+        let info = sockopt::tcp_info(&this.sock);
+        let mut report = this.rx.report();
+        report.verify_errors = this.verifier.map(|v| v.errors);
+        drop(this.sock);
+        let mut result = this
+            .m
+            .finish(Instant::now(), this.ctx.id, this.ctx.dir, Role::Receiver);
+        result.tcp_info = info;
+        result.io = Some(report);
+        Ok(FlowOutput {
+            result,
+            latency: None,
+        })
+    }
 }

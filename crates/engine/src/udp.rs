@@ -11,13 +11,16 @@
 //! ```
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
-use netsonde_model::result::{Role, UdpStats};
+use netsonde_model::result::{IoReport, Role, UdpStats};
+use netsonde_model::spec::IoStrategy;
 use netsonde_model::spec::UDP_HEADER_LEN;
 use netsonde_model::units::Nanos;
 use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_LEN};
 
+use crate::flow::{run_one, Flow, Progress};
 use crate::io::{self, Sock};
 use crate::meter::{FlowCtx, Meter, Phase};
 use crate::stream::Pacer;
@@ -150,74 +153,221 @@ pub fn stamp(d: &mut [u8], seq: u64, tx_ns: u64) {
 
 /// Sends paced datagrams until the measured interval ends, then FINs.
 pub fn udp_send(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    let mut tx = io::tx(ctx.spec.tx_io, Sock::Udp(&sock), &ctx.spec)?;
-    let pacer = Pacer::new(ctx);
-    let mut m = Meter::new(ctx);
-    let (mut seq, mut sent_bytes) = (0u64, 0u64);
-    loop {
-        let now = Instant::now();
-        if m.tick(now) == Phase::After || ctx.stopped() {
-            break;
-        }
-        if let Some(p) = &pacer {
-            if let Some(w) = p.wait(now, sent_bytes) {
-                std::thread::sleep(w.min(ctx.clock.end.saturating_duration_since(now)));
-                continue;
-            }
-        }
-        let tx_ns = now.saturating_duration_since(ctx.clock.t0).as_nanos() as u64;
-        match tx.send(Sock::Udp(&sock), seq, tx_ns) {
-            Ok(mv) => {
-                seq += mv.messages;
-                sent_bytes += mv.bytes;
-                m.moved(mv.bytes, mv.messages, mv.calls);
-            }
-            Err(e) if is_timeout(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => m.call(),
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                return Err(EngineError::PeerClosed { flow: ctx.id })
-            }
-            Err(e) => return Err(EngineError::io("send")(e)),
-        }
-    }
-    let end = Instant::now();
-    let report = tx.finish(Sock::Udp(&sock));
-    drop(tx);
-    let _ = sock.set_nonblocking(false);
-    let mut fin = [0u8; HEADER];
-    stamp(&mut fin, FIN, seq);
-    for _ in 0..5 {
-        let _ = sock.send(&fin);
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let mut result = m.finish(end, ctx.id, ctx.dir, Role::Sender);
-    result.datagrams_sent = Some(seq);
-    result.io = Some(report);
-    Ok(FlowOutput {
-        result,
-        latency: None,
-    })
+    run_one(UdpSender::new(sock, ctx)?, ctx.spec.tx_io, ctx)
 }
 
 /// Receives datagrams until the sender's FIN (or a second past the end).
 pub fn udp_recv(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    let mut rx = io::rx(ctx.spec.rx_io, Sock::Udp(&sock), &ctx.spec)?;
-    let mut verifier = ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0));
-    let mut m = Meter::new(ctx);
-    let mut seqs = SeqTracker::default();
-    let mut jitter = Jitter::default();
-    let mut packets_measured = 0u64;
-    let mut sent = None;
-    let give_up = ctx.clock.end + FIN_WAIT;
-    loop {
+    run_one(UdpReceiver::new(sock, ctx)?, ctx.spec.rx_io, ctx)
+}
+
+/// FINs a sender sends, and how far apart.
+const FINS: u8 = 5;
+const FIN_SPACING: Duration = Duration::from_millis(10);
+
+enum SendState {
+    Sending,
+    /// Sending the FINs: how many are left, and when the next is due.
+    Fin(u8, Instant),
+    Done,
+}
+
+/// A UDP stream's sending end, as a [`Flow`].
+pub struct UdpSender {
+    sock: UdpSocket,
+    ctx: FlowCtx,
+    tx: Option<Box<dyn io::Tx>>,
+    pacer: Option<Pacer>,
+    m: Meter,
+    seq: u64,
+    sent_bytes: u64,
+    state: SendState,
+    end: Option<Instant>,
+    report: Option<IoReport>,
+    /// Its strategy is epoll: the socket stays non-blocking to the end, and the
+    /// flow group does the waiting.
+    grouped: bool,
+}
+
+impl UdpSender {
+    /// Builds the flow.
+    pub fn new(sock: UdpSocket, ctx: &FlowCtx) -> Result<UdpSender, EngineError> {
+        Ok(UdpSender {
+            tx: Some(io::tx(ctx.spec.tx_io, Sock::Udp(&sock), &ctx.spec)?),
+            pacer: Pacer::new(ctx),
+            m: Meter::new(ctx),
+            ctx: ctx.clone(),
+            sock,
+            seq: 0,
+            sent_bytes: 0,
+            state: SendState::Sending,
+            end: None,
+            report: None,
+            grouped: ctx.spec.tx_io == IoStrategy::Epoll,
+        })
+    }
+
+    fn stop_sending(&mut self, now: Instant) {
+        self.end = Some(now);
+        if let Some(mut tx) = self.tx.take() {
+            self.report = Some(tx.finish(Sock::Udp(&self.sock)));
+        }
+        if !self.grouped {
+            let _ = self.sock.set_nonblocking(false);
+        }
+        self.state = SendState::Fin(FINS, now);
+    }
+}
+
+impl std::fmt::Debug for UdpSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UdpSender")
+            .field("flow", &self.ctx.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Flow for UdpSender {
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.sock.as_fd()
+    }
+
+    #[inline]
+    fn step(&mut self) -> Result<Progress, EngineError> {
+        let ctx = &self.ctx;
+        match self.state {
+            SendState::Sending => {}
+            SendState::Fin(left, due) => {
+                let now = Instant::now();
+                if now < due {
+                    return Ok(Progress::Until(due));
+                }
+                let mut fin = [0u8; HEADER];
+                stamp(&mut fin, FIN, self.seq);
+                let _ = self.sock.send(&fin);
+                self.state = match left {
+                    0 | 1 => SendState::Done,
+                    _ => SendState::Fin(left - 1, now + FIN_SPACING),
+                };
+                return Ok(Progress::Moved);
+            }
+            SendState::Done => return Ok(Progress::Done),
+        }
+        let now = Instant::now();
+        if self.m.tick(now) == Phase::After || ctx.stopped() {
+            self.stop_sending(now);
+            return Ok(Progress::Moved);
+        }
+        if let Some(p) = &self.pacer {
+            if let Some(w) = p.wait(now, self.sent_bytes) {
+                return Ok(Progress::Until(
+                    now + w.min(ctx.clock.end.saturating_duration_since(now)),
+                ));
+            }
+        }
+        let Some(tx) = self.tx.as_mut() else {
+            return Ok(Progress::Done);
+        };
+        let tx_ns = now.saturating_duration_since(ctx.clock.t0).as_nanos() as u64;
+        match tx.send(Sock::Udp(&self.sock), self.seq, tx_ns) {
+            Ok(mv) => {
+                self.seq += mv.messages;
+                self.sent_bytes += mv.bytes;
+                self.m.moved(mv.bytes, mv.messages, mv.calls);
+                Ok(Progress::Moved)
+            }
+            Err(e) if is_timeout(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => {
+                self.m.call();
+                Ok(Progress::Blocked)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                Err(EngineError::PeerClosed { flow: ctx.id })
+            }
+            Err(e) => Err(EngineError::io("send")(e)),
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<FlowOutput, EngineError> {
+        if matches!(self.state, SendState::Sending) {
+            self.stop_sending(Instant::now());
+        }
+        let this = *self;
+        let end = this.end.unwrap_or_else(Instant::now);
+        let mut result = this.m.finish(end, this.ctx.id, this.ctx.dir, Role::Sender);
+        result.datagrams_sent = Some(this.seq);
+        result.io = this.report;
+        Ok(FlowOutput {
+            result,
+            latency: None,
+        })
+    }
+}
+
+/// A UDP stream's receiving end, as a [`Flow`]: loss, duplicates, reordering,
+/// jitter and `--verify` per datagram.
+pub struct UdpReceiver {
+    sock: UdpSocket,
+    ctx: FlowCtx,
+    rx: Box<dyn io::Rx>,
+    verifier: Option<Verifier>,
+    m: Meter,
+    seqs: SeqTracker,
+    jitter: Jitter,
+    packets_measured: u64,
+    /// The sender's count from its FIN.
+    sent: Option<u64>,
+    give_up: Instant,
+    done: bool,
+}
+
+impl UdpReceiver {
+    /// Builds the flow.
+    pub fn new(sock: UdpSocket, ctx: &FlowCtx) -> Result<UdpReceiver, EngineError> {
+        Ok(UdpReceiver {
+            rx: io::rx(ctx.spec.rx_io, Sock::Udp(&sock), &ctx.spec)?,
+            verifier: ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0)),
+            m: Meter::new(ctx),
+            seqs: SeqTracker::default(),
+            jitter: Jitter::default(),
+            packets_measured: 0,
+            sent: None,
+            give_up: ctx.clock.end + FIN_WAIT,
+            done: false,
+            ctx: ctx.clone(),
+            sock,
+        })
+    }
+}
+
+impl std::fmt::Debug for UdpReceiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UdpReceiver")
+            .field("flow", &self.ctx.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Flow for UdpReceiver {
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.sock.as_fd()
+    }
+
+    #[inline]
+    fn step(&mut self) -> Result<Progress, EngineError> {
+        if self.done {
+            return Ok(Progress::Done);
+        }
         // Accounting per datagram happens in the callback; the clock is read once per
         // call (a batch shares its arrival time).
         let now = Instant::now();
-        let measuring = m.tick(now) == Phase::Measure;
-        let rx_ns = now.saturating_duration_since(ctx.clock.t0).as_nanos() as u64;
+        let measuring = self.m.tick(now) == Phase::Measure;
+        let rx_ns = now.saturating_duration_since(self.ctx.clock.t0).as_nanos() as u64;
         let mut fin = None;
         // FIN and repeated handshake datagrams are protocol, not test bytes.
         let (mut skip_bytes, mut skip_msgs) = (0u64, 0u64);
-        let r = rx.recv(Sock::Udp(&sock), &mut |d, len| {
+        let (seqs, jitter, verifier) = (&mut self.seqs, &mut self.jitter, &mut self.verifier);
+        let packets_measured = &mut self.packets_measured;
+        let r = self.rx.recv(Sock::Udp(&self.sock), &mut |d, len| {
             if len < HEADER || d.len() < HEADER {
                 return;
             }
@@ -234,45 +384,57 @@ pub fn udp_recv(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineErro
             if seqs.observe(seq) != Arrival::Duplicate {
                 jitter.observe(tx, rx_ns);
                 if measuring {
-                    packets_measured += 1;
+                    *packets_measured += 1;
                 }
             }
-            if let Some(v) = &mut verifier {
+            if let Some(v) = verifier {
                 v.datagram(d);
             }
         });
-        match r {
-            Ok(Some(mv)) => m.moved(mv.bytes - skip_bytes, mv.messages - skip_msgs, mv.calls),
-            Ok(None) => {}
+        let progress = match r {
+            Ok(Some(mv)) => {
+                self.m
+                    .moved(mv.bytes - skip_bytes, mv.messages - skip_msgs, mv.calls);
+                Progress::Moved
+            }
+            Ok(None) => Progress::Moved,
             Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                m.call()
+                self.m.call();
+                Progress::Blocked
             }
             Err(e) => return Err(EngineError::io("recv")(e)),
-        }
+        };
         if let Some(n) = fin {
-            sent = Some(n);
-            break;
+            self.sent = Some(n);
+            self.done = true;
         }
-        if now >= give_up || ctx.stopped() {
-            break;
+        if now >= self.give_up || self.ctx.stopped() {
+            self.done = true;
         }
+        Ok(if self.done { Progress::Done } else { progress })
     }
-    let mut report = rx.report();
-    report.verify_errors = verifier.map(|v| v.errors);
-    let mut result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Receiver);
-    result.udp = Some(UdpStats {
-        packets: packets_measured,
-        lost: seqs.lost(sent),
-        duplicates: seqs.duplicates,
-        reordered: seqs.reordered,
-        jitter: jitter.get(),
-        packets_total: seqs.unique,
-    });
-    result.io = Some(report);
-    Ok(FlowOutput {
-        result,
-        latency: None,
-    })
+
+    fn finish(self: Box<Self>) -> Result<FlowOutput, EngineError> {
+        let mut this = *self;
+        let mut report = this.rx.report();
+        report.verify_errors = this.verifier.map(|v| v.errors);
+        let mut result = this
+            .m
+            .finish(Instant::now(), this.ctx.id, this.ctx.dir, Role::Receiver);
+        result.udp = Some(UdpStats {
+            packets: this.packets_measured,
+            lost: this.seqs.lost(this.sent),
+            duplicates: this.seqs.duplicates,
+            reordered: this.seqs.reordered,
+            jitter: this.jitter.get(),
+            packets_total: this.seqs.unique,
+        });
+        result.io = Some(report);
+        Ok(FlowOutput {
+            result,
+            latency: None,
+        })
+    }
 }
 
 /// Client side of the UDP handshake: sends the preamble from a connected socket

@@ -108,6 +108,10 @@ pub struct IoReport {
     pub verify_errors: Option<u64>,
     /// What the strategy decided or fell back to, for a human.
     pub note: Option<String>,
+    /// How many flows shared this flow's thread and epoll (`epoll` streams), or
+    /// `None` when the flow had a thread of its own.
+    #[serde(default)]
+    pub thread_flows: Option<u32>,
 }
 
 /// One flow on one end.

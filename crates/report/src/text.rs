@@ -181,6 +181,10 @@ pub fn render(r: &TestReport) -> String {
             if let Some(e) = io.verify_errors {
                 line.push_str(&format!(", verify: {e} bad bytes"));
             }
+            if let Some(k) = io.thread_flows {
+                let flows = if k == 1 { "flow" } else { "flows" };
+                line.push_str(&format!(", {k} {flows} on its thread"));
+            }
             if let Some(n) = &io.note {
                 line.push_str(&format!(" ({n})"));
             }

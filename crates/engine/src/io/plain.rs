@@ -24,6 +24,9 @@ pub enum Waiter {
     Spin,
     /// Non-blocking; sleep in epoll.
     Epoll(Epoll),
+    /// Non-blocking; return at once: the flow group waits for this socket and its
+    /// others in one epoll.
+    Caller,
 }
 
 impl std::fmt::Debug for Waiter {
@@ -32,6 +35,7 @@ impl std::fmt::Debug for Waiter {
             Waiter::Block => "Block",
             Waiter::Spin => "Spin",
             Waiter::Epoll(_) => "Epoll",
+            Waiter::Caller => "Caller",
         })
     }
 }
@@ -61,11 +65,21 @@ impl Waiter {
         }
     }
 
+    /// A stream flow's waiter: as [`Waiter::new`], except that epoll leaves the
+    /// waiting to the flow group ([`crate::flow::run_group`]).
+    fn stream(strategy: IoStrategy, fd: &(impl AsFd + AsRawFd)) -> io::Result<Waiter> {
+        if strategy == IoStrategy::Epoll {
+            sys::set_nonblocking(fd)?;
+            return Ok(Waiter::Caller);
+        }
+        Waiter::new(strategy, fd)
+    }
+
     /// After a `WouldBlock`: wait the strategy's way (at most 200 ms).
     #[inline]
     pub fn wait(&mut self) {
         match self {
-            Waiter::Block => {}
+            Waiter::Block | Waiter::Caller => {}
             Waiter::Spin => std::hint::spin_loop(),
             Waiter::Epoll(ep) => {
                 let mut ev = [EpollEvent::empty(); 1];
@@ -78,6 +92,10 @@ impl Waiter {
     fn note(&self) -> Option<String> {
         match self {
             Waiter::Spin => Some("spins on a non-blocking socket: one core stays busy".into()),
+            Waiter::Caller => Some(
+                "non-blocking; waits in an edge-triggered epoll shared by the flows of its thread"
+                    .into(),
+            ),
             _ => None,
         }
     }
@@ -99,8 +117,8 @@ impl PlainTx {
         size: usize,
     ) -> Result<PlainTx, super::IoError> {
         let waiter = match sock {
-            Sock::Tcp(s) => Waiter::new(strategy, s),
-            Sock::Udp(s) => Waiter::new(strategy, s),
+            Sock::Tcp(s) => Waiter::stream(strategy, s),
+            Sock::Udp(s) => Waiter::stream(strategy, s),
         }
         .map_err(setup(strategy))?;
         let msg = PageBuf::pattern(size, size).map_err(setup(strategy))?;
@@ -178,8 +196,8 @@ impl PlainRx {
         size: usize,
     ) -> Result<PlainRx, super::IoError> {
         let waiter = match sock {
-            Sock::Tcp(s) => Waiter::new(strategy, s),
-            Sock::Udp(s) => Waiter::new(strategy, s),
+            Sock::Tcp(s) => Waiter::stream(strategy, s),
+            Sock::Udp(s) => Waiter::stream(strategy, s),
         }
         .map_err(setup(strategy))?;
         Ok(PlainRx {

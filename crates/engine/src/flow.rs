@@ -1,0 +1,390 @@
+//! A stream flow as a state machine, and the two ways of running it: alone on its
+//! own thread ([`run_alone`]), where the I/O strategy waits for the socket its own
+//! way, or with other flows on one thread ([`run_group`]), where one edge-triggered
+//! epoll waits for all of them (`--io epoll`).
+//!
+//! A flow's [`Flow::step`] makes one strategy call (or one pacing or teardown
+//! decision) and says what it came to. The same step code runs in both modes, so a
+//! flow measures the same way whether it has a thread to itself or not.
+
+use std::collections::VecDeque;
+use std::os::fd::BorrowedFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+
+use netsonde_model::spec::IoStrategy;
+
+use crate::meter::{FlowClock, FlowCtx};
+use crate::{EngineError, FlowOutput};
+
+/// What one step of a flow came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// It moved something (or changed state): step again.
+    Moved,
+    /// The socket would block, or its timeout passed: wait for it.
+    Blocked,
+    /// Nothing to do before this time (pacing, spacing the UDP FINs).
+    Until(Instant),
+    /// The flow is over: collect its output.
+    Done,
+}
+
+/// One flow's loop, a step at a time.
+pub trait Flow: Send {
+    /// The socket, for epoll.
+    fn fd(&self) -> BorrowedFd<'_>;
+    /// One call's worth of work.
+    fn step(&mut self) -> Result<Progress, EngineError>;
+    /// The figures, once [`Flow::step`] has said [`Progress::Done`] (or the group
+    /// gave up on it).
+    fn finish(self: Box<Self>) -> Result<FlowOutput, EngineError>;
+}
+
+/// Runs one flow on the calling thread until it is done. Its strategy waits for the
+/// socket (blocking, spinning or in io_uring); pacing sleeps here.
+pub fn run_alone<F: Flow>(mut flow: F) -> Result<FlowOutput, EngineError> {
+    loop {
+        match flow.step()? {
+            Progress::Done => break,
+            Progress::Until(t) => {
+                if let Some(d) = t.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(d);
+                }
+            }
+            Progress::Moved | Progress::Blocked => {}
+        }
+    }
+    Box::new(flow).finish()
+}
+
+/// Runs one flow: in a group of its own when its strategy is epoll (which never
+/// waits by itself), else alone.
+pub(crate) fn run_one<F: Flow + 'static>(
+    flow: F,
+    strategy: IoStrategy,
+    ctx: &FlowCtx,
+) -> Result<FlowOutput, EngineError> {
+    if strategy == IoStrategy::Epoll {
+        let mut out = run_group(vec![Box::new(flow)], ctx.clock, &ctx.stop);
+        out.pop().unwrap_or_else(|| {
+            Err(EngineError::Io {
+                op: "flow group",
+                source: std::io::Error::other("no output"),
+            })
+        })
+    } else {
+        run_alone(flow)
+    }
+}
+
+/// Steps a ready flow gets before the next one's turn.
+const BUDGET: u32 = 64;
+/// Every live flow is stepped at least this often, so it sees its deadlines and a
+/// stop request even when its socket stays quiet.
+const SWEEP: Duration = Duration::from_millis(200);
+
+enum Slot {
+    Live(Box<dyn Flow>),
+    Over(Box<Result<FlowOutput, EngineError>>),
+    Taken,
+}
+
+/// Runs several flows on the calling thread, over one edge-triggered epoll. Each
+/// flow's strategy must be non-blocking and return `WouldBlock` without waiting
+/// (`--io epoll` builds it so). A ready flow gets up to [`BUDGET`] steps, then the
+/// next ready flow gets its turn; the loop waits in epoll only when none is ready,
+/// and until the next pacing time, phase boundary of `clock` or sweep at most.
+///
+/// Returns each flow's output in the order given. The first error sets `stop`, so
+/// the test's other flows (here and on other threads) end too.
+pub fn run_group(
+    flows: Vec<Box<dyn Flow>>,
+    clock: FlowClock,
+    stop: &AtomicBool,
+) -> Vec<Result<FlowOutput, EngineError>> {
+    let n = flows.len();
+    let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).and_then(|ep| {
+        let flags = EpollFlags::EPOLLIN
+            | EpollFlags::EPOLLOUT
+            | EpollFlags::EPOLLRDHUP
+            | EpollFlags::EPOLLET;
+        for (i, f) in flows.iter().enumerate() {
+            ep.add(f.fd(), EpollEvent::new(flags, i as u64))?;
+        }
+        Ok(ep)
+    });
+    let epoll = match epoll {
+        Ok(ep) => ep,
+        Err(errno) => {
+            stop.store(true, Ordering::Relaxed);
+            return (0..n)
+                .map(|_| {
+                    Err(EngineError::Io {
+                        op: "epoll setup",
+                        source: errno.into(),
+                    })
+                })
+                .collect();
+        }
+    };
+    let mut slots: Vec<Slot> = flows.into_iter().map(Slot::Live).collect();
+    let mut ready: VecDeque<usize> = (0..n).collect();
+    let mut queued = vec![true; n];
+    let mut until: Vec<Option<Instant>> = vec![None; n];
+    let mut events = vec![EpollEvent::empty(); n.clamp(1, 256)];
+    let mut live = n;
+    let start = Instant::now();
+    let mut next_sweep = start + SWEEP;
+    // The phase boundaries still ahead: every flow is stepped as each passes, so
+    // its meter snaps the measured interval on time.
+    let boundaries = [clock.warm_end, clock.end, clock.hard_end];
+    let mut next_boundary = boundaries.iter().take_while(|b| **b <= start).count();
+    while live > 0 {
+        // One round over the flows that are ready now.
+        for _ in 0..ready.len() {
+            let Some(i) = ready.pop_front() else { break };
+            queued[i] = false;
+            let Slot::Live(flow) = &mut slots[i] else {
+                continue;
+            };
+            let mut outcome = Ok(Progress::Moved);
+            for _ in 0..BUDGET {
+                outcome = flow.step();
+                if !matches!(outcome, Ok(Progress::Moved)) {
+                    break;
+                }
+            }
+            match outcome {
+                Ok(Progress::Moved) => {
+                    ready.push_back(i);
+                    queued[i] = true;
+                }
+                Ok(Progress::Blocked) => {}
+                Ok(Progress::Until(t)) => until[i] = Some(t),
+                Ok(Progress::Done) | Err(_) => {
+                    let _ = epoll.delete(flow.fd());
+                    let Slot::Live(flow) = std::mem::replace(&mut slots[i], Slot::Taken) else {
+                        unreachable!("matched above")
+                    };
+                    slots[i] = Slot::Over(Box::new(match outcome {
+                        Err(e) => {
+                            stop.store(true, Ordering::Relaxed);
+                            Err(e)
+                        }
+                        Ok(_) => flow.finish().map(|mut out| {
+                            if let Some(io) = out.result.io.as_mut() {
+                                io.thread_flows = Some(n as u32);
+                            }
+                            out
+                        }),
+                    }));
+                    live -= 1;
+                }
+            }
+        }
+        if live == 0 {
+            break;
+        }
+        // Wait: not at all while some flow is still ready (but collect the edges
+        // of the others), else until the next timer.
+        let now = Instant::now();
+        let timeout = if ready.is_empty() {
+            let mut at = next_sweep;
+            if let Some(b) = boundaries.get(next_boundary) {
+                at = at.min(*b);
+            }
+            for t in until.iter().flatten() {
+                at = at.min(*t);
+            }
+            // Round up, so a timer is never woken for early.
+            let ms = at.saturating_duration_since(now).as_micros().div_ceil(1000);
+            EpollTimeout::from(ms.min(200) as u16)
+        } else {
+            EpollTimeout::ZERO
+        };
+        let got = match epoll.wait(&mut events, timeout) {
+            Ok(k) => k,
+            Err(nix::errno::Errno::EINTR) => 0,
+            Err(_) => {
+                // epoll_wait cannot fail on a valid epoll and buffer; if it does,
+                // degrade to sweeping every flow each millisecond.
+                std::thread::sleep(Duration::from_millis(1));
+                next_sweep = Instant::now();
+                0
+            }
+        };
+        let wake = |i: usize, ready: &mut VecDeque<usize>, queued: &mut [bool]| {
+            if !queued[i] && matches!(slots[i], Slot::Live(_)) {
+                queued[i] = true;
+                ready.push_back(i);
+            }
+        };
+        for ev in &events[..got] {
+            wake(ev.data() as usize, &mut ready, &mut queued);
+        }
+        let now = Instant::now();
+        for (i, t) in until.iter_mut().enumerate() {
+            if t.is_some_and(|t| t <= now) {
+                *t = None;
+                wake(i, &mut ready, &mut queued);
+            }
+        }
+        let mut crossed = false;
+        while boundaries.get(next_boundary).is_some_and(|b| *b <= now) {
+            next_boundary += 1;
+            crossed = true;
+        }
+        if now >= next_sweep || crossed || stop.load(Ordering::Relaxed) {
+            for i in 0..n {
+                wake(i, &mut ready, &mut queued);
+            }
+            next_sweep = now + SWEEP;
+        }
+    }
+    slots
+        .into_iter()
+        .map(|s| match s {
+            Slot::Over(r) => *r,
+            Slot::Live(_) | Slot::Taken => Err(EngineError::Io {
+                op: "flow group",
+                source: std::io::Error::other("a flow was left unfinished"),
+            }),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{TcpListener, TcpStream, UdpSocket};
+    use std::sync::Arc;
+
+    use netsonde_model::spec::{FlowDir, TestKind, TestSpec};
+    use netsonde_model::units::{BitRate, Bytes, Nanos};
+
+    use super::*;
+    use crate::stream::{TcpReceiver, TcpSender};
+    use crate::udp::{UdpReceiver, UdpSender};
+
+    fn ctx(spec: &Arc<TestSpec>, id: u32, stop: &Arc<AtomicBool>) -> FlowCtx {
+        FlowCtx {
+            id,
+            dir: FlowDir::Up,
+            spec: spec.clone(),
+            clock: FlowClock::new(Instant::now(), spec),
+            counters: Arc::default(),
+            stop: stop.clone(),
+        }
+    }
+
+    fn spec(test: TestKind, size: u64) -> Arc<TestSpec> {
+        let mut s = TestSpec::new(test);
+        s.size = Bytes(size);
+        s.duration = Nanos::from_millis(300);
+        s.warmup = Nanos::from_millis(50);
+        s.tx_io = IoStrategy::Epoll;
+        s.rx_io = IoStrategy::Epoll;
+        s.verify = true;
+        Arc::new(s)
+    }
+
+    /// Both ends of three TCP streams on one thread: the group must interleave
+    /// them, or the senders fill their buffers and nothing drains them.
+    #[test]
+    fn one_thread_carries_both_ends_of_several_tcp_streams() {
+        let spec = spec(TestKind::TcpStream, 3000);
+        let stop = Arc::new(AtomicBool::new(false));
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut flows: Vec<Box<dyn Flow>> = Vec::new();
+        for id in 0..3 {
+            let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+            let (s, _) = l.accept().unwrap();
+            let cx = ctx(&spec, id, &stop);
+            flows.push(Box::new(TcpSender::new(c, &cx).unwrap()));
+            flows.push(Box::new(TcpReceiver::new(s, &cx).unwrap()));
+        }
+        let clock = FlowClock::new(Instant::now(), &spec);
+        let t = Instant::now();
+        let out = run_group(flows, clock, &stop);
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+        assert_eq!(out.len(), 6);
+        for pair in out.chunks(2) {
+            let (tx, rx) = (pair[0].as_ref().unwrap(), pair[1].as_ref().unwrap());
+            assert!(tx.result.bytes_total.0 > 100_000, "{:?}", tx.result);
+            assert_eq!(tx.result.bytes_total, rx.result.bytes_total);
+            let io = rx.result.io.as_ref().unwrap();
+            assert_eq!(io.verify_errors, Some(0));
+            assert_eq!(io.thread_flows, Some(6));
+            assert!(tx.result.bytes.0 > 0 && tx.result.bytes < tx.result.bytes_total);
+        }
+        assert!(!stop.load(Ordering::Relaxed));
+    }
+
+    /// Paced UDP flows on one thread: the pacing timers and the FINs run in the
+    /// group, every datagram arrives (loopback, low rate), and the receiver learns
+    /// the sender's count from the FIN.
+    #[test]
+    fn one_thread_paces_several_udp_streams() {
+        let mut s = (*spec(TestKind::UdpStream, 1000)).clone();
+        s.rate = Some(BitRate(20e6));
+        let spec = Arc::new(s);
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut flows: Vec<Box<dyn Flow>> = Vec::new();
+        for id in 0..2 {
+            let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+            a.connect(b.local_addr().unwrap()).unwrap();
+            b.connect(a.local_addr().unwrap()).unwrap();
+            let cx = ctx(&spec, id, &stop);
+            flows.push(Box::new(UdpSender::new(a, &cx).unwrap()));
+            flows.push(Box::new(UdpReceiver::new(b, &cx).unwrap()));
+        }
+        let clock = FlowClock::new(Instant::now(), &spec);
+        let out = run_group(flows, clock, &stop);
+        for pair in out.chunks(2) {
+            let (tx, rx) = (pair[0].as_ref().unwrap(), pair[1].as_ref().unwrap());
+            let sent = tx.result.datagrams_sent.unwrap();
+            // 20 Mbit/s of 1000-byte datagrams for 350 ms: about 875.
+            assert!((600..=1100).contains(&sent), "{sent}");
+            let udp = rx.result.udp.as_ref().unwrap();
+            assert_eq!(udp.packets_total, sent);
+            assert_eq!(udp.lost, 0);
+            assert_eq!(rx.result.io.as_ref().unwrap().verify_errors, Some(0));
+        }
+    }
+
+    /// A flow that fails ends the others: the group returns promptly with the
+    /// error in that flow's place.
+    #[test]
+    fn a_failing_flow_stops_the_group() {
+        let spec = spec(TestKind::TcpStream, 1000);
+        let stop = Arc::new(AtomicBool::new(false));
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        // The peer of the second sender is gone: its writes are reset.
+        let c2 = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s2, _) = l.accept().unwrap();
+        drop(s2);
+        let mut long = (*spec).clone();
+        long.duration = Nanos::from_secs(30);
+        let long = Arc::new(long);
+        let cx = ctx(&long, 0, &stop);
+        let flows: Vec<Box<dyn Flow>> = vec![
+            Box::new(TcpSender::new(c, &cx).unwrap()),
+            Box::new(TcpReceiver::new(s, &cx).unwrap()),
+            Box::new(TcpSender::new(c2, &ctx(&long, 1, &stop)).unwrap()),
+        ];
+        let t = Instant::now();
+        let out = run_group(flows, FlowClock::new(Instant::now(), &long), &stop);
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        assert!(stop.load(Ordering::Relaxed));
+        assert!(
+            matches!(out[2], Err(EngineError::PeerClosed { flow: 1 })),
+            "{:?}",
+            out[2]
+        );
+    }
+}
