@@ -184,6 +184,45 @@ fn epoll_runs_several_flows_per_thread() {
     }
 }
 
+/// `uring` tries SEND_ZC first and, on loopback where the kernel copies every
+/// zero-copy send, says so and goes on with WRITE_FIXED; every notification is
+/// collected and the bytes arrive intact.
+#[test]
+fn uring_tries_send_zc_and_reports_the_loopback_copy() {
+    if !supported().iter().any(|s| s == "uring") {
+        eprintln!("SKIPPED: io_uring is not available here");
+        return;
+    }
+    for test in ["tcp-stream", "udp-stream"] {
+        let doc = json(&[
+            "-T", test, "-l", "16K", "-b", "2G", "-t", "0.5", "--io", "uring", "--verify",
+        ]);
+        let io = &doc["client"]["flows"][0]["io"];
+        let note = io["note"].as_str().unwrap();
+        if note.contains("no SEND_ZC") {
+            eprintln!("SKIPPED: {test}: {note}");
+            continue;
+        }
+        let (sends, done, copied) = (
+            io["zc_sends"].as_u64().unwrap(),
+            io["zc_completions"].as_u64().unwrap(),
+            io["zc_copied"].as_u64().unwrap(),
+        );
+        assert!(
+            sends >= 64 && done == sends && copied == done,
+            "{test}: {io}"
+        );
+        assert!(
+            note.contains("copied all") && note.contains("WRITE_FIXED"),
+            "{io}"
+        );
+        assert_eq!(
+            doc["server"]["flows"][0]["io"]["verify_errors"], 0,
+            "{test}"
+        );
+    }
+}
+
 #[test]
 fn zerocopy_reports_completions_and_the_loopback_copy() {
     let doc = json(&[

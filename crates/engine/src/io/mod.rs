@@ -32,7 +32,7 @@
 //! | zerocopy | send(MSG_ZEROCOPY) + error-queue completions | recv(MSG_TRUNC): no copy | send(MSG_ZEROCOPY) | recv(MSG_TRUNC) of the header only |
 //! | sendfile | sendfile from a memfd | — | — | — |
 //! | splice | splice memfd → pipe → socket | splice socket → pipe → /dev/null | — | — |
-//! | uring | 4 linked io_uring WRITE_FIXED per submission | multishot RECV into provided buffers | 32 linked WRITE_FIXED (a datagram each) per submission | multishot RECV |
+//! | uring | SEND_ZC on trial, then 4 linked WRITE_FIXED (or SEND_ZC where it avoids the copy) per submission | multishot RECV into provided buffers | 32 linked datagrams per submission, SEND_ZC on trial as for TCP | multishot RECV |
 //! | auto | races the send candidates on the live connection, keeps the winner, re-checks | rule: batch | same | rule: batch |
 
 mod auto;

@@ -4,7 +4,14 @@
 //! each, per `io_uring_enter`. Receivers arm one multishot receive (Linux 6.0)
 //! that fills buffers from a provided pool, and each call hands over every chunk
 //! completed so far while giving the previous call's buffers back (one RECV per
-//! call where multishot is refused). Not done: SEND_ZC.
+//! call where multishot is refused).
+//!
+//! Senders try zero-copy first (SEND_ZC, Linux 6.0, with the kernel reporting
+//! whether it copied, 6.2): the first [`ZC_PROBE`] notifications decide. If the
+//! kernel copied every one (it always does when it delivers locally: loopback, a
+//! veth pair), zero-copy only adds a notification per send, so the sender goes on
+//! with WRITE_FIXED; otherwise it stays on SEND_ZC. The report counts the zero-copy
+//! sends, their notifications and the copies, and the note says what was decided.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -15,6 +22,20 @@ use netsonde_model::spec::IoStrategy;
 
 use super::{report, unsupported, IoError, Moved, Rx, Sock, Tx};
 use crate::sys::uring::{MultiRecv, Ring};
+
+/// Notifications that decide whether SEND_ZC avoids the copy here.
+pub const ZC_PROBE: u64 = 64;
+
+/// Where a sender stands with zero-copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Zc {
+    /// Sending SEND_ZC until [`ZC_PROBE`] notifications have come back.
+    Probe,
+    /// SEND_ZC for good: the kernel avoided the copy.
+    On,
+    /// WRITE_FIXED, and why.
+    Off(String),
+}
 
 const WAIT: Duration = Duration::from_millis(200);
 const LINKS: u32 = 4;
@@ -28,6 +49,7 @@ pub struct UringTx {
     chunk: usize,
     pos: usize,
     udp: bool,
+    zc: Zc,
 }
 
 fn ring(entries: u32, len: usize) -> Result<Ring, IoError> {
@@ -47,13 +69,45 @@ impl UringTx {
         for m in r.buf().chunks_mut(size.max(1)) {
             crate::fill_pattern(m);
         }
+        let zc = if r.has_send_zc() {
+            Zc::Probe
+        } else {
+            Zc::Off("the kernel has no SEND_ZC (Linux 6.0)".into())
+        };
         Ok(UringTx {
             ring: r,
             size,
             chunk,
             pos: 0,
             udp,
+            zc,
         })
+    }
+
+    /// After a batch: decide once enough notifications have come back, or give up
+    /// on zero-copy if the kernel refused the operation. Returns whether it was
+    /// refused (the batch moved nothing and is to be sent again).
+    fn judge(&mut self, error: Option<i32>, moved: usize) -> bool {
+        if self.zc != Zc::Probe {
+            return false;
+        }
+        if error == Some(libc::EINVAL) && moved == 0 {
+            self.zc =
+                Zc::Off("SEND_ZC with usage reports refused (EINVAL; Linux 6.2 has them)".into());
+            return true;
+        }
+        let c = self.ring.zc();
+        if c.completions >= ZC_PROBE {
+            self.zc = if c.copied == c.completions {
+                Zc::Off(format!(
+                    "the kernel copied all of the first {} SEND_ZC sends (it delivers locally), so WRITE_FIXED from then on",
+                    c.sends
+                ))
+            } else {
+                Zc::On
+            };
+        }
+        false
     }
 }
 
@@ -63,6 +117,11 @@ impl Tx for UringTx {
         if self.udp {
             // A batch of datagrams, one slot each, stamped with consecutive sequence
             // numbers; while an earlier batch is still in flight, only wait for it.
+            // Zero-copy: the slots are stamped again only once the kernel has let go
+            // of them (every notification in).
+            if !self.ring.busy() && !self.ring.idle() && !self.ring.settle(WAIT)? {
+                return Err(io::Error::from(io::ErrorKind::WouldBlock));
+            }
             if self.ring.idle() {
                 for (i, d) in self.ring.buf().chunks_mut(self.size.max(1)).enumerate() {
                     crate::udp::stamp(d, seq + i as u64, tx_ns);
@@ -74,7 +133,11 @@ impl Tx for UringTx {
                 self.size,
                 UDP_BATCH as u32,
                 WAIT,
+                !matches!(self.zc, Zc::Off(_)),
             )?;
+            if self.judge(b.error, b.bytes) {
+                return Err(io::Error::from(io::ErrorKind::WouldBlock));
+            }
             let sent = b.bytes / self.size.max(1);
             return match (sent, b.done, b.error) {
                 (0, 0, _) => Err(io::Error::from(io::ErrorKind::WouldBlock)),
@@ -86,9 +149,13 @@ impl Tx for UringTx {
                 }),
             };
         }
-        let b = self
-            .ring
-            .write_linked(sock.as_raw_fd(), (self.pos, 0), self.chunk, LINKS, WAIT)?;
+        let zc = !matches!(self.zc, Zc::Off(_));
+        let b =
+            self.ring
+                .write_linked(sock.as_raw_fd(), (self.pos, 0), self.chunk, LINKS, WAIT, zc)?;
+        if self.judge(b.error, b.bytes) {
+            return Err(io::Error::from(io::ErrorKind::WouldBlock));
+        }
         if let Some(e) = b.error {
             if b.bytes == 0 {
                 return Err(io::Error::from_raw_os_error(e));
@@ -107,17 +174,37 @@ impl Tx for UringTx {
     }
 
     fn finish(&mut self, _sock: Sock<'_>) -> IoReport {
+        // Collect the notifications still out, off the measured path.
+        let _ = self.ring.settle(Duration::from_secs(1));
+        let c = self.ring.zc();
         let how = if self.ring.fixed() {
             "registered buffer (WRITE_FIXED)"
         } else {
             "SEND (buffer registration refused)"
         };
+        let batching = if self.udp {
+            format!("{UDP_BATCH} linked datagrams per submission")
+        } else {
+            format!("{LINKS} linked writes per submission")
+        };
+        let zc = match &self.zc {
+            Zc::Probe => format!(
+                "SEND_ZC still on trial at the end ({} of {ZC_PROBE} notifications in, {} copied)",
+                c.completions, c.copied
+            ),
+            Zc::On => format!(
+                "SEND_ZC: the kernel avoided the copy ({} of {} notifications not copied)",
+                c.completions - c.copied,
+                c.completions
+            ),
+            Zc::Off(why) if c.sends > 0 => format!("tried SEND_ZC first: {why}; {how}"),
+            Zc::Off(why) => format!("{why}; {how}"),
+        };
         IoReport {
-            note: Some(if self.udp {
-                format!("{how}, {UDP_BATCH} linked datagrams per submission")
-            } else {
-                format!("{how}, {LINKS} linked writes per submission")
-            }),
+            zc_sends: c.sends,
+            zc_completions: c.completions,
+            zc_copied: c.copied,
+            note: Some(format!("{zc}, {batching}")),
             ..report(IoStrategy::Uring)
         }
     }
