@@ -38,7 +38,8 @@
 #              0, server core 1): --io copy (a thread per flow, 8 threads per
 #              core) against --io epoll (the 8 flows on one thread and one epoll
 #              per end), 1 KiB and 64 KiB messages: Gbit/s, context switches
-#              per MB, each end's process CPU per KiB.
+#              per MB, each end's process CPU per KiB. And tcp-rr -P 8 (1 B),
+#              the same two ways: transactions/s and latency.
 #   veth       a veth pair between two namespaces (sonde-io-a: server,
 #              sonde-io-b: client), MTU 65535 and 1500: sender CPU per byte of
 #              copy, zerocopy, sendfile, splice and uring at 64 KiB and 1 MiB, the
@@ -484,6 +485,10 @@ if has threads; then
       ns_run threads "$s" "$z" "$r" "$RAW/threads-$s-$z-$r.json" "${NSC[@]}" -T tcp-stream -P 8 -l "$z" \
         -t "$DURATION" --warmup "$WARMUP" --io "$s" || true
     done < <(printf '%s\n' "copy 1K" "epoll 1K" "copy 64K" "epoll 64K" | shuf)
+    for s in $(printf '%s\n' copy epoll | shuf); do
+      ns_run threads-rr "$s" 1 "$r" "$RAW/threads-rr-$s-$r.json" "${NSC[@]}" -T tcp-rr -P 8 \
+        -t "$DURATION" --warmup "$WARMUP" --io "$s" || true
+    done
   done
 fi
 
@@ -729,7 +734,21 @@ END {
       g0 = v("threads", "netsonde", "copy", TZ[j], 6); g = v("threads", "netsonde", st, TZ[j], 6)
       printf "| %s | %s | %s | %s | %s | %s | %s |\n", st, TZ[j], fmt(g / 1e9, 2), sig(v("threads", "netsonde", st, TZ[j], 15)),
         sig(v("threads", "netsonde", st, TZ[j], 12)), sig(v("threads", "netsonde", st, TZ[j], 13)), (g0 == "-" || g0 == 0) ? "-" : sprintf("%.2f", g / g0)
-      if (st == "epoll" && g0 != "-" && g0 > 0) TH = TH sprintf("%s%s: %.2fx", (TH == "") ? "" : ", ", TZ[j], g / g0)
+      if (st == "epoll" && g0 != "-" && g0 > 0) TH = TH sprintf("%stcp-stream %s Gbit/s: %.2fx", (TH == "") ? "" : ", ", TZ[j], g / g0)
+    }
+    print ""
+  }
+  if (anysec["threads-rr"]) {
+    print "### tcp-rr -P 8, 1 B, every flow of an end on one core: a thread per flow (copy) or one epoll thread (medians)\n"
+    print "| strategy | transactions/s | p50 us | p99 us | transactions/s vs copy |"
+    print "|---|---:|---:|---:|---:|"
+    t0 = v("threads-rr", "netsonde", "copy", "1", 22)
+    for (i = 1; i <= 2; i++) { st = (i == 1) ? "copy" : "epoll"
+      if (!has("threads-rr", "netsonde", st, "1")) continue
+      t = v("threads-rr", "netsonde", st, "1", 22)
+      printf "| %s | %s | %s | %s | %s |\n", st, rate(t), fmt(v("threads-rr", "netsonde", st, "1", 20) / 1000, 1), fmt(v("threads-rr", "netsonde", st, "1", 21) / 1000, 1),
+        (t0 == "-" || t0 == 0) ? "-" : sprintf("%.2f", t / t0)
+      if (st == "epoll" && t0 != "-" && t0 > 0) TH = TH sprintf("%stcp-rr transactions/s: %.2fx", (TH == "") ? "" : ", ", t / t0)
     }
     print ""
   }
@@ -754,7 +773,7 @@ END {
   if (RU != "") print "- " RU
   if (RR != "") print "- " RR
   if (VE != "") print "- " VE
-  if (TH != "") print "- 8 flows per core, epoll (one thread) / copy (8 threads), Gbit/s: " TH
+  if (TH != "") print "- 8 flows per core, epoll (one thread) / copy (8 threads): " TH
   for (sec in AUTO) print "- auto / best fixed (/ best reading), matrix medians, " sec "-stream:" AUTO[sec] " (target >= 0.95 at every size: " (AUTOFAIL[sec] ? "NOT met" : "met") ")"
   for (sec in PAIRS) print "- auto / best fixed (/ best reading), paired runs, " sec ":" PAIRS[sec] " (target >= 0.95 at every size: " (PAIRFAIL[sec] ? "NOT met" : "met") ")"
 }' "$WORK/medians.tsv" "$WORK/pairs-res.tsv"

@@ -315,6 +315,33 @@ fn polled_and_epoll_request_response() {
             assert!(doc["rr"]["transactions"].as_u64().unwrap() > 10, "{t} {io}");
         }
     }
+    // epoll: six request/response flows on one thread at each end, every one of
+    // them served (an unfair loop would starve some).
+    for t in ["tcp-rr", "udp-rr"] {
+        let doc = json(&[
+            "-T",
+            t,
+            "-P",
+            "6",
+            "-t",
+            "0.5",
+            "--io",
+            "epoll",
+            "-A",
+            "0",
+            "--server-affinity",
+            "1",
+        ]);
+        for side in ["client", "server"] {
+            let flows = doc[side]["flows"].as_array().unwrap();
+            assert_eq!(flows.len(), 6, "{t} {side}");
+            for f in flows {
+                assert_eq!(f["io"]["thread_flows"], 6, "{t} {side}: {f}");
+                assert!(f["transactions"].as_u64().unwrap() > 10, "{t} {side}: {f}");
+            }
+        }
+        assert!(doc["rr"]["latency"]["p50"].as_u64().unwrap() > 0, "{t}");
+    }
 }
 
 #[test]

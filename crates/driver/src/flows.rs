@@ -1,8 +1,9 @@
 //! Running a test's flows on threads, with the CPU sampler covering exactly the
-//! measured interval. A flow has a thread of its own, except stream flows whose
-//! strategy at this end is `epoll`: those share threads, several flows to one
-//! edge-triggered epoll ([`netsonde_engine::flow::run_group`]), one thread per core
-//! of the affinity list (or per online core without one), never more than flows.
+//! measured interval. A flow has a thread of its own, except stream and
+//! request/response flows whose strategy at this end is `epoll`: those share
+//! threads, several flows to one edge-triggered epoll
+//! ([`netsonde_engine::flow::run_group`]), one thread per core of the affinity
+//! list (or per online core without one), never more threads than flows.
 
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use netsonde_engine::flow::{run_group, Flow};
 use netsonde_engine::{
-    crr, rr, stream, udp, EngineError, FlowClock, FlowCounters, FlowCtx, FlowOutput,
+    crr, io, rr, stream, udp, EngineError, FlowClock, FlowCounters, FlowCtx, FlowOutput,
 };
 use netsonde_model::cpu::CpuReport;
 use netsonde_model::spec::{FlowDir, IoStrategy, TestKind, TestSpec};
@@ -104,31 +105,44 @@ fn sends(end: End, dir: FlowDir) -> bool {
     )
 }
 
-/// Whether a flow runs in a shared epoll thread at this end.
+/// Whether a flow runs in a shared epoll thread at this end: stream flows whose
+/// strategy here is epoll, and request/response flows whose waiting policy is.
 fn shares_thread(end: End, spec: &TestSpec, dir: FlowDir) -> bool {
-    let strategy = if sends(end, dir) {
-        spec.tx_io
-    } else {
-        spec.rx_io
-    };
-    strategy == IoStrategy::Epoll && matches!(spec.test, TestKind::TcpStream | TestKind::UdpStream)
+    match spec.test {
+        TestKind::TcpStream | TestKind::UdpStream => {
+            let strategy = if sends(end, dir) {
+                spec.tx_io
+            } else {
+                spec.rx_io
+            };
+            strategy == IoStrategy::Epoll
+        }
+        TestKind::TcpRr | TestKind::UdpRr => io::rr_mode(spec) == IoStrategy::Epoll,
+        TestKind::TcpCrr => false,
+    }
 }
 
-/// A stream flow, built to share a thread.
-fn stream_flow(end: End, socket: FlowSocket, ctx: &FlowCtx) -> Result<Box<dyn Flow>, EngineError> {
+/// A flow built to share a thread.
+fn shared_flow(end: End, socket: FlowSocket, ctx: &FlowCtx) -> Result<Box<dyn Flow>, EngineError> {
     let sends = sends(end, ctx.dir);
-    Ok(match socket {
-        FlowSocket::Tcp(s) if sends => Box::new(stream::TcpSender::new(s, ctx)?),
-        FlowSocket::Tcp(s) => Box::new(stream::TcpReceiver::new(s, ctx)?),
-        FlowSocket::Udp(s) if sends => Box::new(udp::UdpSender::new(s, ctx)?),
-        FlowSocket::Udp(s) => Box::new(udp::UdpReceiver::new(s, ctx)?),
-        s => {
+    let client = end == End::Client;
+    Ok(match (ctx.spec.test, socket) {
+        (TestKind::TcpStream, FlowSocket::Tcp(s)) if sends => {
+            Box::new(stream::TcpSender::new(s, ctx)?)
+        }
+        (TestKind::TcpStream, FlowSocket::Tcp(s)) => Box::new(stream::TcpReceiver::new(s, ctx)?),
+        (TestKind::UdpStream, FlowSocket::Udp(s)) if sends => {
+            Box::new(udp::UdpSender::new(s, ctx)?)
+        }
+        (TestKind::UdpStream, FlowSocket::Udp(s)) => Box::new(udp::UdpReceiver::new(s, ctx)?),
+        (TestKind::TcpRr, FlowSocket::Tcp(s)) if client => Box::new(rr::TcpRequester::new(s, ctx)?),
+        (TestKind::TcpRr, FlowSocket::Tcp(s)) => Box::new(rr::TcpResponder::new(s, ctx)?),
+        (TestKind::UdpRr, FlowSocket::Udp(s)) if client => Box::new(rr::UdpRequester::new(s, ctx)?),
+        (TestKind::UdpRr, FlowSocket::Udp(s)) => Box::new(rr::UdpResponder::new(s, ctx)?),
+        (t, s) => {
             return Err(EngineError::Io {
                 op: "flow setup",
-                source: std::io::Error::other(format!(
-                    "{} cannot share a thread over {s:?}",
-                    ctx.spec.test
-                )),
+                source: std::io::Error::other(format!("{t} cannot share a thread over {s:?}")),
             })
         }
     })
@@ -299,7 +313,7 @@ fn run_thread(
     let mut failed = Vec::new();
     let mut built = Vec::new();
     for (i, socket, ctx) in members {
-        match stream_flow(end, socket, &ctx) {
+        match shared_flow(end, socket, &ctx) {
             Ok(f) => {
                 order.push(i);
                 built.push(f);

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 
+use netsonde_model::result::IoReport;
 use netsonde_model::spec::IoStrategy;
 
 use crate::meter::{FlowClock, FlowCtx};
@@ -175,9 +176,13 @@ pub fn run_group(
                             Err(e)
                         }
                         Ok(_) => flow.finish().map(|mut out| {
-                            if let Some(io) = out.result.io.as_mut() {
-                                io.thread_flows = Some(n as u32);
-                            }
+                            // Request/response flows report no strategy of their
+                            // own; every flow here waits in this epoll.
+                            let io = out.result.io.get_or_insert_with(|| IoReport {
+                                strategy: IoStrategy::Epoll.name().into(),
+                                ..IoReport::default()
+                            });
+                            io.thread_flows = Some(n as u32);
                             out
                         }),
                     }));
@@ -352,6 +357,56 @@ mod tests {
             assert_eq!(udp.packets_total, sent);
             assert_eq!(udp.lost, 0);
             assert_eq!(rx.result.io.as_ref().unwrap().verify_errors, Some(0));
+        }
+    }
+
+    /// Both ends of several request/response flows, TCP and UDP, on one thread:
+    /// every flow completes transactions, each requester's count matches its
+    /// responder's, and every measured one is timed.
+    #[test]
+    fn one_thread_serves_both_ends_of_request_response_flows() {
+        use crate::rr::{TcpRequester, TcpResponder, UdpRequester, UdpResponder};
+        let mut tcp = (*spec(TestKind::TcpRr, 1)).clone();
+        tcp.request_size = Bytes(100);
+        tcp.response_size = Bytes(3000);
+        let tcp = Arc::new(tcp);
+        let mut udp = (*tcp).clone();
+        udp.test = TestKind::UdpRr;
+        let udp = Arc::new(udp);
+        let stop = Arc::new(AtomicBool::new(false));
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut flows: Vec<Box<dyn Flow>> = Vec::new();
+        for id in 0..3 {
+            let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+            let (s, _) = l.accept().unwrap();
+            let cx = ctx(&tcp, id, &stop);
+            flows.push(Box::new(TcpRequester::new(c, &cx).unwrap()));
+            flows.push(Box::new(TcpResponder::new(s, &cx).unwrap()));
+            let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+            a.connect(b.local_addr().unwrap()).unwrap();
+            b.connect(a.local_addr().unwrap()).unwrap();
+            let cx = ctx(&udp, 10 + id, &stop);
+            flows.push(Box::new(UdpRequester::new(a, &cx).unwrap()));
+            flows.push(Box::new(UdpResponder::new(b, &cx).unwrap()));
+        }
+        let clock = FlowClock::new(Instant::now(), &tcp);
+        let t = Instant::now();
+        let out = run_group(flows, clock, &stop);
+        assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+        for pair in out.chunks(2) {
+            let (req, resp) = (pair[0].as_ref().unwrap(), pair[1].as_ref().unwrap());
+            let n = req.result.transactions_total;
+            assert!(n > 50, "{:?}", req.result);
+            // The requester may end with one request answered but not yet read.
+            assert!(
+                resp.result.transactions_total.abs_diff(n) <= 1,
+                "{n} vs {:?}",
+                resp.result
+            );
+            let hist = req.latency.as_ref().unwrap();
+            assert_eq!(hist.len(), req.result.transactions, "{:?}", req.result);
+            assert_eq!(req.result.io.as_ref().unwrap().thread_flows, Some(12));
         }
     }
 

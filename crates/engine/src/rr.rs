@@ -4,11 +4,14 @@
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream, UdpSocket};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::time::Instant;
 
 use netsonde_model::result::{Role, UdpStats};
+use netsonde_model::spec::IoStrategy;
 use netsonde_proto::message::PREAMBLE_LEN;
 
+use crate::flow::{run_one, Flow, Progress};
 use crate::io::{self, Waiter};
 use crate::latency::{new_histogram, Histogram};
 use crate::meter::{FlowCtx, Meter, Phase};
@@ -93,184 +96,466 @@ fn record(h: &mut Histogram, start: Instant, end: Instant) {
 }
 
 /// TCP requester: transactions until the measured interval ends.
-pub fn tcp_requester(mut sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    let mode = io::rr_mode(&ctx.spec);
-    let mut w = Waiter::new(mode, &sock).map_err(EngineError::io("socket mode"))?;
-    let mut req = vec![0u8; ctx.spec.request_size.0 as usize];
-    crate::fill_pattern(&mut req);
-    let mut resp = vec![0u8; ctx.spec.response_size.0 as usize];
-    let mut hist = new_histogram();
-    let mut m = Meter::new(ctx);
-    loop {
-        let start = Instant::now();
-        let phase = m.tick(start);
-        if phase == Phase::After || ctx.stopped() {
-            break;
-        }
-        if !matches!(
-            write_all(&mut sock, &req, &mut m, ctx, 1, &mut w)?,
-            Step::Ok
-        ) {
-            break;
-        }
-        match read_exact(&mut sock, &mut resp, &mut m, ctx, &mut w)? {
-            Step::Ok => {}
-            Step::Eof => return Err(EngineError::PeerClosed { flow: ctx.id }),
-            Step::Gave => break,
-        }
-        let done = Instant::now();
-        if phase == Phase::Measure {
-            record(&mut hist, start, done);
-        }
-        m.transaction();
-    }
-    let end = Instant::now();
-    let info = crate::sockopt::tcp_info(&sock);
-    let _ = sock.shutdown(Shutdown::Write);
-    let mut result = m.finish(end, ctx.id, ctx.dir, Role::Requester);
-    result.tcp_info = info;
-    Ok(FlowOutput {
-        result,
-        latency: Some(hist),
-    })
+pub fn tcp_requester(sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
+    run_one(TcpRequester::new(sock, ctx)?, io::rr_mode(&ctx.spec), ctx)
 }
 
 /// TCP responder: answers requests until the requester closes.
-pub fn tcp_responder(mut sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    let mode = io::rr_mode(&ctx.spec);
-    let mut w = Waiter::new(mode, &sock).map_err(EngineError::io("socket mode"))?;
-    let mut req = vec![0u8; ctx.spec.request_size.0 as usize];
-    let mut resp = vec![0u8; ctx.spec.response_size.0 as usize];
-    crate::fill_pattern(&mut resp);
-    let mut m = Meter::new(ctx);
-    while let Step::Ok = read_exact(&mut sock, &mut req, &mut m, ctx, &mut w)? {
-        m.tick(Instant::now());
-        if !matches!(
-            write_all(&mut sock, &resp, &mut m, ctx, 1, &mut w)?,
-            Step::Ok
-        ) {
-            break;
-        }
-        m.transaction();
-    }
-    let info = crate::sockopt::tcp_info(&sock);
-    let mut result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Responder);
-    result.tcp_info = info;
-    Ok(FlowOutput {
-        result,
-        latency: None,
-    })
+pub fn tcp_responder(sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
+    run_one(TcpResponder::new(sock, ctx)?, io::rr_mode(&ctx.spec), ctx)
 }
 
 /// UDP requester. A request or response lost in the network costs one socket
 /// timeout and is counted in `udp.lost`; the transaction is retried.
 pub fn udp_requester(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    let mode = io::rr_mode(&ctx.spec);
-    let mut w = Waiter::new(mode, &sock).map_err(EngineError::io("socket mode"))?;
-    // Non-blocking sockets return at once: count a lost datagram only after the
-    // usual timeout has passed without an answer.
-    let lost_after = crate::sockopt::WAKE;
-    let mut req = vec![0u8; ctx.spec.request_size.0 as usize];
-    crate::fill_pattern(&mut req);
-    let mut resp = vec![0u8; ctx.spec.response_size.0 as usize + 1];
-    let mut hist = new_histogram();
-    let mut m = Meter::new(ctx);
-    let mut lost = 0u64;
-    'outer: loop {
-        let start = Instant::now();
-        let phase = m.tick(start);
-        if phase == Phase::After || ctx.stopped() {
-            break;
-        }
-        match sock.send(&req) {
-            Ok(n) => m.io(n as u64, 1),
-            Err(e) if is_timeout(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => {
-                m.call();
-                continue;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                return Err(EngineError::PeerClosed { flow: ctx.id })
-            }
-            Err(e) => return Err(EngineError::io("send")(e)),
-        }
-        loop {
-            match sock.recv(&mut resp) {
-                Ok(PREAMBLE_LEN) if resp[..8] == *b"NSDATA01" => m.call(),
-                Ok(n) => {
-                    m.io(n as u64, 0);
-                    break;
-                }
-                Err(e) if is_timeout(&e) => {
-                    m.call();
-                    if Instant::now().duration_since(start) < lost_after && !ctx.stopped() {
-                        w.wait();
-                        continue;
-                    }
-                    lost += 1;
-                    continue 'outer;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                    return Err(EngineError::PeerClosed { flow: ctx.id })
-                }
-                Err(e) => return Err(EngineError::io("recv")(e)),
-            }
-        }
-        let done = Instant::now();
-        if phase == Phase::Measure {
-            record(&mut hist, start, done);
-        }
-        m.transaction();
-    }
-    let mut result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Requester);
-    result.udp = Some(UdpStats {
-        lost,
-        ..UdpStats::default()
-    });
-    Ok(FlowOutput {
-        result,
-        latency: Some(hist),
-    })
+    run_one(UdpRequester::new(sock, ctx)?, io::rr_mode(&ctx.spec), ctx)
 }
 
 /// UDP responder: echoes a response to every request until a second past the end.
 pub fn udp_responder(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    let mode = io::rr_mode(&ctx.spec);
-    let mut w = Waiter::new(mode, &sock).map_err(EngineError::io("socket mode"))?;
-    let mut req = vec![0u8; (ctx.spec.request_size.0 as usize).max(PREAMBLE_LEN) + 1];
-    let mut resp = vec![0u8; ctx.spec.response_size.0 as usize];
-    crate::fill_pattern(&mut resp);
-    let mut m = Meter::new(ctx);
-    let give_up = ctx.clock.end + std::time::Duration::from_secs(1);
-    loop {
-        let r = sock.recv(&mut req);
-        let now = Instant::now();
-        m.tick(now);
-        match r {
-            Ok(PREAMBLE_LEN) if req[..8] == *b"NSDATA01" => m.call(),
-            Ok(n) => {
-                m.io(n as u64, 0);
-                match sock.send(&resp) {
-                    Ok(n) => {
-                        m.io(n as u64, 1);
-                        m.transaction();
+    run_one(UdpResponder::new(sock, ctx)?, io::rr_mode(&ctx.spec), ctx)
+}
+
+/// Where a transaction stands: how much of the message in hand has moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leg {
+    Send(usize),
+    Recv(usize),
+    Done,
+}
+
+/// The common parts of a request/response flow.
+struct Rr<S> {
+    sock: S,
+    ctx: FlowCtx,
+    w: Waiter,
+    /// Its strategy is epoll: the flow group waits, the flow never does.
+    grouped: bool,
+    m: Meter,
+    req: Vec<u8>,
+    resp: Vec<u8>,
+    leg: Leg,
+}
+
+impl<S: AsFd + AsRawFd> Rr<S> {
+    fn new(sock: S, ctx: &FlowCtx, requester: bool) -> Result<Rr<S>, EngineError> {
+        let mode = io::rr_mode(&ctx.spec);
+        let w = Waiter::flow(mode, &sock).map_err(EngineError::io("socket mode"))?;
+        // A UDP responder's buffer also takes the handshake preamble; a UDP
+        // requester's one more byte than the response, so an oversized one shows.
+        let (mut req, mut resp) = (
+            vec![0u8; ctx.spec.request_size.0 as usize],
+            vec![0u8; ctx.spec.response_size.0 as usize],
+        );
+        crate::fill_pattern(if requester { &mut req } else { &mut resp });
+        Ok(Rr {
+            sock,
+            ctx: ctx.clone(),
+            w,
+            grouped: mode == IoStrategy::Epoll,
+            m: Meter::new(ctx),
+            req,
+            resp,
+            leg: if requester {
+                Leg::Send(0)
+            } else {
+                Leg::Recv(0)
+            },
+        })
+    }
+
+    /// After a call that would block: whether the flow must end now (deadline or
+    /// stop); else waits the strategy's way.
+    fn blocked(&mut self) -> Progress {
+        self.m.call();
+        if self.ctx.stopped() || Instant::now() >= self.ctx.clock.hard_end {
+            self.leg = Leg::Done;
+            return Progress::Done;
+        }
+        self.w.wait();
+        Progress::Blocked
+    }
+}
+
+impl<S> std::fmt::Debug for Rr<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rr")
+            .field("flow", &self.ctx.id)
+            .field("leg", &self.leg)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A TCP requester, as a [`Flow`]: one transaction at a time, each timed.
+#[derive(Debug)]
+pub struct TcpRequester {
+    rr: Rr<TcpStream>,
+    hist: Histogram,
+    start: Instant,
+    phase: Phase,
+    end: Option<Instant>,
+}
+
+impl TcpRequester {
+    /// Builds the flow.
+    pub fn new(sock: TcpStream, ctx: &FlowCtx) -> Result<TcpRequester, EngineError> {
+        Ok(TcpRequester {
+            rr: Rr::new(sock, ctx, true)?,
+            hist: new_histogram(),
+            start: Instant::now(),
+            phase: Phase::Warmup,
+            end: None,
+        })
+    }
+}
+
+impl Flow for TcpRequester {
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.rr.sock.as_fd()
+    }
+
+    #[inline]
+    fn step(&mut self) -> Result<Progress, EngineError> {
+        let rr = &mut self.rr;
+        match rr.leg {
+            Leg::Send(off) => {
+                if off == 0 {
+                    let now = Instant::now();
+                    self.phase = rr.m.tick(now);
+                    if self.phase == Phase::After || rr.ctx.stopped() {
+                        self.end = Some(now);
+                        rr.leg = Leg::Done;
+                        return Ok(Progress::Done);
                     }
-                    Err(e) if is_timeout(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => m.call(),
-                    Err(_) => m.call(),
+                    self.start = now;
+                }
+                match (&rr.sock).write(&rr.req[off..]) {
+                    Ok(0) => Err(EngineError::PeerClosed { flow: rr.ctx.id }),
+                    Ok(n) => {
+                        let off = off + n;
+                        let whole = off == rr.req.len();
+                        rr.m.io(n as u64, u64::from(whole));
+                        rr.leg = if whole { Leg::Recv(0) } else { Leg::Send(off) };
+                        Ok(Progress::Moved)
+                    }
+                    Err(e) if is_timeout(&e) => Ok(rr.blocked()),
+                    Err(e) => Err(EngineError::io("send")(e)),
                 }
             }
-            Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                m.call();
-                w.wait();
-            }
-            Err(e) => return Err(EngineError::io("recv")(e)),
-        }
-        if now >= give_up || ctx.stopped() {
-            break;
+            Leg::Recv(off) => match (&rr.sock).read(&mut rr.resp[off..]) {
+                Ok(0) => Err(EngineError::PeerClosed { flow: rr.ctx.id }),
+                Ok(n) => {
+                    rr.m.io(n as u64, 0);
+                    let off = off + n;
+                    if off < rr.resp.len() {
+                        rr.leg = Leg::Recv(off);
+                        return Ok(Progress::Moved);
+                    }
+                    if self.phase == Phase::Measure {
+                        record(&mut self.hist, self.start, Instant::now());
+                    }
+                    rr.m.transaction();
+                    rr.leg = Leg::Send(0);
+                    Ok(Progress::Moved)
+                }
+                Err(e) if is_timeout(&e) => Ok(rr.blocked()),
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                    Err(EngineError::PeerClosed { flow: rr.ctx.id })
+                }
+                Err(e) => Err(EngineError::io("recv")(e)),
+            },
+            Leg::Done => Ok(Progress::Done),
         }
     }
-    let result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Responder);
-    Ok(FlowOutput {
-        result,
-        latency: None,
-    })
+
+    fn finish(self: Box<Self>) -> Result<FlowOutput, EngineError> {
+        let this = *self;
+        let end = this.end.unwrap_or_else(Instant::now);
+        let info = crate::sockopt::tcp_info(&this.rr.sock);
+        let _ = this.rr.sock.shutdown(Shutdown::Write);
+        let mut result = this
+            .rr
+            .m
+            .finish(end, this.rr.ctx.id, this.rr.ctx.dir, Role::Requester);
+        result.tcp_info = info;
+        Ok(FlowOutput {
+            result,
+            latency: Some(this.hist),
+        })
+    }
+}
+
+/// A TCP responder, as a [`Flow`]: answers every request until the requester
+/// closes.
+#[derive(Debug)]
+pub struct TcpResponder {
+    rr: Rr<TcpStream>,
+}
+
+impl TcpResponder {
+    /// Builds the flow.
+    pub fn new(sock: TcpStream, ctx: &FlowCtx) -> Result<TcpResponder, EngineError> {
+        Ok(TcpResponder {
+            rr: Rr::new(sock, ctx, false)?,
+        })
+    }
+}
+
+impl Flow for TcpResponder {
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.rr.sock.as_fd()
+    }
+
+    #[inline]
+    fn step(&mut self) -> Result<Progress, EngineError> {
+        let rr = &mut self.rr;
+        match rr.leg {
+            Leg::Recv(off) => match (&rr.sock).read(&mut rr.req[off..]) {
+                Ok(0) if off == 0 => {
+                    rr.leg = Leg::Done;
+                    Ok(Progress::Done)
+                }
+                Ok(0) => Err(EngineError::PeerClosed { flow: rr.ctx.id }),
+                Ok(n) => {
+                    rr.m.io(n as u64, 0);
+                    let off = off + n;
+                    rr.leg = if off == rr.req.len() {
+                        rr.m.tick(Instant::now());
+                        Leg::Send(0)
+                    } else {
+                        Leg::Recv(off)
+                    };
+                    Ok(Progress::Moved)
+                }
+                Err(e) if is_timeout(&e) => Ok(rr.blocked()),
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                    Err(EngineError::PeerClosed { flow: rr.ctx.id })
+                }
+                Err(e) => Err(EngineError::io("recv")(e)),
+            },
+            Leg::Send(off) => match (&rr.sock).write(&rr.resp[off..]) {
+                Ok(0) => Err(EngineError::PeerClosed { flow: rr.ctx.id }),
+                Ok(n) => {
+                    let off = off + n;
+                    let whole = off == rr.resp.len();
+                    rr.m.io(n as u64, u64::from(whole));
+                    rr.leg = if whole {
+                        rr.m.transaction();
+                        Leg::Recv(0)
+                    } else {
+                        Leg::Send(off)
+                    };
+                    Ok(Progress::Moved)
+                }
+                Err(e) if is_timeout(&e) => Ok(rr.blocked()),
+                Err(e) => Err(EngineError::io("send")(e)),
+            },
+            Leg::Done => Ok(Progress::Done),
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Result<FlowOutput, EngineError> {
+        let rr = self.rr;
+        let info = crate::sockopt::tcp_info(&rr.sock);
+        let mut result =
+            rr.m.finish(Instant::now(), rr.ctx.id, rr.ctx.dir, Role::Responder);
+        result.tcp_info = info;
+        Ok(FlowOutput {
+            result,
+            latency: None,
+        })
+    }
+}
+
+/// A UDP requester, as a [`Flow`]. A transaction whose request or response is
+/// lost is given up after the socket timeout ([`crate::sockopt::WAKE`]), counted
+/// in `udp.lost` and retried.
+#[derive(Debug)]
+pub struct UdpRequester {
+    rr: Rr<UdpSocket>,
+    hist: Histogram,
+    start: Instant,
+    phase: Phase,
+    lost: u64,
+}
+
+impl UdpRequester {
+    /// Builds the flow.
+    pub fn new(sock: UdpSocket, ctx: &FlowCtx) -> Result<UdpRequester, EngineError> {
+        let mut rr = Rr::new(sock, ctx, true)?;
+        rr.resp.push(0);
+        Ok(UdpRequester {
+            rr,
+            hist: new_histogram(),
+            start: Instant::now(),
+            phase: Phase::Warmup,
+            lost: 0,
+        })
+    }
+}
+
+impl Flow for UdpRequester {
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.rr.sock.as_fd()
+    }
+
+    #[inline]
+    fn step(&mut self) -> Result<Progress, EngineError> {
+        let rr = &mut self.rr;
+        match rr.leg {
+            Leg::Send(_) => {
+                let now = Instant::now();
+                self.phase = rr.m.tick(now);
+                if self.phase == Phase::After || rr.ctx.stopped() {
+                    rr.leg = Leg::Done;
+                    return Ok(Progress::Done);
+                }
+                self.start = now;
+                match rr.sock.send(&rr.req) {
+                    Ok(n) => {
+                        rr.m.io(n as u64, 1);
+                        rr.leg = Leg::Recv(0);
+                        Ok(Progress::Moved)
+                    }
+                    Err(e) if is_timeout(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => {
+                        rr.m.call();
+                        Ok(Progress::Blocked)
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                        Err(EngineError::PeerClosed { flow: rr.ctx.id })
+                    }
+                    Err(e) => Err(EngineError::io("send")(e)),
+                }
+            }
+            Leg::Recv(_) => match rr.sock.recv(&mut rr.resp) {
+                Ok(PREAMBLE_LEN) if rr.resp[..8] == *b"NSDATA01" => {
+                    rr.m.call();
+                    Ok(Progress::Moved)
+                }
+                Ok(n) => {
+                    rr.m.io(n as u64, 0);
+                    if self.phase == Phase::Measure {
+                        record(&mut self.hist, self.start, Instant::now());
+                    }
+                    rr.m.transaction();
+                    rr.leg = Leg::Send(0);
+                    Ok(Progress::Moved)
+                }
+                Err(e) if is_timeout(&e) => {
+                    rr.m.call();
+                    // Non-blocking sockets return at once: the answer counts as
+                    // lost only once the usual timeout has passed without it.
+                    let lost_at = self.start + crate::sockopt::WAKE;
+                    if Instant::now() < lost_at && !rr.ctx.stopped() {
+                        if rr.grouped {
+                            return Ok(Progress::Until(lost_at));
+                        }
+                        rr.w.wait();
+                        return Ok(Progress::Blocked);
+                    }
+                    self.lost += 1;
+                    rr.leg = Leg::Send(0);
+                    Ok(Progress::Moved)
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                    Err(EngineError::PeerClosed { flow: rr.ctx.id })
+                }
+                Err(e) => Err(EngineError::io("recv")(e)),
+            },
+            Leg::Done => Ok(Progress::Done),
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Result<FlowOutput, EngineError> {
+        let this = *self;
+        let rr = this.rr;
+        let mut result =
+            rr.m.finish(Instant::now(), rr.ctx.id, rr.ctx.dir, Role::Requester);
+        result.udp = Some(UdpStats {
+            lost: this.lost,
+            ..UdpStats::default()
+        });
+        Ok(FlowOutput {
+            result,
+            latency: Some(this.hist),
+        })
+    }
+}
+
+/// A UDP responder, as a [`Flow`]: echoes a response to every request until a
+/// second past the end.
+#[derive(Debug)]
+pub struct UdpResponder {
+    rr: Rr<UdpSocket>,
+    give_up: Instant,
+}
+
+impl UdpResponder {
+    /// Builds the flow.
+    pub fn new(sock: UdpSocket, ctx: &FlowCtx) -> Result<UdpResponder, EngineError> {
+        let mut rr = Rr::new(sock, ctx, false)?;
+        // Room for the handshake preamble, and one byte more so an oversized
+        // request shows.
+        let len = rr.req.len().max(PREAMBLE_LEN) + 1;
+        rr.req.resize(len, 0);
+        Ok(UdpResponder {
+            rr,
+            give_up: ctx.clock.end + std::time::Duration::from_secs(1),
+        })
+    }
+}
+
+impl Flow for UdpResponder {
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.rr.sock.as_fd()
+    }
+
+    #[inline]
+    fn step(&mut self) -> Result<Progress, EngineError> {
+        let rr = &mut self.rr;
+        if rr.leg == Leg::Done {
+            return Ok(Progress::Done);
+        }
+        let r = rr.sock.recv(&mut rr.req);
+        let now = Instant::now();
+        rr.m.tick(now);
+        let progress = match r {
+            Ok(PREAMBLE_LEN) if rr.req[..8] == *b"NSDATA01" => {
+                rr.m.call();
+                Progress::Moved
+            }
+            Ok(n) => {
+                rr.m.io(n as u64, 0);
+                match rr.sock.send(&rr.resp) {
+                    Ok(n) => {
+                        rr.m.io(n as u64, 1);
+                        rr.m.transaction();
+                    }
+                    Err(_) => rr.m.call(),
+                }
+                Progress::Moved
+            }
+            Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                rr.m.call();
+                rr.w.wait();
+                Progress::Blocked
+            }
+            Err(e) => return Err(EngineError::io("recv")(e)),
+        };
+        if now >= self.give_up || rr.ctx.stopped() {
+            rr.leg = Leg::Done;
+            return Ok(Progress::Done);
+        }
+        Ok(progress)
+    }
+
+    fn finish(self: Box<Self>) -> Result<FlowOutput, EngineError> {
+        let rr = self.rr;
+        let result =
+            rr.m.finish(Instant::now(), rr.ctx.id, rr.ctx.dir, Role::Responder);
+        Ok(FlowOutput {
+            result,
+            latency: None,
+        })
+    }
 }

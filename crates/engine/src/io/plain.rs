@@ -65,9 +65,9 @@ impl Waiter {
         }
     }
 
-    /// A stream flow's waiter: as [`Waiter::new`], except that epoll leaves the
+    /// A flow's waiter: as [`Waiter::new`], except that epoll leaves the
     /// waiting to the flow group ([`crate::flow::run_group`]).
-    fn stream(strategy: IoStrategy, fd: &(impl AsFd + AsRawFd)) -> io::Result<Waiter> {
+    pub fn flow(strategy: IoStrategy, fd: &(impl AsFd + AsRawFd)) -> io::Result<Waiter> {
         if strategy == IoStrategy::Epoll {
             sys::set_nonblocking(fd)?;
             return Ok(Waiter::Caller);
@@ -117,8 +117,8 @@ impl PlainTx {
         size: usize,
     ) -> Result<PlainTx, super::IoError> {
         let waiter = match sock {
-            Sock::Tcp(s) => Waiter::stream(strategy, s),
-            Sock::Udp(s) => Waiter::stream(strategy, s),
+            Sock::Tcp(s) => Waiter::flow(strategy, s),
+            Sock::Udp(s) => Waiter::flow(strategy, s),
         }
         .map_err(setup(strategy))?;
         let msg = PageBuf::pattern(size, size).map_err(setup(strategy))?;
@@ -196,8 +196,8 @@ impl PlainRx {
         size: usize,
     ) -> Result<PlainRx, super::IoError> {
         let waiter = match sock {
-            Sock::Tcp(s) => Waiter::stream(strategy, s),
-            Sock::Udp(s) => Waiter::stream(strategy, s),
+            Sock::Tcp(s) => Waiter::flow(strategy, s),
+            Sock::Udp(s) => Waiter::flow(strategy, s),
         }
         .map_err(setup(strategy))?;
         Ok(PlainRx {
