@@ -267,6 +267,18 @@ impl UringRx {
     }
 }
 
+impl UringRx {
+    /// One RECV per call, as on a kernel that refuses multishot: the fallback,
+    /// built on purpose so that it is tested where multishot works.
+    #[cfg(test)]
+    fn single(sock: Sock<'_>, size: usize) -> Result<UringRx, IoError> {
+        let mut rx = UringRx::new(sock, size)?;
+        rx.mode = RxMode::Single(ring(8, rx.len)?);
+        rx.note = Some("one RECV per call (test)".into());
+        Ok(rx)
+    }
+}
+
 impl Rx for UringRx {
     #[inline]
     fn recv(
@@ -333,6 +345,90 @@ impl Rx for UringRx {
                     .unwrap_or_else(|| "multishot receive into provided buffers".into()),
             ),
             ..report(IoStrategy::Uring)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::net::{TcpListener, TcpStream, UdpSocket};
+
+    use super::*;
+    use crate::verify::Verifier;
+
+    fn drain(rx: &mut UringRx, sock: Sock<'_>, v: &mut Verifier, tcp: bool, want: u64) -> u64 {
+        let mut got = 0;
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while got < want && std::time::Instant::now() < deadline {
+            let r = rx.recv(sock, &mut |d, _| {
+                if tcp {
+                    v.stream(d)
+                } else {
+                    v.datagram(d)
+                }
+            });
+            match r {
+                Ok(Some(m)) => got += if tcp { m.bytes } else { m.messages },
+                Ok(None) => break,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        got
+    }
+
+    /// The receive paths: multishot into provided buffers, and the one-RECV
+    /// fallback, over TCP and UDP, every byte checked against the pattern.
+    #[test]
+    fn both_receive_paths_deliver_every_byte() {
+        for single in [false, true] {
+            let size = 1000usize;
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            let mut c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+            let (s, _) = l.accept().unwrap();
+            let build = if single {
+                UringRx::single
+            } else {
+                UringRx::new
+            };
+            let mut rx = build(Sock::Tcp(&s), size).unwrap();
+            let total = 3_000_000u64;
+            let writer = std::thread::spawn(move || {
+                let mut msg = vec![0u8; size];
+                crate::fill_pattern(&mut msg);
+                for _ in 0..total / size as u64 {
+                    c.write_all(&msg).unwrap();
+                }
+            });
+            let mut v = Verifier::new(size as u64);
+            let got = drain(&mut rx, Sock::Tcp(&s), &mut v, true, total);
+            writer.join().unwrap();
+            assert_eq!(
+                (got, v.errors, v.checked),
+                (total, 0, total),
+                "single {single}"
+            );
+            let note = rx.report().note.unwrap();
+            assert_eq!(note.contains("one RECV"), single, "{note}");
+
+            let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+            a.connect(b.local_addr().unwrap()).unwrap();
+            b.connect(a.local_addr().unwrap()).unwrap();
+            let mut rx = build(Sock::Udp(&b), size).unwrap();
+            let mut d = vec![0u8; size];
+            crate::fill_pattern(&mut d);
+            // Rounds of 20, so the socket's receive buffer never overflows.
+            let (mut v, mut got) = (Verifier::new(size as u64), 0);
+            for round in 0..10u64 {
+                for seq in 0..20 {
+                    crate::udp::stamp(&mut d, round * 20 + seq, 0);
+                    a.send(&d).unwrap();
+                }
+                got += drain(&mut rx, Sock::Udp(&b), &mut v, false, 20);
+            }
+            assert_eq!((got, v.errors), (200, 0), "single {single}");
         }
     }
 }
