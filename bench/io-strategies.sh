@@ -22,7 +22,8 @@
 #              The best strategies are chosen from the matrix runs, so the paired
 #              runs that judge auto are not the ones that picked its rivals.
 #              Pairs run longer (PAIR_DURATION, PAIR_WARMUP) than the matrix:
-#              auto calibrates for up to about a second.
+#              auto calibrates the sender, then the receiver, for up to
+#              about 3 s.
 #   peers-tcp  TCP, 64-byte messages: netsonde copy/batch/uring/auto against
 #              iperf3 -l 64, iperf -l 64 (iperf 2) and nuttcp -l64.
 #   peers-udp  UDP, 64-byte datagrams: for each tool a ladder of offered rates
@@ -67,7 +68,8 @@
 #   PEER_REPS=5     rounds of the peer comparisons and of the veth section
 #   PAIR_REPS=7     rounds of the paired auto runs
 #   PAIR_DURATION=4 measured seconds per paired run (plus PAIR_WARMUP)
-#   PAIR_WARMUP=2   warm-up of the paired runs, for every strategy alike
+#   PAIR_WARMUP=3   warm-up of the paired runs, for every strategy alike (auto on
+#                   both ends calibrates the receiver after the sender)
 #   DURATION=1.5    measured seconds per netsonde matrix run (plus WARMUP)
 #   WARMUP=0.5      netsonde warm-up, excluded from its results
 #   PEER_DURATION=2 seconds per run in the peer sections (all tools alike)
@@ -87,7 +89,7 @@ UDP_REPS=${UDP_REPS:-3}
 PEER_REPS=${PEER_REPS:-5}
 PAIR_REPS=${PAIR_REPS:-7}
 PAIR_DURATION=${PAIR_DURATION:-4}
-PAIR_WARMUP=${PAIR_WARMUP:-2}
+PAIR_WARMUP=${PAIR_WARMUP:-3}
 DURATION=${DURATION:-1.5}
 WARMUP=${WARMUP:-0.5}
 PEER_DURATION=${PEER_DURATION:-2}

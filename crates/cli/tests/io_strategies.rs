@@ -304,6 +304,45 @@ fn batch_moves_many_messages_per_call_and_auto_explains_itself() {
     for c in ["copy", "batch", "sendfile", "splice", "uring"] {
         assert!(note.contains(&format!("{c} ")), "{c} missing from: {note}");
     }
+    // The receiving side races too (at once: its sender is not adaptive), between
+    // the receivers that can take over at any call; with --verify, batch alone.
+    let doc = json(&[
+        "-T",
+        "tcp-stream",
+        "-l",
+        "16K",
+        "-t",
+        "1.5",
+        "--rx-io",
+        "auto",
+    ]);
+    let io = &doc["server"]["flows"][0]["io"];
+    let note = io["note"].as_str().unwrap();
+    assert!(
+        io["strategy"].as_str().unwrap().starts_with("auto:"),
+        "{io}"
+    );
+    assert!(note.starts_with("auto chose "), "{note}");
+    for c in ["batch", "splice", "zerocopy"] {
+        assert!(note.contains(&format!("{c} ")), "{c} missing from: {note}");
+    }
+    let doc = json(&[
+        "-T",
+        "udp-stream",
+        "-l",
+        "1K",
+        "-b",
+        "1G",
+        "-t",
+        "0.5",
+        "--rx-io",
+        "auto",
+        "--verify",
+    ]);
+    let io = &doc["server"]["flows"][0]["io"];
+    assert_eq!(io["strategy"], "auto:batch", "{io}");
+    assert!(io["note"].as_str().unwrap().contains("--verify"), "{io}");
+    assert_eq!(io["verify_errors"], 0, "{io}");
 }
 
 #[test]

@@ -221,22 +221,19 @@ pub fn start(
         })
         .collect();
     if !shared.is_empty() {
-        let cores = if affinity.is_empty() {
+        // One thread per distinct core of the affinity list, pinned to it; without
+        // a list, one per core this process may run on, unpinned.
+        let mut cores = affinity.to_vec();
+        cores.sort_unstable();
+        cores.dedup();
+        let count = if cores.is_empty() {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
-            let mut distinct = affinity.to_vec();
-            distinct.sort_unstable();
-            distinct.dedup();
-            distinct.len()
+            cores.len()
         };
-        let groups = cores.clamp(1, shared.len());
-        let mut grouped: Vec<(Option<usize>, Vec<_>)> = (0..groups)
-            .map(|g| {
-                (
-                    (!affinity.is_empty()).then(|| affinity[g % affinity.len()]),
-                    Vec::new(),
-                )
-            })
+        let groups = count.clamp(1, shared.len());
+        let mut grouped: Vec<(Option<usize>, Vec<Member>)> = (0..groups)
+            .map(|g| (cores.get(g).copied(), Vec::new()))
             .collect();
         for (k, flow) in shared.into_iter().enumerate() {
             grouped[k % groups].1.push(flow);

@@ -1,9 +1,16 @@
-//! auto: adaptive choice of the send strategy on the live connection.
+//! auto: adaptive choice of the send and the receive strategy on the live
+//! connection, each side on its own ([`AutoTx`], [`AutoRx`]), by the same
+//! [`Calibration`].
 //!
-//! The candidates are the send strategies that build here and can beat a plain
-//! copy (TCP: batch, zerocopy, sendfile, splice, uring; UDP: batch, zerocopy,
+//! The send candidates are the send strategies that build here and can beat a
+//! plain copy (TCP: batch, zerocopy, sendfile, splice, uring; UDP: batch, zerocopy,
 //! uring). `copy` itself is not one: `batch` makes the same copy in fewer calls,
-//! and at sizes where it fits one message in a call it is `copy`. A zero-copy
+//! and at sizes where it fits one message in a call it is `copy`. The receive
+//! candidates are those that can take over at any call: batch, and unless
+//! `--verify` needs the bytes, splice into /dev/null (TCP) and MSG_TRUNC, which
+//! discard them (see [`rx`]). When both sides are adaptive the receiver waits
+//! [`RX_DELAY`] before its first race, so that neither measures the other's
+//! switching. A zero-copy
 //! candidate whose sends the kernel reports it copied anyway (always so on
 //! loopback and veth) is a copy with extra bookkeeping and leaves the race at once.
 //! Calibration runs in rounds. Each round gives every candidate still in the race
@@ -45,7 +52,7 @@ use netsonde_model::result::IoReport;
 use netsonde_model::spec::{IoStrategy, TestSpec};
 use nix::sys::resource::{getrusage, UsageWho};
 
-use super::{IoError, Moved, Sock, Tx};
+use super::{IoError, Moved, Rx, Sock, Tx};
 
 /// How one race is run: window timing, rounds, and who drops out.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -318,11 +325,6 @@ impl Race {
     }
 }
 
-struct Candidate {
-    strategy: IoStrategy,
-    tx: Box<dyn Tx>,
-}
-
 /// Which race is under way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
@@ -331,15 +333,20 @@ enum Stage {
     Recheck,
 }
 
-/// The adaptive sender.
-pub struct AutoTx {
-    cands: Vec<Candidate>,
+/// The calibration schedule that the adaptive sender and receiver share: which
+/// candidate runs now, the windows, the heats, the re-checks, and the note. It
+/// knows candidates by index only; the caller moves the bytes.
+struct Calibration {
+    /// Which side chooses: "send" or "receive", for the note.
+    side: &'static str,
     names: Vec<IoStrategy>,
     skipped: Vec<String>,
-    /// The candidate sending now.
+    /// The candidate running now.
     cur: usize,
     /// The race under way, if any, and which one.
     race: Option<(Stage, Race)>,
+    /// The first race starts at this time.
+    start_at: Option<Instant>,
     /// The current choice and the candidates that race at re-checks.
     chosen: Option<usize>,
     finalists: Vec<usize>,
@@ -353,8 +360,6 @@ pub struct AutoTx {
     next_recheck: Instant,
     rechecks: u32,
     switches: u32,
-    size: u64,
-    stream_bytes: u64,
     note: Option<String>,
 }
 
@@ -367,68 +372,108 @@ fn thread_cpu() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Builds the adaptive sender.
-pub fn tx(sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Tx>, IoError> {
-    use IoStrategy::*;
-    let names: &[IoStrategy] = match sock {
-        Sock::Tcp(_) => &[Batch, Zerocopy, Sendfile, Splice, Uring],
-        Sock::Udp(_) => &[Batch, Zerocopy, Uring],
-    };
-    let mut cands = Vec::new();
-    let mut skipped = Vec::new();
-    for &s in names {
-        match super::tx(s, sock, spec) {
-            Ok(tx) => cands.push(Candidate { strategy: s, tx }),
-            Err(e) => skipped.push(format!("{s} ({e})")),
+impl Calibration {
+    /// Calibration between `names` (at least one), the first race starting after
+    /// `delay`.
+    fn new(
+        side: &'static str,
+        names: Vec<IoStrategy>,
+        skipped: Vec<String>,
+        delay: Duration,
+    ) -> Calibration {
+        let now = Instant::now();
+        Calibration {
+            side,
+            names,
+            skipped,
+            cur: 0,
+            race: None,
+            start_at: Some(now + delay),
+            chosen: None,
+            finalists: Vec::new(),
+            screen_figures: String::new(),
+            window_start: now,
+            cpu_start: thread_cpu(),
+            window_bytes: 0,
+            counting: false,
+            next_recheck: now,
+            rechecks: 0,
+            switches: 0,
+            note: None,
         }
     }
-    let now = Instant::now();
-    let race =
-        (!cands.is_empty()).then(|| (Stage::Screen, Race::new((0..cands.len()).collect(), SCREEN)));
-    Ok(Box::new(AutoTx {
-        names: cands.iter().map(|c| c.strategy).collect(),
-        cur: race.as_ref().map(|(_, r)| r.current()).unwrap_or(0),
-        cands,
-        skipped,
-        race,
-        chosen: None,
-        finalists: Vec::new(),
-        screen_figures: String::new(),
-        window_start: now,
-        cpu_start: thread_cpu(),
-        window_bytes: 0,
-        counting: false,
-        next_recheck: now,
-        rechecks: 0,
-        switches: 0,
-        size: spec.size.0.max(1),
-        stream_bytes: 0,
-        note: None,
-    }))
-}
 
-impl AutoTx {
+    /// Before a call: advances windows and races. `idle`: the current candidate
+    /// holds nothing in flight, so another may take over; `copied`: it is a
+    /// zero-copy candidate the kernel copies anyway. Returns the candidate to use
+    /// (it changes only here).
+    #[inline]
+    fn before(&mut self, idle: impl FnOnce() -> bool, copied: impl FnOnce() -> bool) -> usize {
+        // The clock is read per call only while racing or waiting to, or to see a
+        // re-check is due when there is something to re-check.
+        if let Some((_, race)) = &self.race {
+            let heat = race.heat;
+            let now = Instant::now();
+            let age = now.duration_since(self.window_start);
+            if !self.counting {
+                if age >= heat.settle {
+                    self.counting = true;
+                    self.window_start = now;
+                    self.window_bytes = 0;
+                    self.cpu_start = thread_cpu();
+                }
+            } else if age >= heat.window && idle() {
+                // Switch only when nothing is in flight.
+                self.close_window(now, copied());
+            }
+        } else if let Some(at) = self.start_at {
+            let now = Instant::now();
+            if now >= at {
+                self.start_at = None;
+                self.begin(now, Stage::Screen, (0..self.names.len()).collect(), SCREEN);
+            }
+        } else if self.finalists.len() > 1 {
+            let now = Instant::now();
+            if now >= self.next_recheck && idle() {
+                self.rechecks += 1;
+                self.begin(now, Stage::Recheck, self.finalists.clone(), RECHECK);
+            }
+        }
+        self.cur
+    }
+
+    /// After a call that moved `bytes`.
+    #[inline]
+    fn after(&mut self, bytes: u64) {
+        if self.counting {
+            self.window_bytes += bytes;
+        }
+    }
+
+    fn begin(&mut self, now: Instant, stage: Stage, entrants: Vec<usize>, heat: Heat) {
+        let r = Race::new(entrants, heat);
+        let next = r.current();
+        self.race = Some((stage, r));
+        self.start_window(now, next);
+    }
+
     /// Starts a window on whichever candidate runs next.
     fn start_window(&mut self, now: Instant, next: usize) {
         self.window_bytes = 0;
         self.window_start = now;
         self.counting = false;
-        if next != self.cur {
-            let pos = (self.stream_bytes % self.size) as usize;
-            self.cur = next;
-            self.cands[next].tx.set_pos(pos);
-        }
+        self.cur = next;
     }
 
     /// Closes the window at `now` and moves to whichever candidate runs next.
-    fn close_window(&mut self, now: Instant) {
+    fn close_window(&mut self, now: Instant, copied: bool) {
         let secs = now.duration_since(self.window_start).as_secs_f64();
         let cpu = thread_cpu() - self.cpu_start;
         let Some((stage, race)) = &mut self.race else {
             return;
         };
         let stage = *stage;
-        if self.cands[self.cur].tx.copied_anyway() {
+        if copied {
             race.disqualify(self.cur);
         }
         let Some(v) = race.record(self.window_bytes, secs, cpu) else {
@@ -450,10 +495,7 @@ impl AutoTx {
         }
         if stage == Stage::Screen && v.finalists.len() > 1 {
             self.screen_figures = figures;
-            let r = Race::new(v.finalists, FINAL);
-            let next = r.current();
-            self.race = Some((Stage::Final, r));
-            self.start_window(now, next);
+            self.begin(now, Stage::Final, v.finalists, FINAL);
             return;
         }
         if stage == Stage::Recheck {
@@ -489,60 +531,15 @@ impl AutoTx {
         self.next_recheck = now + RECHECK_EVERY;
         self.start_window(now, v.pick);
     }
-}
 
-impl Tx for AutoTx {
-    #[inline]
-    fn send(&mut self, sock: Sock<'_>, seq: u64, tx_ns: u64) -> io::Result<Moved> {
-        if self.cands.is_empty() {
-            return Err(io::Error::other("auto: no send strategy is available"));
-        }
-        // The clock is read per send only while racing, or to see a re-check is due
-        // when there is something to re-check.
-        if let Some((_, race)) = &self.race {
-            let heat = race.heat;
-            let now = Instant::now();
-            let age = now.duration_since(self.window_start);
-            if !self.counting {
-                if age >= heat.settle {
-                    self.counting = true;
-                    self.window_start = now;
-                    self.window_bytes = 0;
-                    self.cpu_start = thread_cpu();
-                }
-            } else if age >= heat.window && self.cands[self.cur].tx.idle() {
-                // Switch only when nothing is in flight; the next strategy continues
-                // the stream from the current position within a message.
-                self.close_window(now);
-            }
-        } else if self.finalists.len() > 1 {
-            let now = Instant::now();
-            if now >= self.next_recheck && self.cands[self.cur].tx.idle() {
-                self.rechecks += 1;
-                let r = Race::new(self.finalists.clone(), RECHECK);
-                let next = r.current();
-                self.race = Some((Stage::Recheck, r));
-                self.start_window(now, next);
-            }
-        }
-        let m = self.cands[self.cur].tx.send(sock, seq, tx_ns)?;
-        self.stream_bytes += m.bytes;
-        if self.counting {
-            self.window_bytes += m.bytes;
-        }
-        Ok(m)
-    }
-
-    fn finish(&mut self, sock: Sock<'_>) -> IoReport {
-        let Some(c) = self.cands.get_mut(self.cur) else {
-            return super::report(IoStrategy::Auto);
-        };
-        let mut r = c.tx.finish(sock);
-        r.strategy = format!("auto:{}", c.strategy);
-        let mut note = self
-            .note
-            .clone()
-            .unwrap_or_else(|| "auto: the test ended before calibration finished".into());
+    /// The note for the report, given the strategy it ended on.
+    fn note(&self) -> String {
+        let mut note = self.note.clone().unwrap_or_else(|| {
+            format!(
+                "auto ({}): the test ended before calibration finished",
+                self.side
+            )
+        });
         if self.rechecks > 0 {
             note.push_str(&format!(
                 "; re-checked {} times among {}, changed {} times, ended on {}",
@@ -553,15 +550,163 @@ impl Tx for AutoTx {
                     .collect::<Vec<_>>()
                     .join("/"),
                 self.switches,
-                c.strategy
+                self.names[self.cur]
             ));
         }
-        r.note = Some(note);
+        note
+    }
+}
+
+/// The adaptive sender.
+pub struct AutoTx {
+    cands: Vec<Box<dyn Tx>>,
+    cal: Calibration,
+    size: u64,
+    stream_bytes: u64,
+}
+
+/// Builds the adaptive sender.
+pub fn tx(sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Tx>, IoError> {
+    use IoStrategy::*;
+    let names: &[IoStrategy] = match sock {
+        Sock::Tcp(_) => &[Batch, Zerocopy, Sendfile, Splice, Uring],
+        Sock::Udp(_) => &[Batch, Zerocopy, Uring],
+    };
+    let mut cands = Vec::new();
+    let mut built = Vec::new();
+    let mut skipped = Vec::new();
+    for &s in names {
+        match super::tx(s, sock, spec) {
+            Ok(tx) => {
+                cands.push(tx);
+                built.push(s);
+            }
+            Err(e) => skipped.push(format!("{s} ({e})")),
+        }
+    }
+    if cands.is_empty() {
+        return Err(super::unsupported(
+            IoStrategy::Auto,
+            format!("no send strategy builds here: {}", skipped.join(", ")),
+        ));
+    }
+    Ok(Box::new(AutoTx {
+        cands,
+        cal: Calibration::new("send", built, skipped, Duration::ZERO),
+        size: spec.size.0.max(1),
+        stream_bytes: 0,
+    }))
+}
+
+impl Tx for AutoTx {
+    #[inline]
+    fn send(&mut self, sock: Sock<'_>, seq: u64, tx_ns: u64) -> io::Result<Moved> {
+        let was = self.cal.cur;
+        let cands = &self.cands;
+        let cur = self
+            .cal
+            .before(|| cands[was].idle(), || cands[was].copied_anyway());
+        if cur != was {
+            // The next strategy continues the stream from the current position
+            // within a message.
+            let pos = (self.stream_bytes % self.size) as usize;
+            self.cands[cur].set_pos(pos);
+        }
+        let m = self.cands[cur].send(sock, seq, tx_ns)?;
+        self.stream_bytes += m.bytes;
+        self.cal.after(m.bytes);
+        Ok(m)
+    }
+
+    fn finish(&mut self, sock: Sock<'_>) -> IoReport {
+        let cur = self.cal.cur;
+        let mut r = self.cands[cur].finish(sock);
+        r.strategy = format!("auto:{}", self.cal.names[cur]);
+        r.note = Some(self.cal.note());
         r
     }
 
     fn idle(&self) -> bool {
-        self.cands.get(self.cur).is_none_or(|c| c.tx.idle())
+        self.cands[self.cal.cur].idle()
+    }
+}
+
+/// How long an adaptive receiver waits before its first race when the sender is
+/// adaptive too, so that the two races do not measure each other's switching.
+/// The sender's calibration takes about a second (see [`SCREEN`], [`FINAL`]).
+pub const RX_DELAY: Duration = Duration::from_millis(1500);
+
+/// The adaptive receiver.
+pub struct AutoRx {
+    cands: Vec<Box<dyn Rx>>,
+    cal: Calibration,
+}
+
+/// Builds the adaptive receiver. Its candidates are the receive strategies that
+/// can be switched between at any call (nothing held in flight): `batch`, and,
+/// unless `--verify` needs the bytes, the two that discard them without copying
+/// to user space (`splice` into /dev/null for TCP, `zerocopy`'s MSG_TRUNC).
+/// `uring`'s armed multishot receive holds buffers between calls, so it is not
+/// one.
+pub fn rx(sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Rx>, IoError> {
+    use IoStrategy::*;
+    let names: &[IoStrategy] = match (sock, spec.verify) {
+        (_, true) => &[Batch],
+        (Sock::Tcp(_), false) => &[Batch, Splice, Zerocopy],
+        (Sock::Udp(_), false) => &[Batch, Zerocopy],
+    };
+    let mut cands = Vec::new();
+    let mut built = Vec::new();
+    let mut skipped = Vec::new();
+    for &s in names {
+        match super::rx(s, sock, spec) {
+            Ok(rx) => {
+                cands.push(rx);
+                built.push(s);
+            }
+            Err(e) => skipped.push(format!("{s} ({e})")),
+        }
+    }
+    if cands.is_empty() {
+        return Err(super::unsupported(
+            IoStrategy::Auto,
+            format!("no receive strategy builds here: {}", skipped.join(", ")),
+        ));
+    }
+    let delay = if spec.tx_io == Auto {
+        RX_DELAY
+    } else {
+        Duration::ZERO
+    };
+    let mut cal = Calibration::new("receive", built, skipped, delay);
+    if spec.verify {
+        cal.note = Some("auto chose batch: --verify needs the bytes in user space".into());
+        cal.start_at = None;
+    }
+    Ok(Box::new(AutoRx { cands, cal }))
+}
+
+impl Rx for AutoRx {
+    #[inline]
+    fn recv(
+        &mut self,
+        sock: Sock<'_>,
+        on: &mut dyn FnMut(&[u8], usize),
+    ) -> io::Result<Option<Moved>> {
+        let cur = self.cal.before(|| true, || false);
+        let r = self.cands[cur].recv(sock, on)?;
+        if let Some(m) = &r {
+            self.cal.after(m.bytes);
+        }
+        Ok(r)
+    }
+
+    fn report(&mut self) -> IoReport {
+        let cur = self.cal.cur;
+        let mut r = self.cands[cur].report();
+        r.strategy = format!("auto:{}", self.cal.names[cur]);
+        r.note = Some(self.cal.note());
+        r
     }
 }
 

@@ -33,7 +33,7 @@
 //! | sendfile | sendfile from a memfd | — | — | — |
 //! | splice | splice memfd → pipe → socket | splice socket → pipe → /dev/null | — | — |
 //! | uring | SEND_ZC on trial, then 4 linked WRITE_FIXED (or SEND_ZC where it avoids the copy) per submission | multishot RECV into provided buffers | 32 linked datagrams per submission, SEND_ZC on trial as for TCP | multishot RECV |
-//! | auto | races the send candidates on the live connection, keeps the winner, re-checks | rule: batch | same | rule: batch |
+//! | auto | races the send candidates on the live connection, keeps the winner, re-checks | races batch, splice, zerocopy (batch alone with --verify) | same as TCP | races batch, zerocopy |
 
 mod auto;
 mod batch;
@@ -193,11 +193,7 @@ pub fn rx(strategy: IoStrategy, sock: Sock<'_>, spec: &TestSpec) -> Result<Box<d
             Box::new(plain::PlainRx::new(strategy, sock, size)?)
         }
         IoStrategy::Batch => batch::rx(sock, size, None)?,
-        IoStrategy::Auto => batch::rx(
-            sock,
-            size,
-            Some("auto chose batch (the receive side chooses by rule)"),
-        )?,
+        IoStrategy::Auto => auto::rx(sock, spec)?,
         IoStrategy::Zerocopy => Box::new(zerocopy::TruncRx::new(sock, size)),
         IoStrategy::Splice => Box::new(file::SpliceRx::new(sock)?),
         IoStrategy::Uring => Box::new(uring::UringRx::new(sock, size)?),
