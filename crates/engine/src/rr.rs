@@ -135,6 +135,8 @@ struct Rr<S> {
     req: Vec<u8>,
     resp: Vec<u8>,
     leg: Leg,
+    /// Sends requests (else answers them).
+    requester: bool,
 }
 
 impl<S: AsFd + AsRawFd> Rr<S> {
@@ -161,6 +163,7 @@ impl<S: AsFd + AsRawFd> Rr<S> {
             } else {
                 Leg::Recv(0)
             },
+            requester,
         })
     }
 
@@ -174,6 +177,74 @@ impl<S: AsFd + AsRawFd> Rr<S> {
         }
         self.w.wait();
         Progress::Blocked
+    }
+}
+
+/// What one call on a TCP request/response leg came to.
+enum Moved {
+    /// Part of the message; more to come.
+    Part,
+    /// The request (requester) or response (responder) went out whole; now
+    /// receiving.
+    Sent,
+    /// The whole message came in; now sending.
+    Received,
+    /// Nothing moved: wait, or the flow is done.
+    Idle(Progress),
+    /// The peer closed cleanly between transactions.
+    Eof,
+}
+
+impl Rr<TcpStream> {
+    /// One read or write of the leg under way; moves to the other leg when a
+    /// message is complete. A requester sends requests and receives responses, a
+    /// responder the other way round.
+    #[inline]
+    fn tcp_leg(&mut self) -> Result<Moved, EngineError> {
+        let flow = self.ctx.id;
+        let (out, inn) = if self.requester {
+            (&self.req, &mut self.resp)
+        } else {
+            (&self.resp, &mut self.req)
+        };
+        match self.leg {
+            Leg::Send(off) => match (&self.sock).write(&out[off..]) {
+                Ok(0) => Err(EngineError::PeerClosed { flow }),
+                Ok(n) => {
+                    let off = off + n;
+                    let whole = off == out.len();
+                    self.m.io(n as u64, u64::from(whole));
+                    if whole {
+                        self.leg = Leg::Recv(0);
+                        return Ok(Moved::Sent);
+                    }
+                    self.leg = Leg::Send(off);
+                    Ok(Moved::Part)
+                }
+                Err(e) if is_timeout(&e) => Ok(Moved::Idle(self.blocked())),
+                Err(e) => Err(EngineError::io("send")(e)),
+            },
+            Leg::Recv(off) => match (&self.sock).read(&mut inn[off..]) {
+                Ok(0) if off == 0 => Ok(Moved::Eof),
+                Ok(0) => Err(EngineError::PeerClosed { flow }),
+                Ok(n) => {
+                    self.m.io(n as u64, 0);
+                    let off = off + n;
+                    if off == inn.len() {
+                        self.leg = Leg::Send(0);
+                        return Ok(Moved::Received);
+                    }
+                    self.leg = Leg::Recv(off);
+                    Ok(Moved::Part)
+                }
+                Err(e) if is_timeout(&e) => Ok(Moved::Idle(self.blocked())),
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                    Err(EngineError::PeerClosed { flow })
+                }
+                Err(e) => Err(EngineError::io("recv")(e)),
+            },
+            Leg::Done => Ok(Moved::Idle(Progress::Done)),
+        }
     }
 }
 
@@ -193,6 +264,8 @@ pub struct TcpRequester {
     hist: Histogram,
     start: Instant,
     phase: Phase,
+    /// The next step begins a transaction.
+    fresh: bool,
     end: Option<Instant>,
 }
 
@@ -204,6 +277,7 @@ impl TcpRequester {
             hist: new_histogram(),
             start: Instant::now(),
             phase: Phase::Warmup,
+            fresh: true,
             end: None,
         })
     }
@@ -217,55 +291,31 @@ impl Flow for TcpRequester {
     #[inline]
     fn step(&mut self) -> Result<Progress, EngineError> {
         let rr = &mut self.rr;
-        match rr.leg {
-            Leg::Send(off) => {
-                if off == 0 {
-                    let now = Instant::now();
-                    self.phase = rr.m.tick(now);
-                    if self.phase == Phase::After || rr.ctx.stopped() {
-                        self.end = Some(now);
-                        rr.leg = Leg::Done;
-                        return Ok(Progress::Done);
-                    }
-                    self.start = now;
-                }
-                match (&rr.sock).write(&rr.req[off..]) {
-                    Ok(0) => Err(EngineError::PeerClosed { flow: rr.ctx.id }),
-                    Ok(n) => {
-                        let off = off + n;
-                        let whole = off == rr.req.len();
-                        rr.m.io(n as u64, u64::from(whole));
-                        rr.leg = if whole { Leg::Recv(0) } else { Leg::Send(off) };
-                        Ok(Progress::Moved)
-                    }
-                    Err(e) if is_timeout(&e) => Ok(rr.blocked()),
-                    Err(e) => Err(EngineError::io("send")(e)),
-                }
+        if self.fresh {
+            // A new transaction (its clock keeps running if the first write blocks).
+            self.fresh = false;
+            let now = Instant::now();
+            self.phase = rr.m.tick(now);
+            if self.phase == Phase::After || rr.ctx.stopped() {
+                self.end = Some(now);
+                rr.leg = Leg::Done;
+                return Ok(Progress::Done);
             }
-            Leg::Recv(off) => match (&rr.sock).read(&mut rr.resp[off..]) {
-                Ok(0) => Err(EngineError::PeerClosed { flow: rr.ctx.id }),
-                Ok(n) => {
-                    rr.m.io(n as u64, 0);
-                    let off = off + n;
-                    if off < rr.resp.len() {
-                        rr.leg = Leg::Recv(off);
-                        return Ok(Progress::Moved);
-                    }
-                    if self.phase == Phase::Measure {
-                        record(&mut self.hist, self.start, Instant::now());
-                    }
-                    rr.m.transaction();
-                    rr.leg = Leg::Send(0);
-                    Ok(Progress::Moved)
-                }
-                Err(e) if is_timeout(&e) => Ok(rr.blocked()),
-                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
-                    Err(EngineError::PeerClosed { flow: rr.ctx.id })
-                }
-                Err(e) => Err(EngineError::io("recv")(e)),
-            },
-            Leg::Done => Ok(Progress::Done),
+            self.start = now;
         }
+        Ok(match rr.tcp_leg()? {
+            Moved::Part | Moved::Sent => Progress::Moved,
+            Moved::Received => {
+                if self.phase == Phase::Measure {
+                    record(&mut self.hist, self.start, Instant::now());
+                }
+                rr.m.transaction();
+                self.fresh = true;
+                Progress::Moved
+            }
+            Moved::Idle(p) => p,
+            Moved::Eof => return Err(EngineError::PeerClosed { flow: rr.ctx.id }),
+        })
     }
 
     fn finish(self: Box<Self>) -> Result<FlowOutput, EngineError> {
@@ -309,49 +359,22 @@ impl Flow for TcpResponder {
     #[inline]
     fn step(&mut self) -> Result<Progress, EngineError> {
         let rr = &mut self.rr;
-        match rr.leg {
-            Leg::Recv(off) => match (&rr.sock).read(&mut rr.req[off..]) {
-                Ok(0) if off == 0 => {
-                    rr.leg = Leg::Done;
-                    Ok(Progress::Done)
-                }
-                Ok(0) => Err(EngineError::PeerClosed { flow: rr.ctx.id }),
-                Ok(n) => {
-                    rr.m.io(n as u64, 0);
-                    let off = off + n;
-                    rr.leg = if off == rr.req.len() {
-                        rr.m.tick(Instant::now());
-                        Leg::Send(0)
-                    } else {
-                        Leg::Recv(off)
-                    };
-                    Ok(Progress::Moved)
-                }
-                Err(e) if is_timeout(&e) => Ok(rr.blocked()),
-                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
-                    Err(EngineError::PeerClosed { flow: rr.ctx.id })
-                }
-                Err(e) => Err(EngineError::io("recv")(e)),
-            },
-            Leg::Send(off) => match (&rr.sock).write(&rr.resp[off..]) {
-                Ok(0) => Err(EngineError::PeerClosed { flow: rr.ctx.id }),
-                Ok(n) => {
-                    let off = off + n;
-                    let whole = off == rr.resp.len();
-                    rr.m.io(n as u64, u64::from(whole));
-                    rr.leg = if whole {
-                        rr.m.transaction();
-                        Leg::Recv(0)
-                    } else {
-                        Leg::Send(off)
-                    };
-                    Ok(Progress::Moved)
-                }
-                Err(e) if is_timeout(&e) => Ok(rr.blocked()),
-                Err(e) => Err(EngineError::io("send")(e)),
-            },
-            Leg::Done => Ok(Progress::Done),
-        }
+        Ok(match rr.tcp_leg()? {
+            Moved::Part => Progress::Moved,
+            Moved::Received => {
+                rr.m.tick(Instant::now());
+                Progress::Moved
+            }
+            Moved::Sent => {
+                rr.m.transaction();
+                Progress::Moved
+            }
+            Moved::Idle(p) => p,
+            Moved::Eof => {
+                rr.leg = Leg::Done;
+                Progress::Done
+            }
+        })
     }
 
     fn finish(self: Box<Self>) -> Result<FlowOutput, EngineError> {

@@ -7,7 +7,7 @@ use std::net::{Shutdown, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
-use netsonde_model::result::{IoReport, Role};
+use netsonde_model::result::{FlowResult, IoReport, Role};
 use netsonde_model::spec::IoStrategy;
 
 use crate::flow::{run_one, Flow, Progress};
@@ -50,6 +50,120 @@ pub fn tcp_recv(sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineErro
     run_one(TcpReceiver::new(sock, ctx)?, ctx.spec.rx_io, ctx)
 }
 
+/// What the TCP and the UDP sender share: the strategy, pacing, the meter, and
+/// the end of sending.
+pub(crate) struct Sending {
+    pub(crate) ctx: FlowCtx,
+    tx: Option<Box<dyn io::Tx>>,
+    pacer: Option<Pacer>,
+    pub(crate) m: Meter,
+    /// Bytes sent, for pacing.
+    sent: u64,
+    end: Option<Instant>,
+    report: Option<IoReport>,
+    /// Its strategy is epoll: the socket stays non-blocking to the end, and the
+    /// flow group does the waiting.
+    grouped: bool,
+}
+
+impl std::fmt::Debug for Sending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sending")
+            .field("flow", &self.ctx.id)
+            .field("sent", &self.sent)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether a sender may send now.
+pub(crate) enum Gate {
+    /// Yes; the time.
+    Go(Instant),
+    /// No: pacing holds it until then.
+    Hold(Instant),
+    /// No: the measured interval is over (or the test stopped); the time.
+    Over(Instant),
+}
+
+impl Sending {
+    pub(crate) fn new(sock: Sock<'_>, ctx: &FlowCtx) -> Result<Sending, EngineError> {
+        Ok(Sending {
+            tx: Some(io::tx(ctx.spec.tx_io, sock, &ctx.spec)?),
+            pacer: Pacer::new(ctx),
+            m: Meter::new(ctx),
+            ctx: ctx.clone(),
+            sent: 0,
+            end: None,
+            report: None,
+            grouped: ctx.spec.tx_io == IoStrategy::Epoll,
+        })
+    }
+
+    /// Before a send.
+    #[inline]
+    pub(crate) fn gate(&mut self) -> Gate {
+        let now = Instant::now();
+        if self.m.tick(now) == Phase::After || self.ctx.stopped() {
+            return Gate::Over(now);
+        }
+        if let Some(p) = &self.pacer {
+            if let Some(w) = p.wait(now, self.sent) {
+                return Gate::Hold(now + w.min(self.ctx.clock.end.saturating_duration_since(now)));
+            }
+        }
+        Gate::Go(now)
+    }
+
+    /// One strategy call; `None` once sending has stopped.
+    #[inline]
+    pub(crate) fn send(
+        &mut self,
+        sock: Sock<'_>,
+        seq: u64,
+        tx_ns: u64,
+    ) -> Option<std::io::Result<Moved>> {
+        let r = self.tx.as_mut()?.send(sock, seq, tx_ns);
+        match &r {
+            Ok(mv) => {
+                self.sent += mv.bytes;
+                self.m.moved(mv.bytes, mv.messages, mv.calls);
+            }
+            Err(_) => self.m.call(),
+        }
+        Some(r)
+    }
+
+    /// Stops sending at `now`: collects the strategy's report (and its outstanding
+    /// completions), and puts the socket back to blocking unless a flow group
+    /// waits for it.
+    pub(crate) fn stop(&mut self, sock: Sock<'_>, now: Instant) {
+        self.end.get_or_insert(now);
+        if let Some(mut tx) = self.tx.take() {
+            self.report = Some(tx.finish(sock));
+        }
+        if !self.grouped {
+            let _ = match sock {
+                Sock::Tcp(s) => s.set_nonblocking(false),
+                Sock::Udp(s) => s.set_nonblocking(false),
+            };
+        }
+    }
+
+    /// Whether sending has stopped.
+    pub(crate) fn stopped(&self) -> bool {
+        self.tx.is_none()
+    }
+
+    /// The sender's figures.
+    pub(crate) fn finish(self) -> FlowResult {
+        let end = self.end.unwrap_or_else(Instant::now);
+        let mut result = self.m.finish(end, self.ctx.id, self.ctx.dir, Role::Sender);
+        result.io = self.report;
+        result
+    }
+}
+
+#[derive(Debug)]
 enum SendState {
     Sending,
     /// Half-closed; reading until the receiver closes.
@@ -58,60 +172,29 @@ enum SendState {
 }
 
 /// A TCP stream's sending end, as a [`Flow`].
+#[derive(Debug)]
 pub struct TcpSender {
     sock: TcpStream,
-    ctx: FlowCtx,
-    tx: Option<Box<dyn io::Tx>>,
-    pacer: Option<Pacer>,
-    m: Meter,
-    sent: u64,
+    s: Sending,
     state: SendState,
-    end: Option<Instant>,
-    report: Option<IoReport>,
-    /// Its strategy is epoll: the socket stays non-blocking to the end, and the
-    /// flow group does the waiting.
-    grouped: bool,
     scratch: [u8; 64],
 }
 
 impl TcpSender {
     /// Builds the flow.
     pub fn new(sock: TcpStream, ctx: &FlowCtx) -> Result<TcpSender, EngineError> {
-        let tx = io::tx(ctx.spec.tx_io, Sock::Tcp(&sock), &ctx.spec)?;
         Ok(TcpSender {
-            pacer: Pacer::new(ctx),
-            m: Meter::new(ctx),
-            ctx: ctx.clone(),
-            tx: Some(tx),
+            s: Sending::new(Sock::Tcp(&sock), ctx)?,
             sock,
-            sent: 0,
             state: SendState::Sending,
-            end: None,
-            report: None,
-            grouped: ctx.spec.tx_io == IoStrategy::Epoll,
             scratch: [0; 64],
         })
     }
 
     fn stop_sending(&mut self, now: Instant) {
-        self.end = Some(now);
-        if let Some(mut tx) = self.tx.take() {
-            self.report = Some(tx.finish(Sock::Tcp(&self.sock)));
-        }
-        if !self.grouped {
-            // Back to blocking for the drain (epoll and busypoll made it non-blocking).
-            let _ = self.sock.set_nonblocking(false);
-        }
+        self.s.stop(Sock::Tcp(&self.sock), now);
         let _ = self.sock.shutdown(Shutdown::Write);
         self.state = SendState::Draining;
-    }
-}
-
-impl std::fmt::Debug for TcpSender {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TcpSender")
-            .field("flow", &self.ctx.id)
-            .finish_non_exhaustive()
     }
 }
 
@@ -122,12 +205,12 @@ impl Flow for TcpSender {
 
     #[inline]
     fn step(&mut self) -> Result<Progress, EngineError> {
-        let ctx = &self.ctx;
         match self.state {
             SendState::Sending => {}
             SendState::Draining => {
                 // Wait for the receiver to read everything and close (bounded by
                 // hard_end).
+                let ctx = &self.s.ctx;
                 if Instant::now() >= ctx.clock.hard_end || ctx.stopped() {
                     self.state = SendState::Done;
                     return Ok(Progress::Done);
@@ -147,51 +230,38 @@ impl Flow for TcpSender {
             }
             SendState::Done => return Ok(Progress::Done),
         }
-        let now = Instant::now();
-        if self.m.tick(now) == Phase::After || ctx.stopped() {
-            self.stop_sending(now);
-            return Ok(Progress::Moved);
+        match self.s.gate() {
+            Gate::Over(now) => {
+                self.stop_sending(now);
+                return Ok(Progress::Moved);
+            }
+            Gate::Hold(until) => return Ok(Progress::Until(until)),
+            Gate::Go(_) => {}
         }
-        if let Some(p) = &self.pacer {
-            if let Some(w) = p.wait(now, self.sent) {
-                return Ok(Progress::Until(
-                    now + w.min(ctx.clock.end.saturating_duration_since(now)),
-                ));
-            }
-        }
-        let Some(tx) = self.tx.as_mut() else {
-            return Ok(Progress::Done);
-        };
-        match tx.send(Sock::Tcp(&self.sock), 0, 0) {
-            Ok(Moved { bytes: 0, .. }) => Err(EngineError::PeerClosed { flow: ctx.id }),
-            Ok(mv) => {
-                self.sent += mv.bytes;
-                self.m.moved(mv.bytes, mv.messages, mv.calls);
-                Ok(Progress::Moved)
-            }
-            Err(e) if is_timeout(&e) => {
-                self.m.call();
-                Ok(Progress::Blocked)
-            }
-            Err(e)
+        let flow = self.s.ctx.id;
+        match self.s.send(Sock::Tcp(&self.sock), 0, 0) {
+            None => Ok(Progress::Done),
+            Some(Ok(Moved { bytes: 0, .. })) => Err(EngineError::PeerClosed { flow }),
+            Some(Ok(_)) => Ok(Progress::Moved),
+            Some(Err(e)) if is_timeout(&e) => Ok(Progress::Blocked),
+            Some(Err(e))
                 if e.kind() == std::io::ErrorKind::BrokenPipe
                     || e.kind() == std::io::ErrorKind::ConnectionReset =>
             {
-                Err(EngineError::PeerClosed { flow: ctx.id })
+                Err(EngineError::PeerClosed { flow })
             }
-            Err(e) => Err(EngineError::io("send")(e)),
+            Some(Err(e)) => Err(EngineError::io("send")(e)),
         }
     }
 
     fn finish(mut self: Box<Self>) -> Result<FlowOutput, EngineError> {
-        if matches!(self.state, SendState::Sending) {
+        if !self.s.stopped() {
             self.stop_sending(Instant::now());
         }
         let this = *self;
-        let end = this.end.unwrap_or_else(Instant::now);
-        let mut result = this.m.finish(end, this.ctx.id, this.ctx.dir, Role::Sender);
-        result.tcp_info = sockopt::tcp_info(&this.sock);
-        result.io = this.report;
+        let tcp_info = sockopt::tcp_info(&this.sock);
+        let mut result = this.s.finish();
+        result.tcp_info = tcp_info;
         Ok(FlowOutput {
             result,
             latency: None,

@@ -14,8 +14,7 @@ use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
-use netsonde_model::result::{IoReport, Role, UdpStats};
-use netsonde_model::spec::IoStrategy;
+use netsonde_model::result::{Role, UdpStats};
 use netsonde_model::spec::UDP_HEADER_LEN;
 use netsonde_model::units::Nanos;
 use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_LEN};
@@ -23,7 +22,7 @@ use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_
 use crate::flow::{run_one, Flow, Progress};
 use crate::io::{self, Sock};
 use crate::meter::{FlowCtx, Meter, Phase};
-use crate::stream::Pacer;
+use crate::stream::{Gate, Sending};
 use crate::verify::Verifier;
 use crate::{is_timeout, EngineError, FlowOutput};
 
@@ -165,6 +164,7 @@ pub fn udp_recv(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineErro
 const FINS: u8 = 5;
 const FIN_SPACING: Duration = Duration::from_millis(10);
 
+#[derive(Debug)]
 enum SendState {
     Sending,
     /// Sending the FINs: how many are left, and when the next is due.
@@ -173,57 +173,23 @@ enum SendState {
 }
 
 /// A UDP stream's sending end, as a [`Flow`].
+#[derive(Debug)]
 pub struct UdpSender {
     sock: UdpSocket,
-    ctx: FlowCtx,
-    tx: Option<Box<dyn io::Tx>>,
-    pacer: Option<Pacer>,
-    m: Meter,
+    s: Sending,
     seq: u64,
-    sent_bytes: u64,
     state: SendState,
-    end: Option<Instant>,
-    report: Option<IoReport>,
-    /// Its strategy is epoll: the socket stays non-blocking to the end, and the
-    /// flow group does the waiting.
-    grouped: bool,
 }
 
 impl UdpSender {
     /// Builds the flow.
     pub fn new(sock: UdpSocket, ctx: &FlowCtx) -> Result<UdpSender, EngineError> {
         Ok(UdpSender {
-            tx: Some(io::tx(ctx.spec.tx_io, Sock::Udp(&sock), &ctx.spec)?),
-            pacer: Pacer::new(ctx),
-            m: Meter::new(ctx),
-            ctx: ctx.clone(),
+            s: Sending::new(Sock::Udp(&sock), ctx)?,
             sock,
             seq: 0,
-            sent_bytes: 0,
             state: SendState::Sending,
-            end: None,
-            report: None,
-            grouped: ctx.spec.tx_io == IoStrategy::Epoll,
         })
-    }
-
-    fn stop_sending(&mut self, now: Instant) {
-        self.end = Some(now);
-        if let Some(mut tx) = self.tx.take() {
-            self.report = Some(tx.finish(Sock::Udp(&self.sock)));
-        }
-        if !self.grouped {
-            let _ = self.sock.set_nonblocking(false);
-        }
-        self.state = SendState::Fin(FINS, now);
-    }
-}
-
-impl std::fmt::Debug for UdpSender {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UdpSender")
-            .field("flow", &self.ctx.id)
-            .finish_non_exhaustive()
     }
 }
 
@@ -234,7 +200,6 @@ impl Flow for UdpSender {
 
     #[inline]
     fn step(&mut self) -> Result<Progress, EngineError> {
-        let ctx = &self.ctx;
         match self.state {
             SendState::Sending => {}
             SendState::Fin(left, due) => {
@@ -253,49 +218,42 @@ impl Flow for UdpSender {
             }
             SendState::Done => return Ok(Progress::Done),
         }
-        let now = Instant::now();
-        if self.m.tick(now) == Phase::After || ctx.stopped() {
-            self.stop_sending(now);
-            return Ok(Progress::Moved);
-        }
-        if let Some(p) = &self.pacer {
-            if let Some(w) = p.wait(now, self.sent_bytes) {
-                return Ok(Progress::Until(
-                    now + w.min(ctx.clock.end.saturating_duration_since(now)),
-                ));
+        let now = match self.s.gate() {
+            Gate::Over(now) => {
+                self.s.stop(Sock::Udp(&self.sock), now);
+                self.state = SendState::Fin(FINS, now);
+                return Ok(Progress::Moved);
             }
-        }
-        let Some(tx) = self.tx.as_mut() else {
-            return Ok(Progress::Done);
+            Gate::Hold(until) => return Ok(Progress::Until(until)),
+            Gate::Go(now) => now,
         };
-        let tx_ns = now.saturating_duration_since(ctx.clock.t0).as_nanos() as u64;
-        match tx.send(Sock::Udp(&self.sock), self.seq, tx_ns) {
-            Ok(mv) => {
+        let tx_ns = now
+            .saturating_duration_since(self.s.ctx.clock.t0)
+            .as_nanos() as u64;
+        let flow = self.s.ctx.id;
+        match self.s.send(Sock::Udp(&self.sock), self.seq, tx_ns) {
+            None => Ok(Progress::Done),
+            Some(Ok(mv)) => {
                 self.seq += mv.messages;
-                self.sent_bytes += mv.bytes;
-                self.m.moved(mv.bytes, mv.messages, mv.calls);
                 Ok(Progress::Moved)
             }
-            Err(e) if is_timeout(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => {
-                self.m.call();
+            Some(Err(e)) if is_timeout(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => {
                 Ok(Progress::Blocked)
             }
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                Err(EngineError::PeerClosed { flow: ctx.id })
+            Some(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                Err(EngineError::PeerClosed { flow })
             }
-            Err(e) => Err(EngineError::io("send")(e)),
+            Some(Err(e)) => Err(EngineError::io("send")(e)),
         }
     }
 
     fn finish(mut self: Box<Self>) -> Result<FlowOutput, EngineError> {
-        if matches!(self.state, SendState::Sending) {
-            self.stop_sending(Instant::now());
+        if !self.s.stopped() {
+            self.s.stop(Sock::Udp(&self.sock), Instant::now());
         }
         let this = *self;
-        let end = this.end.unwrap_or_else(Instant::now);
-        let mut result = this.m.finish(end, this.ctx.id, this.ctx.dir, Role::Sender);
+        let mut result = this.s.finish();
         result.datagrams_sent = Some(this.seq);
-        result.io = this.report;
         Ok(FlowOutput {
             result,
             latency: None,

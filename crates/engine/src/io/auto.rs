@@ -557,6 +557,35 @@ impl Calibration {
     }
 }
 
+/// Candidates built, their names, and why the others were left out.
+type Built<T> = (Vec<T>, Vec<IoStrategy>, Vec<String>);
+
+/// Builds every candidate in `names` that this host supports: the candidates,
+/// their names, and why the others were left out. None at all is an error.
+fn build<T>(
+    names: &[IoStrategy],
+    side: &str,
+    make: impl Fn(IoStrategy) -> Result<T, IoError>,
+) -> Result<Built<T>, IoError> {
+    let (mut cands, mut built, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
+    for &s in names {
+        match make(s) {
+            Ok(c) => {
+                cands.push(c);
+                built.push(s);
+            }
+            Err(e) => skipped.push(format!("{s} ({e})")),
+        }
+    }
+    if cands.is_empty() {
+        return Err(super::unsupported(
+            IoStrategy::Auto,
+            format!("no {side} strategy builds here: {}", skipped.join(", ")),
+        ));
+    }
+    Ok((cands, built, skipped))
+}
+
 /// The adaptive sender.
 pub struct AutoTx {
     cands: Vec<Box<dyn Tx>>,
@@ -572,24 +601,7 @@ pub fn tx(sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Tx>, IoError> {
         Sock::Tcp(_) => &[Batch, Zerocopy, Sendfile, Splice, Uring],
         Sock::Udp(_) => &[Batch, Zerocopy, Uring],
     };
-    let mut cands = Vec::new();
-    let mut built = Vec::new();
-    let mut skipped = Vec::new();
-    for &s in names {
-        match super::tx(s, sock, spec) {
-            Ok(tx) => {
-                cands.push(tx);
-                built.push(s);
-            }
-            Err(e) => skipped.push(format!("{s} ({e})")),
-        }
-    }
-    if cands.is_empty() {
-        return Err(super::unsupported(
-            IoStrategy::Auto,
-            format!("no send strategy builds here: {}", skipped.join(", ")),
-        ));
-    }
+    let (cands, built, skipped) = build(names, "send", |s| super::tx(s, sock, spec))?;
     Ok(Box::new(AutoTx {
         cands,
         cal: Calibration::new("send", built, skipped, Duration::ZERO),
@@ -655,24 +667,7 @@ pub fn rx(sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Rx>, IoError> {
         (Sock::Tcp(_), false) => &[Batch, Splice, Zerocopy],
         (Sock::Udp(_), false) => &[Batch, Zerocopy],
     };
-    let mut cands = Vec::new();
-    let mut built = Vec::new();
-    let mut skipped = Vec::new();
-    for &s in names {
-        match super::rx(s, sock, spec) {
-            Ok(rx) => {
-                cands.push(rx);
-                built.push(s);
-            }
-            Err(e) => skipped.push(format!("{s} ({e})")),
-        }
-    }
-    if cands.is_empty() {
-        return Err(super::unsupported(
-            IoStrategy::Auto,
-            format!("no receive strategy builds here: {}", skipped.join(", ")),
-        ));
-    }
+    let (cands, built, skipped) = build(names, "receive", |s| super::rx(s, sock, spec))?;
     let delay = if spec.tx_io == Auto {
         RX_DELAY
     } else {
