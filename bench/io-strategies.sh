@@ -22,7 +22,7 @@
 #              The best strategies are chosen from the matrix runs, so the paired
 #              runs that judge auto are not the ones that picked its rivals.
 #              Pairs run longer (PAIR_DURATION, PAIR_WARMUP) than the matrix:
-#              auto calibrates the sender, then the receiver, for up to
+#              auto calibrates the receiver, then the sender, for up to
 #              about 3 s.
 #   peers-tcp  TCP, 64-byte messages: netsonde copy/batch/uring/auto against
 #              iperf3 -l 64, iperf -l 64 (iperf 2) and nuttcp -l64.
@@ -69,7 +69,7 @@
 #   PAIR_REPS=7     rounds of the paired auto runs
 #   PAIR_DURATION=4 measured seconds per paired run (plus PAIR_WARMUP)
 #   PAIR_WARMUP=3   warm-up of the paired runs, for every strategy alike (auto on
-#                   both ends calibrates the receiver after the sender)
+#                   both ends calibrates the receiver, then the sender)
 #   DURATION=1.5    measured seconds per netsonde matrix run (plus WARMUP)
 #   WARMUP=0.5      netsonde warm-up, excluded from its results
 #   PEER_DURATION=2 seconds per run in the peer sections (all tools alike)
@@ -80,6 +80,8 @@
 #   NETSONDE=path   binary to use instead of building target/release/netsonde
 #   OUT=dir         keep raw JSON, records.jsonl and report.md there
 #   REPORT_ONLY=1   with OUT: measure nothing, re-render OUT/records.jsonl
+#   PAIRS_FROM=dir  an earlier run's OUT: its tcp/udp matrix records choose the
+#                   rivals of the paired runs (SECTIONS=pairs alone then works)
 #   BASE_PORT=25400 first of the ports used (about 10)
 set -euo pipefail
 
@@ -149,6 +151,11 @@ if [[ ${REPORT_ONLY:-0} == 1 ]]; then
   SECTIONS=
 else
   : >"$REC"
+  # Rivals for the paired runs from an earlier run's matrices (so pairs can be
+  # re-run alone); those matrix rows then appear in this report too.
+  if [[ -n ${PAIRS_FROM:-} ]]; then
+    jq -c 'select(.sec == "tcp" or .sec == "udp")' "$PAIRS_FROM/records.jsonl" >>"$REC"
+  fi
 fi
 PIDS=()
 NETNS_MADE=0

@@ -8,9 +8,11 @@
 //! and at sizes where it fits one message in a call it is `copy`. The receive
 //! candidates are those that can take over at any call: batch, and unless
 //! `--verify` needs the bytes, splice into /dev/null (TCP) and MSG_TRUNC, which
-//! discard them (see [`rx`]). When both sides are adaptive the receiver waits
-//! [`RX_DELAY`] before its first race, so that neither measures the other's
-//! switching. A zero-copy
+//! discard them (see [`rx`]). When both sides are adaptive the receiver races
+//! first and the sender waits [`TX_DELAY`], so that neither measures the other's
+//! switching: which receiver is best hardly depends on the sender (it is the
+//! receive copy, or none), while which sender is best depends on what the
+//! receiver then lets through. A zero-copy
 //! candidate whose sends the kernel reports it copied anyway (always so on
 //! loopback and veth) is a copy with extra bookkeeping and leaves the race at once.
 //! Calibration runs in rounds. Each round gives every candidate still in the race
@@ -604,7 +606,16 @@ pub fn tx(sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Tx>, IoError> {
     let (cands, built, skipped) = build(names, "send", |s| super::tx(s, sock, spec))?;
     Ok(Box::new(AutoTx {
         cands,
-        cal: Calibration::new("send", built, skipped, Duration::ZERO),
+        cal: Calibration::new(
+            "send",
+            built,
+            skipped,
+            if spec.rx_io == Auto {
+                TX_DELAY
+            } else {
+                Duration::ZERO
+            },
+        ),
         size: spec.size.0.max(1),
         stream_bytes: 0,
     }))
@@ -643,10 +654,11 @@ impl Tx for AutoTx {
     }
 }
 
-/// How long an adaptive receiver waits before its first race when the sender is
-/// adaptive too, so that the two races do not measure each other's switching.
-/// The sender's calibration takes about a second (see [`SCREEN`], [`FINAL`]).
-pub const RX_DELAY: Duration = Duration::from_millis(1500);
+/// How long an adaptive sender waits before its first race when the receiver is
+/// adaptive too, sending with its first candidate meanwhile, so that the two
+/// races do not measure each other's switching. The receiver's calibration (three
+/// candidates at most) takes about a second (see [`SCREEN`], [`FINAL`]).
+pub const TX_DELAY: Duration = Duration::from_millis(1500);
 
 /// The adaptive receiver.
 pub struct AutoRx {
@@ -668,12 +680,7 @@ pub fn rx(sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Rx>, IoError> {
         (Sock::Udp(_), false) => &[Batch, Zerocopy],
     };
     let (cands, built, skipped) = build(names, "receive", |s| super::rx(s, sock, spec))?;
-    let delay = if spec.tx_io == Auto {
-        RX_DELAY
-    } else {
-        Duration::ZERO
-    };
-    let mut cal = Calibration::new("receive", built, skipped, delay);
+    let mut cal = Calibration::new("receive", built, skipped, Duration::ZERO);
     if spec.verify {
         cal.note = Some("auto chose batch: --verify needs the bytes in user space".into());
         cal.start_at = None;
