@@ -14,7 +14,7 @@
 #              Gbit/s, packets/s and loss.
 #   pairs      auto against the best fixed strategies of the matrices above, in
 #              paired runs: for each size, auto, the best fixed strategy and the
-#              best one whose receiver copies into user space (as auto's does) run
+#              best one whose receiver copies into user space (for reference) run
 #              back to back, PAIR_REPS times in rotating order; the ratio is taken
 #              within each round and its median reported. Contention from other
 #              work on a shared host comes and goes over seconds, so runs next to
@@ -642,8 +642,9 @@ END {
     nz = split(sec == "tcp" ? tcp_sizes : udp_sizes, Z, " "); ns = split(sec == "tcp" ? tcp_strats : udp_strats, S, " ")
     print "### auto against the best fixed strategy, " sec "-stream (goodput medians; min-max of the runs in brackets)\n"
     print "Best fixed: the highest median of all fixed strategies. Best reading: the highest median among those whose receiver"
-    print "copies the data into user space, as auto does (zerocopy receives with MSG_TRUNC and splice into /dev/null, so"
-    print "they are left out of that column).\n"
+    print "copies the data into user space (zerocopy receives with MSG_TRUNC and splice into /dev/null, so they are left"
+    print "out of that column), for reference: the receiver of auto may discard the bytes too, unless --verify. \"auto chose\" names"
+    print "the sender auto kept.\n"
     print "| size | best fixed | Gbit/s | best reading | Gbit/s | auto Gbit/s | auto chose (runs) | auto / best fixed | auto / best reading | auto/no-warm-up / best fixed |"
     print "|---|---|---:|---|---:|---:|---|---:|---:|---:|"
     for (j = 1; j <= nz; j++) {
