@@ -95,7 +95,7 @@ enum Slot {
 
 /// Runs several flows on the calling thread, over one edge-triggered epoll. Each
 /// flow's strategy must be non-blocking and return `WouldBlock` without waiting
-/// (`--io epoll` builds it so). A ready flow gets up to [`BUDGET`] steps, then the
+/// (`--io epoll` builds it so). A ready flow gets up to 64 steps (`BUDGET`), then the
 /// next ready flow gets its turn; the loop waits in epoll only when none is ready,
 /// and until the next pacing time, phase boundary of `clock` or sweep at most.
 ///
