@@ -128,6 +128,18 @@ pub fn execute(
         stop,
     } = hooks;
     let mut out = Outcome::default();
+    // A run killed between a point's last repetition and its summary left the point
+    // with every repetition stored and no summary: nothing is left to measure, so
+    // summarize it now.
+    for (&idx, reps) in &prior {
+        if reps.len() >= repeat as usize && !order.iter().any(|&(i, _)| i == idx) {
+            let point = points
+                .get(idx as usize)
+                .ok_or(ExecError::NoSuchPoint(idx))?;
+            let summary = summarize(&point.spec, reps);
+            sink.point_done(point, &summary).map_err(ExecError::Sink)?;
+        }
+    }
     let mut failed: BTreeMap<u32, ()> = BTreeMap::new();
     for &(idx, rep) in order {
         if stop() {
@@ -201,8 +213,9 @@ mod tests {
         }
     }
 
+    /// Repetitions, failures and summaries, by point index.
     #[derive(Default)]
-    struct Keep(Vec<u32>, Vec<u32>);
+    struct Keep(Vec<u32>, Vec<u32>, Vec<u32>);
 
     impl Sink for Keep {
         fn rep_done(
@@ -215,7 +228,8 @@ mod tests {
             self.0.push(p.idx);
             Ok(())
         }
-        fn point_done(&mut self, _: &Point, _: &PointSummary) -> Result<(), String> {
+        fn point_done(&mut self, p: &Point, _: &PointSummary) -> Result<(), String> {
+            self.2.push(p.idx);
             Ok(())
         }
         fn point_failed(&mut self, p: &Point, _: &str) -> Result<(), String> {
@@ -255,5 +269,44 @@ mod tests {
         assert_eq!(lab.links, vec!["mtu=1500", "mtu=1500"]);
         assert_eq!(out.failed.len(), 1);
         assert!(out.failed[0].1.contains("no 9000"));
+    }
+
+    /// A resumed run whose point has every repetition stored but no summary (the
+    /// process died between the two writes) summarizes it without measuring again.
+    #[test]
+    fn a_point_with_all_its_repetitions_but_no_summary_is_summarized_on_resume() {
+        let mut plan = Plan::default_characterization();
+        plan.tests = vec![netsonde_model::spec::TestKind::TcpStream];
+        plan.sizes = vec![
+            netsonde_model::units::Bytes(1024),
+            netsonde_model::units::Bytes(4096),
+        ];
+        plan.repeat = 2;
+        let (points, _) = plan.points();
+        let mut fake = FakeRunner::new(1);
+        let metrics = |f: &mut FakeRunner| Metrics::from_report(&f.run(&points[0].spec).unwrap());
+        // Point 0: both repetitions stored; point 1: one of two.
+        let prior = BTreeMap::from([
+            (0, vec![metrics(&mut fake), metrics(&mut fake)]),
+            (1, vec![metrics(&mut fake)]),
+        ]);
+        let order = vec![(1, 1)];
+        let mut sink = Keep::default();
+        let out = execute(
+            &points,
+            plan.repeat,
+            &order,
+            prior,
+            Hooks {
+                runner: &mut fake,
+                sink: &mut sink,
+                progress: &mut NoProgress,
+                stop: &|| false,
+            },
+        )
+        .unwrap();
+        assert_eq!(out.reps, 1);
+        assert_eq!(sink.0, vec![1], "only point 1 is measured");
+        assert_eq!(sink.2, vec![0, 1], "both points are summarized");
     }
 }
