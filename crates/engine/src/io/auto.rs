@@ -610,7 +610,7 @@ pub fn tx(sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Tx>, IoError> {
             "send",
             built,
             skipped,
-            if spec.rx_io == Auto {
+            if spec.rx_io == Auto && !spec.verify {
                 TX_DELAY
             } else {
                 Duration::ZERO
@@ -655,7 +655,8 @@ impl Tx for AutoTx {
 }
 
 /// How long an adaptive sender waits before its first race when the receiver is
-/// adaptive too, sending with its first candidate meanwhile, so that the two
+/// adaptive too (and races: not with `--verify`), sending with its first candidate
+/// meanwhile, so that the two
 /// races do not measure each other's switching. The receiver's calibration (three
 /// candidates at most) takes about a second (see [`SCREEN`], [`FINAL`]).
 pub const TX_DELAY: Duration = Duration::from_millis(1500);
