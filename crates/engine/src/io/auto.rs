@@ -430,7 +430,7 @@ impl Calibration {
             }
         } else if let Some(at) = self.start_at {
             let now = Instant::now();
-            if now >= at {
+            if now >= at && idle() {
                 self.start_at = None;
                 self.begin(now, Stage::Screen, (0..self.names.len()).collect(), SCREEN);
             }
