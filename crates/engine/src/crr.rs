@@ -2,6 +2,7 @@
 //! connection opens with the session preamble in the same write as the request, so
 //! tying it to the session costs no extra system call.
 
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -9,11 +10,80 @@ use netsonde_model::result::Role;
 use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_LEN};
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::io::Waiter;
 use crate::latency::new_histogram;
 use crate::meter::{FlowCtx, Meter, Phase};
-use crate::rr::{read_exact, write_all, Step};
 use crate::{is_timeout, sockopt, EngineError, FlowOutput};
+
+/// What a blocking exchange step ended with.
+enum Step {
+    /// Done.
+    Ok,
+    /// The peer closed cleanly before the step began.
+    Eof,
+    /// Deadline or stop.
+    Gave,
+}
+
+/// Writes all of `buf` (a blocking socket, whose timeout bounds each call),
+/// counting calls; gives up at the hard end or on stop.
+fn write_all(
+    sock: &mut TcpStream,
+    buf: &[u8],
+    m: &mut Meter,
+    ctx: &FlowCtx,
+    messages: u64,
+) -> Result<Step, EngineError> {
+    let mut off = 0;
+    while off < buf.len() {
+        match sock.write(&buf[off..]) {
+            Ok(0) => return Err(EngineError::PeerClosed { flow: ctx.id }),
+            Ok(n) => {
+                off += n;
+                m.io(n as u64, if off == buf.len() { messages } else { 0 });
+            }
+            Err(e) if is_timeout(&e) => {
+                m.call();
+                if ctx.stopped() || Instant::now() >= ctx.clock.hard_end {
+                    return Ok(Step::Gave);
+                }
+            }
+            Err(e) => return Err(EngineError::io("send")(e)),
+        }
+    }
+    Ok(Step::Ok)
+}
+
+/// Reads exactly `buf.len()` bytes, counting calls. End of stream before the first
+/// byte is [`Step::Eof`]; in the middle it is an error.
+fn read_exact(
+    sock: &mut TcpStream,
+    buf: &mut [u8],
+    m: &mut Meter,
+    ctx: &FlowCtx,
+) -> Result<Step, EngineError> {
+    let mut off = 0;
+    while off < buf.len() {
+        match sock.read(&mut buf[off..]) {
+            Ok(0) if off == 0 => return Ok(Step::Eof),
+            Ok(0) => return Err(EngineError::PeerClosed { flow: ctx.id }),
+            Ok(n) => {
+                off += n;
+                m.io(n as u64, 0);
+            }
+            Err(e) if is_timeout(&e) => {
+                m.call();
+                if ctx.stopped() || Instant::now() >= ctx.clock.hard_end {
+                    return Ok(Step::Gave);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                return Err(EngineError::PeerClosed { flow: ctx.id })
+            }
+            Err(e) => return Err(EngineError::io("recv")(e)),
+        }
+    }
+    Ok(Step::Ok)
+}
 
 /// Opens a connection per transaction to `addr` until the measured interval ends.
 pub fn crr_requester(
@@ -50,13 +120,10 @@ pub fn crr_requester(
             Err(e) => return Err(EngineError::io("connect")(e)),
         }
         let mut sock: TcpStream = s.into();
-        if !matches!(
-            write_all(&mut sock, &first, &mut m, ctx, 1, &mut Waiter::Block)?,
-            Step::Ok
-        ) {
+        if !matches!(write_all(&mut sock, &first, &mut m, ctx, 1)?, Step::Ok) {
             break;
         }
-        match read_exact(&mut sock, &mut resp, &mut m, ctx, &mut Waiter::Block)? {
+        match read_exact(&mut sock, &mut resp, &mut m, ctx)? {
             Step::Ok => {}
             Step::Eof => return Err(EngineError::PeerClosed { flow: ctx.id }),
             Step::Gave => break,
@@ -108,7 +175,7 @@ pub fn crr_responder(
         };
         m.call();
         // Accepted sockets inherit the listener's timeouts.
-        match read_exact(&mut sock, &mut first, &mut m, ctx, &mut Waiter::Block) {
+        match read_exact(&mut sock, &mut first, &mut m, ctx) {
             Ok(Step::Ok) => {}
             _ => continue,
         }
@@ -116,10 +183,7 @@ pub fn crr_responder(
         if decode_preamble(pre).map(|(t, _)| t) != Some(*token) {
             continue;
         }
-        if !matches!(
-            write_all(&mut sock, &resp, &mut m, ctx, 1, &mut Waiter::Block),
-            Ok(Step::Ok)
-        ) {
+        if !matches!(write_all(&mut sock, &resp, &mut m, ctx, 1), Ok(Step::Ok)) {
             continue;
         }
         // Let the client close first, so TIME_WAIT stays on the client as in netperf.

@@ -17,80 +17,6 @@ use crate::latency::{new_histogram, Histogram};
 use crate::meter::{FlowCtx, Meter, Phase};
 use crate::{is_timeout, EngineError, FlowOutput};
 
-/// What a blocking exchange step ended with.
-pub(crate) enum Step {
-    /// Done.
-    Ok,
-    /// The peer closed cleanly before the step began.
-    Eof,
-    /// Deadline or stop.
-    Gave,
-}
-
-/// Writes all of `buf`, counting calls; gives up at the hard end or on stop.
-pub(crate) fn write_all(
-    sock: &mut TcpStream,
-    buf: &[u8],
-    m: &mut Meter,
-    ctx: &FlowCtx,
-    messages: u64,
-    w: &mut Waiter,
-) -> Result<Step, EngineError> {
-    let mut off = 0;
-    while off < buf.len() {
-        match sock.write(&buf[off..]) {
-            Ok(0) => return Err(EngineError::PeerClosed { flow: ctx.id }),
-            Ok(n) => {
-                off += n;
-                m.io(n as u64, if off == buf.len() { messages } else { 0 });
-            }
-            Err(e) if is_timeout(&e) => {
-                m.call();
-                if ctx.stopped() || Instant::now() >= ctx.clock.hard_end {
-                    return Ok(Step::Gave);
-                }
-                w.wait();
-            }
-            Err(e) => return Err(EngineError::io("send")(e)),
-        }
-    }
-    Ok(Step::Ok)
-}
-
-/// Reads exactly `buf.len()` bytes, counting calls. End of stream before the first
-/// byte is [`Step::Eof`]; in the middle it is an error.
-pub(crate) fn read_exact(
-    sock: &mut TcpStream,
-    buf: &mut [u8],
-    m: &mut Meter,
-    ctx: &FlowCtx,
-    w: &mut Waiter,
-) -> Result<Step, EngineError> {
-    let mut off = 0;
-    while off < buf.len() {
-        match sock.read(&mut buf[off..]) {
-            Ok(0) if off == 0 => return Ok(Step::Eof),
-            Ok(0) => return Err(EngineError::PeerClosed { flow: ctx.id }),
-            Ok(n) => {
-                off += n;
-                m.io(n as u64, 0);
-            }
-            Err(e) if is_timeout(&e) => {
-                m.call();
-                if ctx.stopped() || Instant::now() >= ctx.clock.hard_end {
-                    return Ok(Step::Gave);
-                }
-                w.wait();
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
-                return Err(EngineError::PeerClosed { flow: ctx.id })
-            }
-            Err(e) => return Err(EngineError::io("recv")(e)),
-        }
-    }
-    Ok(Step::Ok)
-}
-
 fn record(h: &mut Histogram, start: Instant, end: Instant) {
     h.saturating_record(end.saturating_duration_since(start).as_nanos() as u64);
 }
@@ -142,7 +68,7 @@ struct Rr<S> {
 impl<S: AsFd + AsRawFd> Rr<S> {
     fn new(sock: S, ctx: &FlowCtx, requester: bool) -> Result<Rr<S>, EngineError> {
         let mode = io::rr_mode(&ctx.spec);
-        let w = Waiter::flow(mode, &sock).map_err(EngineError::io("socket mode"))?;
+        let w = Waiter::new(mode, &sock).map_err(EngineError::io("socket mode"))?;
         // A UDP responder's buffer also takes the handshake preamble; a UDP
         // requester's one more byte than the response, so an oversized one shows.
         let (mut req, mut resp) = (

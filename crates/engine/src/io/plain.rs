@@ -1,6 +1,7 @@
 //! copy, epoll and busypoll: the same read/write calls, three ways of waiting when
 //! the socket is not ready. `copy` blocks in the kernel (up to the socket timeout);
-//! `epoll` sets the socket non-blocking and sleeps in edge-triggered epoll;
+//! `epoll` sets the socket non-blocking and leaves the waiting to the flow group's
+//! edge-triggered epoll;
 //! `busypoll` sets it non-blocking, asks the kernel to busy-poll the device queue
 //! (SO_BUSY_POLL, SO_PREFER_BUSY_POLL) and spins: no interrupt, no sleep, and a
 //! core kept busy, which the CPU figures show.
@@ -10,7 +11,6 @@ use std::os::fd::{AsFd, AsRawFd};
 
 use netsonde_model::result::IoReport;
 use netsonde_model::spec::IoStrategy;
-use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 
 use super::{report, setup, Moved, Rx, Sock, Tx};
 use crate::buf::PageBuf;
@@ -22,8 +22,6 @@ pub enum Waiter {
     Block,
     /// Non-blocking; the caller's loop is the spin.
     Spin,
-    /// Non-blocking; sleep in epoll.
-    Epoll(Epoll),
     /// Non-blocking; return at once: the flow group waits for this socket and its
     /// others in one epoll.
     Caller,
@@ -34,23 +32,20 @@ impl std::fmt::Debug for Waiter {
         f.write_str(match self {
             Waiter::Block => "Block",
             Waiter::Spin => "Spin",
-            Waiter::Epoll(_) => "Epoll",
             Waiter::Caller => "Caller",
         })
     }
 }
 
 impl Waiter {
-    /// Sets the socket up for `strategy` (copy, epoll or busypoll).
+    /// Sets the socket up for `strategy`: blocking (copy), or non-blocking with
+    /// the flow group waiting for it in its epoll ([`crate::flow::run_group`]), or
+    /// non-blocking and spinning with SO_BUSY_POLL (busypoll).
     pub fn new(strategy: IoStrategy, fd: &(impl AsFd + AsRawFd)) -> io::Result<Waiter> {
         match strategy {
             IoStrategy::Epoll => {
                 sys::set_nonblocking(fd)?;
-                let ep = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(io::Error::from)?;
-                let flags = EpollFlags::EPOLLIN | EpollFlags::EPOLLOUT | EpollFlags::EPOLLET;
-                ep.add(fd, EpollEvent::new(flags, 0))
-                    .map_err(io::Error::from)?;
-                Ok(Waiter::Epoll(ep))
+                Ok(Waiter::Caller)
             }
             IoStrategy::Busypoll => {
                 sys::set_nonblocking(fd)?;
@@ -65,26 +60,12 @@ impl Waiter {
         }
     }
 
-    /// A flow's waiter: as [`Waiter::new`], except that epoll leaves the
-    /// waiting to the flow group ([`crate::flow::run_group`]).
-    pub fn flow(strategy: IoStrategy, fd: &(impl AsFd + AsRawFd)) -> io::Result<Waiter> {
-        if strategy == IoStrategy::Epoll {
-            sys::set_nonblocking(fd)?;
-            return Ok(Waiter::Caller);
-        }
-        Waiter::new(strategy, fd)
-    }
-
-    /// After a `WouldBlock`: wait the strategy's way (at most 200 ms).
+    /// After a `WouldBlock`: wait the strategy's way (spin once, or not at all).
     #[inline]
     pub fn wait(&mut self) {
         match self {
             Waiter::Block | Waiter::Caller => {}
             Waiter::Spin => std::hint::spin_loop(),
-            Waiter::Epoll(ep) => {
-                let mut ev = [EpollEvent::empty(); 1];
-                let _ = ep.wait(&mut ev, EpollTimeout::from(200u16));
-            }
         }
     }
 
@@ -117,8 +98,8 @@ impl PlainTx {
         size: usize,
     ) -> Result<PlainTx, super::IoError> {
         let waiter = match sock {
-            Sock::Tcp(s) => Waiter::flow(strategy, s),
-            Sock::Udp(s) => Waiter::flow(strategy, s),
+            Sock::Tcp(s) => Waiter::new(strategy, s),
+            Sock::Udp(s) => Waiter::new(strategy, s),
         }
         .map_err(setup(strategy))?;
         let msg = PageBuf::pattern(size, size).map_err(setup(strategy))?;
@@ -196,8 +177,8 @@ impl PlainRx {
         size: usize,
     ) -> Result<PlainRx, super::IoError> {
         let waiter = match sock {
-            Sock::Tcp(s) => Waiter::flow(strategy, s),
-            Sock::Udp(s) => Waiter::flow(strategy, s),
+            Sock::Tcp(s) => Waiter::new(strategy, s),
+            Sock::Udp(s) => Waiter::new(strategy, s),
         }
         .map_err(setup(strategy))?;
         Ok(PlainRx {
