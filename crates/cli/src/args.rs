@@ -24,7 +24,8 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Listen for tests (one at a time; others are told "busy, try again in N s").
+    /// Listen for tests (one at a time; others are told "busy" with the time the
+    /// running test has left).
     Server(ServerArgs),
     /// Run one test against a server, or against an embedded loopback server when
     /// no HOST is given.
@@ -286,7 +287,7 @@ pub struct ServerArgs {
     /// Highest pacing rate per stream.
     #[arg(long, default_value = "100G", value_parser = parse_rate)]
     pub max_rate: BitRate,
-    /// Tests running at once; others are told "busy, try again in N s".
+    /// Tests running at once; others are told "busy" with the time left.
     #[arg(long, default_value_t = 1)]
     pub max_tests: usize,
     /// Control connections at once.
@@ -295,10 +296,20 @@ pub struct ServerArgs {
     /// Control connections at once from one address.
     #[arg(long, default_value_t = 8)]
     pub max_per_address: usize,
-    /// Deadline of each protocol phase (hello, authentication, setup, data
-    /// connections, done).
-    #[arg(long, default_value = "10s", value_parser = parse_time)]
-    pub phase_timeout: Nanos,
+    /// Buffer memory one test may use (message sizes x flows x buffers, checked
+    /// at setup) [default: half of what this process may use, at most 1 GiB].
+    #[arg(long, value_parser = parse_bytes)]
+    pub max_session_memory: Option<Bytes>,
+    /// Buffer memory all running tests may use together [default: as
+    /// --max-session-memory, times --max-tests, within half of what this process
+    /// may use].
+    #[arg(long, value_parser = parse_bytes)]
+    pub max_memory: Option<Bytes>,
+    /// Deadline of every protocol phase (hello, authentication, setup, data
+    /// connections, done) [default: 5 s for hello and done, 10 s for setup and data
+    /// connections].
+    #[arg(long, value_parser = parse_time)]
+    pub phase_timeout: Option<Nanos>,
 }
 
 /// Log formats.

@@ -28,20 +28,20 @@ pub fn generate(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads a key file, refusing one that group or others can read or write.
+/// Reads a key file, refusing one that group or others can read or write, and
+/// anything but a small regular file.
 pub fn load(path: &Path) -> anyhow::Result<Key> {
     let meta =
         std::fs::metadata(path).with_context(|| format!("reading key file {}", path.display()))?;
     let mode = meta.permissions().mode() & 0o777;
-    if mode & 0o077 != 0 {
+    if meta.is_file() && mode & 0o077 != 0 {
         bail!(
             "key file {} is accessible to group or others (mode {mode:03o}); run: chmod 600 {}",
             path.display(),
             path.display()
         );
     }
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading key file {}", path.display()))?;
+    let text = crate::files::read_small(path, "key file", crate::files::KEY_FILE_MAX)?;
     Key::from_hex(&text).with_context(|| format!("key file {}", path.display()))
 }
 

@@ -161,8 +161,7 @@ pub struct LabUpArgs {
 
 /// Reads a file's `[link]` table (and whether it describes a sweep).
 fn file_settings(file: &std::path::Path) -> anyhow::Result<(LinkSettings, bool)> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let text = crate::files::read_small(file, "experiment file", crate::files::TEXT_FILE_MAX)?;
     let exp = netsonde_sweep::file::Experiment::parse(&text)
         .map_err(|e| UsageError(format!("{}: {e}", file.display())))?;
     let sweep = netsonde_sweep::file::Experiment {
@@ -204,8 +203,8 @@ fn parse_invocation(args: Vec<String>) -> anyhow::Result<Invocation> {
             (a.port, a.common.auth_key.clone(), Some(exp))
         }
         Command::Run(a) => {
-            let text = std::fs::read_to_string(&a.file)
-                .with_context(|| format!("reading {}", a.file.display()))?;
+            let text =
+                crate::files::read_small(&a.file, "experiment file", crate::files::TEXT_FILE_MAX)?;
             let exp = netsonde_sweep::file::Experiment::parse(&text)
                 .map_err(|e| UsageError(format!("{}: {e}", a.file.display())))?;
             (

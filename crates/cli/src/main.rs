@@ -1,9 +1,14 @@
 //! The `netsonde` binary: argument parsing and wiring only. Errors from the library
 //! crates arrive typed; here they get context, are printed once on one line, and
-//! map to the exit code (0 success, 1 the test failed, 2 bad arguments).
+//! map to the exit code: 0 success; 1 the test failed, or a sweep was interrupted
+//! or could not record; 2 bad arguments (or a sweep with nothing to measure);
+//! 3 `compare` found a regression; 4 a sweep ended with points still pending
+//! because measurements failed (every measured repetition is kept; `--resume`
+//! finishes it).
 #![forbid(unsafe_code)]
 
 mod args;
+mod files;
 mod keys;
 mod lab;
 mod runs;
@@ -16,7 +21,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::Context;
-use clap::Parser;
 use netsonde_driver::client::{self, ClientConfig};
 use netsonde_driver::policy::{Limits, LogFormat};
 use netsonde_driver::server::{Server, ServerConfig};
@@ -25,13 +29,16 @@ use netsonde_report::{json, text};
 use args::{Cli, Command, Output};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match parse_args() {
         Ok(c) => c,
-        Err(e) => {
+        Err(e) if !e.use_stderr() => {
             // --help and --version are not errors.
-            let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("netsonde: error: {}", clap_one_line(&e));
+            return ExitCode::from(2);
         }
     };
     match run(cli) {
@@ -39,20 +46,51 @@ fn main() -> ExitCode {
         Ok(Exit::Regressed) => ExitCode::from(3),
         Ok(Exit::Code(c)) => ExitCode::from(c),
         Err(e) => {
-            // The whole chain, once, on one line.
-            let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
-            let mut line = chain[0].clone();
-            for c in &chain[1..] {
-                if !line.contains(c.as_str()) {
-                    line.push_str(": ");
-                    line.push_str(c);
-                }
-            }
-            eprintln!("netsonde: error: {line}");
+            eprintln!("netsonde: error: {}", one_line(&e));
             let usage = e.downcast_ref::<args::UsageError>().is_some();
             ExitCode::from(if usage { 2 } else { 1 })
         }
     }
+}
+
+/// Parses the command line. Every command takes negative numbers as values, so
+/// `--max-parallel -1` is refused for its value, not taken for an unknown flag.
+fn parse_args() -> Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    fn negatives(cmd: clap::Command) -> clap::Command {
+        cmd.allow_negative_numbers(true)
+            .mut_subcommands(negatives)
+    }
+    let mut cmd = negatives(Cli::command());
+    let matches = cmd.try_get_matches_from_mut(std::env::args_os())?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))
+}
+
+/// A clap error on one line: its message and any tip, without the usage block.
+fn clap_one_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more"))
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+        .collect();
+    parts.dedup();
+    format!("{} (see --help)", parts.join("; "))
+}
+
+/// An error's whole chain, once, on one line: a cause already quoted by the
+/// message before it is not repeated.
+pub(crate) fn one_line(e: &anyhow::Error) -> String {
+    let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+    let mut line = chain[0].clone();
+    for c in &chain[1..] {
+        if !line.contains(c.as_str()) {
+            line.push_str(": ");
+            line.push_str(c);
+        }
+    }
+    line.replace('\n', " ")
 }
 
 fn netsonde_engine_caps() -> Vec<(netsonde_model::spec::IoStrategy, Result<(), String>)> {
@@ -108,6 +146,14 @@ fn sweep_request(
     }
 }
 
+/// Exit 4: the run ended with points pending (its failures are stored).
+fn sweep_exit(end: sweep::SweepEnd) -> Exit {
+    match end {
+        sweep::SweepEnd::Complete => Exit::Ok,
+        sweep::SweepEnd::Incomplete => Exit::Code(4),
+    }
+}
+
 fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Sweep(a) => {
@@ -125,7 +171,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                     "sweep".into()
                 }
             });
-            sweep::sweep(sweep_request(
+            let end = sweep::sweep(sweep_request(
                 plan,
                 default_host(a.host),
                 a.port,
@@ -133,11 +179,10 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 a.resume,
                 a.common,
             ))?;
-            Ok(Exit::Ok)
+            Ok(sweep_exit(end))
         }
         Command::Run(a) => {
-            let text = std::fs::read_to_string(&a.file)
-                .with_context(|| format!("reading {}", a.file.display()))?;
+            let text = files::read_small(&a.file, "experiment file", files::TEXT_FILE_MAX)?;
             let exp = netsonde_sweep::file::Experiment::parse(&text)
                 .map_err(|e| args::UsageError(format!("{}: {e}", a.file.display())))?;
             let plan = exp
@@ -148,7 +193,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 .clone()
                 .unwrap_or_else(|| a.file.display().to_string());
             let port = exp.port.unwrap_or(netsonde_driver::client::DEFAULT_PORT);
-            sweep::sweep(sweep_request(
+            let end = sweep::sweep(sweep_request(
                 Some(plan),
                 default_host(exp.host),
                 port,
@@ -156,7 +201,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 None,
                 a.common,
             ))?;
-            Ok(Exit::Ok)
+            Ok(sweep_exit(end))
         }
         Command::Runs(a) => {
             let mut store = runs::open_store(a.store.db.as_deref())?;
@@ -209,20 +254,36 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 args::LogFormatArg::Text => LogFormat::Text,
                 args::LogFormatArg::Json => LogFormat::Json,
             };
+            let defaults = Limits::default();
+            let session_memory = a.max_session_memory.unwrap_or(defaults.max_session_memory);
             cfg.limits = Limits {
                 max_duration: a.max_duration,
                 max_parallel: a.max_parallel,
                 max_size: a.max_size,
                 max_rate: a.max_rate,
-                max_tests: a.max_tests.max(1),
-                max_connections: a.max_connections.max(1),
-                max_per_address: a.max_per_address.max(1),
+                max_tests: a.max_tests,
+                max_connections: a.max_connections,
+                max_per_address: a.max_per_address,
+                max_session_memory: session_memory,
+                max_memory: a.max_memory.unwrap_or_else(|| {
+                    let tests = a.max_tests.max(1) as u64;
+                    netsonde_model::units::Bytes(
+                        (session_memory.0.saturating_mul(tests))
+                            .min(netsonde_driver::budget::default_memory().0)
+                            .max(session_memory.0),
+                    )
+                }),
             };
-            let t = a.phase_timeout;
-            cfg.deadlines.hello = t;
-            cfg.deadlines.setup = t;
-            cfg.deadlines.connect = t;
-            cfg.deadlines.done = t;
+            if let Some(t) = a.phase_timeout {
+                cfg.deadlines.hello = t;
+                cfg.deadlines.setup = t;
+                cfg.deadlines.connect = t;
+                cfg.deadlines.done = t;
+            }
+            cfg.limits.validate().map_err(args::UsageError)?;
+            if a.phase_timeout.is_some_and(|t| t.0 == 0) {
+                return Err(args::UsageError("--phase-timeout must be above 0".into()).into());
+            }
             let server = Server::bind(cfg)?;
             eprintln!(
                 "netsonde server listening on {} (protocol {}, {}, at most {} test(s) at once)",
@@ -233,7 +294,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 } else {
                     "unauthenticated"
                 },
-                a.max_tests.max(1)
+                a.max_tests
             );
             // SIGTERM or Ctrl-C: stop accepting, let running tests finish, exit 0.
             let stop = Arc::new(AtomicBool::new(false));

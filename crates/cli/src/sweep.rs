@@ -13,8 +13,11 @@ use netsonde_driver::server::{Server, ServerConfig, ServerHandle};
 use netsonde_model::result::TestReport;
 use netsonde_model::spec::TestSpec;
 use netsonde_model::sweep::{Metrics, PointSummary};
-use netsonde_store::{NewRun, PlannedPoint, PointStatus, RunId, RunStatus, Store};
-use netsonde_sweep::exec::{execute, Hooks, Progress, Runner, Sink};
+use netsonde_driver::client::ClientError;
+use netsonde_store::{FailureKind, NewRun, PlannedPoint, PointStatus, RunId, RunStatus, Store};
+use netsonde_sweep::exec::{
+    execute, Hooks, Progress, RetryPolicy, RunError, Runner, Sink, SinkError,
+};
 use netsonde_sweep::fake::FakeRunner;
 use netsonde_sweep::{Plan, Point};
 
@@ -90,8 +93,25 @@ impl RealRunner {
     }
 }
 
+/// What the executor should make of a client error: a busy server is waited for,
+/// a refused configuration is the point's own, anything else is a failure.
+fn run_error(e: ClientError) -> RunError {
+    match e {
+        ClientError::Busy {
+            message,
+            retry_after_ms,
+            ..
+        } => RunError::Busy {
+            message,
+            retry_after: retry_after_ms.map(Duration::from_millis),
+        },
+        e @ ClientError::Refused { .. } => RunError::Refused(e.to_string()),
+        e => RunError::Failed(crate::one_line(&anyhow::Error::from(e))),
+    }
+}
+
 impl Runner for RealRunner {
-    fn run(&mut self, spec: &TestSpec) -> Result<TestReport, String> {
+    fn run(&mut self, spec: &TestSpec) -> Result<TestReport, RunError> {
         let cfg = ClientConfig {
             host: Some(self.host.clone()),
             port: self.port,
@@ -99,24 +119,28 @@ impl Runner for RealRunner {
             deadlines: Default::default(),
             auth_key: self.key.clone(),
         };
-        let mut report =
-            client::run(&cfg, &mut |_| {}).map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
+        let mut report = client::run(&cfg, &mut |_| {}).map_err(run_error)?;
         report.link = self.lab.as_ref().and_then(|l| l.current.clone());
         Ok(report)
     }
 
     /// In the lab, asks for the point's link (only when its link axes differ from
     /// the last asked; the lab itself rebuilds only what changed).
-    fn prepare(&mut self, point: &Point) -> Result<(), String> {
-        let want = netsonde_model::link::LinkPoint::from_axes(&point.axes)?;
+    fn prepare(&mut self, point: &Point) -> Result<(), RunError> {
+        let want =
+            netsonde_model::link::LinkPoint::from_axes(&point.axes).map_err(RunError::Refused)?;
         if want.is_empty() {
             return Ok(());
         }
         let lab = self.lab.as_mut().ok_or_else(|| {
-            "link axes need the lab: run the sweep with `netsonde lab run -- sweep ...`".to_string()
+            RunError::Refused(
+                "link axes need the lab: run the sweep with `netsonde lab run -- sweep ...`".into(),
+            )
         })?;
         if lab.asked != Some(want) {
-            lab.current = Some(netsonde_lab::control::request(&lab.control, &want)?);
+            lab.current = Some(
+                netsonde_lab::control::request(&lab.control, &want).map_err(RunError::Failed)?,
+            );
             lab.asked = Some(want);
         }
         Ok(())
@@ -128,7 +152,7 @@ impl Runner for RealRunner {
 struct SlowFake(FakeRunner, Duration);
 
 impl Runner for SlowFake {
-    fn run(&mut self, spec: &TestSpec) -> Result<TestReport, String> {
+    fn run(&mut self, spec: &TestSpec) -> Result<TestReport, RunError> {
         std::thread::sleep(self.1);
         self.0.run(spec)
     }
@@ -147,13 +171,13 @@ impl Sink for StoreSink<'_> {
         rep: u32,
         report: &TestReport,
         metrics: &Metrics,
-    ) -> Result<(), String> {
-        let json = serde_json::to_string(report).map_err(|e| e.to_string())?;
+    ) -> Result<(), SinkError> {
+        let json = serde_json::to_string(report).map_err(SinkError::new)?;
         if !self.server_host_set {
-            let host = serde_json::to_string(&report.server.host).map_err(|e| e.to_string())?;
+            let host = serde_json::to_string(&report.server.host).map_err(SinkError::new)?;
             self.store
                 .set_server_host(self.run, &host)
-                .map_err(|e| e.to_string())?;
+                .map_err(SinkError::new)?;
             self.server_host_set = true;
         }
         self.store
@@ -163,20 +187,25 @@ impl Sink for StoreSink<'_> {
                 rep,
                 &(json, metrics.clone(), report.intervals.clone()),
             )
-            .map_err(|e| e.to_string())
+            .map_err(SinkError::new)
     }
 
-    fn point_done(&mut self, point: &Point, summary: &PointSummary) -> Result<(), String> {
-        let json = serde_json::to_string(summary).map_err(|e| e.to_string())?;
+    fn point_done(&mut self, point: &Point, summary: &PointSummary) -> Result<(), SinkError> {
+        let json = serde_json::to_string(summary).map_err(SinkError::new)?;
         self.store
             .complete_point(self.run, point.idx, &json)
-            .map_err(|e| e.to_string())
+            .map_err(SinkError::new)
     }
 
-    fn point_failed(&mut self, point: &Point, reason: &str) -> Result<(), String> {
+    fn rep_failed(&mut self, point: &Point, rep: u32, error: &RunError) -> Result<(), SinkError> {
+        let kind = match error {
+            RunError::Busy { .. } => FailureKind::Busy,
+            RunError::Refused(_) => FailureKind::Refused,
+            RunError::Failed(_) => FailureKind::Failed,
+        };
         self.store
-            .skip_point(self.run, point.idx, PointStatus::Failed, reason)
-            .map_err(|e| e.to_string())
+            .record_failure(self.run, point.idx, rep, now(), kind, &error.to_string())
+            .map_err(SinkError::new)
     }
 }
 
@@ -201,6 +230,24 @@ impl Progress for Bar {
         }
         self.0.inc(1);
     }
+    fn retry(&mut self, point: &Point, rep: u32, wait: Duration, why: &str) {
+        self.0.println(format!(
+            "point {} rep {}: {why}; trying again in {:.1} s",
+            point.idx,
+            rep + 1,
+            wait.as_secs_f64()
+        ));
+    }
+}
+
+/// How a sweep ended, for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepEnd {
+    /// Every point that could run has all its repetitions.
+    Complete,
+    /// Points are still pending because measurements failed; a resume finishes
+    /// them.
+    Incomplete,
 }
 
 /// What `sweep` and `run` were asked.
@@ -241,17 +288,76 @@ fn now() -> i64 {
         .unwrap_or(0)
 }
 
-/// Runs a sweep (new or resumed). Returns an error if it was interrupted, after
-/// keeping every completed repetition.
-pub fn sweep(req: SweepRequest) -> anyhow::Result<()> {
+/// A lab run resumes only inside a lab with the same link: outside it, its stored
+/// server address would be reached through this host's default route. A run made
+/// outside the lab does not resume inside one either.
+fn check_resume_place(run: RunId, stored_link: Option<&str>) -> anyhow::Result<()> {
+    let here = netsonde_lab::control::link_from_env();
+    let in_lab = netsonde_lab::control::control_from_env().is_some();
+    let stored = stored_link
+        .map(serde_json::from_str::<netsonde_model::link::LinkRecord>)
+        .transpose()
+        .context("the run's stored link")?;
+    let usage = |m: String| anyhow::Error::from(crate::args::UsageError(m));
+    match (stored, in_lab, here) {
+        (None, false, _) => Ok(()),
+        (None, true, _) => Err(usage(format!(
+            "run {run} was not measured in the lab: resume it outside the lab, \
+             `netsonde sweep --resume {run}`"
+        ))),
+        (Some(s), false, _) => Err(usage(format!(
+            "run {run} was measured in the lab over {}: resume it inside a lab with the same \
+             link, `netsonde lab run <the same link flags> -- sweep --resume {run}`",
+            s.spec
+        ))),
+        (Some(s), true, Some(h)) if h.spec == s.spec => Ok(()),
+        (Some(s), true, h) => Err(usage(format!(
+            "run {run} was measured over {}; this lab's link is {}: resume it in a lab with the \
+             same link",
+            s.spec,
+            h.map(|h| h.spec.to_string())
+                .unwrap_or_else(|| "unknown".into())
+        ))),
+    }
+}
+
+/// Why no point of a plan can run, or `None` when one can.
+fn nothing_to_run(points: usize, skipped: &[netsonde_sweep::plan::Skipped]) -> Option<String> {
+    if points > 0 {
+        return None;
+    }
+    let mut reasons: Vec<&str> = skipped.iter().map(|s| s.reason.as_str()).collect();
+    reasons.dedup();
+    Some(if reasons.is_empty() {
+        "the plan has no point to measure".into()
+    } else {
+        format!(
+            "nothing to measure: every point of the plan is skipped ({})",
+            reasons.join("; ")
+        )
+    })
+}
+
+/// Runs a sweep (new or resumed) and says how it ended. An interruption is an
+/// error, after keeping every completed repetition.
+pub fn sweep(req: SweepRequest) -> anyhow::Result<SweepEnd> {
     let mut store = runs::open_store(req.db.as_deref())?;
-    let (run, stored, points, prior) = match &req.resume {
+    let (run, stored, points, prior, lock) = match &req.resume {
         Some(r) => {
             let run = runs::run_id(&store, Some(r))?;
             let row = store.run(run)?;
-            let stored: StoredPlan =
+            let mut stored: StoredPlan =
                 serde_json::from_str(&row.plan_json).context("the run's plan")?;
             check_lab(&stored.plan, &stored.engine)?;
+            if stored.engine != "fake" {
+                check_resume_place(run, row.link_json.as_deref())?;
+                // Inside the lab, the server is where this lab says, never an
+                // address stored by another.
+                if row.link_json.is_some() {
+                    stored.host = std::env::var("NETSONDE_HOST").ok().filter(|h| !h.is_empty());
+                }
+            }
+            let lock = store.lock_run(run)?;
             let mut points = Vec::new();
             let mut prior: BTreeMap<u32, Vec<Metrics>> = BTreeMap::new();
             for p in store.points(run)? {
@@ -273,12 +379,15 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<()> {
                 prior.len(),
                 points.len()
             );
-            (run, stored, points, prior)
+            (run, stored, points, prior, lock)
         }
         None => {
             let plan = req.plan.clone().context("no plan")?;
             check_lab(&plan, &req.engine)?;
             let (pts, skipped) = plan.points();
+            if let Some(why) = nothing_to_run(pts.len(), &skipped) {
+                return Err(crate::args::UsageError(why).into());
+            }
             let order = plan.order(pts.len());
             let first_round: BTreeMap<u32, u32> = order
                 .iter()
@@ -322,6 +431,7 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<()> {
                 },
                 &planned,
             )?;
+            let lock = store.lock_run(run)?;
             for (i, s) in skipped.iter().enumerate() {
                 store.skip_point(run, n + i as u32, PointStatus::Skipped, &s.reason)?;
             }
@@ -329,7 +439,7 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<()> {
                 store.set_link(run, &serde_json::to_string(&link)?)?;
             }
             let points = pts.into_iter().map(|p| (PointStatus::Pending, p)).collect();
-            (run, stored, points, BTreeMap::new())
+            (run, stored, points, BTreeMap::new(), lock)
         }
     };
     let plan = &stored.plan;
@@ -388,17 +498,29 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<()> {
             run,
             server_host_set: req.resume.is_some(),
         };
-        let stop_flag = stop.clone();
+        let (stop_run, stop_wait) = (stop.clone(), stop.clone());
         execute(
             &all,
             plan.repeat,
             &order,
             prior,
+            &RetryPolicy::default(),
             Hooks {
                 runner: runner.as_mut(),
                 sink: &mut sink,
                 progress: &mut Bar(bar.clone()),
-                stop: &move || stop_flag.load(Ordering::Relaxed),
+                stop: &move || stop_run.load(Ordering::Relaxed),
+                // Waits in small steps, so Ctrl-C is heard during a busy wait.
+                wait: &move |d| {
+                    let until = Instant::now() + d;
+                    while Instant::now() < until {
+                        if stop_wait.load(Ordering::Relaxed) {
+                            return false;
+                        }
+                        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
+                    }
+                    true
+                },
             },
         )
     };
@@ -410,12 +532,17 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<()> {
             return Err(e).context(format!("run {run}"));
         }
     };
+    // Complete only when no point is left pending, whatever this call did.
+    let pending = store.pending_points(run)?.len();
     let status = if outcome.interrupted {
         RunStatus::Interrupted
+    } else if pending > 0 {
+        RunStatus::Incomplete
     } else {
         RunStatus::Complete
     };
     store.finish_run(run, status, now())?;
+    drop(lock);
     let wall = started.elapsed().as_secs_f64();
     let measured =
         outcome.reps as f64 * (plan.base.duration.as_secs_f64() + plan.base.warmup.as_secs_f64());
@@ -428,12 +555,13 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<()> {
         )
     };
     eprintln!(
-        "run {run}: {} measurements in {wall:.1} s{overhead}, {} point(s) failed",
+        "run {run}: {} measurements in {wall:.1} s{overhead}, {} failed attempt(s), {pending} \
+         point(s) pending",
         outcome.reps,
-        outcome.failed.len()
+        outcome.failures.len()
     );
-    for (idx, why) in &outcome.failed {
-        eprintln!("  point {idx} failed: {why}");
+    for f in &outcome.failures {
+        eprintln!("  point {} rep {} failed: {}", f.idx, f.rep + 1, f.error);
     }
     if !req.no_report {
         let dir = req
@@ -450,7 +578,18 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<()> {
     if outcome.interrupted {
         anyhow::bail!("run {run} interrupted; completed measurements are kept; finish it with: netsonde sweep --resume {run}");
     }
-    Ok(())
+    if status == RunStatus::Incomplete {
+        let why = outcome
+            .gave_up
+            .map(|g| format!("gave up: {g}; "))
+            .unwrap_or_default();
+        eprintln!(
+            "netsonde: run {run} incomplete: {why}{pending} point(s) still pending, every measured \
+             repetition is kept; finish it with: netsonde sweep --resume {run}"
+        );
+        return Ok(SweepEnd::Incomplete);
+    }
+    Ok(SweepEnd::Complete)
 }
 
 /// Host facts of this end as JSON (the client; for an embedded server, also the

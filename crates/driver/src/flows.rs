@@ -39,7 +39,7 @@ pub enum FlowSocket {
     /// CRR requester: where to connect for each transaction.
     CrrConnect(SocketAddr, Token),
     /// CRR responder: the session's data listener.
-    CrrAccept(Arc<TcpListener>, Token),
+    CrrAccept(Arc<TcpListener>, Token, std::net::IpAddr),
 }
 
 /// One flow ready to start.
@@ -160,7 +160,9 @@ fn run_flow(end: End, socket: FlowSocket, ctx: &FlowCtx) -> Result<FlowOutput, E
         (TestKind::UdpRr, FlowSocket::Udp(s)) if end == End::Client => rr::udp_requester(s, ctx),
         (TestKind::UdpRr, FlowSocket::Udp(s)) => rr::udp_responder(s, ctx),
         (TestKind::TcpCrr, FlowSocket::CrrConnect(a, t)) => crr::crr_requester(a, &t, ctx),
-        (TestKind::TcpCrr, FlowSocket::CrrAccept(l, t)) => crr::crr_responder(&l, &t, ctx),
+        (TestKind::TcpCrr, FlowSocket::CrrAccept(l, t, peer)) => {
+            crr::crr_responder(&l, &t, peer, ctx)
+        }
         (t, s) => Err(EngineError::Io {
             op: "flow setup",
             source: std::io::Error::other(format!("{t} cannot run over {s:?}")),

@@ -6,12 +6,15 @@
 //! - [`flows`]: starts one thread per flow (pinned when asked), the CPU sampler for
 //!   the measured interval, and collects their results.
 //! - [`policy`]: abuse limits, per-address caps and session log lines.
+//! - [`budget`]: the memory, threads and descriptors a session may hold, reserved
+//!   at setup and released when it ends.
 //! - [`server`]: the accept loop, one thread per control connection, the busy slot
 //!   (one test at a time) and data-connection setup.
 //! - [`client`]: one test from hello to report, with an embedded loopback server
 //!   when no host is given.
 #![forbid(unsafe_code)]
 
+pub mod budget;
 pub mod client;
 pub mod control;
 pub mod flows;

@@ -21,12 +21,16 @@ pub struct Limits {
     pub max_size: Bytes,
     /// Highest pacing rate per stream (UDP is always paced; TCP unpaced is allowed).
     pub max_rate: BitRate,
-    /// Tests running at once (others are told "busy, try again in N s").
+    /// Tests running at once (others are told "busy" with the time left).
     pub max_tests: usize,
     /// Control connections at once.
     pub max_connections: usize,
     /// Control connections at once from one address.
     pub max_per_address: usize,
+    /// Buffer memory one session may take (see [`crate::budget`]).
+    pub max_session_memory: Bytes,
+    /// Buffer memory all running sessions may take together.
+    pub max_memory: Bytes,
 }
 
 impl Default for Limits {
@@ -39,11 +43,49 @@ impl Default for Limits {
             max_tests: 1,
             max_connections: 64,
             max_per_address: 8,
+            max_session_memory: crate::budget::default_memory(),
+            max_memory: crate::budget::default_memory(),
         }
     }
 }
 
 impl Limits {
+    /// Refuses limits under which no test could run, naming the flag.
+    pub fn validate(&self) -> Result<(), String> {
+        let zero = |flag: &str| Err(format!("{flag} must be above 0"));
+        if self.max_duration == Nanos(0) {
+            return zero("--max-duration");
+        }
+        if self.max_parallel == 0 {
+            return zero("--max-parallel");
+        }
+        if self.max_size == Bytes(0) {
+            return zero("--max-size");
+        }
+        if self.max_rate.bps() <= 0.0 {
+            return zero("--max-rate");
+        }
+        if self.max_tests == 0 {
+            return zero("--max-tests");
+        }
+        if self.max_connections == 0 {
+            return zero("--max-connections");
+        }
+        if self.max_per_address == 0 {
+            return zero("--max-per-address");
+        }
+        if self.max_session_memory == Bytes(0) {
+            return zero("--max-session-memory");
+        }
+        if self.max_memory < self.max_session_memory {
+            return Err(format!(
+                "--max-memory ({}) must be at least --max-session-memory ({})",
+                self.max_memory, self.max_session_memory
+            ));
+        }
+        Ok(())
+    }
+
     /// The first limit `spec` exceeds, as a message for the client.
     pub fn check(&self, spec: &TestSpec) -> Result<(), String> {
         let total = spec.warmup.saturating_add(spec.duration);
@@ -112,6 +154,43 @@ impl AddressTable {
             if *n == 0 {
                 m.remove(&ip);
             }
+        }
+    }
+}
+
+/// Bounds how many log lines a second the server writes, so a flood of refused or
+/// abandoned connections cannot fill the disk: past [`LogLimiter::PER_SECOND`]
+/// lines in a second the rest are counted, and the count is written once the
+/// second is over.
+#[derive(Debug, Default)]
+pub struct LogLimiter {
+    state: Mutex<(u64, u32, u64)>,
+}
+
+impl LogLimiter {
+    /// Lines written per second at most.
+    pub const PER_SECOND: u32 = 20;
+
+    /// Whether a line may be written in second `now_s`; when a new second begins
+    /// after suppressed lines, also how many were suppressed.
+    pub fn admit(&self, now_s: u64) -> (bool, Option<u64>) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (second, written, suppressed) = &mut *s;
+        let mut report = None;
+        if *second != now_s {
+            if *suppressed > 0 {
+                report = Some(*suppressed);
+            }
+            *second = now_s;
+            *written = 0;
+            *suppressed = 0;
+        }
+        if *written < Self::PER_SECOND {
+            *written += 1;
+            (true, report)
+        } else {
+            *suppressed += 1;
+            (false, report)
         }
     }
 }
@@ -239,6 +318,52 @@ mod tests {
         s.parallel = 1;
         s.window = Some(Bytes(Bytes::GIB));
         assert!(l.check(&s).unwrap_err().contains("--window at most 64 MiB"));
+    }
+
+    #[test]
+    fn nonsense_limits_are_refused_by_flag() {
+        assert!(Limits::default().validate().is_ok());
+        for (l, flag) in [
+            (
+                Limits {
+                    max_duration: Nanos(0),
+                    ..Limits::default()
+                },
+                "--max-duration",
+            ),
+            (
+                Limits {
+                    max_parallel: 0,
+                    ..Limits::default()
+                },
+                "--max-parallel",
+            ),
+            (
+                Limits {
+                    max_tests: 0,
+                    ..Limits::default()
+                },
+                "--max-tests",
+            ),
+            (
+                Limits {
+                    max_memory: Bytes(1),
+                    ..Limits::default()
+                },
+                "--max-memory",
+            ),
+        ] {
+            assert!(l.validate().unwrap_err().contains(flag), "{flag}");
+        }
+    }
+
+    #[test]
+    fn log_lines_are_bounded_per_second_and_the_rest_counted() {
+        let l = LogLimiter::default();
+        let admitted = (0..100).filter(|_| l.admit(7).0).count();
+        assert_eq!(admitted, LogLimiter::PER_SECOND as usize);
+        assert_eq!(l.admit(8), (true, Some(80)));
+        assert_eq!(l.admit(8), (true, None));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -23,10 +24,11 @@ use netsonde_proto::{Deadlines, ErrorCode, Event, ServerSession, SetupAck, Token
 use nix::errno::Errno;
 use socket2::{Domain, Protocol, Socket, Type};
 
+use crate::budget::{Budget, Need, Reservation};
 use crate::control::Control;
 use crate::flows::{self, End, FlowPlan, FlowSocket};
 use crate::now;
-use crate::policy::{AddressTable, Limits, LogFormat, SessionLog};
+use crate::policy::{AddressTable, Limits, LogFormat, LogLimiter, SessionLog};
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +45,9 @@ pub enum ServerError {
     /// Accepting failed in a way that is not per-connection.
     #[error("accept failed: {0}")]
     Accept(#[source] std::io::Error),
+    /// The configuration cannot serve any test.
+    #[error("{0}")]
+    Config(String),
 }
 
 /// Server settings.
@@ -76,15 +81,31 @@ impl ServerConfig {
 #[derive(Debug)]
 struct Shared {
     cfg: ServerConfig,
-    /// When each running test must be over, one entry per running test.
+    /// When each running test is expected to be over (the end of its measured
+    /// interval, plus a second for results), one entry per running test.
     running: Mutex<Vec<(u64, Instant)>>,
+    /// Memory, threads and descriptors: what running sessions hold.
+    budget: Arc<Budget>,
     next_id: AtomicUsize,
     connections: AtomicUsize,
     addresses: AddressTable,
+    log_limit: LogLimiter,
 }
 
 impl Shared {
     fn log(&self, entry: &SessionLog) {
+        let second = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let (write, suppressed) = self.log_limit.admit(second);
+        if let Some(n) = suppressed {
+            if self.cfg.log != LogFormat::Off {
+                eprintln!("netsonde server: {n} session log line(s) suppressed in the last second");
+            }
+        }
+        if !write {
+            return;
+        }
         if let Some(line) = entry.line(self.cfg.log) {
             eprintln!("{line}");
         }
@@ -93,6 +114,24 @@ impl Shared {
 
 /// Holds a test slot; frees it when dropped, whatever the session's fate.
 struct BusyGuard(Arc<Shared>, u64);
+
+/// What a test takes after its measured interval: flows drain, results travel
+/// (tens of milliseconds on loopback; this leaves room for a slower path).
+const AFTER_TEST: Duration = Duration::from_millis(250);
+
+impl BusyGuard {
+    /// The test started at `at`: it is expected to end at the end of its measured
+    /// interval, plus [`AFTER_TEST`].
+    fn started(&self, at: Instant, spec: &TestSpec) {
+        let end = at + spec.warmup.saturating_add(spec.duration).as_duration() + AFTER_TEST;
+        let mut r = self.0.running.lock().unwrap_or_else(|e| e.into_inner());
+        for (id, e) in r.iter_mut() {
+            if *id == self.1 {
+                *e = end;
+            }
+        }
+    }
+}
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {
@@ -161,8 +200,30 @@ fn listen(addr: SocketAddr, backlog: i32, spec: Option<&TestSpec>) -> std::io::R
 }
 
 impl Server {
-    /// Binds the control port.
+    /// Binds the control port; refuses limits under which no test could run.
     pub fn bind(cfg: ServerConfig) -> Result<Server, ServerError> {
+        cfg.limits.validate().map_err(ServerError::Config)?;
+        if cfg.deadlines.hello.0 == 0
+            || cfg.deadlines.setup.0 == 0
+            || cfg.deadlines.connect.0 == 0
+            || cfg.deadlines.done.0 == 0
+        {
+            return Err(ServerError::Config(
+                "--phase-timeout must be above 0".into(),
+            ));
+        }
+        let limits = &cfg.limits;
+        let budget = Arc::new(Budget::new(
+            limits.max_session_memory,
+            Need {
+                memory: limits.max_memory,
+                // Two threads per flow at most, per running test, and one per
+                // control connection.
+                threads: limits.max_tests as u64 * (2 * u64::from(limits.max_parallel) + 3)
+                    + limits.max_connections as u64,
+                fds: crate::budget::fd_budget(limits.max_connections),
+            },
+        ));
         let addr = cfg.bind;
         let listener =
             listen(addr, 128, None).map_err(|source| ServerError::Bind { addr, source })?;
@@ -171,9 +232,11 @@ impl Server {
             shared: Arc::new(Shared {
                 cfg,
                 running: Mutex::new(Vec::new()),
+                budget,
                 next_id: AtomicUsize::new(0),
                 connections: AtomicUsize::new(0),
                 addresses: AddressTable::default(),
+                log_limit: LogLimiter::default(),
             }),
         })
     }
@@ -277,12 +340,39 @@ impl Server {
     }
 }
 
-/// Answers a session's setup: validation, the busy slot, sockets.
+/// Answers a session's setup: validation, the busy slot, the budget, sockets.
 struct Prepared {
     ack: SetupAck,
     listener: Arc<TcpListener>,
     udp: Vec<UdpSocket>,
-    _busy: BusyGuard,
+    busy: BusyGuard,
+    _reserved: Reservation,
+}
+
+/// The thread accepting a session's data flows. Dropping it (the session ended,
+/// the control connection closed) stops it within [`sockopt::WAKE`] and joins it,
+/// so an abandoned setup leaves no thread, listener or socket behind.
+struct Acceptor {
+    cancel: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Result<Vec<FlowPlan>, String>>>,
+}
+
+impl Acceptor {
+    fn join(mut self) -> Result<Vec<FlowPlan>, String> {
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            _ => Err("data acceptor failed".into()),
+        }
+    }
+}
+
+impl Drop for Acceptor {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 fn prepare(
@@ -315,18 +405,28 @@ fn prepare(
                 .map(|(_, end)| *end)
                 .min()
                 .unwrap_or_else(Instant::now);
-            let left = first.saturating_duration_since(Instant::now()).as_millis() as u64;
-            let secs = left.div_ceil(1000).max(1);
+            let left = first.saturating_duration_since(Instant::now());
             return Err((
                 ErrorCode::Busy,
-                format!("server busy running another test, try again in {secs} s"),
-                Some(left.max(1000)),
+                format!(
+                    "server busy running another test, expected to end in {:.1} s",
+                    left.as_secs_f64()
+                ),
+                Some((left.as_millis() as u64).max(100)),
             ));
         }
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed) as u64;
-        r.push((id, Instant::now() + spec.deadline().as_duration()));
+        // Until it starts, the test is expected to start at once.
+        let end = Instant::now()
+            + spec.warmup.saturating_add(spec.duration).as_duration()
+            + AFTER_TEST;
+        r.push((id, end));
         BusyGuard(shared.clone(), id)
     };
+    let reserved = shared
+        .budget
+        .reserve(Need::of(spec))
+        .map_err(|m| (ErrorCode::BadSpec, m, None))?;
     let internal = |what: &str, e: std::io::Error| {
         (
             ErrorCode::Internal,
@@ -375,12 +475,17 @@ fn prepare(
         },
         listener: Arc::new(listener.into()),
         udp,
-        _busy: busy,
+        busy,
+        _reserved: reserved,
     })
 }
 
-/// Accepts the data flows of a session until all are in or the deadline passes.
-/// Connections from another address, or without the session's token, are dropped.
+/// How long a data connection may take to send its preamble.
+const FIRST_BYTES: Duration = Duration::from_secs(1);
+
+/// Accepts the data flows of a session until all are in, the deadline passes or
+/// `cancel` is set. Connections from another address, without the session's token,
+/// or silent for [`FIRST_BYTES`], are dropped.
 fn accept_flows(
     spec: &TestSpec,
     token: Token,
@@ -388,6 +493,7 @@ fn accept_flows(
     listener: Arc<TcpListener>,
     udp: Vec<UdpSocket>,
     deadline: Instant,
+    cancel: &AtomicBool,
 ) -> Result<Vec<FlowPlan>, String> {
     let wanted = spec.flows();
     if spec.test == TestKind::TcpCrr {
@@ -396,7 +502,7 @@ fn accept_flows(
             .map(|(id, dir)| FlowPlan {
                 id,
                 dir,
-                socket: FlowSocket::CrrAccept(listener.clone(), token),
+                socket: FlowSocket::CrrAccept(listener.clone(), token, peer_ip),
             })
             .collect());
     }
@@ -404,7 +510,7 @@ fn accept_flows(
         let mut plans = Vec::new();
         for ((id, dir), sock) in wanted.into_iter().zip(udp) {
             let (flow, _) =
-                netsonde_engine::udp::server_handshake(&sock, &token, peer_ip, deadline)
+                netsonde_engine::udp::server_handshake(&sock, &token, peer_ip, deadline, cancel)
                     .map_err(|e| e.to_string())?;
             if flow != id {
                 return Err(format!("UDP flow {id} announced itself as flow {flow}"));
@@ -423,6 +529,9 @@ fn accept_flows(
     }
     let mut got: Vec<Option<TcpStream>> = wanted.iter().map(|_| None).collect();
     while got.iter().any(Option::is_none) {
+        if cancel.load(Ordering::Relaxed) {
+            return Err("the session ended before its data connections".into());
+        }
         if Instant::now() >= deadline {
             let missing = got.iter().filter(|g| g.is_none()).count();
             return Err(format!("{missing} data connection(s) never arrived"));
@@ -435,7 +544,7 @@ fn accept_flows(
             continue;
         }
         let mut pre = [0u8; PREAMBLE_LEN];
-        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+        let _ = s.set_read_timeout(Some(FIRST_BYTES));
         if std::io::Read::read_exact(&mut s, &mut pre).is_err() {
             continue;
         }
@@ -528,7 +637,8 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -
         ack,
         listener,
         udp,
-        _busy,
+        busy,
+        _reserved,
     } = prepared;
     let token = ack.token;
     let host = ack.host.clone();
@@ -538,8 +648,18 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -
     let acceptor = {
         let (spec, listener) = (spec.clone(), listener.clone());
         let deadline = Instant::now() + d.connect.as_duration();
-        std::thread::spawn(move || accept_flows(&spec, token, peer.ip(), listener, udp, deadline))
+        let cancel = Arc::new(AtomicBool::new(false));
+        let stop = cancel.clone();
+        Acceptor {
+            cancel,
+            thread: Some(std::thread::spawn(move || {
+                accept_flows(&spec, token, peer.ip(), listener, udp, deadline, &stop)
+            })),
+        }
     };
+    // The listener lives in the acceptor (and, for tcp-crr, the flows) only: when
+    // the session ends early, dropping the acceptor closes it.
+    drop(listener);
 
     // Wait for start.
     'start: loop {
@@ -555,20 +675,11 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -
         }
     }
     let plans = match acceptor.join() {
-        Ok(Ok(p)) => p,
-        Ok(Err(msg)) => {
+        Ok(p) => p,
+        Err(msg) => {
             s.abort(now(), ErrorCode::Internal, format!("server: {msg}"));
             ctl.flush(&mut s);
             return fail(log, "failed", msg);
-        }
-        Err(_) => {
-            s.abort(
-                now(),
-                ErrorCode::Internal,
-                "server: data acceptor failed".into(),
-            );
-            ctl.flush(&mut s);
-            return fail(log, "failed", "data acceptor panicked".into());
         }
     };
     // What the kernel granted on an accepted data connection (the listener's own
@@ -582,6 +693,7 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -
         .or(socket);
 
     // Run.
+    busy.started(Instant::now(), &spec);
     let mut running = flows::start(
         End::Server,
         spec.clone(),

@@ -3,7 +3,7 @@
 //! tying it to the session costs no extra system call.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use netsonde_model::result::Role;
@@ -53,13 +53,15 @@ fn write_all(
     Ok(Step::Ok)
 }
 
-/// Reads exactly `buf.len()` bytes, counting calls. End of stream before the first
-/// byte is [`Step::Eof`]; in the middle it is an error.
+/// Reads exactly `buf.len()` bytes, counting calls; gives up ([`Step::Gave`]) at
+/// `until` or on stop. End of stream before the first byte is [`Step::Eof`]; in the
+/// middle it is an error.
 fn read_exact(
     sock: &mut TcpStream,
     buf: &mut [u8],
     m: &mut Meter,
     ctx: &FlowCtx,
+    until: Instant,
 ) -> Result<Step, EngineError> {
     let mut off = 0;
     while off < buf.len() {
@@ -72,7 +74,7 @@ fn read_exact(
             }
             Err(e) if is_timeout(&e) => {
                 m.call();
-                if ctx.stopped() || Instant::now() >= ctx.clock.hard_end {
+                if ctx.stopped() || Instant::now() >= until {
                     return Ok(Step::Gave);
                 }
             }
@@ -123,7 +125,7 @@ pub fn crr_requester(
         if !matches!(write_all(&mut sock, &first, &mut m, ctx, 1)?, Step::Ok) {
             break;
         }
-        match read_exact(&mut sock, &mut resp, &mut m, ctx)? {
+        match read_exact(&mut sock, &mut resp, &mut m, ctx, ctx.clock.hard_end)? {
             Step::Ok => {}
             Step::Eof => return Err(EngineError::PeerClosed { flow: ctx.id }),
             Step::Gave => break,
@@ -147,12 +149,18 @@ pub fn crr_requester(
     })
 }
 
+/// How long an accepted connection may take to deliver its preamble.
+pub const FIRST_BYTES: Duration = Duration::from_secs(1);
+
 /// Accepts connections on a shared listener (whose `SO_RCVTIMEO` bounds `accept`)
-/// and answers one request on each, until a second past the end. Connections whose
-/// preamble does not carry the session token are dropped unanswered.
+/// and answers one request on each, until a second past the end. Connections from
+/// another address than `peer` (the control connection's), whose preamble does not
+/// carry the session token, or that send nothing for [`FIRST_BYTES`], are dropped
+/// unanswered, so no stranger and no silent connection holds the responder.
 pub fn crr_responder(
     listener: &TcpListener,
     token: &Token,
+    peer: IpAddr,
     ctx: &FlowCtx,
 ) -> Result<FlowOutput, EngineError> {
     let mut first = vec![0u8; PREAMBLE_LEN + ctx.spec.request_size.0 as usize];
@@ -168,20 +176,30 @@ pub fn crr_responder(
             break;
         }
         let mut sock = match listener.accept() {
-            Ok((s, _)) => s,
+            Ok((s, from)) if crate::udp::canonical(from.ip()) == crate::udp::canonical(peer) => {
+                s
+            }
+            Ok(_) => continue,
             Err(e) if is_timeout(&e) => continue,
             Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
             Err(e) => return Err(EngineError::io("accept")(e)),
         };
         m.call();
-        // Accepted sockets inherit the listener's timeouts.
-        match read_exact(&mut sock, &mut first, &mut m, ctx) {
+        // Accepted sockets inherit the listener's timeouts. The preamble must come
+        // soon; the request behind it may take as long as the test allows.
+        let (pre, req) = first.split_at_mut(PREAMBLE_LEN);
+        let soon = (Instant::now() + FIRST_BYTES).min(give_up);
+        match read_exact(&mut sock, pre, &mut m, ctx, soon) {
             Ok(Step::Ok) => {}
             _ => continue,
         }
-        let pre: &[u8; PREAMBLE_LEN] = first[..PREAMBLE_LEN].try_into().expect("len");
+        let pre: &[u8; PREAMBLE_LEN] = (&*pre).try_into().expect("len");
         if decode_preamble(pre).map(|(t, _)| t) != Some(*token) {
             continue;
+        }
+        match read_exact(&mut sock, req, &mut m, ctx, give_up) {
+            Ok(Step::Ok) => {}
+            _ => continue,
         }
         if !matches!(write_all(&mut sock, &resp, &mut m, ctx, 1), Ok(Step::Ok)) {
             continue;
@@ -204,3 +222,4 @@ pub fn crr_responder(
         latency: None,
     })
 }
+

@@ -23,6 +23,7 @@
 mod buf;
 pub mod crr;
 pub mod flow;
+pub mod footprint;
 pub mod io;
 pub mod latency;
 pub mod meter;

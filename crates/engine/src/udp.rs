@@ -424,17 +424,19 @@ pub fn client_handshake(
 
 /// Server side of the UDP handshake: waits for a preamble with `token` from
 /// `peer_ip` (the control connection's peer, never an address the client names),
-/// connects the socket to its source and echoes it.
+/// connects the socket to its source and echoes it. Gives up at `deadline`, or
+/// within 100 ms of `cancel` being set.
 pub fn server_handshake(
     sock: &UdpSocket,
     token: &Token,
     peer_ip: IpAddr,
     deadline: Instant,
+    cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<(u32, SocketAddr), EngineError> {
     let mut buf = [0u8; PREAMBLE_LEN + 1];
     sock.set_read_timeout(Some(Duration::from_millis(100)))
         .map_err(EngineError::io("setsockopt"))?;
-    while Instant::now() < deadline {
+    while Instant::now() < deadline && !cancel.load(std::sync::atomic::Ordering::Relaxed) {
         match sock.recv_from(&mut buf) {
             Ok((PREAMBLE_LEN, from)) if canonical(from.ip()) == canonical(peer_ip) => {
                 let pre: &[u8; PREAMBLE_LEN] = buf[..PREAMBLE_LEN].try_into().expect("len");
@@ -457,7 +459,8 @@ pub fn server_handshake(
     })
 }
 
-fn canonical(ip: IpAddr) -> IpAddr {
+/// An IPv4 address seen through an IPv6 socket compares as itself.
+pub(crate) fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
         v4 => v4,

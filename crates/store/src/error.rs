@@ -93,6 +93,36 @@ pub enum StoreError {
         /// The text found.
         value: String,
     },
+    /// [`crate::Store::skip_point`] was asked to skip a point that holds measured
+    /// repetitions; a measurement is never deleted by a status change.
+    #[error("run {run} point {idx} holds {reps} measured repetition(s): it cannot be skipped")]
+    HasReps {
+        /// The run.
+        run: RunId,
+        /// The point's index.
+        idx: u32,
+        /// How many repetitions it holds.
+        reps: u32,
+    },
+    /// Another process is executing this run.
+    #[error("run {run} is being executed by another netsonde process (lock {}): wait for it to end", path.display())]
+    RunLocked {
+        /// The run.
+        run: RunId,
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// The run's lock file could not be made or locked.
+    #[error("cannot lock run {run} ({})", path.display())]
+    Lock {
+        /// The run.
+        run: RunId,
+        /// The lock file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
     /// [`crate::Store::skip_point`] was given a status other than skipped or failed.
     #[error("a point can be marked skipped or failed, not {0}")]
     NotASkipStatus(PointStatus),

@@ -4,12 +4,13 @@
 //! it holds are opaque text here, shaped by `netsonde-model` and described in
 //! `docs/JSON.md`. `docs/STORE.md` is the full reference.
 //!
-//! # Schema (version 2)
+//! # Schema (version 3)
 //!
 //! - `runs`: one row per `netsonde` invocation that measures. `id`, `created_at` and
 //!   `finished_at` (unix seconds), `tool_version`, `label`, `command` (the command
 //!   line), `plan_json` (the sweep plan), `client_host_json` and `server_host_json`
-//!   (`HostFacts`), `status` (`running`, `complete`, `interrupted`, `failed`) and,
+//!   (`HostFacts`), `status` (`running`, `complete`, `interrupted`, `incomplete`,
+//!   `failed`) and,
 //!   since version 2, `link_json` (the emulated link of a lab run).
 //! - `points`: the planned points of a run, keyed by `(run_id, idx)`, with
 //!   `run_order` (execution order), `config_json` (the full `TestSpec`), `axes_json`
@@ -21,6 +22,9 @@
 //! - `samples`: the raw interval samples of a repetition, keyed by
 //!   `(run_id, idx, rep, seq)`: `start_ns`, `end_ns`, `dir` (`up`/`down`), `bytes`,
 //!   `rate_bps`, `messages`, `transactions`.
+//! - `failures` (version 3): every failed attempt at a repetition: `idx`, `rep`,
+//!   `at`, `kind` (`busy`, `refused`, `failed`) and `reason`. A failure never deletes
+//!   a stored repetition; the point stays pending.
 //!
 //! Foreign keys cascade: deleting a run deletes its points, repetitions and
 //! samples.
@@ -33,6 +37,8 @@
 //! Connections use the write-ahead log, `synchronous=FULL` and a 5 s busy timeout.
 //! [`Store::record_point`] writes a whole point in one transaction, so a crash
 //! loses at most the point in flight, and a resumed run finds it still pending.
+//! [`Store::lock_run`] holds a run for the process executing it, so two resumes of
+//! one run cannot both measure.
 #![forbid(unsafe_code)]
 
 mod error;
@@ -41,6 +47,10 @@ pub mod schema;
 mod store;
 
 pub use error::StoreError;
-pub use rows::{NewRun, PlannedPoint, PointRow, PointStatus, RepRow, RunId, RunRow, RunStatus};
+pub use rows::{
+    FailureKind, FailureRow, NewRun, PlannedPoint, PointRow, PointStatus, RepRow, RunId, RunRow,
+    RunStatus,
+};
+pub use store::RunLock;
 pub use schema::MIGRATIONS;
 pub use store::{RepInput, Store};

@@ -46,10 +46,14 @@ pub struct PlannedPoint {
 pub enum RunStatus {
     /// Started and not finished (or the process died: see [`RunStatus::Interrupted`]).
     Running,
-    /// Every point was run, skipped or failed.
+    /// Every point that could run has all its repetitions (the rest were skipped
+    /// at planning).
     Complete,
     /// Stopped early (Ctrl-C); can be resumed.
     Interrupted,
+    /// Ended with points still pending because measurements failed (their
+    /// failures are in the `failures` table); `--resume` finishes them.
+    Incomplete,
     /// Aborted by an error.
     Failed,
 }
@@ -61,6 +65,7 @@ impl RunStatus {
             RunStatus::Running => "running",
             RunStatus::Complete => "complete",
             RunStatus::Interrupted => "interrupted",
+            RunStatus::Incomplete => "incomplete",
             RunStatus::Failed => "failed",
         }
     }
@@ -71,6 +76,7 @@ impl RunStatus {
             "running" => RunStatus::Running,
             "complete" => RunStatus::Complete,
             "interrupted" => RunStatus::Interrupted,
+            "incomplete" => RunStatus::Incomplete,
             "failed" => RunStatus::Failed,
             _ => {
                 return Err(StoreError::UnknownStatus {
@@ -97,7 +103,8 @@ pub enum PointStatus {
     Done,
     /// Deliberately not run (the reason says why).
     Skipped,
-    /// Attempted and failed (the reason says why).
+    /// Attempted and failed (the reason says why). Written only by netsonde
+    /// before schema version 3; a failure now leaves the point pending.
     Failed,
 }
 
@@ -133,6 +140,64 @@ impl fmt::Display for PointStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// What kind of failure ended an attempt at a repetition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FailureKind {
+    /// The server was running another test (after the retries the policy allows).
+    Busy,
+    /// The server refused this point's configuration (a limit, a bad spec).
+    Refused,
+    /// Anything else: unreachable, a connection that broke, a flow that failed.
+    Failed,
+}
+
+impl FailureKind {
+    /// The name stored in `failures.kind`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Busy => "busy",
+            FailureKind::Refused => "refused",
+            FailureKind::Failed => "failed",
+        }
+    }
+
+    /// The kind a stored name stands for.
+    pub fn parse(s: &str) -> Result<FailureKind, StoreError> {
+        Ok(match s {
+            "busy" => FailureKind::Busy,
+            "refused" => FailureKind::Refused,
+            "failed" => FailureKind::Failed,
+            _ => {
+                return Err(StoreError::UnknownStatus {
+                    kind: "failure",
+                    value: s.to_string(),
+                })
+            }
+        })
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One failed attempt at a repetition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailureRow {
+    /// The point.
+    pub idx: u32,
+    /// The repetition that was being measured.
+    pub rep: u32,
+    /// Unix seconds.
+    pub at: i64,
+    /// What kind of failure.
+    pub kind: FailureKind,
+    /// Why, in one line.
+    pub reason: String,
 }
 
 /// A stored run with its progress.
@@ -190,7 +255,7 @@ pub struct PointRow {
     pub axes_json: String,
     /// Where it stands.
     pub status: PointStatus,
-    /// Why it was skipped or failed.
+    /// Why it was skipped or failed; for a pending point, its last failure.
     pub reason: Option<String>,
     /// Estimates over the repetitions as JSON, once done.
     pub summary_json: Option<String>,
@@ -208,6 +273,7 @@ mod tests {
             RunStatus::Running,
             RunStatus::Complete,
             RunStatus::Interrupted,
+            RunStatus::Incomplete,
             RunStatus::Failed,
         ] {
             assert_eq!(RunStatus::parse(s.as_str()).unwrap(), s);

@@ -16,6 +16,7 @@ use crate::{Store, StoreError};
 pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_initial.sql"),
     include_str!("migrations/0002_link_and_status_index.sql"),
+    include_str!("migrations/0003_attempts.sql"),
 ];
 
 const _: () = assert!(MIGRATIONS.len() == Store::SCHEMA_VERSION as usize);
@@ -94,7 +95,7 @@ mod tests {
             );
             assert_eq!(
                 tables(&conn),
-                ["points", "reps", "runs", "samples", "sqlite_sequence"]
+                ["failures", "points", "reps", "runs", "samples", "sqlite_sequence"]
             );
             // Migrating again is a no-op.
             migrate(&mut conn).unwrap();

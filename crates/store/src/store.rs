@@ -11,13 +11,26 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use crate::schema;
 use crate::{
-    NewRun, PlannedPoint, PointRow, PointStatus, RepRow, RunId, RunRow, RunStatus, StoreError,
+    FailureKind, FailureRow, NewRun, PlannedPoint, PointRow, PointStatus, RepRow, RunId, RunRow,
+    RunStatus, StoreError,
 };
 
 /// A results database: one SQLite connection at the current schema version.
 #[derive(Debug)]
 pub struct Store {
     conn: Connection,
+    /// The database file; `None` in memory.
+    path: Option<PathBuf>,
+}
+
+/// Holds a run for the process executing it: an exclusive `flock` on the run's lock
+/// file, `<db>.locks/run-<id>`, released when dropped or when the process dies
+/// however it dies (the kernel drops the lock with the last descriptor). The files
+/// are left in place: removing one while another process waits on it would let two
+/// holders lock two different files of the same name.
+#[derive(Debug)]
+pub struct RunLock {
+    _file: Option<std::fs::File>,
 }
 
 /// One repetition as [`Store::record_point`] takes it: the report as JSON, its
@@ -31,7 +44,7 @@ const RUN_COLUMNS: &str = "r.id, r.created_at, r.tool_version, r.label, r.comman
 
 impl Store {
     /// The schema version this build reads and writes.
-    pub const SCHEMA_VERSION: u32 = 2;
+    pub const SCHEMA_VERSION: u32 = 3;
 
     /// Where results go unless told otherwise: `netsonde/netsonde.db` under the
     /// user's data directory (`$XDG_DATA_HOME`, else `~/.local/share`, on Linux), or
@@ -59,7 +72,41 @@ impl Store {
         let mut conn = Connection::open(path).map_err(open_err)?;
         schema::configure(&mut conn).map_err(open_err)?;
         schema::migrate(&mut conn)?;
-        Ok(Store { conn })
+        Ok(Store {
+            conn,
+            path: Some(path.to_path_buf()),
+        })
+    }
+
+    /// Takes the run for this process, or says which process has it
+    /// ([`StoreError::RunLocked`]). An in-memory store has no other process to
+    /// exclude.
+    pub fn lock_run(&self, run: RunId) -> Result<RunLock, StoreError> {
+        require_run(&self.conn, run)?;
+        let Some(db) = &self.path else {
+            return Ok(RunLock { _file: None });
+        };
+        let mut dir = db.as_os_str().to_owned();
+        dir.push(".locks");
+        let dir = PathBuf::from(dir);
+        let path = dir.join(format!("run-{run}"));
+        let io_err = |source| StoreError::Lock {
+            run,
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&dir).map_err(io_err)?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io_err)?;
+        match file.try_lock() {
+            Ok(()) => Ok(RunLock { _file: Some(file) }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::RunLocked { run, path }),
+            Err(std::fs::TryLockError::Error(e)) => Err(io_err(e)),
+        }
     }
 
     /// A private, empty database that vanishes when dropped.
@@ -73,7 +120,7 @@ impl Store {
     pub fn from_connection(mut conn: Connection) -> Result<Store, StoreError> {
         schema::configure(&mut conn)?;
         schema::migrate(&mut conn)?;
-        Ok(Store { conn })
+        Ok(Store { conn, path: None })
     }
 
     /// The database's `PRAGMA user_version`.
@@ -222,8 +269,10 @@ impl Store {
         Ok(())
     }
 
-    /// Marks a point skipped or failed, with the reason, dropping anything recorded
-    /// for it. Any other status is refused with [`StoreError::NotASkipStatus`].
+    /// Marks a point that holds no measurement skipped or failed, with the reason.
+    /// Any other status is refused with [`StoreError::NotASkipStatus`], and a point
+    /// with repetitions with [`StoreError::HasReps`]: a status change never deletes
+    /// a measurement.
     pub fn skip_point(
         &mut self,
         run: RunId,
@@ -236,10 +285,14 @@ impl Store {
         }
         let tx = self.conn.transaction()?;
         require_point(&tx, run, idx)?;
-        tx.execute(
-            "DELETE FROM reps WHERE run_id = ?1 AND idx = ?2",
+        let reps: u32 = tx.query_row(
+            "SELECT count(*) FROM reps WHERE run_id = ?1 AND idx = ?2",
             params![run, idx],
+            |row| row.get(0),
         )?;
+        if reps > 0 {
+            return Err(StoreError::HasReps { run, idx, reps });
+        }
         tx.execute(
             "UPDATE points SET status = ?3, reason = ?4, summary_json = NULL \
              WHERE run_id = ?1 AND idx = ?2",
@@ -247,6 +300,67 @@ impl Store {
         )?;
         tx.commit()?;
         Ok(())
+    }
+
+    /// Records a failed attempt at repetition `rep` of a pending point, in its own
+    /// transaction, and makes its reason the point's. Nothing measured is touched:
+    /// the point stays pending with the repetitions it has.
+    pub fn record_failure(
+        &mut self,
+        run: RunId,
+        idx: u32,
+        rep: u32,
+        at: i64,
+        kind: FailureKind,
+        reason: &str,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        require_point(&tx, run, idx)?;
+        tx.execute(
+            "INSERT INTO failures (run_id, idx, rep, at, kind, reason) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![run, idx, rep, at, kind.as_str(), reason],
+        )?;
+        tx.execute(
+            "UPDATE points SET reason = ?3 WHERE run_id = ?1 AND idx = ?2 AND status = ?4",
+            params![
+                run,
+                idx,
+                format!("{kind}: {reason}"),
+                PointStatus::Pending.as_str()
+            ],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Every failed attempt of a run, oldest first.
+    pub fn failures(&self, run: RunId) -> Result<Vec<FailureRow>, StoreError> {
+        require_run(&self.conn, run)?;
+        let mut stmt = self.conn.prepare(
+            "SELECT idx, rep, at, kind, reason FROM failures WHERE run_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([run], |row| {
+            Ok((
+                row.get::<_, u32>(0)?,
+                row.get::<_, u32>(1)?,
+                row.get::<_, i64>(2)?,
+                row.get::<_, String>(3)?,
+                row.get::<_, String>(4)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (idx, rep, at, kind, reason) = row?;
+            out.push(FailureRow {
+                idx,
+                rep,
+                at,
+                kind: FailureKind::parse(&kind)?,
+                reason,
+            });
+        }
+        Ok(out)
     }
 
     /// Sets a run's final status and time.
@@ -433,8 +547,11 @@ impl Store {
         Ok(out)
     }
 
-    /// Deletes a run and, by cascade, its points, repetitions and samples.
+    /// Deletes a run and, by cascade, its points, repetitions, samples and
+    /// failures. A run another process is executing is refused
+    /// ([`StoreError::RunLocked`]).
     pub fn delete_run(&mut self, id: RunId) -> Result<(), StoreError> {
+        let _lock = self.lock_run(id)?;
         let n = self.conn.execute("DELETE FROM runs WHERE id = ?1", [id])?;
         if n == 0 {
             return Err(StoreError::NoSuchRun(id));

@@ -29,7 +29,7 @@ fn empty_file_migrates_to_latest_and_reopens_unchanged() {
     let db = TempDb::new();
     let id = {
         let mut store = Store::open(&db.path).unwrap();
-        assert_eq!(store.schema_version().unwrap(), 2);
+        assert_eq!(store.schema_version().unwrap(), 3);
         assert_eq!(store.schema_version().unwrap(), Store::SCHEMA_VERSION);
         store
             .create_run(&crate::util::new_run("first"), &crate::util::planned(2))
@@ -37,7 +37,7 @@ fn empty_file_migrates_to_latest_and_reopens_unchanged() {
     };
     let schema_before = schema_of(&db.raw());
     let store = Store::open(&db.path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
     assert_eq!(store.run(id).unwrap().label, "first");
     assert_eq!(store.integrity_check().unwrap(), "ok");
     assert_eq!(schema_of(&db.raw()), schema_before);
@@ -76,8 +76,8 @@ fn fixture_v1_migrates_and_reads_back() {
         assert_eq!(user_version(&conn), 1);
     }
     let mut store = Store::open(&db.path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
-    assert_eq!(user_version(&db.raw()), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(user_version(&db.raw()), 3);
 
     let run = store.run(1).unwrap();
     assert_eq!(run.label, "streams-sweep");
@@ -139,7 +139,7 @@ fn fixture_v1_migrates_through_from_connection() {
     let conn = Connection::open_in_memory().unwrap();
     conn.execute_batch(SCHEMA_V1).unwrap();
     let store = Store::from_connection(conn).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
     assert_eq!(store.points(1).unwrap()[0].reps.len(), 2);
 }
 
@@ -151,7 +151,7 @@ fn newer_schema_is_refused_and_left_untouched() {
     match Store::open(&db.path) {
         Err(StoreError::NewerSchema { found, supported }) => {
             assert_eq!(found, 99);
-            assert_eq!(supported, 2);
+            assert_eq!(supported, 3);
         }
         other => panic!("expected NewerSchema, got {other:?}"),
     }

@@ -216,3 +216,74 @@ fn interleaved_reps_commit_one_at_a_time_and_complete_later() {
         .record_rep(run, 9, 0, &("{}".into(), Default::default(), vec![]))
         .is_err());
 }
+
+/// A failed attempt is kept beside the repetitions already measured: nothing is
+/// deleted, the point stays pending with the failure as its reason.
+#[test]
+fn a_failure_keeps_every_measured_repetition_and_the_point_pending() {
+    use netsonde_store::FailureKind;
+    let db = TempDb::new();
+    let mut store = Store::open(&db.path).unwrap();
+    let id = store.create_run(&new_run("f"), &planned(2)).unwrap();
+    let reps = two_reps();
+    store.record_rep(id, 0, 0, &reps[0]).unwrap();
+    store.record_rep(id, 0, 1, &reps[1]).unwrap();
+    store
+        .record_failure(id, 0, 2, 100, FailureKind::Busy, "server busy")
+        .unwrap();
+    store
+        .record_failure(id, 0, 2, 101, FailureKind::Failed, "connection refused")
+        .unwrap();
+    let p = &store.points(id).unwrap()[0];
+    assert_eq!(p.status, PointStatus::Pending);
+    assert_eq!(p.reps.len(), 2, "the measured repetitions are kept");
+    assert_eq!(p.reason.as_deref(), Some("failed: connection refused"));
+    let f = store.failures(id).unwrap();
+    assert_eq!(f.len(), 2);
+    assert_eq!((f[0].idx, f[0].rep, f[0].at), (0, 2, 100));
+    assert_eq!(f[0].kind, FailureKind::Busy);
+    assert_eq!(f[1].reason, "connection refused");
+    // Skipping a point with measurements is refused, and deletes nothing.
+    assert!(matches!(
+        store.skip_point(id, 0, PointStatus::Failed, "no"),
+        Err(StoreError::HasReps { reps: 2, .. })
+    ));
+    assert_eq!(store.points(id).unwrap()[0].reps.len(), 2);
+    // Completing the point clears the reason; deleting the run takes the failures.
+    store.record_rep(id, 0, 2, &reps[0]).unwrap();
+    store.complete_point(id, 0, "{}").unwrap();
+    assert_eq!(store.points(id).unwrap()[0].reason, None);
+    store.delete_run(id).unwrap();
+    assert_eq!(db.count("failures", id), 0);
+}
+
+/// One process holds a run; another (here another descriptor) is refused until
+/// the first lets go.
+#[test]
+fn a_run_is_locked_by_the_process_executing_it() {
+    let db = TempDb::new();
+    let mut store = Store::open(&db.path).unwrap();
+    let id = store.create_run(&new_run("l"), &planned(1)).unwrap();
+    let other = Store::open(&db.path).unwrap();
+    let held = store.lock_run(id).unwrap();
+    match other.lock_run(id) {
+        Err(StoreError::RunLocked { run, .. }) => assert_eq!(run, id),
+        r => panic!("expected RunLocked, got {r:?}"),
+    }
+    assert!(matches!(
+        store.delete_run(id),
+        Err(StoreError::RunLocked { .. })
+    ));
+    drop(held);
+    let again = other.lock_run(id).unwrap();
+    drop(again);
+    assert!(matches!(
+        store.lock_run(999),
+        Err(StoreError::NoSuchRun(999))
+    ));
+    // In memory there is no other process to exclude.
+    let mut mem = Store::open_in_memory().unwrap();
+    let r = mem.create_run(&new_run("m"), &planned(1)).unwrap();
+    let _a = mem.lock_run(r).unwrap();
+    let _b = mem.lock_run(r).unwrap();
+}

@@ -6,7 +6,8 @@
 //! stop hook is checked before each repetition, so Ctrl-C ends the run between
 //! measurements and keeps everything completed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use netsonde_analysis::{estimate_all, point_quality};
 use netsonde_model::result::TestReport;
@@ -15,21 +16,54 @@ use netsonde_model::sweep::{Metrics, PointSummary};
 
 use crate::plan::Point;
 
+/// Why one measurement did not produce a report.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    /// The server is running another test; it said how long that has left.
+    #[error("{message}")]
+    Busy {
+        /// The server's words.
+        message: String,
+        /// How long the server expects to stay busy.
+        retry_after: Option<Duration>,
+    },
+    /// The server refused this point's configuration (a limit, a bad spec): other
+    /// points may still run.
+    #[error("{0}")]
+    Refused(String),
+    /// Anything else: unreachable, a broken connection, a failed flow, a link the
+    /// lab could not build.
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// Runs one measurement.
 pub trait Runner {
-    /// Runs `spec` once; an error is one line saying why.
-    fn run(&mut self, spec: &TestSpec) -> Result<TestReport, String>;
+    /// Runs `spec` once.
+    fn run(&mut self, spec: &TestSpec) -> Result<TestReport, RunError>;
 
     /// Readies the path for a repetition of `point` (in the lab: the point's link
-    /// axes); an error fails the point. Called before every repetition; nothing by
-    /// default.
-    fn prepare(&mut self, point: &Point) -> Result<(), String> {
+    /// axes); an error fails the attempt. Called before every repetition; nothing
+    /// by default.
+    fn prepare(&mut self, point: &Point) -> Result<(), RunError> {
         let _ = point;
         Ok(())
     }
 }
 
-/// Where results go.
+/// The sink could not keep a result: whatever it says, as its own error.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct SinkError(pub Box<dyn std::error::Error + Send + Sync>);
+
+impl SinkError {
+    /// Wraps any error.
+    pub fn new(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> SinkError {
+        SinkError(e.into())
+    }
+}
+
+/// Where results go. Nothing here ever deletes a recorded repetition.
 pub trait Sink {
     /// One repetition finished.
     fn rep_done(
@@ -38,11 +72,12 @@ pub trait Sink {
         rep: u32,
         report: &TestReport,
         metrics: &Metrics,
-    ) -> Result<(), String>;
+    ) -> Result<(), SinkError>;
     /// A point has all its repetitions.
-    fn point_done(&mut self, point: &Point, summary: &PointSummary) -> Result<(), String>;
-    /// A point could not be measured; its remaining repetitions are skipped.
-    fn point_failed(&mut self, point: &Point, reason: &str) -> Result<(), String>;
+    fn point_done(&mut self, point: &Point, summary: &PointSummary) -> Result<(), SinkError>;
+    /// An attempt at repetition `rep` failed (after any retries); the point keeps
+    /// what it has and stays pending.
+    fn rep_failed(&mut self, point: &Point, rep: u32, error: &RunError) -> Result<(), SinkError>;
 }
 
 /// Progress reports.
@@ -51,6 +86,10 @@ pub trait Progress {
     fn begin(&mut self, point: &Point, rep: u32);
     /// It ended with `outcome` (a short figure or an error).
     fn end(&mut self, point: &Point, rep: u32, outcome: &str);
+    /// The server was busy: the repetition is tried again after `wait`.
+    fn retry(&mut self, point: &Point, rep: u32, wait: Duration, why: &str) {
+        let _ = (point, rep, wait, why);
+    }
 }
 
 /// Does nothing: for tests and quiet runs.
@@ -60,6 +99,40 @@ pub struct NoProgress;
 impl Progress for NoProgress {
     fn begin(&mut self, _: &Point, _: u32) {}
     fn end(&mut self, _: &Point, _: u32, _: &str) {}
+}
+
+/// How the executor meets failures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts at one repetition while the server answers busy (the first
+    /// included).
+    pub busy_tries: u32,
+    /// The wait between them: the server's stated wait, clamped to this range
+    /// (a server that names no wait gets the lower bound doubled).
+    pub busy_wait: (Duration, Duration),
+    /// The run ends after this many failed attempts in a row (busy after its
+    /// retries, or failed; a refused configuration is the point's own, and proves
+    /// the server answers, so it starts the count again): a server that is gone fails every point, and trying each of them
+    /// would only fill the store with the same failure.
+    pub max_consecutive_failures: u32,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> RetryPolicy {
+        RetryPolicy {
+            busy_tries: 6,
+            busy_wait: (Duration::from_millis(250), Duration::from_secs(60)),
+            max_consecutive_failures: 3,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// How long to wait after a busy answer that named `stated`.
+    pub fn busy_wait(&self, stated: Option<Duration>) -> Duration {
+        let (lo, hi) = self.busy_wait;
+        stated.unwrap_or(lo * 2).clamp(lo, hi)
+    }
 }
 
 /// Summarises repetitions of `spec`: every metric's estimate and the quality
@@ -72,29 +145,43 @@ pub fn summarize(spec: &TestSpec, reps: &[Metrics]) -> PointSummary {
     }
 }
 
+/// One failed attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// The point.
+    pub idx: u32,
+    /// The repetition.
+    pub rep: u32,
+    /// Why.
+    pub error: RunError,
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Outcome {
     /// Repetitions measured by this call.
     pub reps: usize,
-    /// Points that failed.
-    pub failed: Vec<(u32, String)>,
+    /// Failed attempts (after retries), in order.
+    pub failures: Vec<Failure>,
     /// Whether the stop hook ended it early.
     pub interrupted: bool,
+    /// Set when the run gave up after too many failures in a row: why.
+    pub gave_up: Option<String>,
 }
 
 /// Why a run could not go on.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     /// The sink (the store) failed: nothing more can be kept.
-    #[error("cannot record results: {0}")]
-    Sink(String),
+    #[error("cannot record results")]
+    Sink(#[source] SinkError),
     /// The order names a point the plan lacks.
     #[error("run order names point {0}, which the plan does not have")]
     NoSuchPoint(u32),
 }
 
-/// What the executor works through: a runner, a sink, progress and a stop hook.
+/// What the executor works through: a runner, a sink, progress, a stop hook and a
+/// clock to wait on.
 pub struct Hooks<'a> {
     /// Runs measurements.
     pub runner: &'a mut dyn Runner,
@@ -104,6 +191,9 @@ pub struct Hooks<'a> {
     pub progress: &'a mut dyn Progress,
     /// Asked before each repetition; true ends the run.
     pub stop: &'a dyn Fn() -> bool,
+    /// Waits this long before a retry; returns false if the run should stop
+    /// instead (the caller owns the clock, so tests wait in virtual time).
+    pub wait: &'a dyn Fn(Duration) -> bool,
 }
 
 impl std::fmt::Debug for Hooks<'_> {
@@ -112,13 +202,31 @@ impl std::fmt::Debug for Hooks<'_> {
     }
 }
 
+/// A repetition's headline figure for progress lines.
+fn headline(metrics: &Metrics) -> String {
+    metrics
+        .get("goodput")
+        .map(|g| format!("{}", netsonde_model::units::BitRate(g)))
+        .or_else(|| {
+            metrics
+                .get("latency_p50")
+                .map(|l| format!("p50 {}", netsonde_model::units::Nanos(l as u64)))
+        })
+        .unwrap_or_default()
+}
+
 /// Runs `order` (pairs of point index and repetition). `prior` holds the metrics of
 /// repetitions already recorded (a resumed run).
+///
+/// A busy server is waited for as it asks, up to the policy's tries; any other
+/// failure is handed to the sink as a failed attempt, and the point's remaining
+/// repetitions are left for a resume. Nothing recorded is ever taken back.
 pub fn execute(
     points: &[Point],
     repeat: u32,
     order: &[(u32, u32)],
     mut prior: BTreeMap<u32, Vec<Metrics>>,
+    policy: &RetryPolicy,
     hooks: Hooks<'_>,
 ) -> Result<Outcome, ExecError> {
     let Hooks {
@@ -126,6 +234,7 @@ pub fn execute(
         sink,
         progress,
         stop,
+        wait,
     } = hooks;
     let mut out = Outcome::default();
     // A run killed between a point's last repetition and its summary left the point
@@ -140,35 +249,47 @@ pub fn execute(
             sink.point_done(point, &summary).map_err(ExecError::Sink)?;
         }
     }
-    let mut failed: BTreeMap<u32, ()> = BTreeMap::new();
-    for &(idx, rep) in order {
+    let mut failed: BTreeSet<u32> = BTreeSet::new();
+    let mut in_a_row = 0u32;
+    'order: for &(idx, rep) in order {
         if stop() {
             out.interrupted = true;
             break;
         }
-        if failed.contains_key(&idx) {
+        if failed.contains(&idx) {
             continue;
         }
         let point = points
             .get(idx as usize)
             .ok_or(ExecError::NoSuchPoint(idx))?;
         progress.begin(point, rep);
-        match runner.prepare(point).and_then(|()| runner.run(&point.spec)) {
+        let mut tries = 0;
+        let result = loop {
+            tries += 1;
+            match runner.prepare(point).and_then(|()| runner.run(&point.spec)) {
+                Err(RunError::Busy {
+                    message,
+                    retry_after,
+                }) if tries < policy.busy_tries => {
+                    let pause = policy.busy_wait(retry_after);
+                    progress.retry(point, rep, pause, &message);
+                    if !wait(pause) {
+                        out.interrupted = true;
+                        progress.end(point, rep, "stopped while waiting for a busy server");
+                        break 'order;
+                    }
+                }
+                r => break r,
+            }
+        };
+        match result {
             Ok(report) => {
+                in_a_row = 0;
                 let metrics = Metrics::from_report(&report);
-                let fig = metrics
-                    .get("goodput")
-                    .map(|g| format!("{}", netsonde_model::units::BitRate(g)))
-                    .or_else(|| {
-                        metrics
-                            .get("latency_p50")
-                            .map(|l| format!("p50 {}", netsonde_model::units::Nanos(l as u64)))
-                    })
-                    .unwrap_or_default();
                 sink.rep_done(point, rep, &report, &metrics)
                     .map_err(ExecError::Sink)?;
                 out.reps += 1;
-                progress.end(point, rep, &fig);
+                progress.end(point, rep, &headline(&metrics));
                 let reps = prior.entry(idx).or_default();
                 reps.push(metrics);
                 if reps.len() == repeat as usize {
@@ -176,11 +297,29 @@ pub fn execute(
                     sink.point_done(point, &summary).map_err(ExecError::Sink)?;
                 }
             }
-            Err(reason) => {
-                progress.end(point, rep, &format!("failed: {reason}"));
-                sink.point_failed(point, &reason).map_err(ExecError::Sink)?;
-                failed.insert(idx, ());
-                out.failed.push((idx, reason));
+            Err(error) => {
+                let tried = if tries > 1 {
+                    format!(" (after {tries} tries)")
+                } else {
+                    String::new()
+                };
+                progress.end(point, rep, &format!("failed{tried}: {error}"));
+                sink.rep_failed(point, rep, &error)
+                    .map_err(ExecError::Sink)?;
+                failed.insert(idx);
+                // A refusal is the point's own, and proves the server answers.
+                in_a_row = match error {
+                    RunError::Refused(_) => 0,
+                    _ => in_a_row + 1,
+                };
+                out.failures.push(Failure { idx, rep, error });
+                if in_a_row >= policy.max_consecutive_failures {
+                    out.gave_up = Some(format!(
+                        "{in_a_row} measurements in a row failed, the last: {}",
+                        out.failures.last().map(|f| f.error.to_string()).unwrap_or_default()
+                    ));
+                    break;
+                }
             }
         }
     }
@@ -189,24 +328,42 @@ pub fn execute(
 
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+
     use super::*;
     use crate::fake::FakeRunner;
     use crate::Plan;
 
-    /// The fake engine, with a `prepare` that records link keys and refuses one.
-    struct Lab {
+    /// The fake engine, with a `prepare` that records link keys and refuses one,
+    /// and a script of errors handed out before the fake measures.
+    struct Scripted {
         fake: FakeRunner,
         links: Vec<String>,
+        script: VecDeque<Option<RunError>>,
     }
 
-    impl Runner for Lab {
-        fn run(&mut self, spec: &TestSpec) -> Result<TestReport, String> {
-            self.fake.run(spec)
+    impl Scripted {
+        fn new(script: Vec<Option<RunError>>) -> Scripted {
+            Scripted {
+                fake: FakeRunner::new(1),
+                links: Vec::new(),
+                script: script.into(),
+            }
         }
-        fn prepare(&mut self, point: &Point) -> Result<(), String> {
+    }
+
+    impl Runner for Scripted {
+        fn run(&mut self, spec: &TestSpec) -> Result<TestReport, RunError> {
+            match self.script.pop_front().flatten() {
+                Some(e) => Err(e),
+                None => self.fake.run(spec),
+            }
+        }
+        fn prepare(&mut self, point: &Point) -> Result<(), RunError> {
             let key = crate::plan::link_key(&point.axes);
             if key.contains("mtu=9000") {
-                return Err("no 9000 here".into());
+                return Err(RunError::Failed("no 9000 here".into()));
             }
             self.links.push(key);
             Ok(())
@@ -215,7 +372,7 @@ mod tests {
 
     /// Repetitions, failures and summaries, by point index.
     #[derive(Default)]
-    struct Keep(Vec<u32>, Vec<u32>, Vec<u32>);
+    struct Keep(Vec<u32>, Vec<(u32, u32)>, Vec<u32>);
 
     impl Sink for Keep {
         fn rep_done(
@@ -224,65 +381,197 @@ mod tests {
             _: u32,
             _: &TestReport,
             _: &Metrics,
-        ) -> Result<(), String> {
+        ) -> Result<(), SinkError> {
             self.0.push(p.idx);
             Ok(())
         }
-        fn point_done(&mut self, p: &Point, _: &PointSummary) -> Result<(), String> {
+        fn point_done(&mut self, p: &Point, _: &PointSummary) -> Result<(), SinkError> {
             self.2.push(p.idx);
             Ok(())
         }
-        fn point_failed(&mut self, p: &Point, _: &str) -> Result<(), String> {
-            self.1.push(p.idx);
+        fn rep_failed(&mut self, p: &Point, rep: u32, _: &RunError) -> Result<(), SinkError> {
+            self.1.push((p.idx, rep));
             Ok(())
         }
+    }
+
+    fn plan(sizes: &[u64], repeat: u32) -> (Vec<Point>, Vec<(u32, u32)>) {
+        let mut plan = Plan::default_characterization();
+        plan.tests = vec![netsonde_model::spec::TestKind::TcpStream];
+        plan.directions = vec![netsonde_model::spec::Direction::Out];
+        plan.sizes = sizes.iter().map(|&b| netsonde_model::units::Bytes(b)).collect();
+        plan.repeat = repeat;
+        let (points, _) = plan.points();
+        let order = plan.order(points.len());
+        (points, order)
+    }
+
+    fn busy(ms: u64) -> Option<RunError> {
+        Some(RunError::Busy {
+            message: "server busy".into(),
+            retry_after: Some(Duration::from_millis(ms)),
+        })
+    }
+
+    /// Runs with a virtual clock; returns the outcome, the sink and the waits.
+    fn run(
+        points: &[Point],
+        repeat: u32,
+        order: &[(u32, u32)],
+        runner: &mut dyn Runner,
+        policy: &RetryPolicy,
+    ) -> (Outcome, Keep, Vec<Duration>) {
+        let waits = RefCell::new(Vec::new());
+        let mut sink = Keep::default();
+        let out = execute(
+            points,
+            repeat,
+            order,
+            BTreeMap::new(),
+            policy,
+            Hooks {
+                runner,
+                sink: &mut sink,
+                progress: &mut NoProgress,
+                stop: &|| false,
+                wait: &|d| {
+                    waits.borrow_mut().push(d);
+                    true
+                },
+            },
+        )
+        .unwrap();
+        (out, sink, waits.into_inner())
     }
 
     #[test]
     fn prepare_runs_before_each_repetition_and_its_error_fails_the_point() {
         let mut plan = Plan::default_characterization();
         plan.tests = vec![netsonde_model::spec::TestKind::TcpStream];
+        plan.directions = vec![netsonde_model::spec::Direction::Out];
         plan.sizes = vec![netsonde_model::units::Bytes(1024)];
         plan.link_axes.mtu = vec![1500, 9000];
         plan.repeat = 2;
         let (points, _) = plan.points();
         let order = plan.order(points.len());
-        let mut lab = Lab {
-            fake: FakeRunner::new(1),
-            links: Vec::new(),
+        let mut lab = Scripted::new(vec![]);
+        let (out, sink, _) = run(&points, 2, &order, &mut lab, &RetryPolicy::default());
+        assert_eq!(out.reps, 2);
+        assert_eq!(lab.links, vec!["mtu=1500", "mtu=1500"]);
+        assert_eq!(out.failures.len(), 1);
+        assert!(out.failures[0].error.to_string().contains("no 9000"));
+        assert_eq!(sink.1.len(), 1, "the failed attempt reaches the sink");
+    }
+
+    /// A busy server is waited for as long as it says (within the policy's
+    /// bounds), and the repetition is measured once it is free.
+    #[test]
+    fn a_busy_server_is_waited_for_as_it_asks_then_measured() {
+        let (points, order) = plan(&[1024], 1);
+        let mut r = Scripted::new(vec![busy(1500), busy(10), busy(600_000)]);
+        let (out, sink, waits) = run(&points, 1, &order, &mut r, &RetryPolicy::default());
+        assert_eq!(out.reps, 1);
+        assert!(out.failures.is_empty());
+        assert_eq!(sink.0, vec![0]);
+        assert_eq!(sink.2, vec![0]);
+        assert_eq!(
+            waits,
+            vec![
+                Duration::from_millis(1500),
+                Duration::from_millis(250),
+                Duration::from_secs(60)
+            ]
+        );
+    }
+
+    /// Busy past the policy's tries is a failed attempt: stored as such, the
+    /// point stays pending, the rest of the run goes on.
+    #[test]
+    fn busy_past_its_tries_fails_the_attempt_only() {
+        let (points, order) = plan(&[1024, 4096], 2);
+        let policy = RetryPolicy {
+            busy_tries: 2,
+            ..RetryPolicy::default()
         };
+        let mut r = Scripted::new(vec![busy(100), busy(100)]);
+        let (out, sink, waits) = run(&points, 2, &order, &mut r, &policy);
+        assert_eq!(waits.len(), 1);
+        assert_eq!(out.failures.len(), 1);
+        let f = &out.failures[0];
+        assert!(matches!(f.error, RunError::Busy { .. }));
+        assert_eq!(sink.1, vec![(f.idx, f.rep)]);
+        // The other point gets both repetitions; the failed one keeps its second
+        // for a resume (its first round was the failure).
+        let other = 1 - f.idx;
+        assert_eq!(sink.2, vec![other]);
+        assert_eq!(out.reps, 2);
+    }
+
+    /// A failure after some repetitions keeps them: the sink never hears of a
+    /// deletion, only of the failed attempt.
+    #[test]
+    fn a_failure_in_round_two_keeps_round_one() {
+        let (points, order) = plan(&[1024], 3);
+        let mut r = Scripted::new(vec![
+            None,
+            Some(RunError::Failed("connection refused".into())),
+        ]);
+        let (out, sink, _) = run(&points, 3, &order, &mut r, &RetryPolicy::default());
+        assert_eq!(sink.0, vec![0], "round one is kept");
+        assert_eq!(sink.1, vec![(0, 1)]);
+        assert!(sink.2.is_empty(), "not summarized: it lacks repetitions");
+        assert_eq!(out.reps, 1);
+    }
+
+    /// A server that is gone fails every point: the run gives up after the
+    /// policy's count, and a refused configuration does not count toward it.
+    #[test]
+    fn the_run_gives_up_after_failures_in_a_row_but_not_after_refusals() {
+        let (points, order) = plan(&[64, 256, 1024, 4096, 16384], 1);
+        let gone = || Some(RunError::Failed("connection refused".into()));
+        let refused = || Some(RunError::Refused("server limit".into()));
+        let mut r = Scripted::new(vec![refused(), gone(), refused(), gone(), gone()]);
+        let (out, sink, _) = run(&points, 1, &order, &mut r, &RetryPolicy::default());
+        assert_eq!(out.failures.len(), 5);
+        assert!(out.gave_up.is_none(), "refusals are the points' own");
+        let mut r = Scripted::new(vec![None, gone(), gone(), gone(), None]);
+        let (out, _, _) = run(&points, 1, &order, &mut r, &RetryPolicy::default());
+        assert_eq!(out.reps, 1);
+        assert_eq!(out.failures.len(), 3);
+        assert!(out.gave_up.unwrap().contains("3 measurements in a row"));
+        drop(sink);
+    }
+
+    /// A stop asked for during a busy wait ends the run there.
+    #[test]
+    fn a_stop_during_a_busy_wait_interrupts() {
+        let (points, order) = plan(&[1024], 1);
+        let mut r = Scripted::new(vec![busy(1000)]);
         let mut sink = Keep::default();
         let out = execute(
             &points,
-            plan.repeat,
+            1,
             &order,
             BTreeMap::new(),
+            &RetryPolicy::default(),
             Hooks {
-                runner: &mut lab,
+                runner: &mut r,
                 sink: &mut sink,
                 progress: &mut NoProgress,
                 stop: &|| false,
+                wait: &|_| false,
             },
         )
         .unwrap();
-        assert_eq!(out.reps, 2);
-        assert_eq!(lab.links, vec!["mtu=1500", "mtu=1500"]);
-        assert_eq!(out.failed.len(), 1);
-        assert!(out.failed[0].1.contains("no 9000"));
+        assert!(out.interrupted);
+        assert!(out.failures.is_empty() && sink.0.is_empty() && sink.1.is_empty());
     }
 
     /// A resumed run whose point has every repetition stored but no summary (the
     /// process died between the two writes) summarizes it without measuring again.
     #[test]
     fn a_point_with_all_its_repetitions_but_no_summary_is_summarized_on_resume() {
-        let mut plan = Plan::default_characterization();
-        plan.tests = vec![netsonde_model::spec::TestKind::TcpStream];
-        plan.sizes = vec![
-            netsonde_model::units::Bytes(1024),
-            netsonde_model::units::Bytes(4096),
-        ];
-        plan.repeat = 2;
-        let (points, _) = plan.points();
+        let (points, _) = plan(&[1024, 4096], 2);
         let mut fake = FakeRunner::new(1);
         let metrics = |f: &mut FakeRunner| Metrics::from_report(&f.run(&points[0].spec).unwrap());
         // Point 0: both repetitions stored; point 1: one of two.
@@ -294,14 +583,16 @@ mod tests {
         let mut sink = Keep::default();
         let out = execute(
             &points,
-            plan.repeat,
+            2,
             &order,
             prior,
+            &RetryPolicy::default(),
             Hooks {
                 runner: &mut fake,
                 sink: &mut sink,
                 progress: &mut NoProgress,
                 stop: &|| false,
+                wait: &|_| true,
             },
         )
         .unwrap();

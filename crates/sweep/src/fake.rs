@@ -18,7 +18,7 @@ use netsonde_model::spec::{FlowDir, TestSpec};
 use netsonde_model::units::{BitRate, Bytes, Nanos, Percent};
 use rand::{Rng, SeedableRng};
 
-use crate::exec::Runner;
+use crate::exec::{RunError, Runner};
 
 /// Slope of the cost model, ns per byte (0.4 ns/B is a 20 Gbit/s asymptote).
 pub const A_NS_PER_BYTE: f64 = 0.4;
@@ -123,7 +123,7 @@ fn flow(
 }
 
 impl Runner for FakeRunner {
-    fn run(&mut self, spec: &TestSpec) -> Result<TestReport, String> {
+    fn run(&mut self, spec: &TestSpec) -> Result<TestReport, RunError> {
         if let Some((size, msg)) = &self.fail_size {
             let s = if spec.test.is_rr() {
                 spec.request_size
@@ -131,7 +131,7 @@ impl Runner for FakeRunner {
                 spec.size
             };
             if s == *size {
-                return Err(msg.clone());
+                return Err(RunError::Failed(msg.clone()));
             }
         }
         let key = fnv(&serde_json::to_string(spec).expect("specs serialize"));
