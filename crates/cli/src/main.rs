@@ -58,8 +58,7 @@ fn main() -> ExitCode {
 fn parse_args() -> Result<Cli, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
     fn negatives(cmd: clap::Command) -> clap::Command {
-        cmd.allow_negative_numbers(true)
-            .mut_subcommands(negatives)
+        cmd.allow_negative_numbers(true).mut_subcommands(negatives)
     }
     let mut cmd = negatives(Cli::command());
     let matches = cmd.try_get_matches_from_mut(std::env::args_os())?;

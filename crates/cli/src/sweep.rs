@@ -8,12 +8,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
+use netsonde_driver::client::ClientError;
 use netsonde_driver::client::{self, ClientConfig};
 use netsonde_driver::server::{Server, ServerConfig, ServerHandle};
 use netsonde_model::result::TestReport;
 use netsonde_model::spec::TestSpec;
 use netsonde_model::sweep::{Metrics, PointSummary};
-use netsonde_driver::client::ClientError;
 use netsonde_store::{FailureKind, NewRun, PlannedPoint, PointStatus, RunId, RunStatus, Store};
 use netsonde_sweep::exec::{
     execute, Hooks, Progress, RetryPolicy, RunError, Runner, Sink, SinkError,
@@ -225,18 +225,28 @@ impl Progress for Bar {
     }
     fn end(&mut self, point: &Point, rep: u32, outcome: &str) {
         if outcome.starts_with("failed") {
-            self.0
-                .println(format!("point {} rep {}: {outcome}", point.idx, rep + 1));
+            self.say(format!("point {} rep {}: {outcome}", point.idx, rep + 1));
         }
         self.0.inc(1);
     }
     fn retry(&mut self, point: &Point, rep: u32, wait: Duration, why: &str) {
-        self.0.println(format!(
+        self.say(format!(
             "point {} rep {}: {why}; trying again in {:.1} s",
             point.idx,
             rep + 1,
             wait.as_secs_f64()
         ));
+    }
+}
+
+impl Bar {
+    /// A line above the bar, or on stderr when there is no terminal to draw on.
+    fn say(&self, line: String) {
+        if self.0.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.0.println(line);
+        }
     }
 }
 
@@ -354,7 +364,9 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<SweepEnd> {
                 // Inside the lab, the server is where this lab says, never an
                 // address stored by another.
                 if row.link_json.is_some() {
-                    stored.host = std::env::var("NETSONDE_HOST").ok().filter(|h| !h.is_empty());
+                    stored.host = std::env::var("NETSONDE_HOST")
+                        .ok()
+                        .filter(|h| !h.is_empty());
                 }
             }
             let lock = store.lock_run(run)?;

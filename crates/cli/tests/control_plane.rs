@@ -7,9 +7,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use netsonde_model::spec::{TestKind, TestSpec};
-use netsonde_proto::{Frame, FrameDecoder, Hello, Message};
+use netsonde_proto::{Frame, Hello, Message};
 
-use crate::util::{bin, json, run, ServerProc};
+use crate::util::{bin, json, run, Raw, ServerProc};
 
 fn key_file(dir: &std::path::Path, name: &str) -> String {
     let p = dir.join(name);
@@ -227,64 +227,6 @@ fn tampered_frame_and_replayed_transcript_fail() {
     assert_eq!(hits.len(), 1, "{:?}", srv.lines());
     assert!(hits[0].contains("bytes=0"));
     let _ = std::fs::remove_dir_all(&d);
-}
-
-/// A raw protocol client for misbehaving on purpose.
-struct Raw {
-    s: TcpStream,
-    dec: FrameDecoder,
-}
-
-impl Raw {
-    fn connect(addr: &str) -> Raw {
-        let s = TcpStream::connect(addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        Raw {
-            s,
-            dec: FrameDecoder::new(),
-        }
-    }
-    fn send(&mut self, f: Frame) {
-        let _ = self.s.write_all(&f.to_bytes());
-    }
-    fn recv(&mut self) -> Option<Frame> {
-        let mut buf = [0u8; 4096];
-        loop {
-            if let Ok(Some(f)) = self.dec.next_frame() {
-                return Some(f);
-            }
-            match self.s.read(&mut buf) {
-                Ok(0) | Err(_) => return None,
-                Ok(n) => self.dec.push(&buf[..n]),
-            }
-        }
-    }
-    /// Hello and setup; returns the setup-ack.
-    fn setup(&mut self, spec: TestSpec) -> netsonde_proto::SetupAck {
-        self.send(Frame::Hello(Hello::ours()));
-        assert!(matches!(self.recv(), Some(Frame::Hello(_))));
-        self.send(Frame::Message(Message::Setup { spec }));
-        match self.recv() {
-            Some(Frame::Message(Message::SetupAck(a))) => *a,
-            other => panic!("{other:?}"),
-        }
-    }
-    /// Waits for the server to close (or an error frame and close).
-    fn closed_within(&mut self, limit: Duration) -> bool {
-        let start = Instant::now();
-        self.s
-            .set_read_timeout(Some(Duration::from_millis(200)))
-            .unwrap();
-        let mut buf = [0u8; 256];
-        while start.elapsed() < limit {
-            match self.s.read(&mut buf) {
-                Ok(0) => return true,
-                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
-                _ => {}
-            }
-        }
-        false
-    }
 }
 
 /// Waits until the server is back to its idle fd and thread counts.

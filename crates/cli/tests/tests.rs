@@ -9,5 +9,6 @@ mod io_strategies;
 mod lab;
 mod loopback;
 mod namespaces;
+mod regression;
 mod server;
 mod sweeps;

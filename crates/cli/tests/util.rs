@@ -1,8 +1,12 @@
 //! Helpers: running the binary, a server subprocess that is killed on drop.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use netsonde_model::spec::TestSpec;
+use netsonde_proto::{Frame, FrameDecoder, Hello, Message};
 
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_netsonde")
@@ -84,6 +88,11 @@ impl ServerProc {
             .local_addr()
             .unwrap()
             .port();
+        ServerProc::start_on(port, extra)
+    }
+
+    /// Starts a server on `port` with extra arguments.
+    pub fn start_on(port: u16, extra: &[&str]) -> ServerProc {
         let p = port.to_string();
         let mut child = Command::new(bin())
             .args(["server", "--bind", "127.0.0.1", "--port", &p])
@@ -288,5 +297,70 @@ impl Drop for NsServer {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+    }
+}
+
+/// A raw protocol client for misbehaving on purpose.
+pub struct Raw {
+    pub s: TcpStream,
+    dec: FrameDecoder,
+}
+
+impl Raw {
+    pub fn connect(addr: &str) -> Raw {
+        let s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        Raw {
+            s,
+            dec: FrameDecoder::new(),
+        }
+    }
+    pub fn send(&mut self, f: Frame) {
+        let _ = self.s.write_all(&f.to_bytes());
+    }
+    pub fn recv(&mut self) -> Option<Frame> {
+        let mut buf = [0u8; 4096];
+        loop {
+            if let Ok(Some(f)) = self.dec.next_frame() {
+                return Some(f);
+            }
+            match self.s.read(&mut buf) {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.dec.push(&buf[..n]),
+            }
+        }
+    }
+    /// Hello and setup; returns the server's answer to the setup.
+    pub fn setup_reply(&mut self, spec: TestSpec) -> Option<Frame> {
+        self.send(Frame::Hello(Hello::ours()));
+        assert!(matches!(self.recv(), Some(Frame::Hello(_))));
+        self.send(Frame::Message(Message::Setup { spec }));
+        self.recv()
+    }
+    /// Hello and setup; returns the setup-ack.
+    pub fn setup(&mut self, spec: TestSpec) -> netsonde_proto::SetupAck {
+        self.send(Frame::Hello(Hello::ours()));
+        assert!(matches!(self.recv(), Some(Frame::Hello(_))));
+        self.send(Frame::Message(Message::Setup { spec }));
+        match self.recv() {
+            Some(Frame::Message(Message::SetupAck(a))) => *a,
+            other => panic!("{other:?}"),
+        }
+    }
+    /// Waits for the server to close (or an error frame and close).
+    pub fn closed_within(&mut self, limit: Duration) -> bool {
+        let start = Instant::now();
+        self.s
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let mut buf = [0u8; 256];
+        while start.elapsed() < limit {
+            match self.s.read(&mut buf) {
+                Ok(0) => return true,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+                _ => {}
+            }
+        }
+        false
     }
 }

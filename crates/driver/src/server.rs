@@ -417,9 +417,8 @@ fn prepare(
         }
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed) as u64;
         // Until it starts, the test is expected to start at once.
-        let end = Instant::now()
-            + spec.warmup.saturating_add(spec.duration).as_duration()
-            + AFTER_TEST;
+        let end =
+            Instant::now() + spec.warmup.saturating_add(spec.duration).as_duration() + AFTER_TEST;
         r.push((id, end));
         BusyGuard(shared.clone(), id)
     };

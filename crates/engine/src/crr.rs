@@ -149,7 +149,8 @@ pub fn crr_requester(
     })
 }
 
-/// How long an accepted connection may take to deliver its preamble.
+/// How long an accepted connection may take to deliver its preamble, and to close
+/// after its response.
 pub const FIRST_BYTES: Duration = Duration::from_secs(1);
 
 /// Accepts connections on a shared listener (whose `SO_RCVTIMEO` bounds `accept`)
@@ -176,9 +177,7 @@ pub fn crr_responder(
             break;
         }
         let mut sock = match listener.accept() {
-            Ok((s, from)) if crate::udp::canonical(from.ip()) == crate::udp::canonical(peer) => {
-                s
-            }
+            Ok((s, from)) if crate::udp::canonical(from.ip()) == crate::udp::canonical(peer) => s,
             Ok(_) => continue,
             Err(e) if is_timeout(&e) => continue,
             Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
@@ -204,12 +203,14 @@ pub fn crr_responder(
         if !matches!(write_all(&mut sock, &resp, &mut m, ctx, 1), Ok(Step::Ok)) {
             continue;
         }
-        // Let the client close first, so TIME_WAIT stays on the client as in netperf.
+        // Let the client close first, so TIME_WAIT stays on the client as in netperf;
+        // one that does not close within FIRST_BYTES does not hold the responder.
+        let close_by = (Instant::now() + FIRST_BYTES).min(give_up);
         loop {
             match std::io::Read::read(&mut sock, &mut scratch) {
                 Ok(0) => break,
                 Ok(_) => {}
-                Err(e) if is_timeout(&e) && Instant::now() < give_up => {}
+                Err(e) if is_timeout(&e) && Instant::now() < close_by => {}
                 Err(_) => break,
             }
         }
@@ -222,4 +223,3 @@ pub fn crr_responder(
         latency: None,
     })
 }
-

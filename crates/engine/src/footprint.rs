@@ -93,10 +93,17 @@ mod tests {
         s.rx_io = IoStrategy::Uring;
         assert!(flow_bound(&s, false).0 > 4 * MIB);
         s.rx_io = IoStrategy::Auto;
-        assert!(flow_bound(&s, false).0 > flow_bound(&{
-            let mut u = s.clone();
-            u.rx_io = IoStrategy::Uring;
-            u
-        }, false).0);
+        assert!(
+            flow_bound(&s, false).0
+                > flow_bound(
+                    &{
+                        let mut u = s.clone();
+                        u.rx_io = IoStrategy::Uring;
+                        u
+                    },
+                    false
+                )
+                .0
+        );
     }
 }

@@ -51,6 +51,6 @@ pub use rows::{
     FailureKind, FailureRow, NewRun, PlannedPoint, PointRow, PointStatus, RepRow, RunId, RunRow,
     RunStatus,
 };
-pub use store::RunLock;
 pub use schema::MIGRATIONS;
+pub use store::RunLock;
 pub use store::{RepInput, Store};

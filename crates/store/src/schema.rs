@@ -95,7 +95,14 @@ mod tests {
             );
             assert_eq!(
                 tables(&conn),
-                ["failures", "points", "reps", "runs", "samples", "sqlite_sequence"]
+                [
+                    "failures",
+                    "points",
+                    "reps",
+                    "runs",
+                    "samples",
+                    "sqlite_sequence"
+                ]
             );
             // Migrating again is a no-op.
             migrate(&mut conn).unwrap();

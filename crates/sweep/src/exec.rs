@@ -316,7 +316,10 @@ pub fn execute(
                 if in_a_row >= policy.max_consecutive_failures {
                     out.gave_up = Some(format!(
                         "{in_a_row} measurements in a row failed, the last: {}",
-                        out.failures.last().map(|f| f.error.to_string()).unwrap_or_default()
+                        out.failures
+                            .last()
+                            .map(|f| f.error.to_string())
+                            .unwrap_or_default()
                     ));
                     break;
                 }
@@ -399,7 +402,10 @@ mod tests {
         let mut plan = Plan::default_characterization();
         plan.tests = vec![netsonde_model::spec::TestKind::TcpStream];
         plan.directions = vec![netsonde_model::spec::Direction::Out];
-        plan.sizes = sizes.iter().map(|&b| netsonde_model::units::Bytes(b)).collect();
+        plan.sizes = sizes
+            .iter()
+            .map(|&b| netsonde_model::units::Bytes(b))
+            .collect();
         plan.repeat = repeat;
         let (points, _) = plan.points();
         let order = plan.order(points.len());
