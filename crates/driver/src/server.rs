@@ -350,10 +350,14 @@ struct Prepared {
 }
 
 /// The thread accepting a session's data flows. Dropping it (the session ended,
-/// the control connection closed) stops it within [`sockopt::WAKE`] and joins it,
-/// so an abandoned setup leaves no thread, listener or socket behind.
+/// the control connection closed) shuts the listener down, which wakes a blocked
+/// `accept` at once (a UDP handshake notices within 100 ms), and joins it, so an
+/// abandoned setup leaves no thread, listener or socket behind.
 struct Acceptor {
     cancel: Arc<AtomicBool>,
+    /// The data listener, shut down on cancel so a blocked `accept` returns at
+    /// once.
+    listener: Arc<TcpListener>,
     thread: Option<JoinHandle<Result<Vec<FlowPlan>, String>>>,
 }
 
@@ -368,8 +372,12 @@ impl Acceptor {
 
 impl Drop for Acceptor {
     fn drop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
+        // Only a session that ends before its flows were accepted gets here with
+        // the thread still running; a joined acceptor leaves the listener alone
+        // (tcp-crr flows go on accepting on it).
         if let Some(t) = self.thread.take() {
+            self.cancel.store(true, Ordering::Relaxed);
+            let _ = socket2::SockRef::from(&*self.listener).shutdown(std::net::Shutdown::Read);
             let _ = t.join();
         }
     }
@@ -651,13 +659,14 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -
         let stop = cancel.clone();
         Acceptor {
             cancel,
+            listener: listener.clone(),
             thread: Some(std::thread::spawn(move || {
                 accept_flows(&spec, token, peer.ip(), listener, udp, deadline, &stop)
             })),
         }
     };
     // The listener lives in the acceptor (and, for tcp-crr, the flows) only: when
-    // the session ends early, dropping the acceptor closes it.
+    // the session ends early, dropping the acceptor shuts it down and closes it.
     drop(listener);
 
     // Wait for start.

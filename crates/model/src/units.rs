@@ -222,14 +222,14 @@ impl Nanos {
     /// Zero.
     pub const ZERO: Nanos = Nanos(0);
 
-    /// From whole milliseconds.
+    /// From whole milliseconds (saturating at about 584 years).
     pub const fn from_millis(ms: u64) -> Nanos {
-        Nanos(ms * 1_000_000)
+        Nanos(ms.saturating_mul(1_000_000))
     }
 
-    /// From whole seconds.
+    /// From whole seconds (saturating at about 584 years).
     pub const fn from_secs(s: u64) -> Nanos {
-        Nanos(s * 1_000_000_000)
+        Nanos(s.saturating_mul(1_000_000_000))
     }
 
     /// As a `Duration`.

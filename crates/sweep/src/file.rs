@@ -272,6 +272,16 @@ impl Experiment {
             probe.rate = None;
         }
         val("options", probe.validate())?;
+        let n = p.size_bound();
+        if n > crate::plan::MAX_POINTS {
+            return Err(FileError::Value {
+                key: "axes",
+                message: format!(
+                    "the axes make {n} points, more than the {} a plan may have",
+                    crate::plan::MAX_POINTS
+                ),
+            });
+        }
         Ok(p)
     }
 }

@@ -50,6 +50,11 @@ pub struct Plan {
     pub link: Option<LinkSettings>,
 }
 
+/// The most points a plan may have: far beyond any sweep one would run (at the
+/// default 1 s per repetition and 3 repetitions, 100,000 points is three days), and
+/// small enough that planning one stays quick and small.
+pub const MAX_POINTS: usize = 100_000;
+
 /// The link axes of a lab sweep; an empty axis is not varied.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -156,6 +161,26 @@ impl Plan {
             link_axes: LinkAxes::default(),
             link: None,
         }
+    }
+
+    /// How many points (run or skipped) the axes make, at most: the product of the
+    /// axes' lengths, saturating, before RR tests collapse their directions.
+    pub fn size_bound(&self) -> usize {
+        let l = &self.link_axes;
+        [
+            l.mtu.len(),
+            l.rate.len(),
+            l.delay.len(),
+            l.loss.len(),
+            self.tests.len(),
+            self.directions.len(),
+            self.sizes.len(),
+            self.windows.len(),
+            self.parallel.len(),
+            self.io.len(),
+        ]
+        .into_iter()
+        .fold(1usize, |n, k| n.saturating_mul(k.max(1)))
     }
 
     /// Expands the axes. Combinations whose spec is invalid (a UDP datagram over
