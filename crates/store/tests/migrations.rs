@@ -176,3 +176,41 @@ fn default_path_names_the_netsonde_database() {
     let p = Store::default_path();
     assert!(p.ends_with("netsonde/netsonde.db") || p == std::path::Path::new("netsonde.db"));
 }
+
+const SCHEMA_V2: &str = include_str!("fixtures/schema_v2.sql");
+
+#[test]
+fn fixture_v2_has_exactly_the_first_two_migrations_schema() {
+    let fixture = Connection::open_in_memory().unwrap();
+    fixture.execute_batch(SCHEMA_V2).unwrap();
+    assert_eq!(user_version(&fixture), 2);
+    let fresh = Connection::open_in_memory().unwrap();
+    fresh.execute_batch(MIGRATIONS[0]).unwrap();
+    fresh.execute_batch(MIGRATIONS[1]).unwrap();
+    assert_eq!(schema_of(&fixture), schema_of(&fresh));
+}
+
+/// A version-2 file opens at version 3: its runs read back (a legacy `failed`
+/// point included), it has no failures yet, and its interrupted run resumes with
+/// failures recorded beside its repetitions.
+#[test]
+fn fixture_v2_migrates_and_reads_back() {
+    use netsonde_store::FailureKind;
+    let conn = Connection::open_in_memory().unwrap();
+    conn.execute_batch(SCHEMA_V2).unwrap();
+    let mut store = Store::from_connection(conn).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 3);
+    let run = store.run(1).unwrap();
+    assert!(run.link_json.unwrap().contains("9000"));
+    let legacy = store.points(2).unwrap();
+    assert_eq!(legacy[0].status, PointStatus::Failed);
+    assert_eq!(legacy[0].reason.as_deref(), Some("connection refused"));
+    assert_eq!(legacy[1].status, PointStatus::Skipped);
+    assert!(store.failures(1).unwrap().is_empty());
+    store
+        .record_failure(1, 1, 0, 1_767_400_000, FailureKind::Failed, "refused")
+        .unwrap();
+    assert_eq!(store.failures(1).unwrap().len(), 1);
+    assert_eq!(store.points(1).unwrap()[0].reps.len(), 2);
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
