@@ -30,7 +30,7 @@ pub mod quality;
 pub mod stats;
 pub mod steady;
 
-pub use compare::{compare, Delta, Verdict};
+pub use compare::{delta, judge, reps_for, smallest_p, Delta, Verdict, FAMILY_ALPHA};
 pub use diagnose::{diagnose, Bottleneck, DiagnosisInput};
 pub use fit::{fit_linear, predicted_throughput, LinearFit};
 pub use knee::knee;
@@ -39,5 +39,5 @@ pub use link::{
     ETHERNET_WIRE_OVERHEAD, L4,
 };
 pub use quality::{estimate_all, point_quality};
-pub use stats::{estimate, reps_needed, t975};
+pub use stats::{estimate, mann_whitney_less, reps_needed, t975};
 pub use steady::{steady_state, Steadiness};

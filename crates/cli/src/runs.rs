@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use netsonde_model::host::HostFacts;
+use netsonde_model::sweep::Metric;
 use netsonde_model::sweep::PointSummary;
 use netsonde_report::study::{PointView, RunMeta, Study};
 use netsonde_store::{RunId, Store};
@@ -62,12 +63,21 @@ pub fn study(store: &Store, id: RunId) -> anyhow::Result<Study> {
                 spec: serde_json::from_str(&p.config_json).context("point config")?,
                 status: p.status.to_string(),
                 reason: p.reason,
-                summary: p
-                    .summary_json
-                    .as_deref()
-                    .map(serde_json::from_str::<PointSummary>)
-                    .transpose()
-                    .context("point summary")?,
+                // A done point's statistics are computed again from its stored
+                // repetitions, so a report always shows this version's intervals
+                // (runs stored by older versions included).
+                summary: match p.summary_json.as_deref() {
+                    None => None,
+                    Some(_) if !p.reps.is_empty() => {
+                        let spec: netsonde_model::spec::TestSpec =
+                            serde_json::from_str(&p.config_json).context("point config")?;
+                        let reps: Vec<_> = p.reps.iter().map(|r| r.metrics.clone()).collect();
+                        Some(netsonde_sweep::exec::summarize(&spec, &reps))
+                    }
+                    Some(j) => Some(
+                        serde_json::from_str::<PointSummary>(j).context("point summary")?,
+                    ),
+                },
             })
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
@@ -179,63 +189,222 @@ pub fn export(store: &Store, id: RunId, csv: bool) -> anyhow::Result<String> {
 }
 
 /// Metrics `compare` judges.
-const COMPARED: [&str; 6] = [
-    "goodput",
-    "transactions_per_sec",
-    "latency_p50",
-    "latency_p99",
-    "client_us_per_kib",
-    "server_us_per_kib",
+const COMPARED: [Metric; 6] = [
+    Metric::Goodput,
+    Metric::TransactionsPerSec,
+    Metric::LatencyP50,
+    Metric::LatencyP99,
+    Metric::ClientUsPerKib,
+    Metric::ServerUsPerKib,
 ];
 
-/// `compare A B`: per-point deltas; returns the text and whether B regressed.
-pub fn compare(store: &Store, a: RunId, b: RunId, min_rel: f64) -> anyhow::Result<(String, bool)> {
-    let (sa, sb) = (study(store, a)?, study(store, b)?);
-    let index: BTreeMap<_, _> = sa.points.iter().map(|p| (p.axes.clone(), p)).collect();
-    let mut o = format!(
-        "{:<40} {:<22} {:>14} {:>14} {:>9}  {}\n",
-        "configuration",
-        "metric",
-        format!("run {a}"),
-        format!("run {b}"),
-        "change",
-        "verdict"
+/// The host facts that change figures, as `name: a vs b` for each that differs.
+fn host_differences(a: Option<&HostFacts>, b: Option<&HostFacts>) -> Vec<String> {
+    let (Some(a), Some(b)) = (a, b) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut diff = |name: &str, x: String, y: String| {
+        if x != y {
+            out.push(format!("{name} {x} vs {y}"));
+        }
+    };
+    diff("kernel", a.kernel.clone(), b.kernel.clone());
+    diff("CPU", a.cpu_model.clone(), b.cpu_model.clone());
+    diff("cores", a.cores.to_string(), b.cores.to_string());
+    diff(
+        "MTU",
+        a.interface.as_ref().map_or("?".into(), |i| i.mtu.to_string()),
+        b.interface.as_ref().map_or("?".into(), |i| i.mtu.to_string()),
     );
-    let mut regressed = false;
-    let mut matched = 0;
-    for pb in &sb.points {
-        let Some(pa) = index.get(&pb.axes) else {
-            continue;
+    for (k, va) in &a.sysctls {
+        let vb = b.sysctls.get(k).cloned().unwrap_or_else(|| "unset".into());
+        diff(k, va.clone(), vb);
+    }
+    out
+}
+
+/// The fields of two point specs that differ, as `field: a vs b`.
+fn spec_differences(a: &str, b: &str) -> Vec<String> {
+    let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) = (
+        serde_json::from_str::<serde_json::Value>(a),
+        serde_json::from_str::<serde_json::Value>(b),
+    ) else {
+        return if a == b {
+            Vec::new()
+        } else {
+            vec!["the spec".into()]
         };
-        let (Some(xa), Some(xb)) = (&pa.summary, &pb.summary) else {
-            continue;
-        };
-        matched += 1;
-        for m in COMPARED {
-            let (Some(ea), Some(eb)) = (xa.estimates.get(m), xb.estimates.get(m)) else {
-                continue;
+    };
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| {
+            let show = |v: Option<&serde_json::Value>| {
+                v.map_or("unset".to_string(), |v| v.to_string())
             };
-            let d = netsonde_analysis::compare(m, ea, eb, min_rel);
-            let verdict = match d.verdict {
-                netsonde_analysis::Verdict::Better => "better",
-                netsonde_analysis::Verdict::Worse => {
-                    regressed = true;
-                    "REGRESSION"
-                }
-                netsonde_analysis::Verdict::Same => "same (within noise)",
-            };
+            format!("{k} {} vs {}", show(a.get(k)), show(b.get(k)))
+        })
+        .collect()
+}
+
+/// `compare A B`: per-point deltas; returns the text and whether B regressed.
+///
+/// Points are matched by their axes. A matched pair whose full specs differ (an
+/// `--io`, a duration, any option) is not judged and says which fields differ;
+/// host facts that differ are named at the top. Each metric is tested with the
+/// exact one-sided Mann–Whitney test on the repetitions, the whole comparison with
+/// Holm's procedure at a 5% family level, and a change must also exceed `min_rel`.
+pub fn compare(store: &Store, a: RunId, b: RunId, min_rel: f64) -> anyhow::Result<(String, bool)> {
+    let (ra, rb) = (store.run(a)?, store.run(b)?);
+    let host = |j: Option<&str>| j.and_then(|j| serde_json::from_str::<HostFacts>(j).ok());
+    let mut o = String::new();
+    for (side, x, y) in [
+        (
+            "client",
+            host(Some(&ra.client_host_json)),
+            host(Some(&rb.client_host_json)),
+        ),
+        (
+            "server",
+            host(ra.server_host_json.as_deref()),
+            host(rb.server_host_json.as_deref()),
+        ),
+    ] {
+        let d = host_differences(x.as_ref(), y.as_ref());
+        if !d.is_empty() {
             o.push_str(&format!(
-                "{:<40} {:<22} {:>14.4} {:>14.4} {:>+8.1}%  {verdict}\n",
-                sb.label(pb),
-                m,
-                ea.median,
-                eb.median,
-                d.rel_change * 100.0
+                "warning: the {side} hosts differ ({}): a change may come from that alone\n",
+                d.join("; ")
             ));
         }
     }
-    if matched == 0 {
-        bail!("runs {a} and {b} have no completed point with the same configuration");
+    if ra.link_json != rb.link_json {
+        o.push_str("warning: the runs were measured over different links\n");
+    }
+    let (pa, pb) = (store.points(a)?, store.points(b)?);
+    let values = |p: &netsonde_store::PointRow, m: Metric| -> Vec<f64> {
+        p.reps.iter().filter_map(|r| r.metrics.value(m)).collect()
+    };
+    let index: BTreeMap<&str, &netsonde_store::PointRow> =
+        pa.iter().map(|p| (p.axes_json.as_str(), p)).collect();
+    let label = |p: &netsonde_store::PointRow| -> String {
+        serde_json::from_str::<BTreeMap<String, String>>(&p.axes_json)
+            .map(|axes| {
+                axes.iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_else(|_| p.axes_json.clone())
+    };
+    let mut deltas: Vec<(String, netsonde_analysis::Delta)> = Vec::new();
+    let mut not_comparable = Vec::new();
+    let mut unmatched = 0;
+    let mut min_n = usize::MAX;
+    for q in &pb {
+        let Some(p) = index.get(q.axes_json.as_str()) else {
+            unmatched += 1;
+            continue;
+        };
+        let differs = spec_differences(&p.config_json, &q.config_json);
+        if !differs.is_empty() {
+            not_comparable.push(format!("{}: {}", label(q), differs.join("; ")));
+            continue;
+        }
+        for m in COMPARED {
+            let (xa, xb) = (values(p, m), values(q, m));
+            if let Some(d) = netsonde_analysis::delta(m, &xa, &xb) {
+                min_n = min_n.min(xa.len()).min(xb.len());
+                deltas.push((label(q), d));
+            }
+        }
+    }
+    if deltas.is_empty() {
+        bail!(
+            "runs {a} and {b} have no point with the same configuration and measured repetitions \
+             to compare{}",
+            if not_comparable.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} matched by axes differ in their options)", not_comparable.len())
+            }
+        );
+    }
+    let mut ds: Vec<netsonde_analysis::Delta> = deltas.iter().map(|(_, d)| d.clone()).collect();
+    netsonde_analysis::judge(&mut ds, netsonde_analysis::FAMILY_ALPHA, min_rel);
+    o.push_str(&format!(
+        "{} comparisons over {} point(s); a change is significant when the exact one-sided \
+         Mann-Whitney test passes Holm's procedure at a 5% family level and exceeds {:.1}%\n",
+        ds.len(),
+        deltas
+            .iter()
+            .map(|(l, _)| l.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        100.0 * min_rel
+    ));
+    let need = netsonde_analysis::reps_for(ds.len(), netsonde_analysis::FAMILY_ALPHA);
+    if min_n < need {
+        o.push_str(&format!(
+            "note: with {min_n} repetition(s) a side, the smallest p-value is {:.3}; {} \
+             comparisons need {need} per run for any change to be significant (--repeat {need})\n",
+            netsonde_analysis::smallest_p(min_n, min_n),
+            ds.len()
+        ));
+    }
+    o.push_str(&format!(
+        "\n  {:<20} {:>34} {:>34} {:>8} {:>8}  {}\n",
+        "metric",
+        format!("run {a}: median [interval]"),
+        format!("run {b}: median [interval]"),
+        "change",
+        "p",
+        "verdict"
+    ));
+    let mut regressed = false;
+    let mut last = "";
+    for ((label, _), d) in deltas.iter().zip(&ds) {
+        if label != last {
+            o.push_str(&format!("{label}\n"));
+            last = label;
+        }
+        let shown = |e: &netsonde_model::sweep::Estimate| {
+            let f = |v| d.metric.format(v);
+            match (e.ci_low, e.ci_high) {
+                (Some(l), Some(h)) => format!("{} [{}, {}]", f(e.median), f(l), f(h)),
+                _ => format!("{} (n = {})", f(e.median), e.n),
+            }
+        };
+        let (verdict, p) = match d.verdict {
+            netsonde_analysis::Verdict::Better => ("better", d.p_better),
+            netsonde_analysis::Verdict::Worse => {
+                regressed = true;
+                ("REGRESSION", d.p_worse)
+            }
+            netsonde_analysis::Verdict::Same => ("same", d.p_worse.min(d.p_better)),
+        };
+        let p = if p < 0.001 {
+            format!("{p:.1e}")
+        } else {
+            format!("{p:.3}")
+        };
+        o.push_str(&format!(
+            "  {:<20} {:>34} {:>34} {:>+7.1}% {:>8}  {verdict}\n",
+            d.metric.name(),
+            shown(&d.a),
+            shown(&d.b),
+            d.rel_change * 100.0,
+            p
+        ));
+    }
+    for n in &not_comparable {
+        o.push_str(&format!("not compared (the options differ): {n}\n"));
+    }
+    if unmatched > 0 {
+        o.push_str(&format!(
+            "{unmatched} point(s) of run {b} have no counterpart in run {a}\n"
+        ));
     }
     Ok((o, regressed))
 }

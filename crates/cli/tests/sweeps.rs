@@ -117,12 +117,12 @@ fn compare_is_a_performance_gate() {
         "--sizes",
         "1K..16K*4",
         "--repeat",
-        "5",
+        "8",
     ];
     ok(&base);
     ok(&[&base[..], &["--seed", "2"]].concat());
-    ok(&[&base[..], &["--fake-scale", "0.8"]].concat());
-    // Same engine, different noise: no regression.
+    ok(&[&base[..], &["--fake-scale", "0.7"]].concat());
+    // A/A: the same configuration, different noise: no regression.
     let same = run(
         &["compare", "1", "2", "--db", s(&db)],
         Duration::from_secs(30),
@@ -133,7 +133,7 @@ fn compare_is_a_performance_gate() {
         "{}",
         String::from_utf8_lossy(&same.stdout)
     );
-    // 20% slower: flagged, exit 3.
+    // A/B, 30% slower: flagged, exit 3, with units.
     let worse = run(
         &["compare", "1", "3", "--db", s(&db)],
         Duration::from_secs(30),
@@ -141,6 +141,22 @@ fn compare_is_a_performance_gate() {
     let text = String::from_utf8_lossy(&worse.stdout);
     assert_eq!(worse.status.code(), Some(3), "{text}");
     assert!(text.contains("REGRESSION"), "{text}");
+    assert!(text.contains("bit/s") && text.contains("Holm"), "{text}");
+    // Too few repetitions to decide among many comparisons: said, not guessed.
+    let few = [&base[..8], &["--repeat", "3"]].concat();
+    ok(&few);
+    ok(&[&few[..], &["--fake-scale", "0.7"]].concat());
+    let out = run(&["compare", "4", "5", "--db", s(&db)], Duration::from_secs(30));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("need") && text.contains("--repeat"), "{text}");
+    // The same axes with another option (the measured time) are not judged, and
+    // say which option differs.
+    ok(&[&base[..], &["--time", "2"]].concat());
+    let out = run(&["compare", "1", "6", "--db", s(&db)], Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("differ in their options"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
 }
 

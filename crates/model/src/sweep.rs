@@ -32,9 +32,14 @@ use crate::spec::FlowDir;
 pub struct Metrics(pub BTreeMap<String, f64>);
 
 impl Metrics {
-    /// A metric, if present.
+    /// A metric, if present, by its stored name.
     pub fn get(&self, name: &str) -> Option<f64> {
         self.0.get(name).copied()
+    }
+
+    /// A metric, if present.
+    pub fn value(&self, metric: Metric) -> Option<f64> {
+        self.get(metric.name())
     }
 
     fn put(&mut self, name: &str, v: Option<f64>) {
@@ -145,12 +150,245 @@ impl Metrics {
     }
 }
 
-/// Whether more of a metric is better (throughput) or worse (latency, CPU).
+/// Whether more of a metric is better (throughput) or worse (latency, CPU). Names
+/// that are not a [`Metric`] count as worse-when-higher.
 pub fn higher_is_better(metric: &str) -> bool {
-    matches!(
-        metric,
-        "goodput" | "goodput_out" | "goodput_in" | "messages_per_sec" | "transactions_per_sec"
-    )
+    Metric::from_name(metric).is_some_and(Metric::higher_is_better)
+}
+
+/// The unit a metric is measured in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unit {
+    /// Bits per second.
+    BitRate,
+    /// Events per second.
+    PerSecond,
+    /// Nanoseconds.
+    Nanos,
+    /// Busy cores (1.0 is one core fully busy).
+    Cores,
+    /// Microseconds of CPU per KiB moved.
+    UsPerKib,
+    /// Microseconds.
+    Micros,
+    /// Percent.
+    Percent,
+    /// A count.
+    Count,
+    /// A dimensionless ratio.
+    Ratio,
+    /// Bytes.
+    Bytes,
+}
+
+impl Unit {
+    /// `v` in this unit, with an SI prefix where it helps and the unit's name.
+    pub fn format(self, v: f64) -> String {
+        use crate::units::{BitRate, Bytes, Nanos};
+        if !v.is_finite() {
+            return format!("{v}");
+        }
+        match self {
+            Unit::BitRate => BitRate(v).to_string(),
+            Unit::Nanos => Nanos(v.max(0.0).round() as u64).to_string(),
+            Unit::Bytes => Bytes(v.max(0.0).round() as u64).to_string(),
+            Unit::PerSecond => {
+                let (d, p) = if v.abs() >= 1e6 {
+                    (1e6, "M")
+                } else if v.abs() >= 1e3 {
+                    (1e3, "k")
+                } else {
+                    (1.0, "")
+                };
+                format!("{:.2} {p}/s", v / d)
+            }
+            Unit::Cores => format!("{v:.2} cores"),
+            Unit::UsPerKib => format!("{v:.3} us/KiB"),
+            Unit::Micros => format!("{v:.2} us"),
+            Unit::Percent => format!("{v:.3}%"),
+            Unit::Count => format!("{v:.0}"),
+            Unit::Ratio => format!("{v:.3}"),
+        }
+    }
+}
+
+/// Every figure a repetition can have: the names of [`Metrics`], as a type with
+/// its unit and its good direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Metric {
+    /// Goodput, both directions summed.
+    Goodput,
+    /// Goodput client to server.
+    GoodputOut,
+    /// Goodput server to client.
+    GoodputIn,
+    /// Messages per second, senders summed.
+    MessagesPerSec,
+    /// Transactions per second.
+    TransactionsPerSec,
+    /// Fastest transaction.
+    LatencyMin,
+    /// Mean transaction.
+    LatencyMean,
+    /// Median transaction.
+    LatencyP50,
+    /// 90th percentile.
+    LatencyP90,
+    /// 99th percentile.
+    LatencyP99,
+    /// 99.9th percentile.
+    LatencyP999,
+    /// Client busy cores, system-wide.
+    ClientBusyCores,
+    /// Server busy cores, system-wide.
+    ServerBusyCores,
+    /// Client service demand per KiB.
+    ClientUsPerKib,
+    /// Server service demand per KiB.
+    ServerUsPerKib,
+    /// Client service demand per transaction.
+    ClientUsPerTrans,
+    /// Server service demand per transaction.
+    ServerUsPerTrans,
+    /// Client's busiest core.
+    ClientCpuMaxCore,
+    /// Server's busiest core.
+    ServerCpuMaxCore,
+    /// TCP retransmitted segments.
+    Retransmits,
+    /// UDP loss.
+    Loss,
+    /// Mean smoothed RTT of TCP senders.
+    Srtt,
+    /// Coefficient of variation of interval rates.
+    IntervalCv,
+    /// Smallest granted socket buffer.
+    WindowGranted,
+}
+
+impl Metric {
+    /// Every metric, in report order.
+    pub const ALL: [Metric; 24] = [
+        Metric::Goodput,
+        Metric::GoodputOut,
+        Metric::GoodputIn,
+        Metric::MessagesPerSec,
+        Metric::TransactionsPerSec,
+        Metric::LatencyMin,
+        Metric::LatencyMean,
+        Metric::LatencyP50,
+        Metric::LatencyP90,
+        Metric::LatencyP99,
+        Metric::LatencyP999,
+        Metric::ClientBusyCores,
+        Metric::ServerBusyCores,
+        Metric::ClientUsPerKib,
+        Metric::ServerUsPerKib,
+        Metric::ClientUsPerTrans,
+        Metric::ServerUsPerTrans,
+        Metric::ClientCpuMaxCore,
+        Metric::ServerCpuMaxCore,
+        Metric::Retransmits,
+        Metric::Loss,
+        Metric::Srtt,
+        Metric::IntervalCv,
+        Metric::WindowGranted,
+    ];
+
+    /// The name stored in [`Metrics`] and the store.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Goodput => "goodput",
+            Metric::GoodputOut => "goodput_out",
+            Metric::GoodputIn => "goodput_in",
+            Metric::MessagesPerSec => "messages_per_sec",
+            Metric::TransactionsPerSec => "transactions_per_sec",
+            Metric::LatencyMin => "latency_min",
+            Metric::LatencyMean => "latency_mean",
+            Metric::LatencyP50 => "latency_p50",
+            Metric::LatencyP90 => "latency_p90",
+            Metric::LatencyP99 => "latency_p99",
+            Metric::LatencyP999 => "latency_p999",
+            Metric::ClientBusyCores => "client_busy_cores",
+            Metric::ServerBusyCores => "server_busy_cores",
+            Metric::ClientUsPerKib => "client_us_per_kib",
+            Metric::ServerUsPerKib => "server_us_per_kib",
+            Metric::ClientUsPerTrans => "client_us_per_trans",
+            Metric::ServerUsPerTrans => "server_us_per_trans",
+            Metric::ClientCpuMaxCore => "client_cpu_max_core",
+            Metric::ServerCpuMaxCore => "server_cpu_max_core",
+            Metric::Retransmits => "retransmits",
+            Metric::Loss => "loss",
+            Metric::Srtt => "srtt",
+            Metric::IntervalCv => "interval_cv",
+            Metric::WindowGranted => "window_granted",
+        }
+    }
+
+    /// The metric a stored name stands for.
+    pub fn from_name(name: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Its unit.
+    pub fn unit(self) -> Unit {
+        match self {
+            Metric::Goodput | Metric::GoodputOut | Metric::GoodputIn => Unit::BitRate,
+            Metric::MessagesPerSec | Metric::TransactionsPerSec => Unit::PerSecond,
+            Metric::LatencyMin
+            | Metric::LatencyMean
+            | Metric::LatencyP50
+            | Metric::LatencyP90
+            | Metric::LatencyP99
+            | Metric::LatencyP999
+            | Metric::Srtt => Unit::Nanos,
+            Metric::ClientBusyCores | Metric::ServerBusyCores => Unit::Cores,
+            Metric::ClientUsPerKib | Metric::ServerUsPerKib => Unit::UsPerKib,
+            Metric::ClientUsPerTrans | Metric::ServerUsPerTrans => Unit::Micros,
+            Metric::ClientCpuMaxCore | Metric::ServerCpuMaxCore | Metric::Loss => Unit::Percent,
+            Metric::Retransmits => Unit::Count,
+            Metric::IntervalCv => Unit::Ratio,
+            Metric::WindowGranted => Unit::Bytes,
+        }
+    }
+
+    /// Whether more is better (throughput) rather than worse (latency, CPU, loss).
+    pub fn higher_is_better(self) -> bool {
+        matches!(
+            self,
+            Metric::Goodput
+                | Metric::GoodputOut
+                | Metric::GoodputIn
+                | Metric::MessagesPerSec
+                | Metric::TransactionsPerSec
+        )
+    }
+
+    /// `v` with its unit.
+    pub fn format(self, v: f64) -> String {
+        self.unit().format(v)
+    }
+}
+
+impl std::fmt::Display for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Metric {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Metric {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Metric, D::Error> {
+        let name = String::deserialize(d)?;
+        Metric::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown metric '{name}'")))
+    }
 }
 
 /// A metric estimated over repetitions.
@@ -162,10 +400,15 @@ pub struct Estimate {
     pub median: f64,
     /// Mean.
     pub mean: f64,
-    /// Lower end of the 95% confidence interval of the median.
-    pub ci_low: f64,
+    /// Lower end of the distribution-free confidence interval of the median (a
+    /// measured value); `None` with fewer than 3 repetitions ("n too small").
+    pub ci_low: Option<f64>,
     /// Upper end.
-    pub ci_high: f64,
+    pub ci_high: Option<f64>,
+    /// The interval's exact coverage: 0.75, 0.875 and 0.9375 with 3, 4 and 5
+    /// repetitions, at least 0.95 from 6 on.
+    #[serde(default)]
+    pub ci_coverage: Option<f64>,
     /// Coefficient of variation (sample standard deviation over mean).
     pub cv: f64,
 }
@@ -265,4 +508,22 @@ pub struct PointSummary {
     pub estimates: BTreeMap<String, Estimate>,
     /// Quality warnings.
     pub quality: Vec<Quality>,
+}
+
+#[cfg(test)]
+mod metric_tests {
+    use super::*;
+
+    #[test]
+    fn every_metric_round_trips_through_its_name_and_has_a_unit() {
+        for m in Metric::ALL {
+            assert_eq!(Metric::from_name(m.name()), Some(m));
+            assert_eq!(serde_json::to_string(&m).unwrap(), format!("\"{}\"", m.name()));
+        }
+        assert_eq!(Metric::from_name("nope"), None);
+        assert_eq!(Metric::Goodput.format(10407155733.433), "10.41 Gbit/s");
+        assert_eq!(Metric::LatencyP50.format(50_600.0), "50.6 us");
+        assert_eq!(Metric::TransactionsPerSec.format(19_500.0), "19.50 k/s");
+        assert!(higher_is_better("goodput") && !higher_is_better("latency_p99"));
+    }
 }

@@ -1,7 +1,8 @@
 //! CSV export: one row per point and metric (`netsonde runs export RUN --csv`).
 //!
 //! Columns: `point, test, direction, size, window, parallel, status, metric, n,
-//! median, mean, ci_low, ci_high, cv`. Points without a summary give one row with
+//! median, mean, ci_low, ci_high, ci_coverage, cv` (the interval is empty where
+//! fewer than 3 repetitions give none). Points without a summary give one row with
 //! empty metric columns, so skipped and failed points stay visible.
 
 use std::fmt::Write;
@@ -19,7 +20,7 @@ fn field(s: &str) -> String {
 /// Renders the CSV.
 pub fn render(s: &Study) -> String {
     let mut o = String::from(
-        "point,test,direction,size,window,parallel,status,metric,n,median,mean,ci_low,ci_high,cv\n",
+        "point,test,direction,size,window,parallel,status,metric,n,median,mean,ci_low,ci_high,ci_coverage,cv\n",
     );
     for p in &s.points {
         let ax = |k: &str| field(p.axes.get(k).map(String::as_str).unwrap_or(""));
@@ -38,21 +39,27 @@ pub fn render(s: &Study) -> String {
                 for (m, e) in &sum.estimates {
                     let _ = writeln!(
                         o,
-                        "{head},{},{},{},{},{},{},{}",
+                        "{head},{},{},{},{},{},{},{},{}",
                         field(m),
                         e.n,
                         e.median,
                         e.mean,
-                        e.ci_low,
-                        e.ci_high,
+                        num(e.ci_low),
+                        num(e.ci_high),
+                        num(e.ci_coverage),
                         e.cv
                     );
                 }
             }
             None => {
-                let _ = writeln!(o, "{head},,,,,,,");
+                let _ = writeln!(o, "{head},,,,,,,,");
             }
         }
     }
     o
+}
+
+/// An optional number, empty when absent.
+fn num(v: Option<f64>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
 }

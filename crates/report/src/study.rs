@@ -73,7 +73,7 @@ impl PointView {
 
     fn ci(&self, metric: &str) -> Option<(f64, f64)> {
         let e = self.summary.as_ref()?.estimates.get(metric)?;
-        Some((e.ci_low, e.ci_high))
+        Some((e.ci_low?, e.ci_high?))
     }
 }
 

@@ -49,7 +49,16 @@ pub fn tables(s: &Study) -> Vec<Table> {
             let est = |m: &str| p.summary.as_ref().and_then(|x| x.estimates.get(m));
             let with_ci = |m: &str, f: &dyn Fn(f64) -> String| {
                 est(m)
-                    .map(|e| format!("{} [{} – {}]", f(e.median), f(e.ci_low), f(e.ci_high)))
+                    .map(|e| match (e.ci_low, e.ci_high, e.ci_coverage) {
+                        (Some(l), Some(h), Some(c)) => format!(
+                            "{} [{} – {}, {:.0}%]",
+                            f(e.median),
+                            f(l),
+                            f(h),
+                            100.0 * c
+                        ),
+                        _ => format!("{} (n = {}: too few for an interval)", f(e.median), e.n),
+                    })
                     .unwrap_or_else(|| "-".into())
             };
             vec![
