@@ -122,7 +122,11 @@ pub fn judge(deltas: &mut [Delta], alpha: f64, min_rel: f64) {
             };
             if moved && d.verdict == Verdict::Same {
                 d.significant = true;
-                d.verdict = if worse { Verdict::Worse } else { Verdict::Better };
+                d.verdict = if worse {
+                    Verdict::Worse
+                } else {
+                    Verdict::Better
+                };
             }
         }
     }
@@ -160,13 +164,21 @@ mod tests {
 
     #[test]
     fn a_separated_goodput_drop_is_a_regression() {
-        let d = judged(Metric::Goodput, &reps(9.4e9, 0.1e9, 5), &reps(8.5e9, 0.1e9, 5));
+        let d = judged(
+            Metric::Goodput,
+            &reps(9.4e9, 0.1e9, 5),
+            &reps(8.5e9, 0.1e9, 5),
+        );
         assert!(d.significant);
         assert_eq!(d.verdict, Verdict::Worse);
         assert!((d.rel_change - (8.5 - 9.4) / 9.4).abs() < 1e-12);
         assert!((d.p_worse - 1.0 / 252.0).abs() < 1e-12);
         // The same rise is an improvement.
-        let d = judged(Metric::Goodput, &reps(8.5e9, 0.1e9, 5), &reps(9.4e9, 0.1e9, 5));
+        let d = judged(
+            Metric::Goodput,
+            &reps(8.5e9, 0.1e9, 5),
+            &reps(9.4e9, 0.1e9, 5),
+        );
         assert_eq!(d.verdict, Verdict::Better);
     }
 
@@ -194,7 +206,11 @@ mod tests {
     #[test]
     fn overlapping_repetitions_are_the_same() {
         // A 10% drop in the medians, but the repetitions interleave.
-        let d = judged(Metric::Goodput, &[9.0, 10.0, 11.0, 12.0], &[8.0, 9.5, 10.5, 8.5]);
+        let d = judged(
+            Metric::Goodput,
+            &[9.0, 10.0, 11.0, 12.0],
+            &[8.0, 9.5, 10.5, 8.5],
+        );
         assert!(!d.significant);
         assert_eq!(d.verdict, Verdict::Same);
     }

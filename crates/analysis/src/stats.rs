@@ -233,7 +233,8 @@ fn normal_cdf(z: f64) -> f64 {
     let t = 1.0 / (1.0 + 0.327_591_1 * x);
     let poly = t
         * (0.254_829_592
-            + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     let erf = 1.0 - poly * (-x * x).exp();
     if z >= 0.0 {
         0.5 * (1.0 + erf)
@@ -316,7 +317,10 @@ mod tests {
         let e = estimate(&[1.2e9, 8.1e9, 9.0e9]).unwrap();
         assert_eq!((e.ci_low, e.ci_high), (Some(1.2e9), Some(9.0e9)));
         assert_eq!(e.ci_coverage, Some(0.75));
-        assert_eq!(estimate(&[1.0, 2.0, 3.0, 4.0]).unwrap().ci_coverage, Some(0.875));
+        assert_eq!(
+            estimate(&[1.0, 2.0, 3.0, 4.0]).unwrap().ci_coverage,
+            Some(0.875)
+        );
         assert_eq!(
             estimate(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap().ci_coverage,
             Some(0.9375)
@@ -418,7 +422,11 @@ mod tests {
         let dists: [(&str, Draw, f64); 3] = [
             ("normal", |r| 100.0 + 5.0 * r.normalish(), 100.0),
             // Exponential(1): median ln 2.
-            ("exponential", |r| -(1.0 - r.uniform()).ln(), std::f64::consts::LN_2),
+            (
+                "exponential",
+                |r| -(1.0 - r.uniform()).ln(),
+                std::f64::consts::LN_2,
+            ),
             // Lognormal-ish heavy tail: exp of the normal, median 1.
             ("lognormal", |r| r.normalish().exp(), 1.0),
         ];
@@ -458,7 +466,10 @@ mod tests {
                 .collect();
             let e = estimate(&xs).unwrap();
             if let (Some(l), Some(h)) = (e.ci_low, e.ci_high) {
-                assert!(lo <= l && l <= e.median && e.median <= h && h <= hi, "{xs:?} {e:?}");
+                assert!(
+                    lo <= l && l <= e.median && e.median <= h && h <= hi,
+                    "{xs:?} {e:?}"
+                );
             }
             assert!(lo <= e.median && e.median <= hi);
         }

@@ -74,9 +74,9 @@ pub fn study(store: &Store, id: RunId) -> anyhow::Result<Study> {
                         let reps: Vec<_> = p.reps.iter().map(|r| r.metrics.clone()).collect();
                         Some(netsonde_sweep::exec::summarize(&spec, &reps))
                     }
-                    Some(j) => Some(
-                        serde_json::from_str::<PointSummary>(j).context("point summary")?,
-                    ),
+                    Some(j) => {
+                        Some(serde_json::from_str::<PointSummary>(j).context("point summary")?)
+                    }
                 },
             })
         })
@@ -214,8 +214,12 @@ fn host_differences(a: Option<&HostFacts>, b: Option<&HostFacts>) -> Vec<String>
     diff("cores", a.cores.to_string(), b.cores.to_string());
     diff(
         "MTU",
-        a.interface.as_ref().map_or("?".into(), |i| i.mtu.to_string()),
-        b.interface.as_ref().map_or("?".into(), |i| i.mtu.to_string()),
+        a.interface
+            .as_ref()
+            .map_or("?".into(), |i| i.mtu.to_string()),
+        b.interface
+            .as_ref()
+            .map_or("?".into(), |i| i.mtu.to_string()),
     );
     for (k, va) in &a.sysctls {
         let vb = b.sysctls.get(k).cloned().unwrap_or_else(|| "unset".into());
@@ -240,9 +244,8 @@ fn spec_differences(a: &str, b: &str) -> Vec<String> {
     keys.into_iter()
         .filter(|k| a.get(*k) != b.get(*k))
         .map(|k| {
-            let show = |v: Option<&serde_json::Value>| {
-                v.map_or("unset".to_string(), |v| v.to_string())
-            };
+            let show =
+                |v: Option<&serde_json::Value>| v.map_or("unset".to_string(), |v| v.to_string());
             format!("{k} {} vs {}", show(a.get(k)), show(b.get(k)))
         })
         .collect()
@@ -327,7 +330,10 @@ pub fn compare(store: &Store, a: RunId, b: RunId, min_rel: f64) -> anyhow::Resul
             if not_comparable.is_empty() {
                 String::new()
             } else {
-                format!(" ({} matched by axes differ in their options)", not_comparable.len())
+                format!(
+                    " ({} matched by axes differ in their options)",
+                    not_comparable.len()
+                )
             }
         );
     }

@@ -146,14 +146,20 @@ fn compare_is_a_performance_gate() {
     let few = [&base[..8], &["--repeat", "3"]].concat();
     ok(&few);
     ok(&[&few[..], &["--fake-scale", "0.7"]].concat());
-    let out = run(&["compare", "4", "5", "--db", s(&db)], Duration::from_secs(30));
+    let out = run(
+        &["compare", "4", "5", "--db", s(&db)],
+        Duration::from_secs(30),
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("need") && text.contains("--repeat"), "{text}");
     // The same axes with another option (the measured time) are not judged, and
     // say which option differs.
     ok(&[&base[..], &["--time", "2"]].concat());
-    let out = run(&["compare", "1", "6", "--db", s(&db)], Duration::from_secs(30));
+    let out = run(
+        &["compare", "1", "6", "--db", s(&db)],
+        Duration::from_secs(30),
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("differ in their options"), "{err}");

@@ -5,6 +5,7 @@ mod util;
 
 mod bad_input;
 mod control_plane;
+mod cpu_attribution;
 mod io_strategies;
 mod lab;
 mod loopback;

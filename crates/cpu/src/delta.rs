@@ -41,6 +41,9 @@ pub fn cpu_delta(
         cores,
         busy_cores,
         process: process_delta(proc_before, proc_after),
+        threads: None,
+        others: None,
+        pid: 0,
     }
 }
 

@@ -18,6 +18,13 @@
 //!   an average of 12% over 8 cores can hide one saturated core.
 //! - **The process's own** from `getrusage(RUSAGE_SELF)`: user and system time and
 //!   context switches, to tell the tool's cost from the kernel's.
+//! - **The test's own threads** from their CPU clocks ([`thread::cpu_time`]): what
+//!   this end's flow threads ran, with nanosecond precision, whatever else the
+//!   process (an embedded server, in the same process) or the host does. Without
+//!   `CONFIG_IRQ_TIME_ACCOUNTING` it includes the softirq work the kernel did in
+//!   those threads' context (on loopback and veth, most of the receive path).
+//! - **Everyone else** from `/proc/PID/stat` ([`processes::Others`]): the CPU the
+//!   host's other user processes ran, the foreign load.
 //!
 //! # Layout
 //!
@@ -38,9 +45,11 @@ use std::path::PathBuf;
 
 pub mod delta;
 pub mod host;
+pub mod processes;
 pub mod rusage;
 pub mod sampler;
 pub mod stat;
+pub mod thread;
 
 pub use delta::cpu_delta;
 pub use host::{host_facts, normalise_sysctl, parse_cpu_model, SYSCTLS};

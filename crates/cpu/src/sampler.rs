@@ -30,28 +30,66 @@ pub fn read_proc_stat() -> Result<StatSnapshot, CpuError> {
 pub struct CpuSampler {
     stat: StatSnapshot,
     rusage: RusageSnapshot,
+    /// The test's threads and their CPU clocks at the start.
+    threads: Vec<(i32, Option<Nanos>)>,
+    /// The other processes' CPU at the start.
+    others: crate::processes::Others,
     started: Instant,
 }
 
 impl CpuSampler {
     /// Reads `/proc/stat` and `getrusage` now and remembers the time.
     pub fn start() -> Result<CpuSampler, CpuError> {
+        CpuSampler::start_with(&[])
+    }
+
+    /// As [`CpuSampler::start`], and reads the CPU clocks of `threads` (the test's
+    /// own flow threads, by thread id) too.
+    pub fn start_with(threads: &[i32]) -> Result<CpuSampler, CpuError> {
+        let others = crate::processes::Others::read();
         let stat = read_proc_stat()?;
         let rusage = read_rusage()?;
         Ok(CpuSampler {
             stat,
             rusage,
+            others,
+            threads: threads
+                .iter()
+                .map(|&t| (t, crate::thread::cpu_time(t)))
+                .collect(),
             started: Instant::now(),
         })
     }
 
     /// Reads again and returns the report for the interval since [`CpuSampler::start`].
     /// Does not consume the sampler, so it can be called at any time, more than once.
+    /// A thread that exited in between counts what `last` says it had when it
+    /// ended (its clock is gone), or nothing.
     pub fn finish(&self) -> Result<CpuReport, CpuError> {
+        self.finish_with(&|_| None)
+    }
+
+    /// As [`CpuSampler::finish`], with the last reading of each thread that ended.
+    pub fn finish_with(&self, last: &dyn Fn(i32) -> Option<Nanos>) -> Result<CpuReport, CpuError> {
         let stat = read_proc_stat()?;
         let rusage = read_rusage()?;
+        let threads = (!self.threads.is_empty()).then(|| {
+            Nanos(
+                self.threads
+                    .iter()
+                    .filter_map(|&(t, at)| {
+                        let now = crate::thread::cpu_time(t).or_else(|| last(t))?;
+                        Some(now.0.saturating_sub(at?.0))
+                    })
+                    .sum(),
+            )
+        });
         let elapsed = Nanos::from(self.started.elapsed());
-        Ok(cpu_delta(&self.stat, &stat, &self.rusage, &rusage, elapsed))
+        let mut report = cpu_delta(&self.stat, &stat, &self.rusage, &rusage, elapsed);
+        report.threads = threads;
+        report.others = Some(self.others.since(&crate::processes::Others::read()));
+        report.pid = std::process::id();
+        Ok(report)
     }
 }
 

@@ -18,6 +18,7 @@ use netsonde_engine::{
 };
 use netsonde_model::cpu::CpuReport;
 use netsonde_model::spec::{FlowDir, IoStrategy, TestKind, TestSpec};
+use netsonde_model::units::Nanos;
 use netsonde_proto::Token;
 
 /// Which end runs the flows.
@@ -243,11 +244,27 @@ pub fn start(
         threads.extend(grouped);
     }
     let mut flows = Vec::new();
+    // Each flow thread says who it is, once, before its flows start, so the CPU
+    // sampler can read its clock: the test's own CPU.
+    // A thread that ends before the sampler's last reading leaves its clock's last
+    // value behind.
+    let tids: Arc<std::sync::Mutex<Vec<i32>>> = Arc::default();
+    let ended: Arc<std::sync::Mutex<Vec<(i32, Nanos)>>> = Arc::default();
+    let n_threads = threads.len();
     for (core, members) in threads {
         let tx = tx.clone();
         let stop = stop.clone();
+        let (tids, ended) = (tids.clone(), ended.clone());
         flows.push(std::thread::spawn(move || {
+            let tid = netsonde_cpu::thread::current_tid();
+            tids.lock().unwrap_or_else(|e| e.into_inner()).push(tid);
             let out = run_thread(end, core, members, clock, &stop);
+            if let Some(t) = netsonde_cpu::thread::cpu_time(tid) {
+                ended
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((tid, t));
+            }
             if out.iter().any(|(_, r)| r.is_err()) {
                 // One failed flow ends the test for all.
                 stop.store(true, Ordering::Relaxed);
@@ -261,9 +278,24 @@ pub fn start(
         if sleep_until(clock.warm_end, &cpu_stop) {
             return None;
         }
-        let sampler = netsonde_cpu::CpuSampler::start().ok()?;
+        // Every thread registers as it starts: long before the end of warm-up, but
+        // wait (briefly) for stragglers when there is none.
+        let registered = Instant::now() + std::time::Duration::from_millis(200);
+        let tids = loop {
+            let t = tids.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if t.len() >= n_threads || Instant::now() >= registered {
+                break t;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        };
+        let sampler = netsonde_cpu::CpuSampler::start_with(&tids).ok()?;
         sleep_until(clock.end, &cpu_stop);
-        sampler.finish().ok()
+        sampler
+            .finish_with(&|tid| {
+                let e = ended.lock().unwrap_or_else(|e| e.into_inner());
+                e.iter().find(|(t, _)| *t == tid).map(|(_, n)| *n)
+            })
+            .ok()
     });
     Running {
         pending: flows.len(),

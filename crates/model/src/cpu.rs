@@ -63,12 +63,40 @@ pub struct CpuReport {
     pub busy_cores: f64,
     /// This process's share.
     pub process: ProcessUsage,
+    /// CPU time this end's flow threads ran over the interval, from their own
+    /// clocks (user, system, and the softirq work run in their context): the test's
+    /// own CPU, apart from the rest of the process and the host. `None` where not
+    /// taken.
+    #[serde(default)]
+    pub threads: Option<Nanos>,
+    /// CPU time the host's other user processes ran over the interval (all but
+    /// this one; kernel threads left out). `None` where not taken.
+    #[serde(default)]
+    pub others: Option<Nanos>,
+    /// This process's id, so two ends can tell whether they are one process.
+    #[serde(default)]
+    pub pid: u32,
 }
 
 impl CpuReport {
     /// Busy CPU time summed over all cores.
     pub fn busy_time(&self) -> Nanos {
         Nanos((self.busy_cores * self.elapsed.0 as f64) as u64)
+    }
+
+    /// The flow threads' CPU, in cores (1.0 = one core busy for the interval).
+    pub fn thread_cores(&self) -> Option<f64> {
+        let t = self.threads?;
+        (self.elapsed.0 > 0).then(|| t.0 as f64 / self.elapsed.0 as f64)
+    }
+
+    /// irq and softirq time summed over cores, in cores: work the kernel did for
+    /// the network that no process is charged for.
+    pub fn interrupt_cores(&self) -> f64 {
+        self.cores
+            .iter()
+            .map(|c| (c.irq.0 + c.softirq.0) / 100.0)
+            .sum()
     }
 
     /// The process's CPU time as a percentage of one core.

@@ -241,16 +241,40 @@ pub struct RrSummary {
     pub server_transactions_total: u64,
 }
 
-/// CPU cost on one end.
+/// CPU cost on one end, and whose it is.
+///
+/// **Foreign load** is the CPU the host's other user processes ran over the
+/// measured interval (`/proc/PID/stat` of every process but this one, less the peer
+/// when it is another process on the same host; kernel threads are not foreign:
+/// ksoftirqd and the NIC's workers do the test's network work). The **test's CPU**
+/// is the rest of the host's busy time: its flow threads (their own CPU clocks), the
+/// irq and softirq time outside any process, and kernel threads; when both ends
+/// share the host, each keeps its own threads' time and half of the rest. Service
+/// demand is the test's CPU per KiB or transaction; the system-wide figure
+/// (netperf's definition, foreign load included) stands beside it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SideCost {
     /// Busy cores over the measured interval (system-wide).
     pub busy_cores: f64,
-    /// Microseconds of busy CPU (all cores, system-wide) per KiB moved, both
-    /// directions counted (netperf's service demand).
+    /// The test's own CPU on this end, in cores (see above); `None` when the flow
+    /// threads' clocks were not read.
+    #[serde(default)]
+    pub test_cores: Option<f64>,
+    /// Busy cores that belong to neither end of the test.
+    #[serde(default)]
+    pub foreign_cores: Option<f64>,
+    /// Microseconds of the test's CPU per KiB moved, both directions counted
+    /// (service demand); the system-wide figure when the test's is unknown.
     pub us_per_kib: Option<f64>,
-    /// Microseconds of busy CPU per transaction.
+    /// Microseconds of the test's CPU per transaction.
     pub us_per_transaction: Option<f64>,
+    /// Microseconds of busy CPU, system-wide, per KiB (netperf's service demand,
+    /// foreign load included).
+    #[serde(default)]
+    pub system_us_per_kib: Option<f64>,
+    /// Microseconds of busy CPU, system-wide, per transaction.
+    #[serde(default)]
+    pub system_us_per_transaction: Option<f64>,
     /// I/O system calls per message.
     pub calls_per_message: Option<f64>,
     /// Context switches of this process per message.
@@ -300,6 +324,16 @@ pub enum Warning {
         /// What was short.
         what: String,
     },
+    /// The host was busy with work that is neither end's: system-wide CPU figures
+    /// include it, the test's own do not.
+    ForeignLoad {
+        /// Which end's host.
+        side: String,
+        /// Busy cores that are neither end's.
+        cores: f64,
+        /// Busy cores system-wide.
+        busy_cores: f64,
+    },
 }
 
 impl Warning {
@@ -318,6 +352,11 @@ impl Warning {
                     .into()
             }
             Warning::TooShort { .. } => "run longer with --time".into(),
+            Warning::ForeignLoad { .. } => {
+                "another process was busy on this host: service demand counts the test's own \
+                 threads; stop the other load, or pin the test away from it with --affinity"
+                    .into()
+            }
         }
     }
 }
@@ -343,6 +382,15 @@ impl std::fmt::Display for Warning {
                 dir.name(),
                 sent.0,
                 received.0
+            ),
+            Warning::ForeignLoad {
+                side,
+                cores,
+                busy_cores,
+            } => write!(
+                f,
+                "{side}: {cores:.2} of {busy_cores:.2} busy cores on the host were neither end's \
+                 (foreign load)"
             ),
             Warning::CpuSaturated { side, core, busy } => {
                 write!(f, "{side}: core {core} was {busy} busy")
@@ -452,8 +500,28 @@ impl TestReport {
         }
         let moved: u64 = directions.iter().map(|d| d.bytes.0).sum();
         let transactions = rr.as_ref().map(|r| r.transactions);
-        let client_cost = side_cost(&client, moved, transactions);
-        let server_cost = side_cost(&server, moved, transactions);
+        // One host when both ends report the same machine (loopback, the lab's
+        // namespaces): its /proc/stat holds both ends' threads.
+        let one_host = client.host.hostname == server.host.hostname
+            && client.host.kernel == server.host.kernel
+            && client.host.cpu_model == server.host.cpu_model;
+        let client_cost = side_cost(&client, &server, one_host, moved, transactions);
+        let server_cost = side_cost(&server, &client, one_host, moved, transactions);
+        for (name, cost) in [("client", &client_cost), ("server", &server_cost)] {
+            if let Some(f) = cost.as_ref().and_then(|c| c.foreign_cores) {
+                if f >= FOREIGN_LOAD {
+                    warnings.push(Warning::ForeignLoad {
+                        side: name.into(),
+                        cores: f,
+                        busy_cores: cost.as_ref().map_or(0.0, |c| c.busy_cores),
+                    });
+                }
+            }
+            if one_host && name == "client" {
+                // One host: the server's cost reads the same /proc/stat; warn once.
+                break;
+            }
+        }
         for (name, side) in [("client", &client), ("server", &server)] {
             if let (Some(w), Some(s)) = (spec.window, &side.socket) {
                 // Linux grants twice the request (half is bookkeeping) unless capped.
@@ -573,21 +641,76 @@ fn summarize_direction(
     }
 }
 
-fn side_cost(side: &SideResult, moved: u64, transactions: Option<u64>) -> Option<SideCost> {
+/// Foreign load (busy cores that are neither end's) from which a warning is raised.
+pub const FOREIGN_LOAD: f64 = 0.15;
+
+fn side_cost(
+    side: &SideResult,
+    peer: &SideResult,
+    one_host: bool,
+    moved: u64,
+    transactions: Option<u64>,
+) -> Option<SideCost> {
     let cpu = side.cpu.as_ref()?;
+    let elapsed_us = cpu.elapsed.0 as f64 / 1e3;
     let busy_us = cpu.busy_time().0 as f64 / 1e3;
+    let cores = |n: Nanos| {
+        if cpu.elapsed.0 == 0 {
+            0.0
+        } else {
+            n.0 as f64 / cpu.elapsed.0 as f64
+        }
+    };
+    let peer_cpu = peer.cpu.as_ref().filter(|_| one_host);
+    // Foreign: the host's other user processes, less the peer when it is another
+    // process on this host.
+    let foreign_cores = cpu.others.map(|o| {
+        let peer_process = peer_cpu
+            .filter(|p| p.pid != cpu.pid)
+            .map_or(0.0, |p| cores(Nanos(p.process.user.0 + p.process.sys.0)));
+        (cores(o) - peer_process).clamp(0.0, cpu.busy_cores)
+    });
+    // The test: the rest of the host's busy time (its threads, interrupts, kernel
+    // threads), shared between the ends when they share the host: each keeps its
+    // own threads and half of the rest.
+    let own = cpu.thread_cores();
+    let test_cores = match (foreign_cores, own) {
+        (Some(f), Some(own)) => {
+            let host_test = (cpu.busy_cores - f).max(0.0);
+            if one_host {
+                let peer_own = peer_cpu.and_then(|p| p.thread_cores()).unwrap_or(0.0);
+                let rest = (host_test - own - peer_own).max(0.0);
+                Some((own + rest / 2.0).min(cpu.busy_cores))
+            } else {
+                Some(host_test.max(own).min(cpu.busy_cores))
+            }
+        }
+        (None, Some(own)) => {
+            let share = if one_host { 0.5 } else { 1.0 };
+            Some((own + share * cpu.interrupt_cores()).min(cpu.busy_cores))
+        }
+        _ => None,
+    };
+    let test_us = test_cores.map_or(busy_us, |c| c * elapsed_us);
     let messages: u64 = side.flows.iter().map(|f| f.messages).sum();
     let calls: u64 = side.flows.iter().map(|f| f.calls).sum();
     let ctxsw = cpu.process.voluntary_ctxsw + cpu.process.involuntary_ctxsw;
     let ratio = |n: f64, d: u64| if d == 0 { None } else { Some(n / d as f64) };
-    Some(SideCost {
-        busy_cores: cpu.busy_cores,
-        us_per_kib: if moved == 0 {
+    let per_kib = |us: f64| {
+        if moved == 0 {
             None
         } else {
-            Some(busy_us / (moved as f64 / 1024.0))
-        },
-        us_per_transaction: transactions.and_then(|t| ratio(busy_us, t)),
+            Some(us / (moved as f64 / 1024.0))
+        }
+    };
+    Some(SideCost {
+        busy_cores: cpu.busy_cores,
+        test_cores,
+        foreign_cores,
+        us_per_kib: per_kib(test_us),
+        us_per_transaction: transactions.and_then(|t| ratio(test_us, t)),
+        system_us_per_kib: per_kib(busy_us),
+        system_us_per_transaction: transactions.and_then(|t| ratio(busy_us, t)),
         calls_per_message: ratio(calls as f64, messages),
         ctxsw_per_message: ratio(ctxsw as f64, messages),
         messages_per_call: ratio(messages as f64, calls),

@@ -518,7 +518,10 @@ mod metric_tests {
     fn every_metric_round_trips_through_its_name_and_has_a_unit() {
         for m in Metric::ALL {
             assert_eq!(Metric::from_name(m.name()), Some(m));
-            assert_eq!(serde_json::to_string(&m).unwrap(), format!("\"{}\"", m.name()));
+            assert_eq!(
+                serde_json::to_string(&m).unwrap(),
+                format!("\"{}\"", m.name())
+            );
         }
         assert_eq!(Metric::from_name("nope"), None);
         assert_eq!(Metric::Goodput.format(10407155733.433), "10.41 Gbit/s");

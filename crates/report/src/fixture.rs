@@ -52,6 +52,9 @@ fn cpu(busy: f64) -> CpuReport {
             voluntary_ctxsw: 1200,
             involuntary_ctxsw: 30,
         },
+        threads: Some(Nanos::from_millis(3500)),
+        others: Some(Nanos::from_millis(200)),
+        pid: 1,
     }
 }
 

@@ -50,13 +50,9 @@ pub fn tables(s: &Study) -> Vec<Table> {
             let with_ci = |m: &str, f: &dyn Fn(f64) -> String| {
                 est(m)
                     .map(|e| match (e.ci_low, e.ci_high, e.ci_coverage) {
-                        (Some(l), Some(h), Some(c)) => format!(
-                            "{} [{} – {}, {:.0}%]",
-                            f(e.median),
-                            f(l),
-                            f(h),
-                            100.0 * c
-                        ),
+                        (Some(l), Some(h), Some(c)) => {
+                            format!("{} [{} – {}, {:.0}%]", f(e.median), f(l), f(h), 100.0 * c)
+                        }
                         _ => format!("{} (n = {}: too few for an interval)", f(e.median), e.n),
                     })
                     .unwrap_or_else(|| "-".into())
@@ -84,7 +80,7 @@ pub fn tables(s: &Study) -> Vec<Table> {
         .collect();
     out.push(t(
         "Points",
-        "Medians over repetitions with 95% confidence intervals; CPU is busy cores system-wide; service demand is client µs per KiB (streams) or per transaction (RR).",
+        "Medians over repetitions with distribution-free confidence intervals of the median and their coverage (75% with 3 repetitions, at least 95% from 6; none below 3); CPU is busy cores system-wide; service demand is the client test's own CPU (its flow threads and the host's interrupt time) in µs per KiB (streams) or per transaction (RR).",
         &["#", "configuration", "status", "reps", "goodput", "latency p50", "trans/s", "client CPU", "server CPU", "service demand", "CV", "note"],
         points,
     ));

@@ -116,9 +116,11 @@ pub fn render(r: &TestReport) -> String {
     tcp_info(&mut o, "server", &r.server);
     let _ = writeln!(
         o,
-        "\n{:<7} {:>6} {:>7} {:>7} {:>7} {:>8} {:>7} {:>9} {:>11} {:>9} {:>10} {:>11} {:>11}",
+        "\n{:<7} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>9} {:>11} {:>9} {:>10} {:>11} {:>11}",
         "cpu",
         "busy",
+        "test",
+        "foreign",
         "user",
         "sys",
         "irq",
@@ -143,6 +145,34 @@ pub fn render(r: &TestReport) -> String {
         r.server.cpu.as_ref(),
         r.server_cost.as_ref(),
     );
+    let system: Vec<String> = [("client", &r.client_cost), ("server", &r.server_cost)]
+        .into_iter()
+        .filter_map(|(name, c)| {
+            let c = c.as_ref()?;
+            let kib = c.system_us_per_kib.map(|v| format!("{v:.3} us/KiB"));
+            let trans = c
+                .system_us_per_transaction
+                .map(|v| format!("{v:.2} us/trans"));
+            let v: Vec<String> = [kib, trans].into_iter().flatten().collect();
+            (!v.is_empty()).then(|| format!("{name} {}", v.join(", ")))
+        })
+        .collect();
+    if r.client_cost
+        .as_ref()
+        .is_some_and(|c| c.test_cores.is_some())
+    {
+        let _ = writeln!(
+            o,
+            "  busy: host cores; foreign: other processes'; test: this end's flow threads \
+             and the rest of the host's busy time (half each when both ends share the host); \
+             us/KiB and us/trans from the test's CPU{}",
+            if system.is_empty() {
+                String::new()
+            } else {
+                format!("; system-wide: {}", system.join("; "))
+            }
+        );
+    }
     for (name, side) in [("client", &r.client), ("server", &r.server)] {
         if let Some(c) = &side.cpu {
             let cores: Vec<String> = c
@@ -269,9 +299,11 @@ fn cpu_row(o: &mut String, name: &str, cpu: Option<&CpuReport>, cost: Option<&Si
     let p = &c.process;
     let _ = writeln!(
         o,
-        "{:<7} {:>6.2} {:>7} {:>7} {:>7} {:>8} {:>7} {:>9} {:>11} {:>9} {:>10} {:>11} {:>11}",
+        "{:<7} {:>6.2} {:>6} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>9} {:>11} {:>9} {:>10} {:>11} {:>11}",
         name,
         c.busy_cores,
+        opt(cost.and_then(|c| c.test_cores), 2),
+        opt(cost.and_then(|c| c.foreign_cores), 2),
         t.user.to_string(),
         t.sys.to_string(),
         t.irq.to_string(),

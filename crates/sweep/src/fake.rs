@@ -91,6 +91,10 @@ fn cpu(busy: f64, secs: f64) -> CpuReport {
             voluntary_ctxsw: 1000,
             involuntary_ctxsw: 10,
         },
+        // The user and system shares ran in the test's threads; softirq did not.
+        threads: Some(Nanos((busy * secs * 0.7e9) as u64)),
+        others: Some(Nanos(0)),
+        pid: 1,
     }
 }
 
