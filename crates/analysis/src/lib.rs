@@ -31,7 +31,9 @@ pub mod stats;
 pub mod steady;
 
 pub use compare::{delta, judge, reps_for, smallest_p, Delta, Verdict, FAMILY_ALPHA};
-pub use diagnose::{diagnose, Bottleneck, DiagnosisInput};
+pub use diagnose::{
+    diagnose, input_from_report, Bottleneck, CoreLoad, CpuKind, Diagnosis, DiagnosisInput,
+};
 pub use fit::{fit_linear, predicted_throughput, LinearFit};
 pub use knee::knee;
 pub use link::{

@@ -419,6 +419,11 @@ pub struct ClientArgs {
     /// Pin server flow threads to these cores, round-robin.
     #[arg(long, value_parser = parse_cores)]
     pub server_affinity: Option<CoreList>,
+    /// The link's line rate (10G), for the diagnosis: the goodput's ceiling after
+    /// header overhead at the interface's MTU. In the lab the link's own rate is
+    /// used when this is not given.
+    #[arg(long, value_parser = parse_rate)]
+    pub line_rate: Option<BitRate>,
     /// One JSON document (see docs/JSON.md).
     #[arg(long, conflicts_with = "jsonl")]
     pub json: bool,

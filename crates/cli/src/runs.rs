@@ -52,6 +52,11 @@ pub fn run_id(store: &Store, arg: Option<&str>) -> anyhow::Result<RunId> {
 pub fn study(store: &Store, id: RunId) -> anyhow::Result<Study> {
     let row = store.run(id)?;
     let plan: StoredPlan = serde_json::from_str(&row.plan_json).context("run's plan")?;
+    let link = row
+        .link_json
+        .as_deref()
+        .and_then(|j| serde_json::from_str::<netsonde_model::link::LinkRecord>(j).ok());
+    let line_rate = plan.plan.line_rate.map(|r| r.bps());
     let host = |j: &str| serde_json::from_str::<HostFacts>(j).ok();
     let points = store
         .points(id)?
@@ -62,10 +67,11 @@ pub fn study(store: &Store, id: RunId) -> anyhow::Result<Study> {
                 axes: serde_json::from_str(&p.axes_json).context("point axes")?,
                 spec: serde_json::from_str(&p.config_json).context("point config")?,
                 status: p.status.to_string(),
-                reason: p.reason,
+                reason: p.reason.clone(),
                 // A done point's statistics are computed again from its stored
                 // repetitions, so a report always shows this version's intervals
                 // (runs stored by older versions included).
+                diagnosis: point_diagnosis(&p, line_rate),
                 summary: match p.summary_json.as_deref() {
                     None => None,
                     Some(_) if !p.reps.is_empty() => {
@@ -91,16 +97,52 @@ pub fn study(store: &Store, id: RunId) -> anyhow::Result<Study> {
             status: row.status.to_string(),
             client_host: host(&row.client_host_json),
             server_host: row.server_host_json.as_deref().and_then(host),
-            line_rate: plan.plan.line_rate.map(|r| r.bps()),
+            // In the lab the link's own rate is the line rate unless one was given.
+            line_rate: plan
+                .plan
+                .line_rate
+                .map(|r| r.bps())
+                .or_else(|| link.as_ref().and_then(link_rate)),
             repeat: plan.plan.repeat,
-            link: row
-                .link_json
-                .as_deref()
-                .and_then(|j| serde_json::from_str::<netsonde_model::link::LinkRecord>(j).ok())
+            link_rtt_ns: link
+                .as_ref()
+                .map(|l| (l.spec.up.delay.0 + l.spec.down.delay.0) as f64)
+                .filter(|&t| t > 0.0),
+            link: link
+                .as_ref()
                 .map(|l| format!("{} via {} ({})", l.spec, l.mechanism, l.detail)),
         },
         points,
     ))
+}
+
+/// The lab link's rate (the slower direction), bit/s.
+fn link_rate(l: &netsonde_model::link::LinkRecord) -> Option<f64> {
+    [l.spec.up.rate, l.spec.down.rate]
+        .into_iter()
+        .flatten()
+        .map(|r| r.bps())
+        .reduce(f64::min)
+}
+
+/// A point's diagnosis: each stored repetition's report diagnosed on its own, and
+/// the verdict most of them got (the first repetition with it speaks for them).
+fn point_diagnosis(
+    p: &netsonde_store::PointRow,
+    line_rate: Option<f64>,
+) -> Option<netsonde_analysis::Diagnosis> {
+    let all: Vec<netsonde_analysis::Diagnosis> = p
+        .reps
+        .iter()
+        .filter_map(|r| {
+            serde_json::from_str::<netsonde_model::result::TestReport>(&r.report_json).ok()
+        })
+        .map(|r| netsonde_analysis::diagnose(&netsonde_analysis::input_from_report(&r, line_rate)))
+        .collect();
+    let count = |d: &netsonde_analysis::Diagnosis| {
+        all.iter().filter(|x| x.bottleneck == d.bottleneck).count()
+    };
+    all.iter().max_by_key(|d| count(d)).cloned()
 }
 
 /// `runs list`.

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cpu;
+pub mod diagnosis;
 pub mod host;
 pub mod link;
 pub mod result;

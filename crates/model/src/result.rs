@@ -430,6 +430,10 @@ pub struct TestReport {
     /// The lab link the test ran over (`netsonde lab run`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<crate::link::LinkRecord>,
+    /// What limited the test, with evidence and advice (set by the caller from
+    /// `netsonde_analysis::diagnose`); absent where not diagnosed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<crate::diagnosis::Diagnosis>,
 }
 
 /// A core busier than this is reported as saturated.
@@ -564,6 +568,7 @@ impl TestReport {
             server_cost,
             warnings,
             link: None,
+            diagnosis: None,
         }
     }
 }

@@ -212,6 +212,7 @@ pub fn study() -> crate::study::Study {
                 .map(|_| netsonde_model::sweep::Metrics::from_report(&runner.run(&p.spec).unwrap()))
                 .collect();
             PointView {
+                diagnosis: None,
                 idx: p.idx,
                 axes: p.axes.clone(),
                 spec: p.spec.clone(),
@@ -239,6 +240,7 @@ pub fn study() -> crate::study::Study {
             line_rate: plan.line_rate.map(|r| r.bps()),
             repeat: plan.repeat,
             link: None,
+            link_rtt_ns: None,
         },
         views,
     )

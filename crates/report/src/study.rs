@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use netsonde_analysis::{
-    diagnose, fit_linear, knee, predicted_throughput, theoretical_goodput, Bottleneck,
+    diagnose, fit_linear, knee, predicted_throughput, theoretical_goodput, Bottleneck, CoreLoad,
     DiagnosisInput, LinearFit, L4,
 };
 use netsonde_model::host::HostFacts;
@@ -42,6 +42,9 @@ pub struct RunMeta {
     /// The lab link (`netsonde lab run`), one line: spec, mechanism, detail.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
+    /// The lab link's round trip (its configured delays both ways), ns.
+    #[serde(default)]
+    pub link_rtt_ns: Option<f64>,
 }
 
 /// One point as stored.
@@ -59,6 +62,10 @@ pub struct PointView {
     pub reason: Option<String>,
     /// Statistics, once done.
     pub summary: Option<PointSummary>,
+    /// What limited it: the verdict most of its repetitions got (each diagnosed
+    /// from its full report), when known.
+    #[serde(default)]
+    pub diagnosis: Option<netsonde_analysis::Diagnosis>,
 }
 
 impl PointView {
@@ -172,12 +179,17 @@ pub struct EffRow {
     pub goodput: f64,
     /// Theoretical goodput at the line rate and MTU, bit/s.
     pub theoretical: Option<f64>,
-    /// goodput / theoretical.
+    /// goodput / theoretical; `None` when the line rate is below the goodput
+    /// (an input error, said in the diagnosis, never an efficiency above 100%).
     pub efficiency: Option<f64>,
-    /// Bandwidth-delay product from goodput and smoothed RTT, bytes.
+    /// Bandwidth-delay product: the line rate times the path's round trip (the
+    /// lab link's configured delay both ways; else the smoothed RTT under load),
+    /// bytes; `None` without a line rate.
     pub bdp: Option<f64>,
     /// What bounds it.
     pub bottleneck: Bottleneck,
+    /// The evidence and advice behind it.
+    pub diagnosis: Option<netsonde_analysis::Diagnosis>,
 }
 
 /// The analysed run.
@@ -579,29 +591,40 @@ impl Study {
                     _ => None,
                 };
                 let rtt = p.median("srtt");
-                let bottleneck = diagnose(&DiagnosisInput {
-                    goodput_bps: goodput,
-                    line_rate_bps: run.line_rate,
-                    theoretical_bps: theoretical,
-                    client_cpu_max_core: p.median("client_cpu_max_core"),
-                    server_cpu_max_core: p.median("server_cpu_max_core"),
-                    window_bytes: p
-                        .median("window_granted")
-                        .map(|w| w / 2.0)
-                        .filter(|_| p.spec.window.is_some()),
-                    rtt_ns: rtt,
-                    retransmits: p.median("retransmits"),
-                    loss_pct: p.median("loss"),
-                    paced_bps: p.spec.rate.map(|r| r.bps() * f64::from(p.spec.parallel)),
+                let diagnosis = p.diagnosis.clone().unwrap_or_else(|| {
+                    diagnose(&DiagnosisInput {
+                        goodput_bps: goodput,
+                        line_rate_bps: line,
+                        theoretical_bps: theoretical,
+                        client_core: p.median("client_cpu_max_core").map(CoreLoad::busy),
+                        server_core: p.median("server_cpu_max_core").map(CoreLoad::busy),
+                        window_bytes: p.spec.window.map(|w| w.0 as f64),
+                        rtt_ns: rtt,
+                        loss_pct: p.median("loss"),
+                        paced_bps: p.spec.rate.map(|r| r.bps() * f64::from(p.spec.parallel)),
+                        ..DiagnosisInput::default()
+                    })
                 });
+                let input_error = matches!(
+                    diagnosis.bottleneck,
+                    Bottleneck::LineRateBelowGoodput { .. }
+                );
+                // The path's round trip: the lab link's own delays when it has them.
+                let path_rtt = axis_num(p, "delay")
+                    .map(|d| 2.0 * d)
+                    .or(run.link_rtt_ns)
+                    .or(rtt);
                 Some(EffRow {
                     idx: p.idx,
                     config: lab.label(p, &[]),
                     goodput,
                     theoretical,
-                    efficiency: theoretical.map(|t| goodput / t),
-                    bdp: rtt.map(|r| netsonde_analysis::bdp_bytes(goodput, r)),
-                    bottleneck,
+                    efficiency: theoretical.filter(|_| !input_error).map(|t| goodput / t),
+                    bdp: line
+                        .zip(path_rtt)
+                        .map(|(r, t)| netsonde_analysis::bdp_bytes(r, t)),
+                    bottleneck: diagnosis.bottleneck.clone(),
+                    diagnosis: Some(diagnosis),
                 })
             })
             .collect();

@@ -191,16 +191,23 @@ pub fn tables(s: &Study) -> Vec<Table> {
                     opt(e.theoretical, rate),
                     opt(e.efficiency, |x| format!("{:.1}%", x * 100.0)),
                     opt(e.bdp, |b| Bytes(b as u64).to_string()),
-                    e.bottleneck.to_string(),
+                    match &e.diagnosis {
+                        Some(d) => format!("{}: {}", d.bottleneck, d.evidence),
+                        None => e.bottleneck.to_string(),
+                    },
                 ]
             })
             .collect();
         let note = match (s.run.line_rate, s.mtu) {
             (Some(r), Some(m)) => format!(
-                "Theoretical goodput at {} and MTU {m} after Ethernet, IP and TCP/UDP overhead.",
+                "Theoretical goodput at {} and MTU {m} after Ethernet, IP and TCP/UDP overhead; \
+                 BDP is the line rate times the path's round trip (the lab link's delays, else \
+                 the smoothed RTT under load). A line rate below the goodput is an input error \
+                 and gets no efficiency. Each point's bottleneck is the verdict most of its \
+                 repetitions got, from their full reports (CPU per core, TCP_INFO, loss).",
                 rate(r)
             ),
-            _ => "Give --line-rate to compare against a line rate.".into(),
+            _ => "Give --line-rate to compare against a line rate (and get a BDP).".into(),
         };
         out.push(t(
             "Efficiency and bottlenecks",

@@ -242,6 +242,15 @@ pub fn render(r: &TestReport) -> String {
     for w in &r.warnings {
         let _ = writeln!(o, "warning: {w} (hint: {})", w.hint());
     }
+    if let Some(d) = &r.diagnosis {
+        let _ = writeln!(o, "verdict: {}: {}", d.bottleneck, d.evidence);
+        if !d.candidates.is_empty() {
+            let _ = writeln!(o, "  candidates: {}", d.candidates.join(", "));
+        }
+        if !d.advice.is_empty() {
+            let _ = writeln!(o, "  try: {}", d.advice);
+        }
+    }
     o
 }
 

@@ -1,0 +1,112 @@
+//! A diagnosis as it travels in results: what limited a test ([`Bottleneck`]), with
+//! the evidence and advice ([`Diagnosis`]). How it is reached lives in
+//! `netsonde-analysis` (`diagnose`); this is only the vocabulary.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Which kind of time filled a saturated core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CpuKind {
+    /// The application (user mode).
+    User,
+    /// System calls and the socket layer (kernel mode in process context).
+    System,
+    /// Interrupt and softirq work (the receive path).
+    Softirq,
+}
+
+/// What limited a test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Bottleneck {
+    /// The line rate given is below what was measured: an error in the input.
+    LineRateBelowGoodput {
+        /// The line rate given, bit/s.
+        line_rate_bps: f64,
+    },
+    /// The link ran at (nearly) its theoretical maximum.
+    Link,
+    /// The sender was paced at a rate it reached.
+    Application,
+    /// One core on one end was (nearly) fully busy.
+    Cpu {
+        /// `client` or `server`.
+        side: String,
+        /// The core.
+        core: Option<u32>,
+        /// What filled it.
+        cpu: Option<CpuKind>,
+    },
+    /// The receiver's advertised window held the sender back.
+    ReceiverWindow,
+    /// The sender's socket buffer held it back.
+    SenderBuffer,
+    /// The socket buffer set with `-w` limited the data in flight: goodput is near
+    /// window / RTT.
+    Window,
+    /// Loss or retransmissions held the rate down.
+    Loss,
+    /// Request/response: one transaction at a time per flow, so the rate is the
+    /// number of flows over the latency.
+    RoundTrip,
+    /// None of the rules held.
+    Unknown,
+}
+
+impl Bottleneck {
+    /// A short name.
+    pub fn name(&self) -> String {
+        match self {
+            Bottleneck::LineRateBelowGoodput { .. } => "input error".into(),
+            Bottleneck::Link => "link-bound".into(),
+            Bottleneck::Application => "application-bound (paced)".into(),
+            Bottleneck::Cpu { side, cpu, .. } => match cpu {
+                Some(CpuKind::Softirq) => format!("CPU-bound ({side}, softirq)"),
+                Some(CpuKind::User) => format!("CPU-bound ({side}, user)"),
+                Some(CpuKind::System) => format!("CPU-bound ({side}, system)"),
+                None => format!("CPU-bound ({side})"),
+            },
+            Bottleneck::ReceiverWindow => "receiver-bound (receive window)".into(),
+            Bottleneck::SenderBuffer => "window-bound (sender buffer)".into(),
+            Bottleneck::Window => "window-bound (socket buffer)".into(),
+            Bottleneck::Loss => "loss-bound".into(),
+            Bottleneck::RoundTrip => "round-trip-bound".into(),
+            Bottleneck::Unknown => "no single bottleneck".into(),
+        }
+    }
+}
+
+impl fmt::Display for Bottleneck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// A verdict with what supports it and what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    /// What limited the test.
+    pub bottleneck: Bottleneck,
+    /// The figures behind the verdict, in words.
+    pub evidence: String,
+    /// One concrete thing to try.
+    pub advice: String,
+    /// For "no single bottleneck": the rules that came within reach, as names.
+    pub candidates: Vec<String>,
+}
+
+impl fmt::Display for Diagnosis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.bottleneck, self.evidence)?;
+        if !self.candidates.is_empty() {
+            write!(f, " (candidates: {})", self.candidates.join(", "))?;
+        }
+        if !self.advice.is_empty() {
+            write!(f, "; try: {}", self.advice)?;
+        }
+        Ok(())
+    }
+}
