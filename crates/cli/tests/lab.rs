@@ -697,9 +697,21 @@ fn a_sweep_over_link_axes_rebuilds_the_link_per_point_and_records_it() {
 fn induced_bottlenecks_are_each_diagnosed() {
     let Some(_g) = ready("diagnosis") else { return };
     let before = Before::take();
-    let kind = |doc: &Value| doc["diagnosis"]["bottleneck"]["kind"].as_str().unwrap_or("").to_string();
-    let cases: [(&str, &[&str], &[&str], &[&str]); 4] = [
-        ("link-bound", &["--rate", "200M"], &["-t", "3", "--warmup", "1"], &["link"]),
+    let kind = |doc: &Value| {
+        doc["diagnosis"]["bottleneck"]["kind"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    /// Name, link flags, client flags, the verdicts that name the induced limit.
+    type Case<'a> = (&'a str, &'a [&'a str], &'a [&'a str], &'a [&'a str]);
+    let cases: [Case; 4] = [
+        (
+            "link-bound",
+            &["--rate", "200M"],
+            &["-t", "3", "--warmup", "1"],
+            &["link"],
+        ),
         (
             "window-bound",
             &["--delay", "10ms"],
@@ -751,5 +763,9 @@ fn small_messages_on_loopback_are_diagnosed_cpu_bound() {
     // A line rate below what loopback carries is an input error, not an
     // efficiency above 100%.
     let doc = crate::util::json(&["-t", "1", "--line-rate", "1G"]);
-    assert_eq!(doc["diagnosis"]["bottleneck"]["kind"], "line-rate-below-goodput", "{}", doc["diagnosis"]);
+    assert_eq!(
+        doc["diagnosis"]["bottleneck"]["kind"], "line-rate-below-goodput",
+        "{}",
+        doc["diagnosis"]
+    );
 }

@@ -27,7 +27,7 @@ pub fn cpu_time(tid: i32) -> Option<Nanos> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use super::*;
 
@@ -36,19 +36,21 @@ mod tests {
         let (tx, rx) = std::sync::mpsc::channel();
         let (go, wait) = std::sync::mpsc::channel::<()>();
         let spinner = std::thread::spawn(move || {
-            tx.send(current_tid()).unwrap();
-            let until = Instant::now() + Duration::from_millis(60);
+            let me = current_tid();
+            // Spin until this thread has run 50 ms of CPU (however loaded the
+            // host), then say so and sleep: the clock stops.
             let mut x = 0u64;
-            while Instant::now() < until {
-                x = std::hint::black_box(x.wrapping_add(1));
+            while cpu_time(me).unwrap() < Nanos::from_millis(50) {
+                for _ in 0..10_000 {
+                    x = std::hint::black_box(x.wrapping_add(1));
+                }
             }
-            // Then sleep: the clock stops.
+            tx.send(me).unwrap();
             let _ = wait.recv();
         });
         let tid = rx.recv().unwrap();
-        std::thread::sleep(Duration::from_millis(120));
         let ran = cpu_time(tid).unwrap();
-        assert!(ran >= Nanos::from_millis(40), "{ran}");
+        assert!(ran >= Nanos::from_millis(50), "{ran}");
         std::thread::sleep(Duration::from_millis(50));
         let later = cpu_time(tid).unwrap();
         assert!(

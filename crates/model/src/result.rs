@@ -158,7 +158,8 @@ pub struct SocketFacts {
     pub sndbuf: u64,
     /// `SO_RCVBUF` read back after setting.
     pub rcvbuf: u64,
-    /// `TCP_MAXSEG` read back, for TCP.
+    /// The MSS, for TCP: what the connection used (TCP_INFO at the end of the test)
+    /// where a flow reported it, else `TCP_MAXSEG` read when it opened.
     pub mss: Option<u32>,
     /// `TCP_CONGESTION` read back, for TCP.
     pub congestion: Option<String>,
@@ -324,6 +325,34 @@ pub enum Warning {
         /// What was short.
         what: String,
     },
+    /// A UDP sender sent well below the rate it was asked for: the loss and the
+    /// goodput describe a slower test than the one asked.
+    SenderShortfall {
+        /// The direction.
+        dir: FlowDir,
+        /// The rate asked, all flows.
+        asked: BitRate,
+        /// The rate the sender reached.
+        sent: BitRate,
+    },
+    /// Datagrams were sent or received in batches (GSO, sendmmsg, io_uring, GRO),
+    /// so their timestamps are per batch and the jitter figure says nothing about
+    /// the path.
+    JitterFromBatches {
+        /// The direction.
+        dir: FlowDir,
+        /// The batching strategies.
+        strategies: String,
+    },
+    /// The receiver discarded the bytes without copying them to the application
+    /// (MSG_TRUNC, splice to /dev/null): the goodput is above what an application
+    /// that reads its data would see.
+    DiscardingReceiver {
+        /// Which end received.
+        side: String,
+        /// Its strategy.
+        strategy: String,
+    },
     /// The host was busy with work that is neither end's: system-wide CPU figures
     /// include it, the test's own do not.
     ForeignLoad {
@@ -352,6 +381,17 @@ impl Warning {
                     .into()
             }
             Warning::TooShort { .. } => "run longer with --time".into(),
+            Warning::SenderShortfall { .. } => {
+                "the sender could not keep up: use a batching strategy (--io batch), fewer \
+                 flows per core, or ask for a rate it can send (-b)"
+                    .into()
+            }
+            Warning::JitterFromBatches { .. } => {
+                "for a jitter figure, send and receive one datagram per call (--io copy)".into()
+            }
+            Warning::DiscardingReceiver { .. } => {
+                "for what an application would see, receive with --rx-io copy or batch".into()
+            }
             Warning::ForeignLoad { .. } => {
                 "another process was busy on this host: service demand counts the test's own \
                  threads; stop the other load, or pin the test away from it with --affinity"
@@ -382,6 +422,22 @@ impl std::fmt::Display for Warning {
                 dir.name(),
                 sent.0,
                 received.0
+            ),
+            Warning::SenderShortfall { dir, asked, sent } => write!(
+                f,
+                "{}: the sender reached {sent} of the {asked} asked ({:.0}%)",
+                dir.name(),
+                100.0 * sent.bps() / asked.bps().max(1.0)
+            ),
+            Warning::JitterFromBatches { dir, strategies } => write!(
+                f,
+                "{}: jitter is not meaningful: datagrams moved in batches ({strategies})",
+                dir.name()
+            ),
+            Warning::DiscardingReceiver { side, strategy } => write!(
+                f,
+                "{side}: the receiver ({strategy}) discarded the data without copying it: the \
+                 goodput is above what an application would see"
             ),
             Warning::ForeignLoad {
                 side,
@@ -446,11 +502,25 @@ impl TestReport {
     pub fn assemble(
         spec: TestSpec,
         server_address: String,
-        client: SideResult,
-        server: SideResult,
+        mut client: SideResult,
+        mut server: SideResult,
         intervals: Vec<IntervalRecord>,
         latency: Option<LatencySummary>,
     ) -> TestReport {
+        // The MSS read when a connection opens is the kernel's first guess (on a
+        // 64 KiB-MTU loopback, half the final one); TCP_INFO at the end says what
+        // the connection used.
+        for side in [&mut client, &mut server] {
+            let used = side
+                .flows
+                .iter()
+                .filter_map(|f| f.tcp_info.as_ref())
+                .map(|t| t.mss)
+                .find(|&m| m > 0);
+            if let (Some(s), Some(m)) = (side.socket.as_mut(), used) {
+                s.mss = Some(m);
+            }
+        }
         let mut warnings = Vec::new();
         let mut directions = Vec::new();
         if !spec.test.is_rr() {
@@ -481,6 +551,7 @@ impl TestReport {
                 });
             }
         }
+        warnings.extend(caveats(&spec, &client, &server, &directions));
         let rr = if spec.test.is_rr() {
             let req: Vec<_> = client.flows.iter().collect();
             let transactions: u64 = req.iter().map(|f| f.transactions).sum();
@@ -644,6 +715,86 @@ fn summarize_direction(
             None
         },
     }
+}
+
+/// A UDP sender below this share of the asked rate raises a warning.
+pub const SENDER_SHORTFALL: f64 = 0.9;
+
+/// Figures that are not what they seem: a UDP sender that fell short of its rate,
+/// jitter measured on batched datagrams, receivers that discard the data.
+fn caveats(
+    spec: &TestSpec,
+    client: &SideResult,
+    server: &SideResult,
+    directions: &[DirectionSummary],
+) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let strategy = |f: &FlowResult| f.io.as_ref().map(|i| i.strategy.clone());
+    for (name, side) in [("client", client), ("server", server)] {
+        if let Some(s) = side
+            .flows
+            .iter()
+            .filter(|f| f.role == Role::Receiver)
+            .filter_map(strategy)
+            .find(|s| {
+                let base = s.rsplit(':').next().unwrap_or(s);
+                base == "zerocopy" || base == "splice"
+            })
+        {
+            out.push(Warning::DiscardingReceiver {
+                side: name.into(),
+                strategy: s,
+            });
+        }
+    }
+    if spec.test.is_tcp() {
+        return out;
+    }
+    for d in directions {
+        let flows: Vec<&FlowResult> = client
+            .flows
+            .iter()
+            .chain(&server.flows)
+            .filter(|f| f.dir == d.dir)
+            .collect();
+        if let (Some(rate), Some(sent)) = (spec.rate, d.datagrams_sent) {
+            let asked = rate.bps() * f64::from(spec.parallel);
+            let secs = flows
+                .iter()
+                .filter(|f| f.role == Role::Sender)
+                .map(|f| f.elapsed)
+                .max()
+                .unwrap_or_default()
+                .as_secs_f64();
+            if secs > 0.0 {
+                let reached = sent as f64 * spec.size.0 as f64 * 8.0 / secs;
+                if reached < SENDER_SHORTFALL * asked {
+                    out.push(Warning::SenderShortfall {
+                        dir: d.dir,
+                        asked: BitRate(asked),
+                        sent: BitRate(reached),
+                    });
+                }
+            }
+        }
+        let batched: Vec<String> = flows
+            .iter()
+            .filter_map(|f| strategy(f))
+            .filter(|s| {
+                let base = s.rsplit(':').next().unwrap_or(s);
+                matches!(base, "batch" | "uring")
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if !batched.is_empty() {
+            out.push(Warning::JitterFromBatches {
+                dir: d.dir,
+                strategies: batched.join(", "),
+            });
+        }
+    }
+    out
 }
 
 /// Foreign load (busy cores that are neither end's) from which a warning is raised.
