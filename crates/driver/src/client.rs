@@ -348,13 +348,31 @@ fn supervise(
         }
         by_dir
     };
+    // Where each flow's counts stood as the measured interval began: exactly, from
+    // the flow itself (a flow not there yet counts from where it is now).
+    let at_start = |running: &Running| {
+        let mut by_dir = [(0u64, 0u64, 0u64); 2];
+        for (_, dir, c) in &running.counters {
+            let (b, m, t) = c.load_start().unwrap_or_else(|| c.load());
+            let e = &mut by_dir[usize::from(*dir == FlowDir::Down)];
+            *e = (e.0 + b, e.1 + m, e.2 + t);
+        }
+        by_dir
+    };
     loop {
         let now_i = Instant::now();
         if last.is_none() && period.is_some() && now_i >= clock.warm_end {
-            last = Some(sum(&running));
+            last = Some(at_start(&running));
         }
         if let (Some(at), Some(p), Some(prev)) = (next, period, last) {
             if now_i >= at && at <= clock.end + p / 2 {
+                // By the first record every flow has passed the start, so its own
+                // count from that moment is there.
+                let prev = if intervals.is_empty() {
+                    at_start(&running)
+                } else {
+                    prev
+                };
                 let cur = sum(&running);
                 let start = Nanos::from(at.saturating_duration_since(clock.warm_end))
                     .saturating_sub(Nanos::from(p));

@@ -46,6 +46,12 @@ pub struct FlowCounters {
     pub messages: AtomicU64,
     /// Transactions.
     pub transactions: AtomicU64,
+    /// The three counts as the measured interval began, stored once by the flow at
+    /// that moment (its first step past warm-up), so interval records start from
+    /// exactly where the summary does.
+    pub at_start: [AtomicU64; 3],
+    /// Set (release) once `at_start` holds them.
+    pub started: std::sync::atomic::AtomicBool,
 }
 
 impl FlowCounters {
@@ -56,6 +62,17 @@ impl FlowCounters {
             self.messages.load(Ordering::Relaxed),
             self.transactions.load(Ordering::Relaxed),
         )
+    }
+
+    /// The counts as the measured interval began, once the flow got there.
+    pub fn load_start(&self) -> Option<(u64, u64, u64)> {
+        self.started.load(Ordering::Acquire).then(|| {
+            (
+                self.at_start[0].load(Ordering::Relaxed),
+                self.at_start[1].load(Ordering::Relaxed),
+                self.at_start[2].load(Ordering::Relaxed),
+            )
+        })
     }
 }
 
@@ -143,6 +160,12 @@ impl Meter {
             }
             self.window_start = Some(now);
             self.base = self.now;
+            // Once per flow, at the boundary: off the per-message path.
+            let c = &self.counters;
+            c.at_start[0].store(self.now.bytes, Ordering::Relaxed);
+            c.at_start[1].store(self.now.messages, Ordering::Relaxed);
+            c.at_start[2].store(self.now.transactions, Ordering::Relaxed);
+            c.started.store(true, Ordering::Release);
         }
         Phase::Measure
     }
