@@ -79,9 +79,12 @@ pub fn fit_linear(xs: &[f64], ys: &[f64]) -> Option<LinearFit> {
     })
 }
 
-/// Stream throughput in bit/s predicted for messages of `size_bytes` from a fit of
+/// The one-in-flight bound in bit/s for messages of `size_bytes` from a fit of
 /// latency in nanoseconds against message size in bytes (`latency_ns = a·B + b`,
-/// with `a = fit.slope`, `b = fit.intercept`): `B·8 / ((a·B + b)·10⁻⁹)`.
+/// with `a = fit.slope`, `b = fit.intercept`): `B·8 / ((a·B + b)·10⁻⁹)`, the
+/// throughput of one message at a time (stop and wait). A stream keeps many
+/// messages in flight, so this is a lower bound for it, not a prediction (measured
+/// on loopback: 26 Mbit/s against 900 at 64 B).
 ///
 /// `None` if the predicted latency is not positive (or not finite): the model says
 /// nothing useful there.

@@ -11,7 +11,18 @@ fn interval_records_add_up_to_the_summary_after_a_warm_up() {
     for args in [
         &["-t", "2", "--warmup", "1", "-i", "0.5", "-b", "500M"][..],
         &["-t", "2", "--warmup", "0.5", "-i", "0.25", "--reverse"],
-        &["-T", "udp-stream", "-b", "200M", "-t", "2", "--warmup", "1", "-i", "0.5"],
+        &[
+            "-T",
+            "udp-stream",
+            "-b",
+            "200M",
+            "-t",
+            "2",
+            "--warmup",
+            "1",
+            "-i",
+            "0.5",
+        ],
     ] {
         let doc = json(args);
         let iv = doc["intervals"].as_array().unwrap();
@@ -44,7 +55,12 @@ fn the_socket_mss_is_the_one_the_connection_used() {
             .iter()
             .find_map(|f| f["tcp_info"]["mss"].as_u64());
         if let Some(m) = info {
-            assert_eq!(s["socket"]["mss"].as_u64(), Some(m), "{side}: {}", s["socket"]);
+            assert_eq!(
+                s["socket"]["mss"].as_u64(),
+                Some(m),
+                "{side}: {}",
+                s["socket"]
+            );
         }
     }
 }

@@ -136,7 +136,8 @@ pub struct FitRow {
     pub measured_ns: f64,
     /// The fit at this size, ns.
     pub fitted_ns: f64,
-    /// Throughput the fit predicts, bit/s.
+    /// The one-in-flight bound of the fit, bit/s: B / (a·B + b), the throughput of one
+    /// message at a time (stop and wait), a lower bound for a stream.
     pub predicted_bps: Option<f64>,
     /// Stream goodput measured at this size (same run), bit/s.
     pub measured_bps: Option<f64>,
