@@ -15,7 +15,10 @@
 //!   [`Estimate`].
 //! - [`quality`]: the [`Quality`] warnings of one point, and estimates of all its
 //!   metrics.
-//! - [`diagnose`](mod@diagnose): which [`Bottleneck`] limited a stream point.
+//! - [`diagnose`](mod@diagnose): which [`Bottleneck`] limited a test, with evidence
+//!   and advice.
+//! - [`rfc6349`](mod@rfc6349): transfer time ratio, TCP efficiency, buffer delay and
+//!   the bandwidth-delay product of a TCP test.
 //!
 //! [`Estimate`]: netsonde_model::sweep::Estimate
 //! [`Quality`]: netsonde_model::sweep::Quality
@@ -27,6 +30,7 @@ pub mod fit;
 pub mod knee;
 pub mod link;
 pub mod quality;
+pub mod rfc6349;
 pub mod stats;
 pub mod steady;
 
@@ -41,5 +45,6 @@ pub use link::{
     ETHERNET_WIRE_OVERHEAD, L4,
 };
 pub use quality::{estimate_all, point_quality};
+pub use rfc6349::rfc6349;
 pub use stats::{estimate, mann_whitney_less, reps_needed, t975};
 pub use steady::{steady_state, Steadiness};

@@ -355,9 +355,11 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             let mut report = client::run(&cfg, &mut on_interval)
                 .with_context(|| format!("{} test against {target}", cfg.spec.test))?;
             report.link = netsonde_lab::control::link_from_env();
+            let line_rate = a.line_rate.map(|r| r.bps());
             report.diagnosis = Some(netsonde_analysis::diagnose(
-                &netsonde_analysis::input_from_report(&report, a.line_rate.map(|r| r.bps())),
+                &netsonde_analysis::input_from_report(&report, line_rate),
             ));
+            report.rfc6349 = netsonde_analysis::rfc6349(&report, line_rate);
             let out = match output {
                 Output::Text => text::render(&report),
                 Output::Json => json::document(&report) + "\n",

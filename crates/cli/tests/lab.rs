@@ -769,3 +769,67 @@ fn small_messages_on_loopback_are_diagnosed_cpu_bound() {
         doc["diagnosis"]
     );
 }
+
+/// RFC 6349 metrics against hand computations on a link of known rate, delay and
+/// loss: 100 Mbit/s, 10 ms each way (a 20 ms round trip), MTU 1500.
+#[test]
+fn rfc6349_metrics_match_the_links_physics() {
+    let Some(_g) = ready("rfc6349") else { return };
+    let before = Before::take();
+    let rate = 100e6;
+    // The maximum achievable TCP throughput: 1448 payload bytes of every 1538 on
+    // the wire (Ethernet 38 with preamble and gap, IPv4 20, TCP with timestamps 32).
+    let ideal = rate * 1448.0 / 1538.0;
+    up_to_three("rfc6349, no loss", || {
+        let doc = lab_json(
+            &["--rate", "100M", "--delay", "10ms", "--mtu", "1500"],
+            &["-t", "4", "--warmup", "1"],
+        );
+        let m = &doc["rfc6349"];
+        eprintln!("{m}");
+        let base = f(&m["baseline_rtt"]);
+        within("baseline RTT", base, 20e6, 0.1)?;
+        within("BDP", f(&m["bdp"]), rate * base * 1e-9 / 8.0, 0.001)?;
+        within("ideal", f(&m["ideal"]), ideal, 0.001)?;
+        let goodput = f(&doc["directions"][0]["goodput"]);
+        within(
+            "transfer time ratio",
+            f(&m["transfer_time_ratio"]),
+            ideal / goodput,
+            0.001,
+        )?;
+        within(
+            "transfer time ratio near 1",
+            f(&m["transfer_time_ratio"]),
+            1.0,
+            0.06,
+        )?;
+        if f(&m["tcp_efficiency_pct"]) < 99.9 {
+            return Err(format!(
+                "efficiency {} without loss",
+                m["tcp_efficiency_pct"]
+            ));
+        }
+        // The default queue (50 ms at the rate) fills: the mean RTT rises.
+        if f(&m["buffer_delay_pct"]) <= 0.0 {
+            return Err(format!("no buffer delay with a full queue: {m}"));
+        }
+        Ok(())
+    });
+    up_to_three("rfc6349, 1% loss", || {
+        let doc = lab_json(
+            &["--rate", "100M", "--delay", "10ms", "--loss", "1%"],
+            &["-C", "cubic", "-t", "4", "--warmup", "1"],
+        );
+        let m = &doc["rfc6349"];
+        eprintln!("{m}");
+        // About 1% of the segments are lost and sent again: the efficiency is about
+        // 99%, and by definition the share not retransmitted.
+        let e = f(&m["tcp_efficiency_pct"]);
+        if !(97.0..99.8).contains(&e) {
+            return Err(format!("efficiency {e}% at 1% loss"));
+        }
+        Ok(())
+    });
+    before.assert_restored();
+}

@@ -83,6 +83,9 @@ pub fn tcp_info(sock: &impl std::os::fd::AsRawFd) -> Option<TcpInfoSummary> {
         busy: Nanos(i.busy_time * 1000),
         rwnd_limited: Nanos(i.rwnd_limited * 1000),
         sndbuf_limited: Nanos(i.sndbuf_limited * 1000),
+        min_rtt: Nanos(u64::from(i.min_rtt) * 1000),
+        bytes_sent: i.bytes_sent,
+        bytes_retrans: i.bytes_retrans,
     })
 }
 

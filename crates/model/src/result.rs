@@ -37,6 +37,40 @@ pub struct TcpInfoSummary {
     pub rwnd_limited: Nanos,
     /// Time limited by the send buffer.
     pub sndbuf_limited: Nanos,
+    /// The least round trip the connection measured (`tcpi_min_rtt`): its
+    /// handshake and first segments, before a queue built up.
+    #[serde(default)]
+    pub min_rtt: Nanos,
+    /// Bytes sent, retransmissions included (`tcpi_bytes_sent`, Linux 4.19).
+    #[serde(default)]
+    pub bytes_sent: u64,
+    /// Bytes retransmitted (`tcpi_bytes_retrans`, Linux 4.19).
+    #[serde(default)]
+    pub bytes_retrans: u64,
+}
+
+/// The RFC 6349 (framework for TCP throughput testing) metrics of a TCP test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rfc6349 {
+    /// Baseline RTT: the least round trip the senders' connections measured
+    /// (TCP_INFO `min_rtt`: the handshake and first segments, before the load).
+    pub baseline_rtt: Nanos,
+    /// Mean RTT during the transfer: the senders' smoothed RTT at its end.
+    pub mean_rtt: Nanos,
+    /// Buffer delay: (mean RTT − baseline RTT) / baseline RTT, percent (§3.3.3).
+    pub buffer_delay_pct: f64,
+    /// TCP efficiency: (bytes sent − bytes retransmitted) / bytes sent, percent
+    /// (§3.3.2); `None` on kernels before 4.19.
+    pub tcp_efficiency_pct: Option<f64>,
+    /// Bandwidth-delay product: the path's rate × the baseline RTT; `None` without
+    /// a rate.
+    pub bdp: Option<Bytes>,
+    /// The maximum achievable TCP throughput of the path: its rate less Ethernet,
+    /// IP and TCP header overhead at its MTU (§3.3.1); `None` without a rate.
+    pub ideal: Option<BitRate>,
+    /// TCP transfer time ratio: actual over ideal transfer time of the same bytes,
+    /// `ideal / goodput` (§3.3.1); 1.0 is the best; `None` without a rate.
+    pub transfer_time_ratio: Option<f64>,
 }
 
 /// Receive-side accounting of a UDP stream.
@@ -490,6 +524,10 @@ pub struct TestReport {
     /// `netsonde_analysis::diagnose`); absent where not diagnosed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<crate::diagnosis::Diagnosis>,
+    /// RFC 6349 metrics of a TCP stream test (set by the caller from
+    /// `netsonde_analysis::rfc6349`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rfc6349: Option<Rfc6349>,
 }
 
 /// A core busier than this is reported as saturated.
@@ -640,6 +678,7 @@ impl TestReport {
             warnings,
             link: None,
             diagnosis: None,
+            rfc6349: None,
         }
     }
 }

@@ -242,6 +242,23 @@ pub fn render(r: &TestReport) -> String {
     for w in &r.warnings {
         let _ = writeln!(o, "warning: {w} (hint: {})", w.hint());
     }
+    if let Some(m) = &r.rfc6349 {
+        let mut parts = vec![
+            format!("baseline RTT {}", m.baseline_rtt),
+            format!("mean RTT {}", m.mean_rtt),
+            format!("buffer delay {:.1}%", m.buffer_delay_pct),
+        ];
+        if let Some(e) = m.tcp_efficiency_pct {
+            parts.push(format!("TCP efficiency {e:.3}%"));
+        }
+        if let (Some(i), Some(t)) = (m.ideal, m.transfer_time_ratio) {
+            parts.push(format!("ideal {i}, transfer time ratio {t:.3}"));
+        }
+        if let Some(b) = m.bdp {
+            parts.push(format!("BDP {b}"));
+        }
+        let _ = writeln!(o, "RFC 6349: {}", parts.join(", "));
+    }
     if let Some(d) = &r.diagnosis {
         let _ = writeln!(o, "verdict: {}: {}", d.bottleneck, d.evidence);
         if !d.candidates.is_empty() {

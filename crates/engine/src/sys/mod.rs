@@ -5,8 +5,8 @@
 use std::io;
 use std::os::fd::AsRawFd;
 
-/// `struct tcp_info` from `linux/tcp.h`, up to `tcpi_sndbuf_limited` (Linux 4.10).
-/// Older kernels fill a prefix; `len` says how much.
+/// `struct tcp_info` from `linux/tcp.h`, up to `tcpi_bytes_retrans` (Linux 4.19).
+/// Older kernels fill a prefix and leave the rest zero.
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TcpInfoRaw {
@@ -56,6 +56,10 @@ pub struct TcpInfoRaw {
     pub busy_time: u64,
     pub rwnd_limited: u64,
     pub sndbuf_limited: u64,
+    pub delivered: u32,
+    pub delivered_ce: u32,
+    pub bytes_sent: u64,
+    pub bytes_retrans: u64,
 }
 
 /// Reads `TCP_INFO`, zero-filling what an older kernel does not report.
