@@ -90,6 +90,9 @@ fn tcp_info() -> TcpInfoSummary {
         busy: Nanos::from_secs(10),
         rwnd_limited: Nanos::from_millis(120),
         sndbuf_limited: Nanos::from_millis(3400),
+        min_rtt: Nanos(30_000),
+        bytes_sent: 31_300_000_000,
+        bytes_retrans: 4_344,
     }
 }
 
