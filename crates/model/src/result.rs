@@ -335,6 +335,10 @@ pub enum Warning {
         requested: Bytes,
         /// What `getsockopt` read back (Linux reports double the usable size).
         granted: Bytes,
+        /// The sysctl that capped it and its value (`net.core.rmem_max = 4194304`),
+        /// when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cap: Option<String>,
     },
     /// TCP byte counts at the two ends differ: a bug or a vanished peer.
     ByteCountMismatch {
@@ -442,9 +446,14 @@ impl std::fmt::Display for Warning {
                 side,
                 requested,
                 granted,
+                cap,
             } => write!(
                 f,
-                "{side}: window {requested} requested, kernel granted {granted} (reported doubled)"
+                "{side}: window {requested} requested, kernel granted {granted} (reported \
+                 doubled){}",
+                cap.as_ref()
+                    .map(|c| format!(": capped at {c}"))
+                    .unwrap_or_default()
             ),
             Warning::ByteCountMismatch {
                 dir,
@@ -640,10 +649,17 @@ impl TestReport {
                 // Linux grants twice the request (half is bookkeeping) unless capped.
                 let granted = s.sndbuf.min(s.rcvbuf);
                 if granted < w.0 * 2 {
+                    // The smaller of the two read back is the one its sysctl capped.
+                    let key = if s.rcvbuf <= s.sndbuf {
+                        "net.core.rmem_max"
+                    } else {
+                        "net.core.wmem_max"
+                    };
                     warnings.push(Warning::WindowCapped {
                         side: name.into(),
                         requested: w,
                         granted: Bytes(granted),
+                        cap: side.host.sysctls.get(key).map(|v| format!("{key} = {v}")),
                     });
                 }
             }

@@ -1,8 +1,12 @@
 //! CSV export: one row per point and metric (`netsonde runs export RUN --csv`).
 //!
-//! Columns: `point, test, direction, size, window, parallel, status, metric, n,
-//! median, mean, ci_low, ci_high, ci_coverage, cv` (the interval is empty where
-//! fewer than 3 repetitions give none). Points without a summary give one row with
+//! Columns: `point, test, direction, size, window, parallel`, every other option of
+//! the point (`tx_io, rx_io, request_size, response_size, mss, nodelay, congestion,
+//! rate, duration_ns, warmup_ns, verify, client_affinity, server_affinity`), the
+//! link (`mtu` — the point's, else the client interface's — and the lab's `rate_link,
+//! delay, loss` axes), then `status, metric, n, median, mean, ci_low, ci_high,
+//! ci_coverage, cv` (the interval is empty where fewer than 3 repetitions give
+//! none). Points without a summary give one row with
 //! empty metric columns, so skipped and failed points stay visible.
 
 use std::fmt::Write;
@@ -17,22 +21,60 @@ fn field(s: &str) -> String {
     }
 }
 
+/// The options of every point beside its axes, so rows that differ only in an
+/// option (an I/O strategy, pacing, the time) never look alike.
+const CONFIG: &str = "tx_io,rx_io,request_size,response_size,mss,nodelay,congestion,rate,duration_ns,warmup_ns,verify,client_affinity,server_affinity";
+
 /// Renders the CSV.
 pub fn render(s: &Study) -> String {
-    let mut o = String::from(
-        "point,test,direction,size,window,parallel,status,metric,n,median,mean,ci_low,ci_high,ci_coverage,cv\n",
+    let mut o = format!(
+        "point,test,direction,size,window,parallel,{CONFIG},mtu,rate_link,delay,loss,status,metric,n,median,mean,ci_low,ci_high,ci_coverage,cv\n"
     );
     for p in &s.points {
         let ax = |k: &str| field(p.axes.get(k).map(String::as_str).unwrap_or(""));
+        let sp = &p.spec;
+        let o_ = |v: Option<String>| field(&v.unwrap_or_default());
         let head = format!(
-            "{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             p.idx,
             ax("test"),
             ax("direction"),
             ax("size"),
             ax("window"),
             ax("parallel"),
-            field(&p.status)
+            sp.tx_io.name(),
+            sp.rx_io.name(),
+            sp.request_size.0,
+            sp.response_size.0,
+            o_(sp.mss.map(|m| m.to_string())),
+            sp.nodelay,
+            o_(sp.congestion.clone()),
+            o_(sp.rate.map(|r| r.bps().to_string())),
+            sp.duration.0,
+            sp.warmup.0,
+            sp.verify,
+            o_(Some(
+                sp.client_affinity
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )),
+            o_(Some(
+                sp.server_affinity
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )),
+            o_(p.axes
+                .get("mtu")
+                .cloned()
+                .or_else(|| s.mtu.map(|m| m.to_string()))),
+            ax("rate"),
+            ax("delay"),
+            ax("loss"),
+            field(&p.status),
         );
         match &p.summary {
             Some(sum) => {
