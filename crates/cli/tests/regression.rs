@@ -42,6 +42,35 @@ fn stored(db: &Path) -> (Vec<usize>, Vec<String>) {
     (counts, reports)
 }
 
+/// `sweep` of tcp-rr at 1 and 64 bytes against a server on loopback.
+fn rr_sweep(port: &str, db: &Path, repeat: &str, time: &str) -> Vec<String> {
+    let args = [
+        "sweep",
+        "127.0.0.1",
+        "-p",
+        port,
+        "--tests",
+        "tcp-rr",
+        "--sizes",
+        "1,64",
+        "--repeat",
+        repeat,
+        "-t",
+        time,
+        "--warmup",
+        "0",
+        "--no-report",
+        "--db",
+    ];
+    let mut v: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    v.push(s(db).to_string());
+    v
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
 fn spawn(args: &[&str]) -> Child {
     Command::new(bin())
         .args(args)
@@ -90,25 +119,7 @@ fn busy_reply_mid_sweep_is_waited_out_not_deleted() {
     ]);
     std::thread::sleep(Duration::from_millis(500));
     let out = run(
-        &[
-            "sweep",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "--tests",
-            "tcp-rr",
-            "--sizes",
-            "1,64",
-            "--repeat",
-            "2",
-            "-t",
-            "0.2",
-            "--warmup",
-            "0",
-            "--no-report",
-            "--db",
-            s(&db),
-        ],
+        &strs(&rr_sweep(&port, &db, "2", "0.2")),
         Duration::from_secs(60),
     );
     let err = String::from_utf8_lossy(&out.stderr);
@@ -133,25 +144,7 @@ fn server_lost_mid_sweep_keeps_every_repetition_and_resume_finishes() {
     let srv = ServerProc::start();
     let port = srv.port;
     let p = port.to_string();
-    let sweep = spawn(&[
-        "sweep",
-        "127.0.0.1",
-        "-p",
-        &p,
-        "--tests",
-        "tcp-rr",
-        "--sizes",
-        "1,64",
-        "--repeat",
-        "3",
-        "-t",
-        "0.3",
-        "--warmup",
-        "0",
-        "--no-report",
-        "--db",
-        s(&db),
-    ]);
+    let sweep = spawn(&strs(&rr_sweep(&p, &db, "3", "0.3")));
     // Kill the server once three repetitions are stored.
     let start = Instant::now();
     loop {
@@ -349,25 +342,7 @@ fn a_lab_run_resumes_only_inside_a_lab_with_its_link() {
     // A run recorded as measured over a lab link (the lab passes it in this
     // variable), interrupted by SIGKILL after its first repetition.
     let mut child = Command::new(bin())
-        .args([
-            "sweep",
-            "127.0.0.1",
-            "-p",
-            &srv.port(),
-            "--tests",
-            "tcp-rr",
-            "--sizes",
-            "1,64",
-            "--repeat",
-            "3",
-            "-t",
-            "0.3",
-            "--warmup",
-            "0",
-            "--no-report",
-            "--db",
-            s(&db),
-        ])
+        .args(rr_sweep(&srv.port(), &db, "3", "0.3"))
         .env("NETSONDE_LAB_LINK", record(Some(1e8)))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
