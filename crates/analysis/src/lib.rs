@@ -47,4 +47,4 @@ pub use link::{
 pub use quality::{estimate_all, point_quality};
 pub use rfc6349::rfc6349;
 pub use stats::{estimate, mann_whitney_less, reps_needed, t975};
-pub use steady::{steady_state, Steadiness};
+pub use steady::{steadiness_warnings, steady_state, Steadiness};

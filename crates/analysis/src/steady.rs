@@ -6,7 +6,39 @@
 //! relative tolerance of the mean of that tail. A slow start (TCP slow start, CPU
 //! frequency ramp) therefore shows up as a late settle index rather than as noise.
 
+use netsonde_model::result::{TestReport, Warning};
+use netsonde_model::spec::FlowDir;
+use netsonde_model::units::Nanos;
 use serde::{Deserialize, Serialize};
+
+/// The tolerance a test's interval rates must settle within.
+pub const STEADY_TOL: f64 = 0.15;
+
+/// A warning per direction of a test whose interval rates (with `--interval`, at
+/// least 4 of them) did not start settled: they settled within [`STEADY_TOL`] only
+/// after some intervals (a ramp the summary averages in: the warning says from when,
+/// so `--warmup` can cover it), or never.
+pub fn steadiness_warnings(r: &TestReport) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for dir in [FlowDir::Up, FlowDir::Down] {
+        let iv: Vec<_> = r.intervals.iter().filter(|i| i.dir == dir).collect();
+        if iv.len() < 4 {
+            continue;
+        }
+        let rates: Vec<f64> = iv.iter().map(|i| i.rate.bps()).collect();
+        let s = steady_state(&rates, STEADY_TOL);
+        if s.steady && s.settled_at == Some(0) {
+            continue;
+        }
+        out.push(Warning::NotSteady {
+            dir,
+            settled_after: s.settled_at.map(|k| iv[k].start),
+            measured: iv.last().map_or(Nanos(0), |i| i.end),
+            cv: s.cv_after,
+        });
+    }
+    out
+}
 
 /// Where and how well a series of interval rates settled.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

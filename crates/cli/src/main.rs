@@ -356,6 +356,8 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 .with_context(|| format!("{} test against {target}", cfg.spec.test))?;
             report.link = netsonde_lab::control::link_from_env();
             let line_rate = a.line_rate.map(|r| r.bps());
+            let unsteady = netsonde_analysis::steadiness_warnings(&report);
+            report.warnings.extend(unsteady);
             report.diagnosis = Some(netsonde_analysis::diagnose(
                 &netsonde_analysis::input_from_report(&report, line_rate),
             ));

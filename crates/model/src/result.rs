@@ -391,6 +391,18 @@ pub enum Warning {
         /// Its strategy.
         strategy: String,
     },
+    /// The interval rates did not settle, or settled late: the summary averages over
+    /// a ramp or an unstable path.
+    NotSteady {
+        /// The direction.
+        dir: FlowDir,
+        /// From where on the rates stayed within the tolerance; `None` if never.
+        settled_after: Option<Nanos>,
+        /// The measured time.
+        measured: Nanos,
+        /// Coefficient of variation of the rates after settling.
+        cv: f64,
+    },
     /// The host was busy with work that is neither end's: system-wide CPU figures
     /// include it, the test's own do not.
     ForeignLoad {
@@ -419,6 +431,11 @@ impl Warning {
                     .into()
             }
             Warning::TooShort { .. } => "run longer with --time".into(),
+            Warning::NotSteady { .. } => {
+                "the rates ramped or swung: raise --warmup past the settling point, run longer \
+                 with --time, or look at the interval lines"
+                    .into()
+            }
             Warning::SenderShortfall { .. } => {
                 "the sender could not keep up: use a batching strategy (--io batch), fewer \
                  flows per core, or ask for a rate it can send (-b)"
@@ -466,6 +483,25 @@ impl std::fmt::Display for Warning {
                 sent.0,
                 received.0
             ),
+            Warning::NotSteady {
+                dir,
+                settled_after,
+                measured,
+                cv,
+            } => match settled_after {
+                Some(t) => write!(
+                    f,
+                    "{}: not steady: the interval rates settled only after {t} of {measured} \
+                     (CV {:.1}% after)",
+                    dir.name(),
+                    cv * 100.0
+                ),
+                None => write!(
+                    f,
+                    "{}: not steady: the interval rates never settled within 15% over {measured}",
+                    dir.name()
+                ),
+            },
             Warning::SenderShortfall { dir, asked, sent } => write!(
                 f,
                 "{}: the sender reached {sent} of the {asked} asked ({:.0}%)",
