@@ -27,6 +27,8 @@ use crate::spec::FlowDir;
 /// | `srtt` | ns | TCP senders, mean |
 /// | `interval_cv` | ratio | coefficient of variation of interval rates (steadiness) |
 /// | `window_granted` | bytes | smallest granted socket buffer on either end |
+/// | `tcp_efficiency`, `buffer_delay` | % | RFC 6349, TCP stream tests |
+/// | `transfer_time_ratio` | ratio | RFC 6349, with a line rate |
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Metrics(pub BTreeMap<String, f64>);
@@ -146,6 +148,11 @@ impl Metrics {
             .map(|s| s.sndbuf.min(s.rcvbuf) as f64)
             .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.min(b))));
         m.put("window_granted", granted);
+        if let Some(x) = &r.rfc6349 {
+            m.put("tcp_efficiency", x.tcp_efficiency_pct);
+            m.put("buffer_delay", Some(x.buffer_delay_pct));
+            m.put("transfer_time_ratio", x.transfer_time_ratio);
+        }
         m
     }
 }
@@ -265,11 +272,17 @@ pub enum Metric {
     IntervalCv,
     /// Smallest granted socket buffer.
     WindowGranted,
+    /// RFC 6349 TCP efficiency.
+    TcpEfficiency,
+    /// RFC 6349 buffer delay.
+    BufferDelay,
+    /// RFC 6349 transfer time ratio.
+    TransferTimeRatio,
 }
 
 impl Metric {
     /// Every metric, in report order.
-    pub const ALL: [Metric; 24] = [
+    pub const ALL: [Metric; 27] = [
         Metric::Goodput,
         Metric::GoodputOut,
         Metric::GoodputIn,
@@ -294,6 +307,9 @@ impl Metric {
         Metric::Srtt,
         Metric::IntervalCv,
         Metric::WindowGranted,
+        Metric::TcpEfficiency,
+        Metric::BufferDelay,
+        Metric::TransferTimeRatio,
     ];
 
     /// The name stored in [`Metrics`] and the store.
@@ -323,6 +339,9 @@ impl Metric {
             Metric::Srtt => "srtt",
             Metric::IntervalCv => "interval_cv",
             Metric::WindowGranted => "window_granted",
+            Metric::TcpEfficiency => "tcp_efficiency",
+            Metric::BufferDelay => "buffer_delay",
+            Metric::TransferTimeRatio => "transfer_time_ratio",
         }
     }
 
@@ -346,9 +365,13 @@ impl Metric {
             Metric::ClientBusyCores | Metric::ServerBusyCores => Unit::Cores,
             Metric::ClientUsPerKib | Metric::ServerUsPerKib => Unit::UsPerKib,
             Metric::ClientUsPerTrans | Metric::ServerUsPerTrans => Unit::Micros,
-            Metric::ClientCpuMaxCore | Metric::ServerCpuMaxCore | Metric::Loss => Unit::Percent,
+            Metric::ClientCpuMaxCore
+            | Metric::ServerCpuMaxCore
+            | Metric::Loss
+            | Metric::TcpEfficiency
+            | Metric::BufferDelay => Unit::Percent,
             Metric::Retransmits => Unit::Count,
-            Metric::IntervalCv => Unit::Ratio,
+            Metric::IntervalCv | Metric::TransferTimeRatio => Unit::Ratio,
             Metric::WindowGranted => Unit::Bytes,
         }
     }
@@ -362,6 +385,7 @@ impl Metric {
                 | Metric::GoodputIn
                 | Metric::MessagesPerSec
                 | Metric::TransactionsPerSec
+                | Metric::TcpEfficiency
         )
     }
 
