@@ -359,44 +359,57 @@ fn supervise(
         }
         by_dir
     };
+    // Once the flows are done and the server has answered, every interval still due
+    // is recorded from the final counts before returning (else a late wake-up of
+    // this thread would lose the last one).
+    let mut closing = false;
     loop {
-        let now_i = Instant::now();
+        let now_i = if closing {
+            clock.end + period.unwrap_or_default()
+        } else {
+            Instant::now()
+        };
         if last.is_none() && period.is_some() && now_i >= clock.warm_end {
             last = Some(at_start(&running));
         }
-        if let (Some(at), Some(p), Some(prev)) = (next, period, last) {
-            if now_i >= at && at <= clock.end + p / 2 {
-                // By the first record every flow has passed the start, so its own
-                // count from that moment is there.
-                let prev = if intervals.is_empty() {
-                    at_start(&running)
-                } else {
-                    prev
-                };
-                let cur = sum(&running);
-                let start = Nanos::from(at.saturating_duration_since(clock.warm_end))
-                    .saturating_sub(Nanos::from(p));
-                let len = p.min(clock.end.saturating_duration_since(at - p));
-                for (i, dir) in [FlowDir::Up, FlowDir::Down].into_iter().enumerate() {
-                    if !running.counters.iter().any(|(_, d, _)| *d == dir) {
-                        continue;
-                    }
-                    let bytes = Bytes(cur[i].0 - prev[i].0);
-                    let rec = IntervalRecord {
-                        start,
-                        end: start.saturating_add(Nanos::from(len)),
-                        dir,
-                        bytes,
-                        rate: BitRate::from_bytes(bytes, len),
-                        messages: cur[i].1 - prev[i].1,
-                        transactions: cur[i].2 - prev[i].2,
-                    };
-                    on_interval(&rec);
-                    intervals.push(rec);
-                }
-                last = Some(cur);
-                next = Some(at + p);
+        while let (Some(at), Some(p), Some(prev)) = (next, period, last) {
+            if !(now_i >= at && at <= clock.end + p / 2) {
+                break;
             }
+            // By the first record every flow has passed the start, so its own
+            // count from that moment is there.
+            let prev = if intervals.is_empty() {
+                at_start(&running)
+            } else {
+                prev
+            };
+            let cur = sum(&running);
+            let start = Nanos::from(at.saturating_duration_since(clock.warm_end))
+                .saturating_sub(Nanos::from(p));
+            let len = p.min(clock.end.saturating_duration_since(at - p));
+            for (i, dir) in [FlowDir::Up, FlowDir::Down].into_iter().enumerate() {
+                if !running.counters.iter().any(|(_, d, _)| *d == dir) {
+                    continue;
+                }
+                let bytes = Bytes(cur[i].0 - prev[i].0);
+                let rec = IntervalRecord {
+                    start,
+                    end: start.saturating_add(Nanos::from(len)),
+                    dir,
+                    bytes,
+                    rate: BitRate::from_bytes(bytes, len),
+                    messages: cur[i].1 - prev[i].1,
+                    transactions: cur[i].2 - prev[i].2,
+                };
+                on_interval(&rec);
+                intervals.push(rec);
+            }
+            last = Some(cur);
+            next = Some(at + p);
+        }
+        if closing {
+            let server = server.take().expect("results arrived");
+            return Ok((running, server, intervals));
         }
         let wait = next
             .map(|at| at.saturating_duration_since(Instant::now()))
@@ -416,10 +429,8 @@ fn supervise(
                 _ => {}
             }
         }
-        if running.all_done() {
-            if let Some(server) = server.take() {
-                return Ok((running, server, intervals));
-            }
+        if running.all_done() && server.is_some() {
+            closing = true;
         }
     }
 }
