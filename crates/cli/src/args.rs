@@ -383,6 +383,10 @@ pub struct ClientArgs {
     /// Socket buffer (SO_SNDBUF and SO_RCVBUF) on both ends; the granted value is reported.
     #[arg(short = 'w', long, value_parser = parse_bytes)]
     pub window: Option<Bytes>,
+    /// Receive buffer of the receiving end of each stream only (the sender keeps
+    /// -w or the kernel's default): a receiver window below the sender's.
+    #[arg(long, value_parser = parse_bytes)]
+    pub rcv_window: Option<Bytes>,
     /// TCP maximum segment size.
     #[arg(short = 'M', long)]
     pub mss: Option<u32>,
@@ -486,6 +490,7 @@ impl ClientArgs {
         s.request_size = self.request_size;
         s.response_size = self.response_size;
         s.window = self.window;
+        s.rcv_window = self.rcv_window;
         s.mss = self.mss;
         s.nodelay |= self.nodelay;
         s.congestion = self.congestion.clone();

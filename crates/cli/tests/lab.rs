@@ -691,8 +691,7 @@ fn a_sweep_over_link_axes_rebuilds_the_link_per_point_and_records_it() {
 }
 
 /// Induced bottlenecks, each diagnosed by `client` (issue 11): the verdict names
-/// the limit the lab put there. (Receiver-bound, a receiver window far below the
-/// sender's, needs a window per end, which the spec does not have yet.)
+/// the limit the lab put there.
 #[test]
 fn induced_bottlenecks_are_each_diagnosed() {
     let Some(_g) = ready("diagnosis") else { return };
@@ -705,7 +704,7 @@ fn induced_bottlenecks_are_each_diagnosed() {
     };
     /// Name, link flags, client flags, the verdicts that name the induced limit.
     type Case<'a> = (&'a str, &'a [&'a str], &'a [&'a str], &'a [&'a str]);
-    let cases: [Case; 4] = [
+    let cases: [Case; 5] = [
         (
             "link-bound",
             &["--rate", "200M"],
@@ -729,6 +728,12 @@ fn induced_bottlenecks_are_each_diagnosed() {
             &["--rate", "1G"],
             &["-b", "100M", "-t", "3", "--warmup", "1"],
             &["application"],
+        ),
+        (
+            "receiver-bound",
+            &["--delay", "10ms"],
+            &["--rcv-window", "4K", "-t", "3", "--warmup", "1"],
+            &["receiver-window"],
         ),
     ];
     for (what, link, client, want) in cases {

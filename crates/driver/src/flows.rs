@@ -201,6 +201,13 @@ pub fn start(
     let mut alone = Vec::new();
     let mut shared = Vec::new();
     for (i, plan) in plans.into_iter().enumerate() {
+        // A receiver window below the sender's: set on the receiving end's own
+        // connection, once it is up.
+        if let (Some(w), FlowSocket::Tcp(t)) = (spec.rcv_window, &plan.socket) {
+            if spec.test == TestKind::TcpStream && !sends(end, plan.dir) {
+                let _ = socket2::SockRef::from(t).set_recv_buffer_size(w.0 as usize);
+            }
+        }
         let ctx = FlowCtx {
             id: plan.id,
             dir: plan.dir,

@@ -106,6 +106,7 @@ impl Limits {
             ("--request-size", Some(spec.request_size)),
             ("--response-size", Some(spec.response_size)),
             ("--window", spec.window),
+            ("--rcv-window", spec.rcv_window),
         ] {
             if let Some(v) = v {
                 if v > self.max_size {

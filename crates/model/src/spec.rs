@@ -255,6 +255,10 @@ pub struct TestSpec {
     pub response_size: Bytes,
     /// Socket send and receive buffer requested on both ends (`SO_SNDBUF`/`SO_RCVBUF`).
     pub window: Option<Bytes>,
+    /// Receive buffer (`SO_RCVBUF`) of the receiving end of each stream only, set
+    /// once its connection is up: a receiver window below the sender's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcv_window: Option<Bytes>,
     /// TCP maximum segment size (`TCP_MAXSEG`).
     pub mss: Option<u32>,
     /// Disable Nagle (`TCP_NODELAY`). Always on for RR and CRR tests.
@@ -375,6 +379,7 @@ impl TestSpec {
             request_size: Bytes(1),
             response_size: Bytes(1),
             window: None,
+            rcv_window: None,
             mss: None,
             nodelay: test.is_rr(),
             congestion: None,
@@ -409,6 +414,9 @@ impl TestSpec {
         check_size("--size", self.size)?;
         check_size("--request-size", self.request_size)?;
         check_size("--response-size", self.response_size)?;
+        if let Some(w) = self.rcv_window {
+            check_size("--rcv-window", w)?;
+        }
         if let Some(w) = self.window {
             check_size("--window", w)?;
         }
