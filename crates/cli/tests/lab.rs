@@ -875,3 +875,89 @@ fn a_ramp_is_flagged_with_when_it_settled() {
     });
     before.assert_restored();
 }
+
+/// A sweep diagnoses its points too: each repetition's stored report carries its
+/// verdict, and the report's point takes the one most repetitions got. A link
+/// limited to 200 Mbit/s is link-bound; the same point paced at 50 Mbit/s is
+/// application-bound.
+#[test]
+fn a_sweep_diagnoses_each_point_from_its_repetitions() {
+    let Some(_g) = ready("sweep-diagnosis") else {
+        return;
+    };
+    let before = Before::take();
+    let dir = std::env::temp_dir().join(format!("netsonde-lab-diag-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("runs.db");
+    let db = db.to_str().unwrap();
+    for (rate, pace) in [(None, "link"), (Some("50M"), "application")] {
+        let mut args = vec![
+            "lab",
+            "run",
+            "--rate",
+            "200M",
+            "--",
+            "sweep",
+            "--tests",
+            "tcp-stream",
+            "--sizes",
+            "64K",
+            "--repeat",
+            "3",
+            "-t",
+            "1",
+            "--warmup",
+            "500ms",
+            "--db",
+            db,
+            "--no-report",
+        ];
+        let file;
+        if let Some(r) = rate {
+            // Pacing is an option of the run: through an experiment file.
+            file = dir.join("paced.toml");
+            std::fs::write(
+                &file,
+                format!("tests = [\"tcp-stream\"]\nsizes = \"64K\"\nrepeat = 3\ntime = \"1\"\nwarmup = \"500ms\"\n[options]\nrate = \"{r}\"\n"),
+            )
+            .unwrap();
+            args = vec![
+                "lab",
+                "run",
+                "--rate",
+                "200M",
+                "--",
+                "run",
+                file.to_str().unwrap(),
+                "--db",
+                db,
+                "--no-report",
+            ];
+        }
+        let out = run(&args, Duration::from_secs(120));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let store = netsonde_store::Store::open(std::path::Path::new(db)).unwrap();
+        let id = store.latest_run().unwrap().unwrap();
+        let export = run(
+            &["runs", "export", &id.to_string(), "--json", "--db", db],
+            Duration::from_secs(30),
+        );
+        let study: Value = serde_json::from_slice(&export.stdout).unwrap();
+        let row = &study["efficiency"][0];
+        assert_eq!(row["bottleneck"]["kind"], pace, "{row}");
+        // Every repetition was diagnosed and stored with its verdict.
+        for p in store.points(id).unwrap() {
+            for r in &p.reps {
+                let rep: Value = serde_json::from_str(&r.report_json).unwrap();
+                assert!(rep["diagnosis"]["bottleneck"]["kind"].is_string(), "{rep}");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    before.assert_restored();
+}

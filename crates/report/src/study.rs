@@ -191,6 +191,9 @@ pub struct EffRow {
     pub bottleneck: Bottleneck,
     /// The evidence and advice behind it.
     pub diagnosis: Option<netsonde_analysis::Diagnosis>,
+    /// RFC 6349 medians: TCP efficiency (%), buffer delay (%), transfer time ratio.
+    #[serde(default)]
+    pub rfc6349: [Option<f64>; 3],
 }
 
 /// The analysed run.
@@ -626,6 +629,11 @@ impl Study {
                         .map(|(r, t)| netsonde_analysis::bdp_bytes(r, t)),
                     bottleneck: diagnosis.bottleneck.clone(),
                     diagnosis: Some(diagnosis),
+                    rfc6349: [
+                        p.median("tcp_efficiency"),
+                        p.median("buffer_delay"),
+                        p.median("transfer_time_ratio"),
+                    ],
                 })
             })
             .collect();

@@ -191,6 +191,9 @@ pub fn tables(s: &Study) -> Vec<Table> {
                     opt(e.theoretical, rate),
                     opt(e.efficiency, |x| format!("{:.1}%", x * 100.0)),
                     opt(e.bdp, |b| Bytes(b as u64).to_string()),
+                    opt(e.rfc6349[0], |x| format!("{x:.2}%")),
+                    opt(e.rfc6349[1], |x| format!("{x:.0}%")),
+                    opt(e.rfc6349[2], |x| format!("{x:.3}")),
                     match &e.diagnosis {
                         Some(d) => format!("{}: {}", d.bottleneck, d.evidence),
                         None => e.bottleneck.to_string(),
@@ -203,8 +206,10 @@ pub fn tables(s: &Study) -> Vec<Table> {
                 "Theoretical goodput at {} and MTU {m} after Ethernet, IP and TCP/UDP overhead; \
                  BDP is the line rate times the path's round trip (the lab link's delays, else \
                  the smoothed RTT under load). A line rate below the goodput is an input error \
-                 and gets no efficiency. Each point's bottleneck is the verdict most of its \
-                 repetitions got, from their full reports (CPU per core, TCP_INFO, loss).",
+                 and gets no efficiency. TCP efficiency, buffer delay and transfer time ratio \
+                 are RFC 6349's (medians over the repetitions). Each point's bottleneck is the \
+                 verdict most of its repetitions got, from their full reports (CPU per core, \
+                 TCP_INFO, loss).",
                 rate(r)
             ),
             _ => "Give --line-rate to compare against a line rate (and get a BDP).".into(),
@@ -218,6 +223,9 @@ pub fn tables(s: &Study) -> Vec<Table> {
                 "theoretical",
                 "efficiency",
                 "BDP",
+                "TCP efficiency",
+                "buffer delay",
+                "transfer time ratio",
                 "bottleneck",
             ],
             rows,
