@@ -7,10 +7,14 @@
 //! silent or slow client never blocks another: it only holds a handshake thread
 //! until its phase deadline, and never the busy slot, which is taken only once a
 //! valid setup arrives and is released by a guard on every path out of a session.
+//!
+//! **Budgets.** A setup reserves what its test will hold (buffer memory, threads,
+//! descriptors: [`crate::budget`]) before any socket is opened, and is refused by
+//! name above the server's limits; the reservation, the data listener and its
+//! acceptor thread go as soon as the session ends, however it ends.
 
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -82,7 +86,7 @@ impl ServerConfig {
 struct Shared {
     cfg: ServerConfig,
     /// When each running test is expected to be over (the end of its measured
-    /// interval, plus a second for results), one entry per running test.
+    /// interval, plus [`AFTER_TEST`] for results), one entry per running test.
     running: Mutex<Vec<(u64, Instant)>>,
     /// Memory, threads and descriptors: what running sessions hold.
     budget: Arc<Budget>,
