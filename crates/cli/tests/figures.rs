@@ -64,3 +64,24 @@ fn the_socket_mss_is_the_one_the_connection_used() {
         }
     }
 }
+
+/// UDP loss on loopback can only happen at a full receive buffer: when a test loses
+/// datagrams, the kernel-drops caveat says so, with the kernel's own count.
+#[test]
+fn udp_loss_says_where_the_kernel_dropped() {
+    let doc = json(&["-T", "udp-stream", "-b", "50G", "-t", "1"]);
+    let loss = doc["directions"][0]["loss"].as_f64().unwrap_or(0.0);
+    let drops = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "kernel-drops")
+        .cloned();
+    if loss > 0.5 {
+        let w =
+            drops.unwrap_or_else(|| panic!("{loss}% lost, no kernel-drops: {}", doc["warnings"]));
+        assert!(w["rcvbuf"].as_u64().unwrap() > 0, "{w}");
+    } else {
+        eprintln!("this host kept up with 50G ({loss}% lost): nothing to attribute");
+    }
+}

@@ -44,6 +44,7 @@ pub fn cpu_delta(
         threads: None,
         others: None,
         pid: 0,
+        udp_drops: None,
     }
 }
 

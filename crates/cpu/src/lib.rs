@@ -25,6 +25,8 @@
 //!   those threads' context (on loopback and veth, most of the receive path).
 //! - **Everyone else** from `/proc/PID/stat` ([`processes::Others`]): the CPU the
 //!   host's other user processes ran, the foreign load.
+//! - Beside the CPU, the host's **UDP drop counters** from `/proc/net/snmp`
+//!   ([`snmp`]): where the datagrams a test lost were dropped.
 //!
 //! # Layout
 //!
@@ -48,6 +50,7 @@ pub mod host;
 pub mod processes;
 pub mod rusage;
 pub mod sampler;
+pub mod snmp;
 pub mod stat;
 pub mod thread;
 

@@ -34,6 +34,8 @@ pub struct CpuSampler {
     threads: Vec<(i32, Option<Nanos>)>,
     /// The other processes' CPU at the start.
     others: crate::processes::Others,
+    /// The UDP drop counters at the start.
+    udp: Option<netsonde_model::cpu::UdpDrops>,
     started: Instant,
 }
 
@@ -47,12 +49,14 @@ impl CpuSampler {
     /// own flow threads, by thread id) too.
     pub fn start_with(threads: &[i32]) -> Result<CpuSampler, CpuError> {
         let others = crate::processes::Others::read();
+        let udp = crate::snmp::read_udp_drops();
         let stat = read_proc_stat()?;
         let rusage = read_rusage()?;
         Ok(CpuSampler {
             stat,
             rusage,
             others,
+            udp,
             threads: threads
                 .iter()
                 .map(|&t| (t, crate::thread::cpu_time(t)))
@@ -89,6 +93,13 @@ impl CpuSampler {
         report.threads = threads;
         report.others = Some(self.others.since(&crate::processes::Others::read()));
         report.pid = std::process::id();
+        report.udp_drops = self.udp.zip(crate::snmp::read_udp_drops()).map(|(a, b)| {
+            netsonde_model::cpu::UdpDrops {
+                rcvbuf_errors: b.rcvbuf_errors.saturating_sub(a.rcvbuf_errors),
+                sndbuf_errors: b.sndbuf_errors.saturating_sub(a.sndbuf_errors),
+                in_errors: b.in_errors.saturating_sub(a.in_errors),
+            }
+        });
         Ok(report)
     }
 }

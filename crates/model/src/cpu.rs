@@ -50,7 +50,20 @@ pub struct ProcessUsage {
     pub involuntary_ctxsw: u64,
 }
 
-/// CPU use on one host over the measured interval.
+/// The kernel's UDP drop counters (`/proc/net/snmp`), or their change over an
+/// interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct UdpDrops {
+    /// Datagrams dropped because a receiving socket's buffer was full.
+    pub rcvbuf_errors: u64,
+    /// Datagrams a sender could not queue.
+    pub sndbuf_errors: u64,
+    /// Datagrams dropped on input, for any reason.
+    pub in_errors: u64,
+}
+
+/// CPU use on one host over the measured interval (and, beside it, the host's UDP
+/// drop counters over the same interval).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct CpuReport {
     /// Wall time the figures cover.
@@ -76,6 +89,10 @@ pub struct CpuReport {
     /// This process's id, so two ends can tell whether they are one process.
     #[serde(default)]
     pub pid: u32,
+    /// UDP datagrams the host's kernel dropped over the interval (this network
+    /// namespace's counters); `None` where not taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_drops: Option<UdpDrops>,
 }
 
 impl CpuReport {

@@ -373,6 +373,17 @@ pub enum Warning {
         /// The rate the sender reached.
         sent: BitRate,
     },
+    /// The kernel counted UDP datagrams dropped on a host during the test: where
+    /// the loss happened.
+    KernelDrops {
+        /// Whose host (`host` when both ends share it).
+        side: String,
+        /// Dropped because a receiving socket's buffer was full (`RcvbufErrors`):
+        /// the receiver could not keep up.
+        rcvbuf: u64,
+        /// Not queued by a sender (`SndbufErrors`).
+        sndbuf: u64,
+    },
     /// Datagrams were sent or received in batches (GSO, sendmmsg, io_uring, GRO),
     /// so their timestamps are per batch and the jitter figure says nothing about
     /// the path.
@@ -441,6 +452,11 @@ impl Warning {
                  flows per core, or ask for a rate it can send (-b)"
                     .into()
             }
+            Warning::KernelDrops { .. } => {
+                "a receiver that cannot keep up: a larger receive buffer (-w, net.core.rmem_max), \
+                 a batching receiver (--rx-io batch), or a lower rate (-b)"
+                    .into()
+            }
             Warning::JitterFromBatches { .. } => {
                 "for a jitter figure, send and receive one datagram per call (--io copy)".into()
             }
@@ -507,6 +523,15 @@ impl std::fmt::Display for Warning {
                 "{}: the sender reached {sent} of the {asked} asked ({:.0}%)",
                 dir.name(),
                 100.0 * sent.bps() / asked.bps().max(1.0)
+            ),
+            Warning::KernelDrops {
+                side,
+                rcvbuf,
+                sndbuf,
+            } => write!(
+                f,
+                "{side}: the kernel dropped {rcvbuf} datagram(s) at full receive buffers \
+                 (RcvbufErrors) and {sndbuf} at full send buffers (SndbufErrors)"
             ),
             Warning::JitterFromBatches { dir, strategies } => write!(
                 f,
@@ -840,6 +865,23 @@ fn caveats(
     }
     if spec.test.is_tcp() {
         return out;
+    }
+    let one_host = client.host.hostname == server.host.hostname;
+    for (name, side) in [("client", client), ("server", server)] {
+        let Some(d) = side.cpu.as_ref().and_then(|c| c.udp_drops) else {
+            continue;
+        };
+        if d.rcvbuf_errors + d.sndbuf_errors > 0 {
+            out.push(Warning::KernelDrops {
+                side: if one_host { "host".into() } else { name.into() },
+                rcvbuf: d.rcvbuf_errors,
+                sndbuf: d.sndbuf_errors,
+            });
+        }
+        if one_host {
+            // One host, one set of counters: say it once.
+            break;
+        }
     }
     for d in directions {
         let flows: Vec<&FlowResult> = client

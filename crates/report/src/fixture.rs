@@ -55,6 +55,7 @@ fn cpu(busy: f64) -> CpuReport {
         threads: Some(Nanos::from_millis(3500)),
         others: Some(Nanos::from_millis(200)),
         pid: 1,
+        udp_drops: None,
     }
 }
 

@@ -95,6 +95,7 @@ fn cpu(busy: f64, secs: f64) -> CpuReport {
         threads: Some(Nanos((busy * secs * 0.7e9) as u64)),
         others: Some(Nanos(0)),
         pid: 1,
+        udp_drops: None,
     }
 }
 
