@@ -32,6 +32,18 @@ fn interval_records_add_up_to_the_summary_after_a_warm_up() {
             (sum / summary - 1.0).abs() <= 0.005,
             "{args:?}: intervals sum {sum}, summary {summary}"
         );
+        // A paced flow past its warm-up is steady: nothing flagged.
+        if doc["spec"]["rate"].is_number() {
+            assert!(
+                !doc["warnings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|w| w["kind"] == "not-steady"),
+                "{args:?}: {}",
+                doc["warnings"]
+            );
+        }
         if let Some(paced) = doc["spec"]["rate"].as_f64() {
             let first = iv[0]["rate"].as_f64().unwrap();
             assert!(

@@ -840,37 +840,30 @@ fn rfc6349_metrics_match_the_links_physics() {
 }
 
 /// Slow start over a 60 ms round trip, measured with no warm-up, is flagged with
-/// when it settled; past a warm-up that covers it, it is not.
+/// when it settled. (That a steady flow is not flagged is checked on loopback, in
+/// `figures`, where no other test's load makes a 50 Mbit/s link's rates swing.)
 #[test]
 fn a_ramp_is_flagged_with_when_it_settled() {
     let Some(_g) = ready("steady") else { return };
     let before = Before::take();
     let link = ["--rate", "50M", "--delay", "30ms"];
-    let flagged = |doc: &Value| {
-        doc["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|w| w["kind"] == "not-steady")
-            .cloned()
-    };
     up_to_three("ramp", || {
         let cold = lab_json(
             &link,
             &["-C", "cubic", "-t", "3", "-i", "0.25", "--warmup", "0"],
         );
-        let w = flagged(&cold).ok_or("no not-steady warning with no warm-up")?;
+        let w = cold["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["kind"] == "not-steady")
+            .cloned()
+            .ok_or("no not-steady warning with no warm-up")?;
         let after = f(&w["settled_after"]);
-        if !(0.2e9..=2.0e9).contains(&after) {
-            return Err(format!("settled after {after} ns: {w}"));
-        }
-        let warm = lab_json(
-            &link,
-            &["-C", "cubic", "-t", "3", "-i", "0.25", "--warmup", "3"],
-        );
-        match flagged(&warm) {
-            None => Ok(()),
-            Some(w) => Err(format!("flagged after a 3 s warm-up: {w}")),
+        if (0.2e9..=2.0e9).contains(&after) {
+            Ok(())
+        } else {
+            Err(format!("settled after {after} ns: {w}"))
         }
     });
     before.assert_restored();
