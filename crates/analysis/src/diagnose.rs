@@ -27,8 +27,6 @@ use netsonde_model::result::TestReport;
 use netsonde_model::units::{BitRate, Bytes, Nanos};
 use serde::{Deserialize, Serialize};
 
-use crate::link::{theoretical_goodput, L4};
-
 /// Goodput within this share of the theoretical maximum is link-limited.
 pub const LINK_SHARE: f64 = 0.90;
 
@@ -381,32 +379,8 @@ fn bdp_advice(d: &DiagnosisInput, what: &str) -> String {
 /// given.
 pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> DiagnosisInput {
     let spec = &r.spec;
-    let link_rate = r.link.as_ref().and_then(|l| {
-        let rates = [l.spec.up.rate, l.spec.down.rate];
-        rates
-            .into_iter()
-            .flatten()
-            .map(|b| b.bps())
-            .reduce(f64::min)
-    });
-    let line = line_rate_bps.or(link_rate);
-    let mtu = r
-        .link
-        .as_ref()
-        .map(|l| u64::from(l.spec.up.mtu))
-        .or_else(|| r.client.host.interface.as_ref().map(|i| u64::from(i.mtu)));
-    let l4 = if spec.test.is_tcp() {
-        L4::Tcp { timestamps: true }
-    } else {
-        L4::Udp
-    };
+    let (line, theoretical) = crate::link::path_ceiling(r, line_rate_bps);
     let directions = r.directions.len().max(1) as f64;
-    let theoretical = match (line, mtu) {
-        (Some(l), Some(m)) if !spec.test.is_rr() => {
-            Some(theoretical_goodput(l, m, l4) * directions)
-        }
-        _ => None,
-    };
     let core = |side: &netsonde_model::result::SideResult| {
         let cpu = side.cpu.as_ref()?;
         let c = cpu
@@ -422,14 +396,7 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
         })
     };
     // The TCP senders' TCP_INFO: how their busy time was limited, RTT, segments.
-    let senders: Vec<_> = r
-        .client
-        .flows
-        .iter()
-        .chain(&r.server.flows)
-        .filter(|f| f.role == netsonde_model::result::Role::Sender)
-        .filter_map(|f| Some((f, f.tcp_info.as_ref()?)))
-        .collect();
+    let senders = crate::link::tcp_senders(r);
     let busy: u64 = senders.iter().map(|(_, t)| t.busy.0).sum();
     let share = |v: u64| (busy > 0).then(|| v as f64 / busy as f64);
     let rtt = (!senders.is_empty())
@@ -452,8 +419,7 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
         ),
         _ => (None, None),
     };
-    let one_host = r.client.host.hostname == r.server.host.hostname
-        && r.client.host.kernel == r.server.host.kernel;
+    let one_host = r.client.same_host(&r.server);
     DiagnosisInput {
         goodput_bps: goodput,
         line_rate_bps: line,

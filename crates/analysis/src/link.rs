@@ -88,6 +88,51 @@ pub fn bdp_bytes(rate_bps: f64, rtt_ns: f64) -> f64 {
     rate_bps / 8.0 * rtt_ns / 1e9
 }
 
+/// A test's path: its line rate (the one given, else the lab link's) and the
+/// goodput ceiling that rate allows after header overhead at the path's MTU (the
+/// lab link's, else the client interface's), summed over the test's directions.
+/// The ceiling is `None` for request/response tests and without a rate or MTU.
+pub fn path_ceiling(
+    r: &netsonde_model::result::TestReport,
+    line_rate_bps: Option<f64>,
+) -> (Option<f64>, Option<f64>) {
+    let line = line_rate_bps.or_else(|| r.link.as_ref().and_then(|l| l.rate_bps()));
+    let mtu = r
+        .link
+        .as_ref()
+        .map(|l| u64::from(l.spec.up.mtu))
+        .or_else(|| r.client.host.interface.as_ref().map(|i| u64::from(i.mtu)));
+    let l4 = if r.spec.test.is_tcp() {
+        L4::Tcp { timestamps: true }
+    } else {
+        L4::Udp
+    };
+    let directions = r.directions.len().max(1) as f64;
+    let ceiling = match (line, mtu) {
+        (Some(l), Some(m)) if !r.spec.test.is_rr() => {
+            Some(theoretical_goodput(l, m, l4) * directions)
+        }
+        _ => None,
+    };
+    (line, ceiling)
+}
+
+/// The TCP senders of a test (both ends) with their `TCP_INFO`.
+pub fn tcp_senders(
+    r: &netsonde_model::result::TestReport,
+) -> Vec<(
+    &netsonde_model::result::FlowResult,
+    &netsonde_model::result::TcpInfoSummary,
+)> {
+    r.client
+        .flows
+        .iter()
+        .chain(&r.server.flows)
+        .filter(|f| f.role == netsonde_model::result::Role::Sender)
+        .filter_map(|f| Some((f, f.tcp_info.as_ref()?)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

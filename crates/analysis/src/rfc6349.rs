@@ -15,10 +15,10 @@
 //! - Buffer delay: `(mean RTT − baseline RTT) / baseline RTT` (§3.3.3), with the
 //!   senders' smoothed RTT at the end of the transfer as the mean.
 
-use netsonde_model::result::{Rfc6349, Role, TestReport};
+use netsonde_model::result::{Rfc6349, TestReport};
 use netsonde_model::units::{BitRate, Bytes, Nanos};
 
-use crate::link::{bdp_bytes, theoretical_goodput, L4};
+use crate::link::bdp_bytes;
 
 /// The RFC 6349 metrics of a TCP stream test, or `None` (not TCP, not a stream, no
 /// TCP_INFO). `line_rate_bps` is the path's rate as given; in the lab the link's
@@ -27,13 +27,9 @@ pub fn rfc6349(r: &TestReport, line_rate_bps: Option<f64>) -> Option<Rfc6349> {
     if !r.spec.test.is_tcp() || r.spec.test.is_rr() {
         return None;
     }
-    let senders: Vec<_> = r
-        .client
-        .flows
-        .iter()
-        .chain(&r.server.flows)
-        .filter(|f| f.role == Role::Sender)
-        .filter_map(|f| f.tcp_info.as_ref())
+    let senders: Vec<_> = crate::link::tcp_senders(r)
+        .into_iter()
+        .map(|(_, t)| t)
         .collect();
     let baseline = senders
         .iter()
@@ -43,25 +39,8 @@ pub fn rfc6349(r: &TestReport, line_rate_bps: Option<f64>) -> Option<Rfc6349> {
     let mean = Nanos(senders.iter().map(|t| t.srtt.0).sum::<u64>() / senders.len() as u64);
     let sent: u64 = senders.iter().map(|t| t.bytes_sent).sum();
     let retrans: u64 = senders.iter().map(|t| t.bytes_retrans).sum();
-    let rate = line_rate_bps.or_else(|| {
-        r.link.as_ref().and_then(|l| {
-            [l.spec.up.rate, l.spec.down.rate]
-                .into_iter()
-                .flatten()
-                .map(|b| b.bps())
-                .reduce(f64::min)
-        })
-    });
-    let mtu = r
-        .link
-        .as_ref()
-        .map(|l| u64::from(l.spec.up.mtu))
-        .or_else(|| r.client.host.interface.as_ref().map(|i| u64::from(i.mtu)));
-    let directions = r.directions.len().max(1) as f64;
     let goodput: f64 = r.directions.iter().map(|d| d.goodput.bps()).sum();
-    let ideal = rate
-        .zip(mtu)
-        .map(|(r, m)| theoretical_goodput(r, m, L4::Tcp { timestamps: true }) * directions);
+    let (rate, ideal) = crate::link::path_ceiling(r, line_rate_bps);
     Some(Rfc6349 {
         baseline_rtt: baseline,
         mean_rtt: mean,

@@ -102,7 +102,7 @@ pub fn study(store: &Store, id: RunId) -> anyhow::Result<Study> {
                 .plan
                 .line_rate
                 .map(|r| r.bps())
-                .or_else(|| link.as_ref().and_then(link_rate)),
+                .or_else(|| link.as_ref().and_then(|l| l.rate_bps())),
             repeat: plan.plan.repeat,
             link_rtt_ns: link
                 .as_ref()
@@ -114,15 +114,6 @@ pub fn study(store: &Store, id: RunId) -> anyhow::Result<Study> {
         },
         points,
     ))
-}
-
-/// The lab link's rate (the slower direction), bit/s.
-fn link_rate(l: &netsonde_model::link::LinkRecord) -> Option<f64> {
-    [l.spec.up.rate, l.spec.down.rate]
-        .into_iter()
-        .flatten()
-        .map(|r| r.bps())
-        .reduce(f64::min)
 }
 
 /// A point's diagnosis: each stored repetition's report diagnosed on its own, and

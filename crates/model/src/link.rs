@@ -489,6 +489,17 @@ pub struct LinkRecord {
     pub detail: String,
 }
 
+impl LinkRecord {
+    /// The link's rate, the slower direction's, bit/s; `None` when unlimited.
+    pub fn rate_bps(&self) -> Option<f64> {
+        [self.spec.up.rate, self.spec.down.rate]
+            .into_iter()
+            .flatten()
+            .map(|r| r.bps())
+            .reduce(f64::min)
+    }
+}
+
 /// A sweep point's link axes; `None` keeps the lab's base value.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct LinkPoint {

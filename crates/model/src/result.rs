@@ -212,6 +212,16 @@ pub struct SideResult {
     pub socket: Option<SocketFacts>,
 }
 
+impl SideResult {
+    /// Whether `other` ran on the same host (loopback, the lab's namespaces): the
+    /// two read one `/proc/stat`, so their host-wide figures are one and the same.
+    pub fn same_host(&self, other: &SideResult) -> bool {
+        self.host.hostname == other.host.hostname
+            && self.host.kernel == other.host.kernel
+            && self.host.cpu_model == other.host.cpu_model
+    }
+}
+
 /// One interval line, summed over the flows of one direction, as the client saw it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IntervalRecord {
@@ -685,9 +695,7 @@ impl TestReport {
         let transactions = rr.as_ref().map(|r| r.transactions);
         // One host when both ends report the same machine (loopback, the lab's
         // namespaces): its /proc/stat holds both ends' threads.
-        let one_host = client.host.hostname == server.host.hostname
-            && client.host.kernel == server.host.kernel
-            && client.host.cpu_model == server.host.cpu_model;
+        let one_host = client.same_host(&server);
         let client_cost = side_cost(&client, &server, one_host, moved, transactions);
         let server_cost = side_cost(&server, &client, one_host, moved, transactions);
         for (name, cost) in [("client", &client_cost), ("server", &server_cost)] {
@@ -866,7 +874,7 @@ fn caveats(
     if spec.test.is_tcp() {
         return out;
     }
-    let one_host = client.host.hostname == server.host.hostname;
+    let one_host = client.same_host(server);
     for (name, side) in [("client", client), ("server", server)] {
         let Some(d) = side.cpu.as_ref().and_then(|c| c.udp_drops) else {
             continue;
