@@ -1,5 +1,6 @@
 //! Whose CPU is it: a busy loop on another core is foreign load, named in a
-//! warning with its size, and the test's service demand stays its own.
+//! warning with its size, and the test's service demand stays its own. In its own
+//! test binary (`quiet`), since other tests running beside it are foreign load too.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

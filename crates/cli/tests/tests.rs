@@ -5,7 +5,6 @@ mod util;
 
 mod bad_input;
 mod control_plane;
-mod cpu_attribution;
 mod figures;
 mod io_strategies;
 mod lab;
