@@ -173,6 +173,18 @@ fn parallel_streams_and_warmup_against_a_server_process() {
     ]);
     check_stream(&doc, true, 1);
     assert_eq!(doc["client"]["flows"].as_array().unwrap().len(), 2);
+    // Each end's CPU per flow thread: one thread per stream, each with its flow,
+    // summing to the ends' thread total.
+    for end in ["client", "server"] {
+        let cpu = &doc[end]["cpu"];
+        let per = cpu["flow_threads"].as_array().unwrap();
+        let mut flows: Vec<u64> = per.iter().map(|t| u(&t["flows"][0])).collect();
+        flows.sort_unstable();
+        assert_eq!(flows, [0, 1], "{end}: {per:?}");
+        assert!(per.iter().all(|t| u(&t["cpu"]) > 0), "{end}: {per:?}");
+        let sum: u64 = per.iter().map(|t| u(&t["cpu"])).sum();
+        assert_eq!(sum, u(&cpu["threads"]), "{end}");
+    }
     // Warm-up bytes are excluded from the measured count but not from the totals.
     let d = &doc["directions"][0];
     assert!(u(&d["bytes"]) < u(&d["receiver_bytes_total"]));

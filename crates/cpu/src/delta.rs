@@ -45,6 +45,7 @@ pub fn cpu_delta(
         others: None,
         pid: 0,
         udp_drops: None,
+        flow_threads: Vec::new(),
     }
 }
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use netsonde_model::cpu::CpuReport;
+use netsonde_model::cpu::{CpuReport, ThreadCpu};
 use netsonde_model::units::Nanos;
 
 use crate::delta::cpu_delta;
@@ -77,20 +77,24 @@ impl CpuSampler {
     pub fn finish_with(&self, last: &dyn Fn(i32) -> Option<Nanos>) -> Result<CpuReport, CpuError> {
         let stat = read_proc_stat()?;
         let rusage = read_rusage()?;
-        let threads = (!self.threads.is_empty()).then(|| {
-            Nanos(
-                self.threads
-                    .iter()
-                    .filter_map(|&(t, at)| {
-                        let now = crate::thread::cpu_time(t).or_else(|| last(t))?;
-                        Some(now.0.saturating_sub(at?.0))
-                    })
-                    .sum(),
-            )
-        });
+        let flow_threads: Vec<ThreadCpu> = self
+            .threads
+            .iter()
+            .filter_map(|&(tid, at)| {
+                let now = crate::thread::cpu_time(tid).or_else(|| last(tid))?;
+                Some(ThreadCpu {
+                    tid,
+                    flows: Vec::new(),
+                    cpu: Nanos(now.0.saturating_sub(at?.0)),
+                })
+            })
+            .collect();
+        let threads =
+            (!self.threads.is_empty()).then(|| Nanos(flow_threads.iter().map(|t| t.cpu.0).sum()));
         let elapsed = Nanos::from(self.started.elapsed());
         let mut report = cpu_delta(&self.stat, &stat, &self.rusage, &rusage, elapsed);
         report.threads = threads;
+        report.flow_threads = flow_threads;
         report.others = Some(self.others.since(&crate::processes::Others::read()));
         report.pid = std::process::id();
         report.udp_drops = self.udp.zip(crate::snmp::read_udp_drops()).map(|(a, b)| {

@@ -255,16 +255,19 @@ pub fn start(
     // sampler can read its clock: the test's own CPU.
     // A thread that ends before the sampler's last reading leaves its clock's last
     // value behind.
-    let tids: Arc<std::sync::Mutex<Vec<i32>>> = Arc::default();
+    let tids: Arc<std::sync::Mutex<Vec<(i32, Vec<u32>)>>> = Arc::default();
     let ended: Arc<std::sync::Mutex<Vec<(i32, Nanos)>>> = Arc::default();
     let n_threads = threads.len();
     for (core, members) in threads {
         let tx = tx.clone();
         let stop = stop.clone();
         let (tids, ended) = (tids.clone(), ended.clone());
+        let ids: Vec<u32> = members.iter().map(|(_, _, ctx)| ctx.id).collect();
         flows.push(std::thread::spawn(move || {
             let tid = netsonde_cpu::thread::current_tid();
-            tids.lock().unwrap_or_else(|e| e.into_inner()).push(tid);
+            tids.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((tid, ids));
             let out = run_thread(end, core, members, clock, &stop);
             if let Some(t) = netsonde_cpu::thread::cpu_time(tid) {
                 ended
@@ -295,14 +298,21 @@ pub fn start(
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         };
-        let sampler = netsonde_cpu::CpuSampler::start_with(&tids).ok()?;
+        let ids: Vec<i32> = tids.iter().map(|(t, _)| *t).collect();
+        let sampler = netsonde_cpu::CpuSampler::start_with(&ids).ok()?;
         sleep_until(clock.end, &cpu_stop);
-        sampler
+        let mut report = sampler
             .finish_with(&|tid| {
                 let e = ended.lock().unwrap_or_else(|e| e.into_inner());
                 e.iter().find(|(t, _)| *t == tid).map(|(_, n)| *n)
             })
-            .ok()
+            .ok()?;
+        for t in &mut report.flow_threads {
+            if let Some((_, flows)) = tids.iter().find(|(tid, _)| *tid == t.tid) {
+                t.flows.clone_from(flows);
+            }
+        }
+        Some(report)
     });
     Running {
         pending: flows.len(),

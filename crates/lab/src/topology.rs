@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use netsonde_model::link::{LinkRecord, LinkSpec, Mechanism, MechanismChoice};
+use netsonde_model::link::{LinkRecord, LinkSpec, Mechanism, MechanismChoice, Shaper};
 
 use crate::cmd::{ip, ip_in, tc_in};
 use crate::emulator::{Emulator, EmulatorConfig};
@@ -269,6 +269,8 @@ impl Lab {
                     }
                     parts.push(if cmds.is_empty() {
                         "no qdisc".to_string()
+                    } else if mech == Mechanism::Veth && spec.shaper == Shaper::Htb {
+                        format!("{} ({})", cmds[0][4..].join(" "), qdisc::HTB_CAVEAT)
                     } else {
                         cmds[0][4..].join(" ")
                     });

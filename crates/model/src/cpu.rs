@@ -93,6 +93,21 @@ pub struct CpuReport {
     /// namespace's counters); `None` where not taken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_drops: Option<UdpDrops>,
+    /// Each flow thread's CPU over the interval (their sum is `threads`), with the
+    /// flows it carried.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flow_threads: Vec<ThreadCpu>,
+}
+
+/// One flow thread's CPU time over the measured interval, from its own clock.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ThreadCpu {
+    /// The thread's id.
+    pub tid: i32,
+    /// The flows (by id) the thread ran: one, or a group sharing an epoll.
+    pub flows: Vec<u32>,
+    /// CPU time it ran (user, system and the softirq work run in its context).
+    pub cpu: Nanos,
 }
 
 impl CpuReport {
@@ -105,6 +120,15 @@ impl CpuReport {
     pub fn thread_cores(&self) -> Option<f64> {
         let t = self.threads?;
         (self.elapsed.0 > 0).then(|| t.0 as f64 / self.elapsed.0 as f64)
+    }
+
+    /// One flow thread's CPU, in cores.
+    pub fn cores_of(&self, t: &ThreadCpu) -> f64 {
+        if self.elapsed.0 == 0 {
+            0.0
+        } else {
+            t.cpu.0 as f64 / self.elapsed.0 as f64
+        }
     }
 
     /// irq and softirq time summed over cores, in cores: work the kernel did for

@@ -56,6 +56,7 @@ fn cpu(busy: f64) -> CpuReport {
         others: Some(Nanos::from_millis(200)),
         pid: 1,
         udp_drops: None,
+        flow_threads: Vec::new(),
     }
 }
 

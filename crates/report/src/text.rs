@@ -173,6 +173,21 @@ pub fn render(r: &TestReport) -> String {
             }
         );
     }
+    // Per flow thread, where an end ran more than one.
+    for (name, side) in [("client", &r.client), ("server", &r.server)] {
+        if let Some(c) = side.cpu.as_ref().filter(|c| c.flow_threads.len() > 1) {
+            let per: Vec<String> = c
+                .flow_threads
+                .iter()
+                .map(|t| {
+                    let ids: Vec<String> = t.flows.iter().map(u32::to_string).collect();
+                    let label = if t.flows.len() == 1 { "flow" } else { "flows" };
+                    format!("{label} {} {:.2}", ids.join(","), c.cores_of(t))
+                })
+                .collect();
+            let _ = writeln!(o, "  {name} flow threads (cores): {}", per.join("; "));
+        }
+    }
     for (name, side) in [("client", &r.client), ("server", &r.server)] {
         if let Some(c) = &side.cpu {
             let cores: Vec<String> = c

@@ -96,6 +96,7 @@ fn cpu(busy: f64, secs: f64) -> CpuReport {
         others: Some(Nanos(0)),
         pid: 1,
         udp_drops: None,
+        flow_threads: Vec::new(),
     }
 }
 
