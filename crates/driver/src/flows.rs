@@ -255,7 +255,7 @@ pub fn start(
     // sampler can read its clock: the test's own CPU.
     // A thread that ends before the sampler's last reading leaves its clock's last
     // value behind.
-    let tids: Arc<std::sync::Mutex<Vec<(i32, Vec<u32>)>>> = Arc::default();
+    let tids: Arc<std::sync::Mutex<Vec<ThreadFlows>>> = Arc::default();
     let ended: Arc<std::sync::Mutex<Vec<(i32, Nanos)>>> = Arc::default();
     let n_threads = threads.len();
     for (core, members) in threads {
@@ -324,6 +324,9 @@ pub fn start(
         done,
     }
 }
+
+/// A flow thread's id and the flows it runs.
+type ThreadFlows = (i32, Vec<u32>);
 
 /// One thread's work: a flow of its own, or a group sharing an epoll.
 fn run_thread(
