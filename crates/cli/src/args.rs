@@ -396,7 +396,7 @@ pub struct ClientArgs {
     /// TCP congestion control on both ends (bbr, cubic, reno, ...).
     #[arg(short = 'C', long)]
     pub congestion: Option<String>,
-    /// Pacing rate per stream, in bit/s: 100M, 10G (decimal). UDP default 1G.
+    /// Pacing rate per stream, in bit/s: 100M, 10G (decimal); 0 is unpaced. UDP default 1G.
     #[arg(short = 'b', long, value_parser = parse_rate)]
     pub rate: Option<BitRate>,
     /// Parallel streams per direction, each on its own thread.
@@ -494,8 +494,8 @@ impl ClientArgs {
         s.mss = self.mss;
         s.nodelay |= self.nodelay;
         s.congestion = self.congestion.clone();
-        if self.rate.is_some() {
-            s.rate = self.rate;
+        if let Some(r) = self.rate {
+            s.rate = netsonde_model::spec::pacing(r);
         }
         s.parallel = self.parallel;
         s.duration = self.time;

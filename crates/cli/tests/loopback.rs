@@ -128,6 +128,17 @@ fn udp_stream_every_direction() {
         check_common(&doc, "udp-stream");
         check_stream(&doc, false, dirs);
     }
+    // `-b 0` is unpaced, as in iperf3, and says what that makes of the loss.
+    let doc = json(&["-T", "udp-stream", "-t", "0.5", "-l", "256", "-b", "0"]);
+    assert!(doc["spec"]["rate"].is_null(), "{}", doc["spec"]);
+    assert!(u(&doc["directions"][0]["datagrams_sent"]) > 0);
+    let kinds: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"unpaced-udp"), "{kinds:?}");
 }
 
 #[test]

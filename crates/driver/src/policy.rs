@@ -19,7 +19,7 @@ pub struct Limits {
     pub max_parallel: u32,
     /// Largest message, request, response or window.
     pub max_size: Bytes,
-    /// Highest pacing rate per stream (UDP is always paced; TCP unpaced is allowed).
+    /// Highest pacing rate per stream (an unpaced sender, `-b 0`, is allowed).
     pub max_rate: BitRate,
     /// Tests running at once (others are told "busy" with the time left).
     pub max_tests: usize,

@@ -2,7 +2,6 @@
 //! connection opens with the session preamble in the same write as the request, so
 //! tying it to the session costs no extra system call.
 
-use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -12,6 +11,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::latency::new_histogram;
 use crate::meter::{FlowCtx, Meter, Phase};
+use crate::sys::net;
 use crate::{is_timeout, sockopt, EngineError, FlowOutput};
 
 /// What a blocking exchange step ended with.
@@ -35,7 +35,7 @@ fn write_all(
 ) -> Result<Step, EngineError> {
     let mut off = 0;
     while off < buf.len() {
-        match sock.write(&buf[off..]) {
+        match net::send_once(&*sock, &buf[off..]) {
             Ok(0) => return Err(EngineError::PeerClosed { flow: ctx.id }),
             Ok(n) => {
                 off += n;
@@ -65,7 +65,7 @@ fn read_exact(
 ) -> Result<Step, EngineError> {
     let mut off = 0;
     while off < buf.len() {
-        match sock.read(&mut buf[off..]) {
+        match net::recv_once(&*sock, &mut buf[off..]) {
             Ok(0) if off == 0 => return Ok(Step::Eof),
             Ok(0) => return Err(EngineError::PeerClosed { flow: ctx.id }),
             Ok(n) => {

@@ -2,7 +2,6 @@
 //! `response_size` bytes, one transaction at a time per flow, timing each; the
 //! responder answers every request. Over TCP (one connection per flow) and UDP.
 
-use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream, UdpSocket};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::time::Instant;
@@ -15,6 +14,7 @@ use crate::flow::{run_one, Flow, Progress};
 use crate::io::{self, Waiter};
 use crate::latency::{new_histogram, Histogram};
 use crate::meter::{FlowCtx, Meter, Phase};
+use crate::sys::net;
 use crate::{is_timeout, EngineError, FlowOutput};
 
 fn record(h: &mut Histogram, start: Instant, end: Instant) {
@@ -134,7 +134,7 @@ impl Rr<TcpStream> {
             (&self.resp, &mut self.req)
         };
         match self.leg {
-            Leg::Send(off) => match (&self.sock).write(&out[off..]) {
+            Leg::Send(off) => match net::send_once(&self.sock, &out[off..]) {
                 Ok(0) => Err(EngineError::PeerClosed { flow }),
                 Ok(n) => {
                     let off = off + n;
@@ -150,7 +150,7 @@ impl Rr<TcpStream> {
                 Err(e) if is_timeout(&e) => Ok(Moved::Idle(self.blocked())),
                 Err(e) => Err(EngineError::io("send")(e)),
             },
-            Leg::Recv(off) => match (&self.sock).read(&mut inn[off..]) {
+            Leg::Recv(off) => match net::recv_once(&self.sock, &mut inn[off..]) {
                 Ok(0) if off == 0 => Ok(Moved::Eof),
                 Ok(0) => Err(EngineError::PeerClosed { flow }),
                 Ok(n) => {
@@ -360,7 +360,7 @@ impl Flow for UdpRequester {
                     return Ok(Progress::Done);
                 }
                 self.start = now;
-                match rr.sock.send(&rr.req) {
+                match net::send_once(&rr.sock, &rr.req) {
                     Ok(n) => {
                         rr.m.io(n as u64, 1);
                         rr.leg = Leg::Recv(0);
@@ -376,7 +376,7 @@ impl Flow for UdpRequester {
                     Err(e) => Err(EngineError::io("send")(e)),
                 }
             }
-            Leg::Recv(_) => match rr.sock.recv(&mut rr.resp) {
+            Leg::Recv(_) => match net::recv_once(&rr.sock, &mut rr.resp) {
                 Ok(PREAMBLE_LEN) if rr.resp[..8] == *b"NSDATA01" => {
                     rr.m.call();
                     Ok(Progress::Moved)
@@ -465,7 +465,7 @@ impl Flow for UdpResponder {
         if rr.leg == Leg::Done {
             return Ok(Progress::Done);
         }
-        let r = rr.sock.recv(&mut rr.req);
+        let r = net::recv_once(&rr.sock, &mut rr.req);
         let now = Instant::now();
         rr.m.tick(now);
         let progress = match r {
@@ -475,7 +475,7 @@ impl Flow for UdpResponder {
             }
             Ok(n) => {
                 rr.m.io(n as u64, 0);
-                match rr.sock.send(&rr.resp) {
+                match net::send_once(&rr.sock, &rr.resp) {
                     Ok(n) => {
                         rr.m.io(n as u64, 1);
                         rr.m.transaction();

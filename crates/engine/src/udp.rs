@@ -315,17 +315,18 @@ impl Flow for UdpReceiver {
         if self.done {
             return Ok(Progress::Done);
         }
-        // Accounting per datagram happens in the callback; the clock is read once per
-        // call (a batch shares its arrival time).
-        let now = Instant::now();
-        let measuring = self.m.tick(now) == Phase::Measure;
-        let rx_ns = now.saturating_duration_since(self.ctx.clock.t0).as_nanos() as u64;
+        // Accounting per datagram happens in the callback. The clock is read once per
+        // call, when its first datagram is handed over: after the receive returned,
+        // not before it blocked (a batch shares its arrival time).
+        let t0 = self.ctx.clock.t0;
+        let mut arrived: Option<Instant> = None;
+        let mut fresh = 0u64;
         let mut fin = None;
         // FIN and repeated handshake datagrams are protocol, not test bytes.
         let (mut skip_bytes, mut skip_msgs) = (0u64, 0u64);
         let (seqs, jitter, verifier) = (&mut self.seqs, &mut self.jitter, &mut self.verifier);
-        let packets_measured = &mut self.packets_measured;
         let r = self.rx.recv(Sock::Udp(&self.sock), &mut |d, len| {
+            let at = *arrived.get_or_insert_with(Instant::now);
             if len < HEADER || d.len() < HEADER {
                 return;
             }
@@ -340,15 +341,17 @@ impl Flow for UdpReceiver {
                 return;
             }
             if seqs.observe(seq) != Arrival::Duplicate {
-                jitter.observe(tx, rx_ns);
-                if measuring {
-                    *packets_measured += 1;
-                }
+                jitter.observe(tx, at.saturating_duration_since(t0).as_nanos() as u64);
+                fresh += 1;
             }
             if let Some(v) = verifier {
                 v.datagram(d);
             }
         });
+        let now = arrived.unwrap_or_else(Instant::now);
+        if self.m.tick(now) == Phase::Measure {
+            self.packets_measured += fresh;
+        }
         let progress = match r {
             Ok(Some(mv)) => {
                 self.m

@@ -383,6 +383,13 @@ pub enum Warning {
         /// The rate the sender reached.
         sent: BitRate,
     },
+    /// A UDP sender ran unpaced (`-b 0`): it sends as fast as it can, so the loss
+    /// says how much faster the sender was than the receiver (or a queue), not
+    /// what the path loses.
+    UnpacedUdp {
+        /// The direction.
+        dir: FlowDir,
+    },
     /// The kernel counted UDP datagrams dropped on a host during the test: where
     /// the loss happened.
     KernelDrops {
@@ -460,6 +467,10 @@ impl Warning {
             Warning::SenderShortfall { .. } => {
                 "the sender could not keep up: use a batching strategy (--io batch), fewer \
                  flows per core, or ask for a rate it can send (-b)"
+                    .into()
+            }
+            Warning::UnpacedUdp { .. } => {
+                "for the path's loss, pace the sender below what the receiver keeps up with (-b)"
                     .into()
             }
             Warning::KernelDrops { .. } => {
@@ -542,6 +553,11 @@ impl std::fmt::Display for Warning {
                 f,
                 "{side}: the kernel dropped {rcvbuf} datagram(s) at full receive buffers \
                  (RcvbufErrors) and {sndbuf} at full send buffers (SndbufErrors)"
+            ),
+            Warning::UnpacedUdp { dir } => write!(
+                f,
+                "{}: the UDP sender was not paced (-b 0): its loss is the receiver's shortfall, not the path's",
+                dir.name()
             ),
             Warning::JitterFromBatches { dir, strategies } => write!(
                 f,
@@ -898,6 +914,9 @@ fn caveats(
             .chain(&server.flows)
             .filter(|f| f.dir == d.dir)
             .collect();
+        if spec.rate.is_none() && d.datagrams_sent.is_some() {
+            out.push(Warning::UnpacedUdp { dir: d.dir });
+        }
         if let (Some(rate), Some(sent)) = (spec.rate, d.datagrams_sent) {
             let asked = rate.bps() * f64::from(spec.parallel);
             let secs = flows

@@ -265,7 +265,8 @@ pub struct TestSpec {
     pub nodelay: bool,
     /// TCP congestion control algorithm on both ends.
     pub congestion: Option<String>,
-    /// Per-stream pacing rate for senders.
+    /// Per-stream pacing rate for senders; `None` sends as fast as it can (see
+    /// [`pacing`]).
     pub rate: Option<BitRate>,
     /// Parallel streams per direction, each on its own thread.
     pub parallel: u32,
@@ -363,6 +364,12 @@ pub enum SpecError {
     /// A congestion control name that cannot be one.
     #[error("--congestion '{0}' is not a valid algorithm name")]
     BadCongestion(String),
+}
+
+/// A pacing rate as users write it: `0` means unpaced (as iperf3's `-b 0`), any
+/// other rate paces each stream to it.
+pub fn pacing(rate: BitRate) -> Option<BitRate> {
+    (rate.0 != 0.0).then_some(rate)
 }
 
 impl TestSpec {

@@ -242,7 +242,8 @@ impl Experiment {
             p.base.congestion = o.congestion.clone();
             p.base.mss = o.mss;
             if let Some(r) = &o.rate {
-                p.base.rate = Some(val("options.rate", r.parse::<BitRate>())?);
+                p.base.rate =
+                    netsonde_model::spec::pacing(val("options.rate", r.parse::<BitRate>())?);
             }
             p.base.client_affinity = o.affinity.clone().unwrap_or_default();
             p.base.server_affinity = o.server_affinity.clone().unwrap_or_default();

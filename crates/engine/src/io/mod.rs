@@ -25,8 +25,8 @@
 //!
 //! | strategy | TCP send | TCP receive | UDP send | UDP receive |
 //! |---|---|---|---|---|
-//! | copy | write | read | send | recv |
-//! | epoll | non-blocking write; the flow group's shared ET epoll waits ([`crate::flow::run_group`]) | non-blocking read, same | same | same |
+//! | copy | write | read of at least 1 MiB, woken per ~1 ms of data (SO_RCVLOWAT) | send | recv |
+//! | epoll | non-blocking write; the flow group's shared ET epoll waits ([`crate::flow::run_group`]) | non-blocking read as for copy, same | same | same |
 //! | busypoll | non-blocking spin, SO_BUSY_POLL | same | same | same |
 //! | batch | writev of up to 1023 messages (about 1 MiB) | large reads | UDP GSO (sendmmsg without it) | UDP GRO (recvmmsg without it) |
 //! | zerocopy | send(MSG_ZEROCOPY) + error-queue completions | recv(MSG_TRUNC): no copy | send(MSG_ZEROCOPY) | recv(MSG_TRUNC) of the header only |
@@ -49,6 +49,14 @@ use netsonde_model::result::IoReport;
 use netsonde_model::spec::{IoStrategy, TestSpec};
 
 pub use plain::Waiter;
+
+/// The least a TCP stream's copying receiver reads per call (more when a message is
+/// larger): 1 MiB. How a receiver reads a byte stream is its own business, not
+/// the sender's message size: 64-byte writes read 64 bytes at a time cost a
+/// system call per message on the receiving side, which no receiving application
+/// would pay. With [`crate::stream`]'s receive low-water mark it also sets how
+/// much the receiver waits for per wake-up.
+pub const TCP_READ: usize = 1 << 20;
 
 /// The waiting policy of a request/response socket, which both sends and
 /// receives: busypoll if either side asks for it, else epoll if either does, else

@@ -6,7 +6,7 @@
 //! (SO_BUSY_POLL, SO_PREFER_BUSY_POLL) and spins: no interrupt, no sleep, and a
 //! core kept busy, which the CPU figures show.
 
-use std::io::{self, Read, Write};
+use std::io;
 use std::os::fd::{AsFd, AsRawFd};
 
 use netsonde_model::result::IoReport;
@@ -116,10 +116,10 @@ impl Tx for PlainTx {
     #[inline]
     fn send(&mut self, sock: Sock<'_>, seq: u64, tx_ns: u64) -> io::Result<Moved> {
         let r = match sock {
-            Sock::Tcp(mut s) => s.write(&self.msg[self.off..]),
+            Sock::Tcp(s) => net::send_once(s, &self.msg[self.off..]),
             Sock::Udp(s) => {
                 crate::udp::stamp(&mut self.msg, seq, tx_ns);
-                net::send(s, &self.msg, 0)
+                net::send_once(s, &self.msg)
             }
         };
         match r {
@@ -181,10 +181,17 @@ impl PlainRx {
             Sock::Udp(s) => Waiter::new(strategy, s),
         }
         .map_err(setup(strategy))?;
+        // A TCP stream has no messages to keep apart: read as much as the kernel
+        // has, as a receiving application would. A datagram gets one byte more
+        // than its size, so an oversized one shows.
+        let len = match sock {
+            Sock::Tcp(_) => size.max(super::TCP_READ),
+            Sock::Udp(_) => size.max(64) + 1,
+        };
         Ok(PlainRx {
             strategy,
             waiter,
-            buf: PageBuf::zeroed(size.max(64) + 1).map_err(setup(strategy))?,
+            buf: PageBuf::zeroed(len).map_err(setup(strategy))?,
         })
     }
 }
@@ -197,8 +204,8 @@ impl Rx for PlainRx {
         on: &mut dyn FnMut(&[u8], usize),
     ) -> io::Result<Option<Moved>> {
         let r = match sock {
-            Sock::Tcp(mut s) => s.read(&mut self.buf),
-            Sock::Udp(s) => s.recv(&mut self.buf),
+            Sock::Tcp(s) => net::recv_once(s, &mut self.buf),
+            Sock::Udp(s) => net::recv_once(s, &mut self.buf),
         };
         match r {
             Ok(0) if matches!(sock, Sock::Tcp(_)) => Ok(None),
