@@ -40,6 +40,10 @@ pub enum Command {
     Sweep(Box<SweepArgs>),
     /// Run a sweep described by an experiment file (TOML, see docs/EXPERIMENTS.md).
     Run(RunArgs),
+    /// Loss-free rate search (RFC 2544 throughput): per UDP frame size and I/O
+    /// strategy, the highest offered rate with no loss (NDR) and with loss at or
+    /// below a ratio (PDR).
+    Search(Box<SearchArgs>),
     /// Browse stored runs.
     Runs(RunsArgs),
     /// Compare two runs point by point; exits 3 when RUN_B regressed beyond noise.
@@ -49,6 +53,75 @@ pub enum Command {
     /// Emulated paths on this host: namespaces joined by a link with MTU, rate,
     /// delay, jitter, loss and reordering (root).
     Lab(Box<crate::lab::LabArgs>),
+}
+
+/// Options of `netsonde search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Server host. Without it, an embedded server runs on loopback in this process.
+    pub host: Option<String>,
+    /// Server control port.
+    #[arg(short, long, default_value_t = netsonde_driver::client::DEFAULT_PORT)]
+    pub port: u16,
+    /// Authenticate with this pre-shared key (the server must use the same).
+    #[arg(long, value_name = "FILE")]
+    pub auth_key: Option<std::path::PathBuf>,
+    /// Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544
+    /// counts them); the UDP payload is the frame less 46 B.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "64,128,256,512,1024,1280,1518"
+    )]
+    pub frames: Vec<u32>,
+    /// I/O strategies to search, each on its own: copy,batch,uring,... (both ends).
+    #[arg(long, value_delimiter = ',', default_value = "copy", value_parser = parse_io)]
+    pub io: Vec<IoStrategy>,
+    /// Measured time of one trial.
+    #[arg(long, default_value = "1s", value_parser = parse_time)]
+    pub trial: Nanos,
+    /// Warm-up before each trial's measured time (its traffic is not counted).
+    #[arg(long, default_value = "250ms", value_parser = parse_time)]
+    pub warmup: Nanos,
+    /// Socket buffers of both ends (the kernel caps them at net.core.rmem_max and
+    /// wmem_max): the tester's own receive buffer should not be what loses the
+    /// packets when its thread is late by a millisecond. `default` leaves the
+    /// kernel's (about 200 KB: a third of a millisecond of 1518 B frames at
+    /// 10 Gbit/s).
+    #[arg(short = 'w', long, default_value = "4M")]
+    pub window: String,
+    /// The bounds' width, relative to the rate, at which a rate counts as found.
+    #[arg(long, default_value = "1%", value_parser = parse_ratio)]
+    pub precision: f64,
+    /// PDR's loss ratio: the highest rate losing at most this share.
+    #[arg(long, default_value = "0.5%", value_parser = parse_ratio)]
+    pub pdr_loss: f64,
+    /// Trials at the NDR found that must lose nothing.
+    #[arg(long, default_value_t = 2)]
+    pub final_trials: u32,
+    /// At most this many trials per frame size and strategy.
+    #[arg(long, default_value_t = 40)]
+    pub max_trials: u32,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A ratio as `0.5%` or `0.005`.
+fn parse_ratio(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("not a ratio: '{s}' (0.5% or 0.005)"))?;
+    if (0.0..1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!(
+            "a ratio must be at least 0 and below 100%, got '{s}'"
+        ))
+    }
 }
 
 /// Options shared by every command that touches the store or writes a report.

@@ -198,6 +198,7 @@ fn parse_invocation(args: Vec<String>) -> anyhow::Result<Invocation> {
         .map_err(|e| UsageError(format!("the invocation after --: {}", e.to_string().trim())))?;
     let (port, auth_key, exp) = match cli.command {
         Command::Client(a) => (a.port, a.auth_key.clone(), None),
+        Command::Search(a) => (a.port, a.auth_key.clone(), None),
         Command::Sweep(a) => {
             let exp = a.experiment()?;
             (a.port, a.common.auth_key.clone(), Some(exp))
@@ -215,7 +216,8 @@ fn parse_invocation(args: Vec<String>) -> anyhow::Result<Invocation> {
         }
         _ => {
             return Err(UsageError(
-                "lab run runs `client ...`, `sweep ...` or `run FILE` in the lab".into(),
+                "lab run runs `client ...`, `search ...`, `sweep ...` or `run FILE` in the lab"
+                    .into(),
             )
             .into())
         }

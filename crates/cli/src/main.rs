@@ -12,6 +12,7 @@ mod files;
 mod keys;
 mod lab;
 mod runs;
+mod search;
 mod sweep;
 
 use std::io::Write;
@@ -180,6 +181,12 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             ))?;
             Ok(sweep_exit(end))
         }
+        Command::Search(a) => Ok(if search::run(&a)? {
+            Exit::Ok
+        } else {
+            // The trial budget ran out before a rate was found: incomplete.
+            Exit::Code(4)
+        }),
         Command::Run(a) => {
             let text = files::read_small(&a.file, "experiment file", files::TEXT_FILE_MAX)?;
             let exp = netsonde_sweep::file::Experiment::parse(&text)

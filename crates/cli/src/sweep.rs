@@ -25,7 +25,7 @@ use crate::runs::{self, StoredPlan};
 
 /// Runs measurements with the real client. Without a host, one embedded server
 /// serves the whole sweep.
-struct RealRunner {
+pub(crate) struct RealRunner {
     host: String,
     port: u16,
     key: Option<netsonde_proto::auth::Key>,
@@ -58,7 +58,7 @@ fn check_lab(plan: &Plan, engine: &str) -> anyhow::Result<()> {
 }
 
 impl RealRunner {
-    fn new(
+    pub(crate) fn new(
         host: Option<String>,
         port: u16,
         key: Option<netsonde_proto::auth::Key>,

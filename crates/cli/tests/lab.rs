@@ -974,3 +974,58 @@ fn a_sweep_diagnoses_each_point_from_its_repetitions() {
     let _ = std::fs::remove_dir_all(&dir);
     before.assert_restored();
 }
+
+/// The loss-free rate search on a 100 Mbit/s link with a 10-frame queue: NDR at
+/// 1518 B frames is the link's frame rate, 100e6 / (1538 x 8) = 8,127.6 frames/s,
+/// within 2% (issue 14), and the losses above it are not the hosts' (the qdisc's).
+#[test]
+fn the_search_finds_a_shaped_links_frame_rate() {
+    let Some(_g) = ready("search") else { return };
+    let before = Before::take();
+    up_to_three("NDR at 1518 B on 100 Mbit/s", || {
+        let out = run(
+            &[
+                "lab", "run", "--rate", "100M", "--queue", "10p", "--", "search", "--frames",
+                "1518", "--trial", "1s", "--warmup", "0.3s", "--json",
+            ],
+            Duration::from_secs(120),
+        );
+        if !out.status.success() {
+            return Err(format!(
+                "search failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+        let s = &doc["searches"][0];
+        let ndr = f(&s["ndr"]["lower"]);
+        let want = 100e6 / (1538.0 * 8.0);
+        let err = ndr / want - 1.0;
+        eprintln!(
+            "NDR {ndr:.1} frames/s, want {want:.1}: {:+.2}% after {} trials",
+            err * 100.0,
+            s["trials"].as_array().unwrap().len()
+        );
+        assert_eq!(s["payload"], 1472);
+        assert_eq!(s["converged"], true, "{s}");
+        if err.abs() > 0.02 {
+            return Err(format!(
+                "NDR {ndr:.1} is {:+.2}% from {want:.1}",
+                err * 100.0
+            ));
+        }
+        // Above the link's rate the qdisc drops, not a socket buffer.
+        let lossy: Vec<&Value> = s["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["lost"].as_u64().unwrap() > 0)
+            .collect();
+        assert!(!lossy.is_empty());
+        for t in lossy {
+            assert_eq!(t["rcvbuf_errors"], 0, "{t}");
+        }
+        Ok(())
+    });
+    before.assert_restored();
+}

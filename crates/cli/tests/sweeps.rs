@@ -418,3 +418,63 @@ fn sigterm_stops_cleanly_and_keeps_results() {
     assert!((5..36).contains(&reps), "{reps}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `netsonde search` on loopback: every trial reported, the unpaced probe first,
+/// the bounds consistent with the trials, and nonsense refused in one line.
+#[test]
+fn search_reports_every_trial_and_consistent_bounds() {
+    let out = run(
+        &[
+            "search",
+            "--frames",
+            "64,1518",
+            "--trial",
+            "0.3s",
+            "--warmup",
+            "0.1s",
+            "--precision",
+            "5%",
+            "--json",
+        ],
+        Duration::from_secs(180),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let searches = doc["searches"].as_array().unwrap();
+    assert_eq!(searches.len(), 2);
+    for s in searches {
+        let trials = s["trials"].as_array().unwrap();
+        assert!(
+            trials[0]["asked_pps"].is_null(),
+            "the probe is unpaced: {s}"
+        );
+        let offered = |t: &serde_json::Value| t["offered_pps"].as_f64().unwrap();
+        let probe = offered(&trials[0]);
+        for t in trials {
+            assert!(t["lost"].as_u64().unwrap() <= t["sent"].as_u64().unwrap());
+        }
+        // NDR: a rate at which a trial lost nothing, at most what the sender reached.
+        let ndr = s["ndr"]["lower"].as_f64().expect("an NDR on loopback");
+        assert!(ndr <= probe * 1.0001, "{ndr} above the probe's {probe}");
+        assert!(trials
+            .iter()
+            .any(|t| t["lost"] == 0 && (offered(t) - ndr).abs() < 1e-6 * ndr));
+        if let Some(pdr) = s["pdr"]["lower"].as_f64() {
+            assert!(pdr >= ndr, "PDR {pdr} below NDR {ndr}");
+        }
+        assert_eq!(
+            s["payload"].as_u64().unwrap() + 46,
+            s["frame"].as_u64().unwrap()
+        );
+    }
+    // A frame too small to carry the datagram header is refused before any trial.
+    let out = run(&["search", "--frames", "40"], Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("frame size 40"), "{err}");
+}

@@ -23,8 +23,8 @@ fn strategy(io: IoStrategy, size: u64, udp: bool, send: bool) -> u64 {
     // Large reads: 16 messages, at least 64 KiB, at most 4 MiB.
     let big_read = (size * 16).clamp(64 * KIB, 4 * MIB);
     match io {
-        // A TCP receiver reads at least 1 MiB at a time.
-        IoStrategy::Copy | IoStrategy::Epoll | IoStrategy::Busypoll if !udp && !send => {
+        // A TCP receiver reads at least 1 MiB at a time (but in an epoll group).
+        IoStrategy::Copy | IoStrategy::Busypoll if !udp && !send => {
             size.max(crate::io::TCP_READ as u64)
         }
         IoStrategy::Copy | IoStrategy::Epoll | IoStrategy::Busypoll | IoStrategy::Zerocopy => {

@@ -407,9 +407,9 @@ impl TcpReceiver {
     pub fn new(sock: TcpStream, ctx: &FlowCtx) -> Result<TcpReceiver, EngineError> {
         Ok(TcpReceiver {
             rx: io::rx(ctx.spec.rx_io, Sock::Tcp(&sock), &ctx.spec)?,
-            // Readers that sleep until data comes; a spinning or io_uring one
-            // does not wait on the socket's wake-up.
-            lowat: matches!(ctx.spec.rx_io, IoStrategy::Copy | IoStrategy::Epoll)
+            // A reader that blocks until data comes. (An epoll group's flows share
+            // one wait: a mark on one would hold back the others' turns.)
+            lowat: (ctx.spec.rx_io == IoStrategy::Copy)
                 .then(|| RcvLowat::new((ctx.spec.size.0 as usize).max(io::TCP_READ))),
             verifier: ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0)),
             m: Meter::new(ctx),

@@ -21,7 +21,7 @@ use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_
 
 use crate::flow::{run_one, Flow, Progress};
 use crate::io::{self, Sock};
-use crate::meter::{FlowCtx, Meter, Phase};
+use crate::meter::{FlowCtx, Meter};
 use crate::stream::{Gate, Sending};
 use crate::verify::Verifier;
 use crate::{is_timeout, EngineError, FlowOutput};
@@ -319,6 +319,13 @@ impl Flow for UdpReceiver {
         // call, when its first datagram is handed over: after the receive returned,
         // not before it blocked (a batch shares its arrival time).
         let t0 = self.ctx.clock.t0;
+        // The sender's measured interval on its own clock, which stamps every
+        // datagram: an arrival counts for the measured interval when it was sent in
+        // it, so it matches the sender's count of the same datagrams.
+        let (from, to) = (
+            self.ctx.spec.warmup.0,
+            self.ctx.spec.warmup.0 + self.ctx.spec.duration.0,
+        );
         let mut arrived: Option<Instant> = None;
         let mut fresh = 0u64;
         let mut fin = None;
@@ -342,16 +349,17 @@ impl Flow for UdpReceiver {
             }
             if seqs.observe(seq) != Arrival::Duplicate {
                 jitter.observe(tx, at.saturating_duration_since(t0).as_nanos() as u64);
-                fresh += 1;
+                if (from..to).contains(&tx) {
+                    fresh += 1;
+                }
             }
             if let Some(v) = verifier {
                 v.datagram(d);
             }
         });
         let now = arrived.unwrap_or_else(Instant::now);
-        if self.m.tick(now) == Phase::Measure {
-            self.packets_measured += fresh;
-        }
+        self.m.tick(now);
+        self.packets_measured += fresh;
         let progress = match r {
             Ok(Some(mv)) => {
                 self.m

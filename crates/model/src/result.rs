@@ -76,9 +76,12 @@ pub struct Rfc6349 {
 /// Receive-side accounting of a UDP stream.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct UdpStats {
-    /// Distinct datagrams received in the measured interval.
+    /// Distinct datagrams the sender sent in the measured interval (by the time
+    /// it stamped on them, its own clock) that arrived, whenever they arrived.
     pub packets: u64,
-    /// Datagrams never received (sequence gaps net of late arrivals), whole test.
+    /// Datagrams never received (sequence gaps net of late arrivals): in a flow's
+    /// result, over the whole test; in a direction's summary, of those sent in the
+    /// measured interval.
     pub lost: u64,
     /// Datagrams received more than once, whole test.
     pub duplicates: u64,
@@ -263,7 +266,11 @@ pub struct DirectionSummary {
     pub packets_per_sec: Option<f64>,
     /// Datagrams sent, whole test (UDP).
     pub datagrams_sent: Option<u64>,
-    /// Loss as a share of datagrams sent (UDP).
+    /// Datagrams sent in the measured interval (UDP): warm-up traffic, and the
+    /// drops while a receiver starts, are not the measurement's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datagrams_sent_measured: Option<u64>,
+    /// Loss as a share of the datagrams sent in the measured interval (UDP).
     pub loss: Option<Percent>,
     /// Lost, duplicate and reordered datagrams and jitter, summed (worst jitter).
     pub udp: Option<UdpStats>,
@@ -824,11 +831,17 @@ fn summarize_direction(
     } else {
         Some(senders.iter().filter_map(|f| f.datagrams_sent).sum())
     };
-    let loss = match (&udp, datagrams_sent) {
-        (Some(u), Some(sent)) => Some(Percent::of(
-            sent.saturating_sub(u.packets_total) as f64,
-            sent as f64,
-        )),
+    // The sender counts its measured datagrams by its own clock, and the receivers
+    // count the arrivals of exactly those (by the time stamped on them), so the two
+    // describe the same datagrams.
+    let datagrams_sent_measured: Option<u64> =
+        (!tcp).then(|| senders.iter().map(|f| f.messages).sum());
+    let mut udp = udp;
+    if let (Some(u), Some(sent)) = (udp.as_mut(), datagrams_sent_measured) {
+        u.lost = sent.saturating_sub(u.packets);
+    }
+    let loss = match (&udp, datagrams_sent_measured) {
+        (Some(u), Some(sent)) => Some(Percent::of(u.lost as f64, sent as f64)),
         _ => None,
     };
     DirectionSummary {
@@ -841,6 +854,7 @@ fn summarize_direction(
         messages_per_sec: per_sec(senders.iter().map(|f| f.messages).sum(), s_elapsed),
         packets_per_sec: udp.as_ref().map(|u| per_sec(u.packets, elapsed)),
         datagrams_sent,
+        datagrams_sent_measured,
         loss,
         udp,
         retransmits: if tcp {
@@ -917,7 +931,7 @@ fn caveats(
         if spec.rate.is_none() && d.datagrams_sent.is_some() {
             out.push(Warning::UnpacedUdp { dir: d.dir });
         }
-        if let (Some(rate), Some(sent)) = (spec.rate, d.datagrams_sent) {
+        if let (Some(rate), Some(sent)) = (spec.rate, d.datagrams_sent_measured) {
             let asked = rate.bps() * f64::from(spec.parallel);
             let secs = flows
                 .iter()

@@ -71,18 +71,20 @@ pub fn render(r: &TestReport) -> String {
                     .map(|x| x.to_string())
                     .unwrap_or_else(|| "-".into())
             );
-            if let (Some(u), Some(sent)) = (&d.udp, d.datagrams_sent) {
+            if let (Some(u), Some(sent)) = (&d.udp, d.datagrams_sent_measured) {
                 let _ = writeln!(
                     o,
-                    "{:<15} datagrams sent {sent}  received {}  lost {} ({})  duplicate {}  reordered {}  jitter {}  {:.0} pkt/s",
+                    "{:<15} datagrams sent {sent}  received {}  lost {} ({})  duplicate {}  reordered {}  jitter {}  {:.0} pkt/s  (measured interval; whole test: sent {}, received {})",
                     "",
-                    u.packets_total,
+                    u.packets,
                     u.lost,
                     d.loss.unwrap_or_default(),
                     u.duplicates,
                     u.reordered,
                     u.jitter,
-                    d.packets_per_sec.unwrap_or(0.0)
+                    d.packets_per_sec.unwrap_or(0.0),
+                    d.datagrams_sent.unwrap_or(0),
+                    u.packets_total
                 );
             }
         }

@@ -10,6 +10,8 @@
 //! - [`exec`]: runs an order through a [`exec::Runner`] (the real client, or
 //!   [`fake::FakeRunner`]) into a [`exec::Sink`] (the store), with progress and
 //!   stop hooks. No I/O of its own.
+//! - [`search`]: the loss-free rate search (NDR/PDR): an adaptive plan, whose next
+//!   trial depends on the last results, driven through the same [`exec::Runner`].
 //! - [`fake`]: a scripted, deterministic engine: reports from a latency model with
 //!   seeded noise, so sweep → store → analysis → report is testable exactly.
 #![forbid(unsafe_code)]
@@ -19,5 +21,6 @@ pub mod exec;
 pub mod fake;
 pub mod file;
 pub mod plan;
+pub mod search;
 
 pub use plan::{Plan, Point};

@@ -26,7 +26,7 @@
 //! | strategy | TCP send | TCP receive | UDP send | UDP receive |
 //! |---|---|---|---|---|
 //! | copy | write | read of at least 1 MiB, woken per ~1 ms of data (SO_RCVLOWAT) | send | recv |
-//! | epoll | non-blocking write; the flow group's shared ET epoll waits ([`crate::flow::run_group`]) | non-blocking read as for copy, same | same | same |
+//! | epoll | non-blocking write; the flow group's shared ET epoll waits ([`crate::flow::run_group`]) | non-blocking read of one message, same | same | same |
 //! | busypoll | non-blocking spin, SO_BUSY_POLL | same | same | same |
 //! | batch | writev of up to 1023 messages (about 1 MiB) | large reads | UDP GSO (sendmmsg without it) | UDP GRO (recvmmsg without it) |
 //! | zerocopy | send(MSG_ZEROCOPY) + error-queue completions | recv(MSG_TRUNC): no copy | send(MSG_ZEROCOPY) | recv(MSG_TRUNC) of the header only |

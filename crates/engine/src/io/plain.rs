@@ -182,11 +182,14 @@ impl PlainRx {
         }
         .map_err(setup(strategy))?;
         // A TCP stream has no messages to keep apart: read as much as the kernel
-        // has, as a receiving application would. A datagram gets one byte more
-        // than its size, so an oversized one shows.
+        // has, as a receiving application would. An epoll group's flows take turns
+        // of up to 64 steps each, so there a read stays one message long (a 1 MiB
+        // read would give a receiver 64 MiB a turn and starve the thread's
+        // senders). A datagram gets one byte more than its size, so an oversized
+        // one shows.
         let len = match sock {
-            Sock::Tcp(_) => size.max(super::TCP_READ),
-            Sock::Udp(_) => size.max(64) + 1,
+            Sock::Tcp(_) if strategy != IoStrategy::Epoll => size.max(super::TCP_READ),
+            _ => size.max(64) + 1,
         };
         Ok(PlainRx {
             strategy,
