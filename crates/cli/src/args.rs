@@ -2,6 +2,7 @@
 //! only maps flags onto a `TestSpec`.
 
 use std::net::IpAddr;
+use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use netsonde_model::spec::{Direction, IoStrategy, TestKind, TestSpec};
@@ -52,7 +53,7 @@ pub enum Command {
     Report(ReportArgs),
     /// Emulated paths on this host: namespaces joined by a link with MTU, rate,
     /// delay, jitter, loss and reordering (root).
-    Lab(Box<crate::lab::LabArgs>),
+    Lab(Box<LabArgs>),
 }
 
 /// Options of `netsonde search`.
@@ -593,4 +594,140 @@ impl ClientArgs {
         s.validate().map_err(|e| UsageError(e.to_string()))?;
         Ok(s)
     }
+}
+
+/// `netsonde lab ...`.
+#[derive(Debug, Args)]
+pub struct LabArgs {
+    #[command(subcommand)]
+    pub command: LabCommand,
+}
+
+/// Lab commands.
+#[derive(Debug, Subcommand)]
+pub enum LabCommand {
+    /// Build a lab, run a client or sweep invocation in it against a server in
+    /// it, and tear it down: `netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr`.
+    Run(LabRunArgs),
+    /// Build a lab with a server in it and leave it running.
+    Up(LabUpArgs),
+    /// Tear down a lab made by `lab up`.
+    Down {
+        /// Its name.
+        #[arg(default_value = "lab")]
+        name: String,
+    },
+    /// Remove what killed lab runs left (namespaces, processes, state); with
+    /// --all, also every lab made by `lab up`. Never touches anything a lab did not
+    /// make.
+    Clean {
+        /// Also remove labs made by `lab up`.
+        #[arg(long)]
+        all: bool,
+    },
+    /// List labs.
+    List,
+    /// Run the userspace emulator of a `lab up` lab (started by `lab up`).
+    #[command(hide = true)]
+    Emulate {
+        /// The lab.
+        name: String,
+    },
+}
+
+/// Link settings. Each takes one value for both directions or UP/DOWN
+/// (client->server/server->client): `--delay 10ms/30ms`.
+#[derive(Debug, Args, Default)]
+pub struct LinkFlags {
+    /// MTU of the link's interfaces, 68 to 65535.
+    #[arg(long)]
+    pub mtu: Option<String>,
+    /// Line rate (decimal, 38 B of Ethernet framing per packet): 100M, 1G.
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// One-way delay: 10ms.
+    #[arg(long)]
+    pub delay: Option<String>,
+    /// Uniform jitter around the delay (does not reorder): 1ms.
+    #[arg(long)]
+    pub jitter: Option<String>,
+    /// Loss: 1% (random) or gemodel:P,R,BAD,GOOD (Gilbert-Elliott bursts; BAD and
+    /// GOOD optional, default 100% and 0%).
+    #[arg(long)]
+    pub loss: Option<String>,
+    /// Share of packets sent ahead of the delay (reordered): 5%.
+    #[arg(long)]
+    pub reorder: Option<String>,
+    /// Share of packets delivered twice: 1%.
+    #[arg(long)]
+    pub duplicate: Option<String>,
+    /// Bottleneck queue: 100p (packets) or bytes (256K). Default 50 ms at the rate.
+    #[arg(long)]
+    pub queue: Option<String>,
+    /// Rate limiter on veth links: tbf or htb.
+    #[arg(long)]
+    pub shaper: Option<String>,
+    /// auto (veth; netem or the userspace emulator for impairments), kernel, or
+    /// emulator.
+    #[arg(long)]
+    pub mechanism: Option<String>,
+    /// Seed of the emulator's random source (loss, reordering, duplication, jitter).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+impl LinkFlags {
+    pub(crate) fn settings(&self) -> netsonde_model::link::LinkSettings {
+        use netsonde_model::link::LinkSettings;
+        LinkSettings {
+            mtu: self.mtu.clone(),
+            rate: self.rate.clone(),
+            delay: self.delay.clone(),
+            jitter: self.jitter.clone(),
+            loss: self.loss.clone(),
+            reorder: self.reorder.clone(),
+            duplicate: self.duplicate.clone(),
+            queue: self.queue.clone(),
+            shaper: self.shaper.clone(),
+            mechanism: self.mechanism.clone(),
+            seed: self.seed,
+        }
+    }
+}
+
+/// `netsonde lab run`.
+#[derive(Debug, Args)]
+pub struct LabRunArgs {
+    /// A lab or experiment file (TOML): its `link` table sets the link (flags
+    /// override it). An experiment file with no invocation runs as `run FILE`.
+    pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub link: LinkFlags,
+    /// Lab name (namespaces sonde-NAME-cli and sonde-NAME-srv); default rPID.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Write the userspace emulator's counters (packets, drops, delivery error
+    /// percentiles per direction) to this file as JSON at the end.
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
+    /// What to run in the client host: `client ...`, `search ...`, `sweep ...` or
+    /// `run FILE`.
+    /// Without a HOST it targets the lab's server.
+    #[arg(last = true, value_name = "INVOCATION")]
+    pub invocation: Vec<String>,
+}
+
+/// `netsonde lab up`.
+#[derive(Debug, Args)]
+pub struct LabUpArgs {
+    /// A lab file (TOML) whose `link` table sets the link.
+    pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub link: LinkFlags,
+    /// Lab name.
+    #[arg(long, default_value = "lab")]
+    pub name: String,
+    /// Control port of the server in the lab.
+    #[arg(short, long, default_value_t = netsonde_driver::client::DEFAULT_PORT)]
+    pub port: u16,
 }

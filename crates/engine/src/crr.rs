@@ -177,7 +177,7 @@ pub fn crr_responder(
             break;
         }
         let mut sock = match listener.accept() {
-            Ok((s, from)) if crate::udp::canonical(from.ip()) == crate::udp::canonical(peer) => s,
+            Ok((s, from)) if crate::canonical(from.ip()) == crate::canonical(peer) => s,
             Ok(_) => continue,
             Err(e) if is_timeout(&e) => continue,
             Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,

@@ -11,7 +11,8 @@
 //! | tcp-crr | [`crr::crr_requester`] | [`crr::crr_responder`] |
 //!
 //! Every loop shares one discipline, kept in [`meter::Meter`]: it reads the monotonic
-//! clock once per message (a vDSO call, not a system call), counts into plain locals,
+//! clock once per message (a vDSO call, not a system call; an unpaced TCP sender
+//! about every 10 us), counts into plain locals,
 //! publishes them to [`meter::FlowCounters`] with relaxed stores for the interval
 //! reporter (which reads them off the hot path), and snapshots the counts when the
 //! warm-up ends and when the measured interval ends. Buffers are allocated before the
@@ -22,12 +23,14 @@
 
 mod buf;
 pub mod crr;
+pub mod datagram;
 pub mod flow;
 pub mod footprint;
 pub mod io;
 pub mod latency;
 pub mod meter;
 pub mod rr;
+mod send;
 pub mod sockopt;
 pub mod stream;
 mod sys;
@@ -101,5 +104,14 @@ pub(crate) fn is_timeout(e: &std::io::Error) -> bool {
 pub fn fill_pattern(buf: &mut [u8]) {
     for (i, b) in buf.iter_mut().enumerate() {
         *b = (i % 251) as u8;
+    }
+}
+
+/// An IPv4 address seen through an IPv6 socket compares as itself.
+pub(crate) fn canonical(ip: std::net::IpAddr) -> std::net::IpAddr {
+    use std::net::IpAddr;
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
+        v4 => v4,
     }
 }

@@ -1,32 +1,24 @@
 //! UDP streams: paced datagrams carrying a sequence number and a send timestamp; the
 //! receiver counts loss, duplicates and reordering ([`SeqTracker`]) and RFC 3550
 //! interarrival jitter. Also the UDP handshake that ties a flow to its session.
-//!
-//! Datagram layout (all big-endian):
-//!
-//! ```text
-//! data : seq:u64  tx_ns:u64  pattern...        (tx_ns: sender clock since its t0)
-//! fin  : 0xffff_ffff_ffff_ffff  sent:u64        (sent: datagrams sent, whole test)
-//! hello: the data preamble "NSDATA01" token flow (client -> server, echoed back)
-//! ```
+//! The datagram layout is in [`crate::datagram`].
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
 use netsonde_model::result::{Role, UdpStats};
-use netsonde_model::spec::UDP_HEADER_LEN;
 use netsonde_model::units::Nanos;
 use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_LEN};
 
+use crate::datagram::{stamp, FIN, HEADER};
 use crate::flow::{run_one, Flow, Progress};
 use crate::io::{self, Sock};
 use crate::meter::{FlowCtx, Meter};
-use crate::stream::{Gate, Sending};
+use crate::send::{Gate, Sending};
 use crate::verify::Verifier;
-use crate::{is_timeout, EngineError, FlowOutput};
+use crate::{canonical, is_timeout, EngineError, FlowOutput};
 
-const FIN: u64 = u64::MAX;
 /// How long a receiver waits past the end for the sender's FIN.
 const FIN_WAIT: Duration = Duration::from_secs(1);
 const WINDOW_BITS: u64 = 4096;
@@ -138,16 +130,6 @@ impl Jitter {
     pub fn get(&self) -> Nanos {
         Nanos(self.j.round() as u64)
     }
-}
-
-/// Bytes of the datagram header: sequence number and send time.
-pub const HEADER: usize = UDP_HEADER_LEN as usize;
-
-/// Writes a datagram's header.
-#[inline]
-pub fn stamp(d: &mut [u8], seq: u64, tx_ns: u64) {
-    d[..8].copy_from_slice(&seq.to_be_bytes());
-    d[8..16].copy_from_slice(&tx_ns.to_be_bytes());
 }
 
 /// Sends paced datagrams until the measured interval ends, then FINs.
@@ -468,14 +450,6 @@ pub fn server_handshake(
         op: "UDP handshake",
         source: std::io::Error::new(std::io::ErrorKind::TimedOut, "no hello from the client"),
     })
-}
-
-/// An IPv4 address seen through an IPv6 socket compares as itself.
-pub(crate) fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
-        v4 => v4,
-    }
 }
 
 #[cfg(test)]

@@ -35,10 +35,10 @@ impl Verifier {
 
     /// A UDP datagram (header excluded from the check).
     pub fn datagram(&mut self, data: &[u8]) {
-        for (i, &b) in data.iter().enumerate().skip(crate::udp::HEADER) {
+        for (i, &b) in data.iter().enumerate().skip(crate::datagram::HEADER) {
             self.errors += u64::from(b != (i % 251) as u8);
         }
-        self.checked += data.len().saturating_sub(crate::udp::HEADER) as u64;
+        self.checked += data.len().saturating_sub(crate::datagram::HEADER) as u64;
     }
 }
 
@@ -61,7 +61,7 @@ mod tests {
         v.stream(&stream);
         assert_eq!(v.errors, 1);
         let mut d = msg.clone();
-        crate::udp::stamp(&mut d, 7, 9);
+        crate::datagram::stamp(&mut d, 7, 9);
         let mut v = Verifier::new(1000);
         v.datagram(&d);
         assert_eq!(v.errors, 0);

@@ -134,7 +134,7 @@ impl Tx for GsoTx {
     #[inline]
     fn send(&mut self, sock: Sock<'_>, seq: u64, tx_ns: u64) -> io::Result<Moved> {
         for (i, seg) in self.buf.chunks_mut(self.size).enumerate() {
-            crate::udp::stamp(seg, seq + i as u64, tx_ns);
+            crate::datagram::stamp(seg, seq + i as u64, tx_ns);
         }
         let n = net::send_gso(&sock, &self.buf, self.size as u16)?;
         Ok(Moved {
@@ -163,7 +163,7 @@ impl Tx for MmsgTx {
     #[inline]
     fn send(&mut self, sock: Sock<'_>, seq: u64, tx_ns: u64) -> io::Result<Moved> {
         for i in 0..self.bufs.count() {
-            crate::udp::stamp(self.bufs.slot(i), seq + i as u64, tx_ns);
+            crate::datagram::stamp(self.bufs.slot(i), seq + i as u64, tx_ns);
         }
         let n = self.bufs.sendmmsg(&sock, BATCH, self.size)?;
         Ok(Moved {

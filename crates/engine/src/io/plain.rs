@@ -118,7 +118,7 @@ impl Tx for PlainTx {
         let r = match sock {
             Sock::Tcp(s) => net::send_once(s, &self.msg[self.off..]),
             Sock::Udp(s) => {
-                crate::udp::stamp(&mut self.msg, seq, tx_ns);
+                crate::datagram::stamp(&mut self.msg, seq, tx_ns);
                 net::send_once(s, &self.msg)
             }
         };

@@ -124,7 +124,7 @@ impl Tx for UringTx {
             }
             if self.ring.idle() {
                 for (i, d) in self.ring.buf().chunks_mut(self.size.max(1)).enumerate() {
-                    crate::udp::stamp(d, seq + i as u64, tx_ns);
+                    crate::datagram::stamp(d, seq + i as u64, tx_ns);
                 }
             }
             let b = self.ring.write_linked(
@@ -423,7 +423,7 @@ mod tests {
             let (mut v, mut got) = (Verifier::new(size as u64), 0);
             for round in 0..10u64 {
                 for seq in 0..20 {
-                    crate::udp::stamp(&mut d, round * 20 + seq, 0);
+                    crate::datagram::stamp(&mut d, round * 20 + seq, 0);
                     a.send(&d).unwrap();
                 }
                 got += drain(&mut rx, Sock::Udp(&b), &mut v, false, 20);

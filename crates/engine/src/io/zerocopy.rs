@@ -78,7 +78,7 @@ impl Tx for ZcTx {
             }
             let slot = (self.sends as usize) % UDP_SLOTS;
             let d = &mut self.buf[slot * self.size..(slot + 1) * self.size];
-            crate::udp::stamp(d, seq, tx_ns);
+            crate::datagram::stamp(d, seq, tx_ns);
             net::send(&sock, d, libc::MSG_ZEROCOPY)
         } else {
             net::send(&sock, &self.buf[self.pos..], libc::MSG_ZEROCOPY)
