@@ -286,7 +286,9 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 cfg.deadlines.connect = t;
                 cfg.deadlines.done = t;
             }
-            cfg.limits.validate().map_err(args::UsageError)?;
+            cfg.limits
+                .validate()
+                .map_err(|e| args::UsageError(e.to_string()))?;
             if a.phase_timeout.is_some_and(|t| t.0 == 0) {
                 return Err(args::UsageError("--phase-timeout must be above 0".into()).into());
             }

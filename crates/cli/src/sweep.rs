@@ -133,8 +133,8 @@ impl Runner for RealRunner {
     /// In the lab, asks for the point's link (only when its link axes differ from
     /// the last asked; the lab itself rebuilds only what changed).
     fn prepare(&mut self, point: &Point) -> Result<(), RunError> {
-        let want =
-            netsonde_model::link::LinkPoint::from_axes(&point.axes).map_err(RunError::Refused)?;
+        let want = netsonde_model::link::LinkPoint::from_axes(&point.axes)
+            .map_err(|e| RunError::Refused(e.to_string()))?;
         if want.is_empty() {
             return Ok(());
         }

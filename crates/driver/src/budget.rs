@@ -91,6 +91,58 @@ impl Drop for Reservation {
     }
 }
 
+/// Why a test cannot have what it needs: what the client is told.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BudgetError {
+    /// More buffer memory than one session may take.
+    #[error("server limit: a session may use at most {max} of buffer memory (--max-session-memory); this test needs {need} (message sizes x flows); use smaller messages or fewer flows")]
+    Session {
+        /// `--max-session-memory`.
+        max: Bytes,
+        /// What the test needs.
+        need: Bytes,
+    },
+    /// More than what running tests leave.
+    #[error("server limit: at most {what}; this test needs {} of memory, {} threads, {} descriptors", need.memory, need.threads, need.fds)]
+    Total {
+        /// The resource that ran out.
+        what: Scarce,
+        /// What the test needs.
+        need: Need,
+    },
+}
+
+/// The resource a test found too little of.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum Scarce {
+    /// Buffer memory.
+    #[error("{total} of buffer memory (--max-memory), {held} held by running tests")]
+    Memory {
+        /// The server's total.
+        total: Bytes,
+        /// Held by running tests.
+        held: Bytes,
+    },
+    /// Threads.
+    #[error("{total} threads, {held} held by running tests")]
+    Threads {
+        /// The server's total.
+        total: u64,
+        /// Held by running tests.
+        held: u64,
+    },
+    /// File descriptors.
+    #[error(
+        "{total} file descriptors (RLIMIT_NOFILE less a reserve), {held} held by running tests"
+    )]
+    Fds {
+        /// The server's total.
+        total: u64,
+        /// Held by running tests.
+        held: u64,
+    },
+}
+
 impl Budget {
     /// A budget of `total`, of which one session may take `session_memory`.
     pub fn new(session_memory: Bytes, total: Need) -> Budget {
@@ -101,41 +153,36 @@ impl Budget {
         }
     }
 
-    /// Reserves `need`, or says which limit it is over, in words for the client.
-    pub fn reserve(self: &Arc<Self>, need: Need) -> Result<Reservation, String> {
+    /// Reserves `need`, or says which limit it is over.
+    pub fn reserve(self: &Arc<Self>, need: Need) -> Result<Reservation, BudgetError> {
         if need.memory > self.session_memory {
-            return Err(format!(
-                "server limit: a session may use at most {} of buffer memory (--max-session-memory); \
-                 this test needs {} (message sizes x flows); use smaller messages or fewer flows",
-                self.session_memory, need.memory
-            ));
+            return Err(BudgetError::Session {
+                max: self.session_memory,
+                need: need.memory,
+            });
         }
         let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
         let after = held.plus(need);
         let over = if after.memory > self.total.memory {
-            Some(format!(
-                "{} of buffer memory (--max-memory), {} held by running tests",
-                self.total.memory, held.memory
-            ))
+            Some(Scarce::Memory {
+                total: self.total.memory,
+                held: held.memory,
+            })
         } else if after.threads > self.total.threads {
-            Some(format!(
-                "{} threads, {} held by running tests",
-                self.total.threads, held.threads
-            ))
+            Some(Scarce::Threads {
+                total: self.total.threads,
+                held: held.threads,
+            })
         } else if after.fds > self.total.fds {
-            Some(format!(
-                "{} file descriptors (RLIMIT_NOFILE less a reserve), {} held by running tests",
-                self.total.fds, held.fds
-            ))
+            Some(Scarce::Fds {
+                total: self.total.fds,
+                held: held.fds,
+            })
         } else {
             None
         };
         if let Some(what) = over {
-            return Err(format!(
-                "server limit: at most {what}; this test needs {} of memory, {} threads, {} \
-                 descriptors",
-                need.memory, need.threads, need.fds
-            ));
+            return Err(BudgetError::Total { what, need });
         }
         *held = after;
         Ok(Reservation {
@@ -223,7 +270,7 @@ mod tests {
         assert!(need.memory.0 > 64 * 128 * Bytes::MIB);
         let b = budget(512 * Bytes::MIB, Bytes::GIB);
         let e = b.reserve(need).unwrap_err();
-        assert!(e.contains("--max-session-memory"), "{e}");
+        assert!(e.to_string().contains("--max-session-memory"), "{e}");
         assert_eq!(b.held(), Need::default());
     }
 
@@ -237,7 +284,11 @@ mod tests {
         let b = budget(need.memory.0, need.memory.0 * 2);
         let one = b.reserve(need).unwrap();
         let two = b.reserve(need).unwrap();
-        assert!(b.reserve(need).unwrap_err().contains("--max-memory"));
+        assert!(b
+            .reserve(need)
+            .unwrap_err()
+            .to_string()
+            .contains("--max-memory"));
         drop(one);
         let three = b.reserve(need).unwrap();
         drop((two, three));

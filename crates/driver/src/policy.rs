@@ -49,10 +49,65 @@ impl Default for Limits {
     }
 }
 
+/// Server limits under which no test could run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LimitsError {
+    /// A limit of zero.
+    #[error("{0} must be above 0")]
+    Zero(&'static str),
+    /// All sessions together may hold less than one.
+    #[error("--max-memory ({total}) must be at least --max-session-memory ({session})")]
+    MemoryBelowSession {
+        /// `--max-memory`.
+        total: Bytes,
+        /// `--max-session-memory`.
+        session: Bytes,
+    },
+}
+
+/// A test beyond the server's limits: what the client is told.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OverLimit {
+    /// Warm-up plus time too long.
+    #[error("server limit: warm-up plus --time at most {max} (asked {asked})")]
+    Duration {
+        /// The limit.
+        max: Nanos,
+        /// Asked.
+        asked: Nanos,
+    },
+    /// Too many streams.
+    #[error("server limit: --parallel at most {max} (asked {asked})")]
+    Parallel {
+        /// The limit.
+        max: u32,
+        /// Asked.
+        asked: u32,
+    },
+    /// A message, request, response or window too large.
+    #[error("server limit: {what} at most {max} (asked {asked})")]
+    Size {
+        /// The flag.
+        what: &'static str,
+        /// The limit.
+        max: Bytes,
+        /// Asked.
+        asked: Bytes,
+    },
+    /// A pacing rate too high.
+    #[error("server limit: --rate at most {max} (asked {asked})")]
+    Rate {
+        /// The limit.
+        max: BitRate,
+        /// Asked.
+        asked: BitRate,
+    },
+}
+
 impl Limits {
     /// Refuses limits under which no test could run, naming the flag.
-    pub fn validate(&self) -> Result<(), String> {
-        let zero = |flag: &str| Err(format!("{flag} must be above 0"));
+    pub fn validate(&self) -> Result<(), LimitsError> {
+        let zero = |flag: &'static str| Err(LimitsError::Zero(flag));
         if self.max_duration == Nanos(0) {
             return zero("--max-duration");
         }
@@ -78,28 +133,28 @@ impl Limits {
             return zero("--max-session-memory");
         }
         if self.max_memory < self.max_session_memory {
-            return Err(format!(
-                "--max-memory ({}) must be at least --max-session-memory ({})",
-                self.max_memory, self.max_session_memory
-            ));
+            return Err(LimitsError::MemoryBelowSession {
+                total: self.max_memory,
+                session: self.max_session_memory,
+            });
         }
         Ok(())
     }
 
-    /// The first limit `spec` exceeds, as a message for the client.
-    pub fn check(&self, spec: &TestSpec) -> Result<(), String> {
+    /// The first limit `spec` exceeds.
+    pub fn check(&self, spec: &TestSpec) -> Result<(), OverLimit> {
         let total = spec.warmup.saturating_add(spec.duration);
         if total > self.max_duration {
-            return Err(format!(
-                "server limit: warm-up plus --time at most {} (asked {total})",
-                self.max_duration
-            ));
+            return Err(OverLimit::Duration {
+                max: self.max_duration,
+                asked: total,
+            });
         }
         if spec.parallel > self.max_parallel {
-            return Err(format!(
-                "server limit: --parallel at most {} (asked {})",
-                self.max_parallel, spec.parallel
-            ));
+            return Err(OverLimit::Parallel {
+                max: self.max_parallel,
+                asked: spec.parallel,
+            });
         }
         for (what, v) in [
             ("--size", Some(spec.size)),
@@ -110,19 +165,20 @@ impl Limits {
         ] {
             if let Some(v) = v {
                 if v > self.max_size {
-                    return Err(format!(
-                        "server limit: {what} at most {} (asked {v})",
-                        self.max_size
-                    ));
+                    return Err(OverLimit::Size {
+                        what,
+                        max: self.max_size,
+                        asked: v,
+                    });
                 }
             }
         }
         if let Some(r) = spec.rate {
             if r.bps() > self.max_rate.bps() {
-                return Err(format!(
-                    "server limit: --rate at most {} (asked {r})",
-                    self.max_rate
-                ));
+                return Err(OverLimit::Rate {
+                    max: self.max_rate,
+                    asked: r,
+                });
             }
         }
         Ok(())
@@ -309,16 +365,32 @@ mod tests {
         let mut s = TestSpec::new(TestKind::TcpStream);
         assert!(l.check(&s).is_ok());
         s.duration = Nanos::from_secs(3600);
-        assert!(l.check(&s).unwrap_err().contains("--time at most 300.00 s"));
+        assert!(l
+            .check(&s)
+            .unwrap_err()
+            .to_string()
+            .contains("--time at most 300.00 s"));
         let mut s = TestSpec::new(TestKind::UdpStream);
         s.rate = Some(BitRate(1e12));
-        assert!(l.check(&s).unwrap_err().contains("--rate at most"));
+        assert!(l
+            .check(&s)
+            .unwrap_err()
+            .to_string()
+            .contains("--rate at most"));
         let mut s = TestSpec::new(TestKind::TcpStream);
         s.parallel = 200;
-        assert!(l.check(&s).unwrap_err().contains("--parallel at most 64"));
+        assert!(l
+            .check(&s)
+            .unwrap_err()
+            .to_string()
+            .contains("--parallel at most 64"));
         s.parallel = 1;
         s.window = Some(Bytes(Bytes::GIB));
-        assert!(l.check(&s).unwrap_err().contains("--window at most 64 MiB"));
+        assert!(l
+            .check(&s)
+            .unwrap_err()
+            .to_string()
+            .contains("--window at most 64 MiB"));
     }
 
     #[test]
@@ -354,7 +426,10 @@ mod tests {
                 "--max-memory",
             ),
         ] {
-            assert!(l.validate().unwrap_err().contains(flag), "{flag}");
+            assert!(
+                l.validate().unwrap_err().to_string().contains(flag),
+                "{flag}"
+            );
         }
     }
 

@@ -206,7 +206,9 @@ fn listen(addr: SocketAddr, backlog: i32, spec: Option<&TestSpec>) -> std::io::R
 impl Server {
     /// Binds the control port; refuses limits under which no test could run.
     pub fn bind(cfg: ServerConfig) -> Result<Server, ServerError> {
-        cfg.limits.validate().map_err(ServerError::Config)?;
+        cfg.limits
+            .validate()
+            .map_err(|e| ServerError::Config(e.to_string()))?;
         if cfg.deadlines.hello.0 == 0
             || cfg.deadlines.setup.0 == 0
             || cfg.deadlines.connect.0 == 0
@@ -408,7 +410,7 @@ fn prepare(
         .cfg
         .limits
         .check(spec)
-        .map_err(|m| (ErrorCode::BadSpec, m, None))?;
+        .map_err(|e| (ErrorCode::BadSpec, e.to_string(), None))?;
     let busy = {
         let mut r = shared.running.lock().unwrap_or_else(|e| e.into_inner());
         if r.len() >= shared.cfg.limits.max_tests {
@@ -437,7 +439,7 @@ fn prepare(
     let reserved = shared
         .budget
         .reserve(Need::of(spec))
-        .map_err(|m| (ErrorCode::BadSpec, m, None))?;
+        .map_err(|e| (ErrorCode::BadSpec, e.to_string(), None))?;
     let internal = |what: &str, e: std::io::Error| {
         (
             ErrorCode::Internal,

@@ -29,24 +29,59 @@ pub const DEFAULT_MTU: u32 = 1500;
 /// Why link settings are not usable.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LinkError {
-    /// A value did not parse.
-    #[error("--{key}: {message}")]
+    /// A value did not parse, or is out of range.
+    #[error("--{key}: {source}")]
     Value {
         /// The setting (`mtu`, `rate`, ...).
         key: &'static str,
         /// What is wrong.
-        message: String,
+        source: ValueError,
     },
     /// Values that parse but do not go together.
     #[error("{0}")]
     Inconsistent(String),
 }
 
-fn bad(key: &'static str, message: impl Into<String>) -> LinkError {
-    LinkError::Value {
-        key,
-        message: message.into(),
-    }
+/// Why one link value is not usable.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    /// Not a percentage.
+    #[error("'{0}' is not a percentage (1%, 0.5%)")]
+    NotPercent(String),
+    /// A percentage outside 0-100.
+    #[error("'{0}' is not between 0% and 100%")]
+    PercentRange(String),
+    /// A Gilbert-Elliott model with too few or too many values.
+    #[error("'{0}': gemodel takes P,R[,BAD[,GOOD]] (transition and loss percentages)")]
+    GeModel(String),
+    /// Not a packet count.
+    #[error("'{0}' is not a packet count (100p)")]
+    NotPackets(String),
+    /// A queue of nothing.
+    #[error("'{0}': a queue holds at least one packet")]
+    EmptyQueue(String),
+    /// A size, rate or time that did not parse.
+    #[error(transparent)]
+    Unit(#[from] UnitError),
+    /// Not a number.
+    #[error("'{0}' is not a number")]
+    NotNumber(String),
+    /// An MTU outside 68..65535.
+    #[error("MTU {0} is outside {MIN_MTU}..{MAX_MTU} (write 65535 for the largest)")]
+    Mtu(u64),
+    /// An unknown shaper.
+    #[error("unknown shaper '{0}' (tbf, htb)")]
+    UnknownShaper(String),
+    /// An unknown mechanism.
+    #[error("unknown mechanism '{0}' (auto, kernel, emulator)")]
+    UnknownMechanism(String),
+    /// A value outside what the lab can build (the direction and the limit).
+    #[error("{0}")]
+    Range(String),
+}
+
+fn bad(key: &'static str, source: ValueError) -> LinkError {
+    LinkError::Value { key, source }
 }
 
 /// Packet loss on one direction.
@@ -105,23 +140,21 @@ impl Loss {
 }
 
 /// Parses a percentage: `1%`, `0.5%`, or a bare number meaning percent.
-pub fn parse_percent(s: &str) -> Result<f64, String> {
+pub fn parse_percent(s: &str) -> Result<f64, ValueError> {
     let t = s.trim();
     let n = t.strip_suffix('%').unwrap_or(t).trim();
-    let v: f64 = n
-        .parse()
-        .map_err(|_| format!("'{s}' is not a percentage (1%, 0.5%)"))?;
+    let v: f64 = n.parse().map_err(|_| ValueError::NotPercent(s.into()))?;
     if !(0.0..=100.0).contains(&v) {
-        return Err(format!("'{s}' is not between 0% and 100%"));
+        return Err(ValueError::PercentRange(s.into()));
     }
     Ok(v)
 }
 
 impl std::str::FromStr for Loss {
-    type Err = String;
+    type Err = ValueError;
     /// `0`, `1%` (random), or `gemodel:P,R[,BAD[,GOOD]]` (Gilbert-Elliott; BAD
     /// defaults to 100%, GOOD to 0%).
-    fn from_str(s: &str) -> Result<Loss, String> {
+    fn from_str(s: &str) -> Result<Loss, ValueError> {
         let t = s.trim();
         if let Some(rest) = t.strip_prefix("gemodel:").or_else(|| t.strip_prefix("ge:")) {
             let v: Vec<f64> = rest
@@ -129,9 +162,7 @@ impl std::str::FromStr for Loss {
                 .map(parse_percent)
                 .collect::<Result<_, _>>()?;
             if v.len() < 2 || v.len() > 4 {
-                return Err(format!(
-                    "'{s}': gemodel takes P,R[,BAD[,GOOD]] (transition and loss percentages)"
-                ));
+                return Err(ValueError::GeModel(s.into()));
             }
             return Ok(Loss::GilbertElliott {
                 p: v[0],
@@ -172,9 +203,9 @@ pub enum Queue {
 }
 
 impl std::str::FromStr for Queue {
-    type Err = String;
+    type Err = ValueError;
     /// `100p` (packets) or a size (`64K`, `1MB`).
-    fn from_str(s: &str) -> Result<Queue, String> {
+    fn from_str(s: &str) -> Result<Queue, ValueError> {
         let t = s.trim();
         let q = if let Some(n) = t
             .strip_suffix("packets")
@@ -184,13 +215,13 @@ impl std::str::FromStr for Queue {
             Queue::Packets(
                 n.trim()
                     .parse()
-                    .map_err(|_| format!("'{s}' is not a packet count (100p)"))?,
+                    .map_err(|_| ValueError::NotPackets(s.into()))?,
             )
         } else {
-            Queue::Bytes(t.parse::<Bytes>().map_err(|e| e.to_string())?.0)
+            Queue::Bytes(t.parse::<Bytes>()?.0)
         };
         if matches!(q, Queue::Bytes(0) | Queue::Packets(0)) {
-            return Err(format!("'{s}': a queue holds at least one packet"));
+            return Err(ValueError::EmptyQueue(s.into()));
         }
         Ok(q)
     }
@@ -217,12 +248,12 @@ pub enum Shaper {
 }
 
 impl std::str::FromStr for Shaper {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Shaper, String> {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Shaper, ValueError> {
         match s.trim() {
             "tbf" => Ok(Shaper::Tbf),
             "htb" => Ok(Shaper::Htb),
-            o => Err(format!("unknown shaper '{o}' (tbf, htb)")),
+            o => Err(ValueError::UnknownShaper(o.into())),
         }
     }
 }
@@ -292,21 +323,24 @@ impl DirLink {
         if !(MIN_MTU..=MAX_MTU).contains(&self.mtu) {
             return Err(bad(
                 "mtu",
-                format!("{dir}: {} is outside {MIN_MTU}..{MAX_MTU}", self.mtu),
+                ValueError::Range(format!(
+                    "{dir}: {} is outside {MIN_MTU}..{MAX_MTU}",
+                    self.mtu
+                )),
             ));
         }
         if let Some(r) = self.rate {
             if !(r.bps() >= 8_000.0 && r.bps() <= 1e12) {
                 return Err(bad(
                     "rate",
-                    format!("{dir}: {r} is outside 8 kbit/s..1 Tbit/s"),
+                    ValueError::Range(format!("{dir}: {r} is outside 8 kbit/s..1 Tbit/s")),
                 ));
             }
         }
         if self.delay > Nanos::from_secs(10) || self.jitter > Nanos::from_secs(10) {
             return Err(bad(
                 "delay",
-                format!("{dir}: at most 10 s of delay or jitter"),
+                ValueError::Range(format!("{dir}: at most 10 s of delay or jitter")),
             ));
         }
         if self.reorder > 0.0 && self.delay == Nanos::ZERO {
@@ -318,7 +352,9 @@ impl DirLink {
             if p > 0.0 && r == 0.0 {
                 return Err(bad(
                     "loss",
-                    format!("{dir}: gemodel with R = 0 never leaves the bad state"),
+                    ValueError::Range(format!(
+                        "{dir}: gemodel with R = 0 never leaves the bad state"
+                    )),
                 ));
             }
         }
@@ -370,13 +406,13 @@ pub enum MechanismChoice {
 }
 
 impl std::str::FromStr for MechanismChoice {
-    type Err = String;
-    fn from_str(s: &str) -> Result<MechanismChoice, String> {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<MechanismChoice, ValueError> {
         match s.trim() {
             "auto" => Ok(MechanismChoice::Auto),
             "kernel" => Ok(MechanismChoice::Kernel),
             "emulator" => Ok(MechanismChoice::Emulator),
-            o => Err(format!("unknown mechanism '{o}' (auto, kernel, emulator)")),
+            o => Err(ValueError::UnknownMechanism(o.into())),
         }
     }
 }
@@ -523,27 +559,32 @@ impl LinkPoint {
     /// in ns, `loss` as written).
     pub fn from_axes(
         axes: &std::collections::BTreeMap<String, String>,
-    ) -> Result<LinkPoint, String> {
+    ) -> Result<LinkPoint, LinkError> {
         let get = |k: &str| axes.get(k).map(String::as_str);
+        let num = |key: &'static str, v: &str| {
+            v.parse::<f64>()
+                .map_err(|_| bad(key, ValueError::NotNumber(v.into())))
+        };
         Ok(LinkPoint {
             mtu: get("mtu")
-                .map(|v| v.parse::<u32>().map_err(|e| format!("mtu '{v}': {e}")))
+                .map(|v| {
+                    v.parse::<u32>()
+                        .map_err(|_| bad("mtu", ValueError::NotNumber(v.into())))
+                })
                 .transpose()?,
             rate: get("rate")
-                .map(|v| {
-                    v.parse::<f64>()
-                        .map(BitRate)
-                        .map_err(|e| format!("rate '{v}': {e}"))
-                })
+                .map(|v| num("rate", v).map(BitRate))
                 .transpose()?,
             delay: get("delay")
                 .map(|v| {
                     v.parse::<u64>()
                         .map(Nanos)
-                        .map_err(|e| format!("delay '{v}': {e}"))
+                        .map_err(|_| bad("delay", ValueError::NotNumber(v.into())))
                 })
                 .transpose()?,
-            loss: get("loss").map(str::parse::<Loss>).transpose()?,
+            loss: get("loss")
+                .map(|v| v.parse::<Loss>().map_err(|e| bad("loss", e)))
+                .transpose()?,
         })
     }
 }
@@ -626,7 +667,7 @@ impl LinkSettings {
             key: &'static str,
             v: &Option<String>,
             s: &mut LinkSpec,
-            parse: impl Fn(&str) -> Result<T, String>,
+            parse: impl Fn(&str) -> Result<T, ValueError>,
             set: impl Fn(&mut DirLink, T),
         ) -> Result<(), LinkError> {
             if let Some(v) = v {
@@ -636,27 +677,26 @@ impl LinkSettings {
             }
             Ok(())
         }
-        let unit = |e: UnitError| e.to_string();
         each("mtu", &self.mtu, &mut s, parse_mtu, |d, v| d.mtu = v)?;
         each(
             "rate",
             &self.rate,
             &mut s,
-            |v| v.parse::<BitRate>().map_err(unit),
+            |v| Ok(v.parse::<BitRate>()?),
             |d, v| d.rate = (v.bps() > 0.0).then_some(v),
         )?;
         each(
             "delay",
             &self.delay,
             &mut s,
-            |v| v.parse::<Nanos>().map_err(unit),
+            |v| Ok(v.parse::<Nanos>()?),
             |d, v| d.delay = v,
         )?;
         each(
             "jitter",
             &self.jitter,
             &mut s,
-            |v| v.parse::<Nanos>().map_err(unit),
+            |v| Ok(v.parse::<Nanos>()?),
             |d, v| d.jitter = v,
         )?;
         each("loss", &self.loss, &mut s, str::parse::<Loss>, |d, v| {
@@ -690,13 +730,10 @@ impl LinkSettings {
 }
 
 /// Parses an MTU: a plain number or a size (`9000`, `16K`); 68 to 65535.
-pub fn parse_mtu(s: &str) -> Result<u32, String> {
-    let b = s.trim().parse::<Bytes>().map_err(|e| e.to_string())?;
+pub fn parse_mtu(s: &str) -> Result<u32, ValueError> {
+    let b = s.trim().parse::<Bytes>()?;
     if !(u64::from(MIN_MTU)..=u64::from(MAX_MTU)).contains(&b.0) {
-        return Err(format!(
-            "MTU {} is outside {MIN_MTU}..{MAX_MTU} (write 65535 for the largest)",
-            b.0
-        ));
+        return Err(ValueError::Mtu(b.0));
     }
     Ok(b.0 as u32)
 }

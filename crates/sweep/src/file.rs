@@ -291,10 +291,10 @@ impl Experiment {
     /// The lab link axes (`mtus`, `rates`, `delays`, `losses`); empty when none is
     /// given.
     pub fn link_axes(&self) -> Result<LinkAxes, FileError> {
-        fn each<T>(
+        fn each<T, E: std::fmt::Display>(
             key: &'static str,
             v: &Option<Vec<String>>,
-            f: impl Fn(&str) -> Result<T, String>,
+            f: impl Fn(&str) -> Result<T, E>,
         ) -> Result<Vec<T>, FileError> {
             match v {
                 None => Ok(Vec::new()),
@@ -307,12 +307,8 @@ impl Experiment {
         }
         Ok(LinkAxes {
             mtu: each("mtus", &self.mtus, parse_mtu)?,
-            rate: each("rates", &self.rates, |s| {
-                s.parse::<BitRate>().map_err(|e| e.to_string())
-            })?,
-            delay: each("delays", &self.delays, |s| {
-                s.parse::<Nanos>().map_err(|e| e.to_string())
-            })?,
+            rate: each("rates", &self.rates, str::parse::<BitRate>)?,
+            delay: each("delays", &self.delays, str::parse::<Nanos>)?,
             loss: each("losses", &self.losses, str::parse::<Loss>)?,
         })
     }
