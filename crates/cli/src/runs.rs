@@ -10,21 +10,6 @@ use netsonde_model::sweep::Metric;
 use netsonde_model::sweep::PointSummary;
 use netsonde_report::study::{PointView, RunMeta, Study};
 use netsonde_store::{RunId, Store};
-use netsonde_sweep::Plan;
-use serde::{Deserialize, Serialize};
-
-/// What `plan_json` holds: the plan and where it ran, so `--resume` can go on.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StoredPlan {
-    /// The plan.
-    pub plan: Plan,
-    /// Server host (`None`: embedded).
-    pub host: Option<String>,
-    /// Server port.
-    pub port: u16,
-    /// `real` or `fake`.
-    pub engine: String,
-}
 
 /// Opens the store at `--db` or the default location.
 pub fn open_store(db: Option<&Path>) -> anyhow::Result<Store> {
@@ -51,7 +36,7 @@ pub fn run_id(store: &Store, arg: Option<&str>) -> anyhow::Result<RunId> {
 /// Builds the analysed view of a stored run.
 pub fn study(store: &Store, id: RunId) -> anyhow::Result<Study> {
     let row = store.run(id)?;
-    let plan: StoredPlan = serde_json::from_str(&row.plan_json).context("run's plan")?;
+    let plan = netsonde_run::StoredPlan::parse(&row.plan_json)?;
     let link = row
         .link_json
         .as_deref()

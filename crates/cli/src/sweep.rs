@@ -1,6 +1,5 @@
 //! `netsonde sweep` and `netsonde run FILE.toml`: plan, store, execute, report.
 
-use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,15 +12,13 @@ use netsonde_driver::client::{self, ClientConfig};
 use netsonde_driver::server::{Server, ServerConfig, ServerHandle};
 use netsonde_model::result::TestReport;
 use netsonde_model::spec::TestSpec;
-use netsonde_model::sweep::{Metrics, PointSummary};
-use netsonde_store::{FailureKind, NewRun, PlannedPoint, PointStatus, RunId, RunStatus, Store};
-use netsonde_sweep::exec::{
-    execute, Hooks, Progress, RetryPolicy, RunError, Runner, Sink, SinkError,
-};
+use netsonde_store::{PointStatus, RunId, RunStatus, Store};
+use netsonde_sweep::exec::{execute, Hooks, Progress, RetryPolicy, RunError, Runner};
 use netsonde_sweep::fake::FakeRunner;
 use netsonde_sweep::{Plan, Point};
 
-use crate::runs::{self, StoredPlan};
+use crate::runs;
+use netsonde_run as pipeline;
 
 /// Runs measurements with the real client. Without a host, one embedded server
 /// serves the whole sweep.
@@ -164,57 +161,6 @@ impl Runner for SlowFake {
     }
 }
 
-struct StoreSink<'a> {
-    store: &'a mut Store,
-    run: RunId,
-    server_host_set: bool,
-}
-
-impl Sink for StoreSink<'_> {
-    fn rep_done(
-        &mut self,
-        point: &Point,
-        rep: u32,
-        report: &TestReport,
-        metrics: &Metrics,
-    ) -> Result<(), SinkError> {
-        let json = serde_json::to_string(report).map_err(SinkError::new)?;
-        if !self.server_host_set {
-            let host = serde_json::to_string(&report.server.host).map_err(SinkError::new)?;
-            self.store
-                .set_server_host(self.run, &host)
-                .map_err(SinkError::new)?;
-            self.server_host_set = true;
-        }
-        self.store
-            .record_rep(
-                self.run,
-                point.idx,
-                rep,
-                &(json, metrics.clone(), report.intervals.clone()),
-            )
-            .map_err(SinkError::new)
-    }
-
-    fn point_done(&mut self, point: &Point, summary: &PointSummary) -> Result<(), SinkError> {
-        let json = serde_json::to_string(summary).map_err(SinkError::new)?;
-        self.store
-            .complete_point(self.run, point.idx, &json)
-            .map_err(SinkError::new)
-    }
-
-    fn rep_failed(&mut self, point: &Point, rep: u32, error: &RunError) -> Result<(), SinkError> {
-        let kind = match error {
-            RunError::Busy { .. } => FailureKind::Busy,
-            RunError::Refused(_) => FailureKind::Refused,
-            RunError::Failed(_) => FailureKind::Failed,
-        };
-        self.store
-            .record_failure(self.run, point.idx, rep, now(), kind, &error.to_string())
-            .map_err(SinkError::new)
-    }
-}
-
 struct Bar(indicatif::ProgressBar);
 
 impl Progress for Bar {
@@ -337,154 +283,71 @@ fn check_resume_place(run: RunId, stored_link: Option<&str>) -> anyhow::Result<(
     }
 }
 
-/// Why no point of a plan can run, or `None` when one can.
-fn nothing_to_run(points: usize, skipped: &[netsonde_sweep::plan::Skipped]) -> Option<String> {
-    if points > 0 {
-        return None;
-    }
-    let mut reasons: Vec<&str> = skipped.iter().map(|s| s.reason.as_str()).collect();
-    reasons.dedup();
-    Some(if reasons.is_empty() {
-        "the plan has no point to measure".into()
-    } else {
-        format!(
-            "nothing to measure: every point of the plan is skipped ({})",
-            reasons.join("; ")
-        )
-    })
-}
-
 /// Runs a sweep (new or resumed) and says how it ended. An interruption is an
 /// error, after keeping every completed repetition.
 pub fn sweep(req: SweepRequest) -> anyhow::Result<SweepEnd> {
     let mut store = runs::open_store(req.db.as_deref())?;
-    let (run, stored, points, prior, lock) = match &req.resume {
+    let opened = match &req.resume {
         Some(r) => {
             let run = runs::run_id(&store, Some(r))?;
-            let row = store.run(run)?;
-            let mut stored: StoredPlan =
-                serde_json::from_str(&row.plan_json).context("the run's plan")?;
+            let (mut stored, link) = pipeline::load(&store, run)?;
             check_lab(&stored.plan, &stored.engine)?;
             if stored.engine != "fake" {
-                check_resume_place(run, row.link_json.as_deref())?;
+                check_resume_place(run, link.as_deref())?;
                 // Inside the lab, the server is where this lab says, never an
                 // address stored by another.
-                if row.link_json.is_some() {
+                if link.is_some() {
                     stored.host = std::env::var("NETSONDE_HOST")
                         .ok()
                         .filter(|h| !h.is_empty());
                 }
             }
-            let lock = store.lock_run(run)?;
-            let mut points = Vec::new();
-            let mut prior: BTreeMap<u32, Vec<Metrics>> = BTreeMap::new();
-            for p in store.points(run)? {
-                if p.status == PointStatus::Pending {
-                    prior.insert(p.idx, p.reps.iter().map(|r| r.metrics.clone()).collect());
-                }
-                points.push((
-                    p.status,
-                    Point {
-                        idx: p.idx,
-                        axes: serde_json::from_str(&p.axes_json)?,
-                        spec: serde_json::from_str(&p.config_json)?,
-                    },
-                ));
-            }
-            store.reopen_run(run)?;
+            let opened = pipeline::resume(&mut store, run, stored)?;
             eprintln!(
                 "resuming run {run}: {} of {} points pending",
-                prior.len(),
-                points.len()
+                opened.pending(),
+                opened.points.len()
             );
-            (run, stored, points, prior, lock)
+            opened
         }
         None => {
             let plan = req.plan.clone().context("no plan")?;
             check_lab(&plan, &req.engine)?;
-            let (pts, skipped) = plan.points();
-            if let Some(why) = nothing_to_run(pts.len(), &skipped) {
-                return Err(crate::args::UsageError(why).into());
-            }
-            let order = plan.order(pts.len());
-            let first_round: BTreeMap<u32, u32> = order
-                .iter()
-                .take(pts.len())
-                .enumerate()
-                .map(|(i, (idx, _))| (*idx, i as u32))
-                .collect();
-            let mut planned: Vec<PlannedPoint> = pts
-                .iter()
-                .map(|p| PlannedPoint {
-                    idx: p.idx,
-                    run_order: first_round.get(&p.idx).copied().unwrap_or(0),
-                    config_json: serde_json::to_string(&p.spec).expect("specs serialize"),
-                    axes_json: serde_json::to_string(&p.axes).expect("axes serialize"),
-                })
-                .collect();
-            let n = pts.len() as u32;
-            for (i, s) in skipped.iter().enumerate() {
-                planned.push(PlannedPoint {
-                    idx: n + i as u32,
-                    run_order: n + i as u32,
-                    config_json: serde_json::to_string(&plan.base).expect("specs serialize"),
-                    axes_json: serde_json::to_string(&s.axes).expect("axes serialize"),
-                });
-            }
-            let stored = StoredPlan {
-                plan: plan.clone(),
-                host: req.host.clone(),
-                port: req.port,
-                engine: req.engine.clone(),
+            let stored = pipeline::StoredPlan::new(plan, req.host.clone(), req.port, &req.engine);
+            let meta = pipeline::RunMeta {
+                label: req.label.clone(),
+                tool_version: env!("CARGO_PKG_VERSION").into(),
+                command: req.command.clone(),
+                client_host_json: netsonde_cpu_facts(req.host.is_none()),
+                created_at: now(),
+                link_json: netsonde_lab::control::link_from_env()
+                    .map(|l| serde_json::to_string(&l))
+                    .transpose()?,
             };
-            let client_host = netsonde_cpu_facts(req.host.is_none());
-            let run = store.create_run(
-                &NewRun {
-                    label: req.label.clone(),
-                    tool_version: env!("CARGO_PKG_VERSION").into(),
-                    command: req.command.clone(),
-                    plan_json: serde_json::to_string(&stored)?,
-                    client_host_json: client_host,
-                    created_at: now(),
-                },
-                &planned,
-            )?;
-            let lock = store.lock_run(run)?;
-            for (i, s) in skipped.iter().enumerate() {
-                store.skip_point(run, n + i as u32, PointStatus::Skipped, &s.reason)?;
+            match pipeline::create(&mut store, stored, &meta) {
+                Err(pipeline::PipelineError::NothingToRun(why)) => {
+                    return Err(crate::args::UsageError(why).into())
+                }
+                r => r?,
             }
-            if let Some(link) = netsonde_lab::control::link_from_env() {
-                store.set_link(run, &serde_json::to_string(&link)?)?;
-            }
-            let points = pts.into_iter().map(|p| (PointStatus::Pending, p)).collect();
-            (run, stored, points, BTreeMap::new(), lock)
         }
     };
+    let (all, order) = opened.remaining_order();
+    let pipeline::Opened {
+        run,
+        stored,
+        points,
+        prior,
+        lock,
+    } = opened;
     let plan = &stored.plan;
-    let runnable: Vec<Point> = points
+    let runnable = points
         .iter()
         .filter(|(s, _)| *s == PointStatus::Pending)
-        .map(|(_, p)| p.clone())
-        .collect();
-    // Point indices are dense over runnable and skipped points; the executor
-    // indexes by idx, so give it the full list with placeholders.
-    let all: Vec<Point> = points.iter().map(|(_, p)| p.clone()).collect();
-    let n_planned = runnable
-        .iter()
-        .map(|p| p.idx)
-        .max()
-        .map_or(0, |m| m as usize + 1);
-    let order: Vec<(u32, u32)> = plan
-        .order(n_planned)
-        .into_iter()
-        .filter(|(idx, rep)| {
-            runnable.iter().any(|p| p.idx == *idx)
-                && prior.get(idx).is_none_or(|r| (*rep as usize) >= r.len())
-        })
-        .collect();
+        .count();
     eprintln!(
         "run {run}: {} points x {} repetitions, {} measurements, about {:.0} s of measuring",
-        runnable.len(),
+        runnable,
         plan.repeat,
         order.len(),
         order.len() as f64 * (plan.base.duration.as_secs_f64() + plan.base.warmup.as_secs_f64())
@@ -511,11 +374,7 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<SweepEnd> {
         Box::new(RealRunner::new(stored.host.clone(), stored.port, key)?)
     };
     let outcome = {
-        let mut sink = StoreSink {
-            store: &mut store,
-            run,
-            server_host_set: req.resume.is_some(),
-        };
+        let mut sink = pipeline::StoreSink::new(&mut store, run, req.resume.is_some(), now);
         let (stop_run, stop_wait) = (stop.clone(), stop.clone());
         execute(
             &all,
@@ -550,16 +409,7 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<SweepEnd> {
             return Err(e).context(format!("run {run}"));
         }
     };
-    // Complete only when no point is left pending, whatever this call did.
-    let pending = store.pending_points(run)?.len();
-    let status = if outcome.interrupted {
-        RunStatus::Interrupted
-    } else if pending > 0 {
-        RunStatus::Incomplete
-    } else {
-        RunStatus::Complete
-    };
-    store.finish_run(run, status, now())?;
+    let (status, pending) = pipeline::finish(&mut store, run, &outcome, now())?;
     drop(lock);
     let wall = started.elapsed().as_secs_f64();
     let measured =

@@ -1,0 +1,442 @@
+//! The run pipeline's bookkeeping, between a plan ([`netsonde_sweep`]) and the
+//! store ([`netsonde_store`]):
+//!
+//! - [`create`]: a new plan becomes a stored run: its points (runnable and
+//!   skipped, with why), the [`StoredPlan`] that lets it resume, and a lock.
+//! - [`load`] and [`resume`]: a stored run becomes the points still pending, the
+//!   repetitions they already have, and a lock.
+//! - [`remaining_order`]: the plan's interleaved order, less what is measured.
+//! - [`StoreSink`]: the executor's [`Sink`]: repetitions, point summaries and
+//!   failed attempts into the store; nothing is ever deleted.
+//! - [`finish`]: the run's status from what is left pending.
+//!
+//! The binary wires these to a runner (the real client or the fake engine), a
+//! progress bar and signals; nothing here does I/O but the store's.
+#![forbid(unsafe_code)]
+
+use std::collections::BTreeMap;
+
+use netsonde_model::result::TestReport;
+use netsonde_model::sweep::{Metrics, PointSummary};
+use netsonde_store::{
+    FailureKind, NewRun, PlannedPoint, PointStatus, RunId, RunLock, RunStatus, Store, StoreError,
+};
+use netsonde_sweep::exec::{Outcome, RunError, Sink, SinkError};
+use netsonde_sweep::plan::Skipped;
+use netsonde_sweep::{Plan, Point};
+use serde::{Deserialize, Serialize};
+
+/// The version of [`StoredPlan`] this build writes and reads.
+pub const PLAN_VERSION: u32 = 1;
+
+/// What a run's `plan_json` holds: the plan and where it ran, so a resume can go
+/// on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredPlan {
+    /// The format's version (absent in runs stored before it had one: 1).
+    #[serde(default = "first_version")]
+    pub version: u32,
+    /// The plan.
+    pub plan: Plan,
+    /// Server host (`None`: embedded).
+    pub host: Option<String>,
+    /// Server port.
+    pub port: u16,
+    /// `real` or `fake`.
+    pub engine: String,
+}
+
+fn first_version() -> u32 {
+    1
+}
+
+impl StoredPlan {
+    /// A plan as this build stores it.
+    pub fn new(plan: Plan, host: Option<String>, port: u16, engine: &str) -> StoredPlan {
+        StoredPlan {
+            version: PLAN_VERSION,
+            plan,
+            host,
+            port,
+            engine: engine.into(),
+        }
+    }
+
+    /// Reads a stored plan, refusing a version this build does not know.
+    pub fn parse(json: &str) -> Result<StoredPlan, PipelineError> {
+        let p: StoredPlan = serde_json::from_str(json).map_err(PipelineError::Plan)?;
+        if p.version > PLAN_VERSION {
+            return Err(PipelineError::Version(p.version));
+        }
+        Ok(p)
+    }
+}
+
+/// Why the pipeline could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A stored plan, point or axis map that does not parse.
+    #[error("the run's stored plan: {0}")]
+    Plan(#[source] serde_json::Error),
+    /// A stored plan from a newer netsonde.
+    #[error("the run's plan has format version {0}, newer than this netsonde's {PLAN_VERSION}: resume it with the netsonde that made it")]
+    Version(u32),
+    /// No point of the plan can run.
+    #[error("{0}")]
+    NothingToRun(String),
+}
+
+/// A run ready to execute.
+#[derive(Debug)]
+pub struct Opened {
+    /// Its id.
+    pub run: RunId,
+    /// Its plan and where it runs.
+    pub stored: StoredPlan,
+    /// Every point, with its status (the executor indexes by `idx`).
+    pub points: Vec<(PointStatus, Point)>,
+    /// The repetitions pending points already have.
+    pub prior: BTreeMap<u32, Vec<Metrics>>,
+    /// Held while it runs: a second resume is refused.
+    pub lock: RunLock,
+}
+
+/// What a new run records besides its plan.
+#[derive(Debug, Clone)]
+pub struct RunMeta {
+    /// Label.
+    pub label: String,
+    /// This netsonde's version.
+    pub tool_version: String,
+    /// The command line.
+    pub command: String,
+    /// The client host's facts, as JSON.
+    pub client_host_json: String,
+    /// Seconds since the epoch.
+    pub created_at: i64,
+    /// The lab link it runs over, as JSON, if any.
+    pub link_json: Option<String>,
+}
+
+/// Why no point of a plan can run, or `None` when one can.
+pub fn nothing_to_run(points: usize, skipped: &[Skipped]) -> Option<String> {
+    if points > 0 {
+        return None;
+    }
+    let mut reasons: Vec<&str> = skipped.iter().map(|s| s.reason.as_str()).collect();
+    reasons.dedup();
+    Some(if reasons.is_empty() {
+        "the plan has no point to measure".into()
+    } else {
+        format!(
+            "nothing to measure: every point of the plan is skipped ({})",
+            reasons.join("; ")
+        )
+    })
+}
+
+fn json<T: Serialize>(v: &T) -> Result<String, PipelineError> {
+    serde_json::to_string(v).map_err(PipelineError::Plan)
+}
+
+/// Stores a new run of `stored.plan`: its runnable points in their first-round
+/// order, its skipped points with their reasons, and the plan; locks it.
+pub fn create(
+    store: &mut Store,
+    stored: StoredPlan,
+    meta: &RunMeta,
+) -> Result<Opened, PipelineError> {
+    let plan = &stored.plan;
+    let (pts, skipped) = plan.points();
+    if let Some(why) = nothing_to_run(pts.len(), &skipped) {
+        return Err(PipelineError::NothingToRun(why));
+    }
+    let order = plan.order(pts.len());
+    let first_round: BTreeMap<u32, u32> = order
+        .iter()
+        .take(pts.len())
+        .enumerate()
+        .map(|(i, (idx, _))| (*idx, i as u32))
+        .collect();
+    let mut planned = Vec::with_capacity(pts.len() + skipped.len());
+    for p in &pts {
+        planned.push(PlannedPoint {
+            idx: p.idx,
+            run_order: first_round.get(&p.idx).copied().unwrap_or(0),
+            config_json: json(&p.spec)?,
+            axes_json: json(&p.axes)?,
+        });
+    }
+    let n = pts.len() as u32;
+    for (i, s) in skipped.iter().enumerate() {
+        planned.push(PlannedPoint {
+            idx: n + i as u32,
+            run_order: n + i as u32,
+            config_json: json(&plan.base)?,
+            axes_json: json(&s.axes)?,
+        });
+    }
+    let run = store.create_run(
+        &NewRun {
+            label: meta.label.clone(),
+            tool_version: meta.tool_version.clone(),
+            command: meta.command.clone(),
+            plan_json: json(&stored)?,
+            client_host_json: meta.client_host_json.clone(),
+            created_at: meta.created_at,
+        },
+        &planned,
+    )?;
+    let lock = store.lock_run(run)?;
+    for (i, s) in skipped.iter().enumerate() {
+        store.skip_point(run, n + i as u32, PointStatus::Skipped, &s.reason)?;
+    }
+    if let Some(link) = &meta.link_json {
+        store.set_link(run, link)?;
+    }
+    let points = pts.into_iter().map(|p| (PointStatus::Pending, p)).collect();
+    Ok(Opened {
+        run,
+        stored,
+        points,
+        prior: BTreeMap::new(),
+        lock,
+    })
+}
+
+/// A stored run's plan and the link it was measured over (JSON), for the caller's
+/// checks before it resumes.
+pub fn load(store: &Store, run: RunId) -> Result<(StoredPlan, Option<String>), PipelineError> {
+    let row = store.run(run)?;
+    Ok((StoredPlan::parse(&row.plan_json)?, row.link_json))
+}
+
+/// Locks a stored run and reads what is left: every point, and the repetitions
+/// the pending ones have; marks it running again. `stored` is its plan as the
+/// caller will run it (the server may be where this lab says).
+pub fn resume(store: &mut Store, run: RunId, stored: StoredPlan) -> Result<Opened, PipelineError> {
+    let lock = store.lock_run(run)?;
+    let mut points = Vec::new();
+    let mut prior: BTreeMap<u32, Vec<Metrics>> = BTreeMap::new();
+    for p in store.points(run)? {
+        if p.status == PointStatus::Pending {
+            prior.insert(p.idx, p.reps.iter().map(|r| r.metrics.clone()).collect());
+        }
+        points.push((
+            p.status,
+            Point {
+                idx: p.idx,
+                axes: serde_json::from_str(&p.axes_json).map_err(PipelineError::Plan)?,
+                spec: serde_json::from_str(&p.config_json).map_err(PipelineError::Plan)?,
+            },
+        ));
+    }
+    store.reopen_run(run)?;
+    Ok(Opened {
+        run,
+        stored,
+        points,
+        prior,
+        lock,
+    })
+}
+
+impl Opened {
+    /// The points still pending.
+    pub fn pending(&self) -> usize {
+        self.points
+            .iter()
+            .filter(|(s, _)| *s == PointStatus::Pending)
+            .count()
+    }
+
+    /// Every point (the executor indexes by `idx`) and the plan's interleaved
+    /// order less what pending points already have and what is not pending.
+    pub fn remaining_order(&self) -> (Vec<Point>, Vec<(u32, u32)>) {
+        let runnable: Vec<&Point> = self
+            .points
+            .iter()
+            .filter(|(s, _)| *s == PointStatus::Pending)
+            .map(|(_, p)| p)
+            .collect();
+        let all = self.points.iter().map(|(_, p)| p.clone()).collect();
+        let n_planned = runnable
+            .iter()
+            .map(|p| p.idx)
+            .max()
+            .map_or(0, |m| m as usize + 1);
+        let order = self
+            .stored
+            .plan
+            .order(n_planned)
+            .into_iter()
+            .filter(|(idx, rep)| {
+                runnable.iter().any(|p| p.idx == *idx)
+                    && self
+                        .prior
+                        .get(idx)
+                        .is_none_or(|r| (*rep as usize) >= r.len())
+            })
+            .collect();
+        (all, order)
+    }
+}
+
+/// The executor's sink over the store.
+#[derive(Debug)]
+pub struct StoreSink<'a> {
+    store: &'a mut Store,
+    run: RunId,
+    server_host_set: bool,
+    now: fn() -> i64,
+}
+
+impl<'a> StoreSink<'a> {
+    /// A sink into `run`; `server_host_set` when the run already has its server's
+    /// facts (a resume). `now` stamps failed attempts.
+    pub fn new(
+        store: &'a mut Store,
+        run: RunId,
+        server_host_set: bool,
+        now: fn() -> i64,
+    ) -> StoreSink<'a> {
+        StoreSink {
+            store,
+            run,
+            server_host_set,
+            now,
+        }
+    }
+}
+
+impl Sink for StoreSink<'_> {
+    fn rep_done(
+        &mut self,
+        point: &Point,
+        rep: u32,
+        report: &TestReport,
+        metrics: &Metrics,
+    ) -> Result<(), SinkError> {
+        let json = serde_json::to_string(report).map_err(SinkError::new)?;
+        if !self.server_host_set {
+            let host = serde_json::to_string(&report.server.host).map_err(SinkError::new)?;
+            self.store
+                .set_server_host(self.run, &host)
+                .map_err(SinkError::new)?;
+            self.server_host_set = true;
+        }
+        self.store
+            .record_rep(
+                self.run,
+                point.idx,
+                rep,
+                &(json, metrics.clone(), report.intervals.clone()),
+            )
+            .map_err(SinkError::new)
+    }
+
+    fn point_done(&mut self, point: &Point, summary: &PointSummary) -> Result<(), SinkError> {
+        let json = serde_json::to_string(summary).map_err(SinkError::new)?;
+        self.store
+            .complete_point(self.run, point.idx, &json)
+            .map_err(SinkError::new)
+    }
+
+    fn rep_failed(&mut self, point: &Point, rep: u32, error: &RunError) -> Result<(), SinkError> {
+        let kind = match error {
+            RunError::Busy { .. } => FailureKind::Busy,
+            RunError::Refused(_) => FailureKind::Refused,
+            RunError::Failed(_) => FailureKind::Failed,
+        };
+        self.store
+            .record_failure(
+                self.run,
+                point.idx,
+                rep,
+                (self.now)(),
+                kind,
+                &error.to_string(),
+            )
+            .map_err(SinkError::new)
+    }
+}
+
+/// Ends a run: complete only when no point is left pending, whatever this
+/// execution did; interrupted when it was stopped. Returns the status and how many
+/// points are pending.
+pub fn finish(
+    store: &mut Store,
+    run: RunId,
+    outcome: &Outcome,
+    now: i64,
+) -> Result<(RunStatus, usize), PipelineError> {
+    let pending = store.pending_points(run)?.len();
+    let status = if outcome.interrupted {
+        RunStatus::Interrupted
+    } else if pending > 0 {
+        RunStatus::Incomplete
+    } else {
+        RunStatus::Complete
+    };
+    store.finish_run(run, status, now)?;
+    Ok((status, pending))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netsonde_model::spec::TestKind;
+    use netsonde_model::units::Bytes;
+
+    fn plan() -> Plan {
+        let mut p = Plan::default_characterization();
+        p.tests = vec![TestKind::TcpStream];
+        p.sizes = vec![Bytes(64)];
+        p.repeat = 2;
+        p
+    }
+
+    #[test]
+    fn a_stored_plan_without_a_version_is_version_one_and_a_newer_one_is_refused() {
+        let mut v = serde_json::to_value(StoredPlan::new(plan(), None, 1, "fake")).unwrap();
+        v.as_object_mut().unwrap().remove("version");
+        let old = StoredPlan::parse(&v.to_string()).unwrap();
+        assert_eq!(old.version, 1);
+        v["version"] = serde_json::json!(PLAN_VERSION + 1);
+        assert!(matches!(
+            StoredPlan::parse(&v.to_string()),
+            Err(PipelineError::Version(_))
+        ));
+    }
+
+    #[test]
+    fn create_then_resume_gives_back_the_same_points_and_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+        let meta = RunMeta {
+            label: "t".into(),
+            tool_version: "0".into(),
+            command: "test".into(),
+            client_host_json: "{}".into(),
+            created_at: 0,
+            link_json: None,
+        };
+        let opened = create(&mut store, StoredPlan::new(plan(), None, 1, "fake"), &meta).unwrap();
+        let (all, order) = opened.remaining_order();
+        assert_eq!(all.len(), 1);
+        assert_eq!(order.len(), 2);
+        let run = opened.run;
+        drop(opened);
+        let (stored, link) = load(&store, run).unwrap();
+        assert_eq!(link, None);
+        let again = resume(&mut store, run, stored).unwrap();
+        assert_eq!(again.pending(), 1);
+        assert_eq!(again.remaining_order().1, order);
+        // A second resume while the first holds the lock is refused.
+        let (stored, _) = load(&store, run).unwrap();
+        assert!(resume(&mut store, run, stored).is_err());
+    }
+}
