@@ -1,5 +1,5 @@
-//! Commands over the store: `runs list|show|export|delete`, `report` and `compare`,
-//! and the one place that turns stored rows into a [`Study`].
+//! Commands over the store: `runs list|show|export|delete`, `report` and `compare`.
+//! Stored rows become a [`Study`] in `netsonde_run::study`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use netsonde_model::host::HostFacts;
 use netsonde_model::sweep::Metric;
-use netsonde_model::sweep::PointSummary;
-use netsonde_report::study::{PointView, RunMeta, Study};
+use netsonde_report::study::Study;
 use netsonde_store::{RunId, Store};
 
 /// Opens the store at `--db` or the default location.
@@ -35,90 +34,7 @@ pub fn run_id(store: &Store, arg: Option<&str>) -> anyhow::Result<RunId> {
 
 /// Builds the analysed view of a stored run.
 pub fn study(store: &Store, id: RunId) -> anyhow::Result<Study> {
-    let row = store.run(id)?;
-    let plan = netsonde_run::StoredPlan::parse(&row.plan_json)?;
-    let link = row
-        .link_json
-        .as_deref()
-        .and_then(|j| serde_json::from_str::<netsonde_model::link::LinkRecord>(j).ok());
-    let line_rate = plan.plan.line_rate.map(|r| r.bps());
-    let host = |j: &str| serde_json::from_str::<HostFacts>(j).ok();
-    let points = store
-        .points(id)?
-        .into_iter()
-        .map(|p| -> anyhow::Result<PointView> {
-            Ok(PointView {
-                idx: p.idx,
-                axes: serde_json::from_str(&p.axes_json).context("point axes")?,
-                spec: serde_json::from_str(&p.config_json).context("point config")?,
-                status: p.status.to_string(),
-                reason: p.reason.clone(),
-                // A done point's statistics are computed again from its stored
-                // repetitions, so a report always shows this version's intervals
-                // (runs stored by older versions included).
-                diagnosis: point_diagnosis(&p, line_rate),
-                summary: match p.summary_json.as_deref() {
-                    None => None,
-                    Some(_) if !p.reps.is_empty() => {
-                        let spec: netsonde_model::spec::TestSpec =
-                            serde_json::from_str(&p.config_json).context("point config")?;
-                        let reps: Vec<_> = p.reps.iter().map(|r| r.metrics.clone()).collect();
-                        Some(netsonde_sweep::exec::summarize(&spec, &reps))
-                    }
-                    Some(j) => {
-                        Some(serde_json::from_str::<PointSummary>(j).context("point summary")?)
-                    }
-                },
-            })
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    Ok(Study::build(
-        RunMeta {
-            id,
-            label: row.label,
-            created_at: row.created_at,
-            tool_version: row.tool_version,
-            command: row.command,
-            status: row.status.to_string(),
-            client_host: host(&row.client_host_json),
-            server_host: row.server_host_json.as_deref().and_then(host),
-            // In the lab the link's own rate is the line rate unless one was given.
-            line_rate: plan
-                .plan
-                .line_rate
-                .map(|r| r.bps())
-                .or_else(|| link.as_ref().and_then(|l| l.rate_bps())),
-            repeat: plan.plan.repeat,
-            link_rtt_ns: link
-                .as_ref()
-                .map(|l| (l.spec.up.delay.0 + l.spec.down.delay.0) as f64)
-                .filter(|&t| t > 0.0),
-            link: link
-                .as_ref()
-                .map(|l| format!("{} via {} ({})", l.spec, l.mechanism, l.detail)),
-        },
-        points,
-    ))
-}
-
-/// A point's diagnosis: each stored repetition's report diagnosed on its own, and
-/// the verdict most of them got (the first repetition with it speaks for them).
-fn point_diagnosis(
-    p: &netsonde_store::PointRow,
-    line_rate: Option<f64>,
-) -> Option<netsonde_analysis::Diagnosis> {
-    let all: Vec<netsonde_analysis::Diagnosis> = p
-        .reps
-        .iter()
-        .filter_map(|r| {
-            serde_json::from_str::<netsonde_model::result::TestReport>(&r.report_json).ok()
-        })
-        .map(|r| netsonde_analysis::diagnose(&netsonde_analysis::input_from_report(&r, line_rate)))
-        .collect();
-    let count = |d: &netsonde_analysis::Diagnosis| {
-        all.iter().filter(|x| x.bottleneck == d.bottleneck).count()
-    };
-    all.iter().max_by_key(|d| count(d)).cloned()
+    Ok(netsonde_run::study(store, id)?)
 }
 
 /// `runs list`.

@@ -5,14 +5,19 @@
 //!   skipped, with why), the [`StoredPlan`] that lets it resume, and a lock.
 //! - [`load`] and [`resume`]: a stored run becomes the points still pending, the
 //!   repetitions they already have, and a lock.
-//! - [`remaining_order`]: the plan's interleaved order, less what is measured.
+//! - [`Opened::remaining_order`]: the plan's interleaved order, less what is measured.
 //! - [`StoreSink`]: the executor's [`Sink`]: repetitions, point summaries and
 //!   failed attempts into the store; nothing is ever deleted.
 //! - [`finish`]: the run's status from what is left pending.
+//! - [`study()`]: a stored run's rows into the analysed view the reports render.
 //!
 //! The binary wires these to a runner (the real client or the fake engine), a
 //! progress bar and signals; nothing here does I/O but the store's.
 #![forbid(unsafe_code)]
+
+mod study;
+
+pub use study::study;
 
 use std::collections::BTreeMap;
 
