@@ -41,7 +41,7 @@ fn trial_line(frame: u32, io: &str, n: usize, t: &Trial) -> String {
     let asked = t.asked_pps.map_or("unpaced".to_string(), kpps);
     format!(
         "  {frame:>5} B {io:<8} trial {n:>2}: asked {asked:<12} offered {:<12} lost {:>7.3}% \
-         (kernel: {} at full receive buffers, {} at full send buffers)",
+         (kernel: {} at full receive buffers, {} at the sender's buffers or queues)",
         kpps(t.offered_pps()),
         100.0 * t.loss_ratio(),
         t.rcvbuf_errors,
@@ -63,7 +63,9 @@ fn where_lost(o: &SearchOutcome) -> String {
     } else if rcv * 10 >= lost * 9 {
         "receiver (RcvbufErrors)".into()
     } else if snd * 10 >= lost * 9 {
-        "sender (SndbufErrors)".into()
+        // The kernel counts a datagram a qdisc or device queue dropped on the
+        // sending host as a send-buffer error too.
+        "sending host: socket or queue (SndbufErrors)".into()
     } else {
         format!(
             "path: {:.0}% not in the hosts' UDP counters",

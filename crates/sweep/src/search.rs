@@ -96,7 +96,8 @@ pub struct Trial {
     /// Datagrams the host's kernel dropped at full receive buffers
     /// (`RcvbufErrors`) during the trial: the receiver could not keep up.
     pub rcvbuf_errors: u64,
-    /// Datagrams not queued at full send buffers (`SndbufErrors`).
+    /// Datagrams dropped on the sending host (`SndbufErrors`): at a full send
+    /// buffer, or by a qdisc or device queue there (the kernel counts both).
     pub sndbuf_errors: u64,
 }
 
