@@ -305,7 +305,7 @@ fn supervise(
             Ok(req) => {
                 let spec = base.with_point(&req.point);
                 let same = lab.record().is_some_and(|r| r.spec == spec);
-                let r = lab.apply(&spec).map_err(|e| e.to_string());
+                let r = lab.apply(&spec);
                 if let (Ok(rec), false) = (&r, same) {
                     eprintln!(
                         "lab {}: link now {} via {}",

@@ -93,7 +93,10 @@ pub(crate) fn one_line(e: &anyhow::Error) -> String {
     line.replace('\n', " ")
 }
 
-fn netsonde_engine_caps() -> Vec<(netsonde_model::spec::IoStrategy, Result<(), String>)> {
+fn netsonde_engine_caps() -> Vec<(
+    netsonde_model::spec::IoStrategy,
+    Result<(), netsonde_driver::IoError>,
+)> {
     netsonde_driver::io_caps()
 }
 

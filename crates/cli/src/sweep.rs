@@ -142,7 +142,8 @@ impl Runner for RealRunner {
         })?;
         if lab.asked != Some(want) {
             lab.current = Some(
-                netsonde_lab::control::request(&lab.control, &want).map_err(RunError::Failed)?,
+                netsonde_lab::control::request(&lab.control, &want)
+                    .map_err(|e| RunError::Failed(e.to_string()))?,
             );
             lab.asked = Some(want);
         }

@@ -24,7 +24,7 @@ pub mod server;
 /// Host facts of this end (re-exported for callers that record them).
 pub use netsonde_cpu::host_facts;
 /// Which I/O strategies this host supports.
-pub use netsonde_engine::io::caps as io_caps;
+pub use netsonde_engine::io::{caps as io_caps, IoError};
 
 use std::sync::OnceLock;
 use std::time::Instant;

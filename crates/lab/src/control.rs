@@ -45,11 +45,12 @@ pub struct Request {
 }
 
 impl Request {
-    /// Answers it.
-    pub fn answer(self, r: std::result::Result<LinkRecord, String>) {
+    /// Answers it: the link built, or why not (sent as text: it crosses a
+    /// socket to another process).
+    pub fn answer(self, r: std::result::Result<LinkRecord, LabError>) {
         let _ = self.reply.send(match r {
             Ok(l) => Reply::Ok(Box::new(l)),
-            Err(e) => Reply::Error(e),
+            Err(e) => Reply::Error(e.to_string()),
         });
     }
 }
@@ -133,26 +134,57 @@ impl Drop for ControlServer {
     }
 }
 
+/// Why asking the lab for a link failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    /// The lab's socket is not there or refuses.
+    #[error("cannot reach the lab at {}: {source}", path.display())]
+    Connect {
+        /// The socket.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Asking or waiting failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// `asking the lab` or `waiting for the lab`.
+        what: &'static str,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The lab answered that it could not build the link, and why.
+    #[error("the lab could not build the link: {0}")]
+    Refused(String),
+    /// An answer that does not parse.
+    #[error("bad reply from the lab: {0}")]
+    BadReply(#[source] serde_json::Error),
+}
+
 /// The asker's side: sends `point` to the lab at `path` and waits for the link.
-pub fn request(path: &Path, point: &LinkPoint) -> std::result::Result<LinkRecord, String> {
-    let mut conn = UnixStream::connect(path)
-        .map_err(|e| format!("cannot reach the lab at {}: {e}", path.display()))?;
+pub fn request(path: &Path, point: &LinkPoint) -> std::result::Result<LinkRecord, ControlError> {
+    let mut conn = UnixStream::connect(path).map_err(|source| ControlError::Connect {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let io = |what: &'static str| move |source| ControlError::Io { what, source };
     conn.set_read_timeout(Some(Duration::from_secs(130)))
-        .map_err(|e| e.to_string())?;
+        .map_err(io("setting the wait for the lab"))?;
     writeln!(
         conn,
         "{}",
         serde_json::to_string(point).expect("points serialize")
     )
-    .map_err(|e| format!("asking the lab: {e}"))?;
+    .map_err(io("asking the lab"))?;
     let mut line = String::new();
     BufReader::new(&conn)
         .read_line(&mut line)
-        .map_err(|e| format!("waiting for the lab: {e}"))?;
-    match serde_json::from_str::<Reply>(line.trim()) {
-        Ok(Reply::Ok(l)) => Ok(*l),
-        Ok(Reply::Error(e)) => Err(format!("the lab could not build the link: {e}")),
-        Err(e) => Err(format!("bad reply from the lab: {e}")),
+        .map_err(io("waiting for the lab"))?;
+    match serde_json::from_str::<Reply>(line.trim()).map_err(ControlError::BadReply)? {
+        Reply::Ok(l) => Ok(*l),
+        Reply::Error(e) => Err(ControlError::Refused(e)),
     }
 }
 
@@ -185,14 +217,17 @@ mod tests {
                 detail: "d".into(),
             }));
             let req = rx.recv().unwrap();
-            req.answer(Err("no".into()));
+            req.answer(Err(LabError::Unsupported("no netem".into())));
         });
         let p = LinkPoint {
             mtu: Some(9000),
             ..LinkPoint::default()
         };
         assert_eq!(request(&path, &p).unwrap().spec.up.mtu, 9000);
-        assert!(request(&path, &p).unwrap_err().contains("no"));
+        match request(&path, &p) {
+            Err(ControlError::Refused(why)) => assert_eq!(why, "no netem"),
+            other => panic!("{other:?}"),
+        }
         lab.join().unwrap();
         drop(srv);
         assert!(!path.exists());

@@ -67,7 +67,24 @@ pub enum LabError {
     },
     /// The userspace emulator failed.
     #[error("link emulator: {0}")]
-    Emulator(String),
+    Emulator(#[from] EmulatorError),
+}
+
+/// Why the userspace emulator (or one of its threads) stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum EmulatorError {
+    /// A system call failed.
+    #[error("{what}: {source}")]
+    Sys {
+        /// `ppoll`, `reading the TUN device`, ...
+        what: &'static str,
+        /// The error.
+        #[source]
+        source: nix::errno::Errno,
+    },
+    /// A thread panicked.
+    #[error("{0}: thread panicked")]
+    Panicked(String),
 }
 
 impl LabError {

@@ -31,6 +31,6 @@ pub mod state;
 mod sys;
 pub mod topology;
 
-pub use error::{LabError, Result};
+pub use error::{EmulatorError, LabError, Result};
 pub use state::{Kind, StateDir};
 pub use topology::{clean, down, CleanReport, Lab, Side, CLIENT_ADDR, SERVER_ADDR};

@@ -209,26 +209,31 @@ pub fn rx(strategy: IoStrategy, sock: Sock<'_>, spec: &TestSpec) -> Result<Box<d
     })
 }
 
-/// What this host supports, strategy by strategy, probed on real sockets.
-pub fn caps() -> Vec<(IoStrategy, Result<(), String>)> {
+/// What this host supports, strategy by strategy, probed on real sockets: each
+/// strategy built on a loopback TCP connection (both ends) and a UDP socket.
+pub fn caps() -> Vec<(IoStrategy, Result<(), IoError>)> {
     use std::net::{TcpListener, UdpSocket};
-    let probe = |s: IoStrategy| -> Result<(), String> {
-        let l = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-        let c = TcpStream::connect(l.local_addr().map_err(|e| e.to_string())?)
-            .map_err(|e| e.to_string())?;
+    let probe = |s: IoStrategy| -> Result<(), IoError> {
+        // The probe's own sockets failing is a setup failure of the strategy's
+        // probe, said as such.
+        let socket = |source| IoError::Setup {
+            strategy: s,
+            source,
+        };
+        let l = TcpListener::bind("127.0.0.1:0").map_err(socket)?;
+        let c = TcpStream::connect(l.local_addr().map_err(socket)?).map_err(socket)?;
         let mut spec = TestSpec::new(netsonde_model::spec::TestKind::TcpStream);
         spec.size = netsonde_model::units::Bytes(1024);
-        tx(s, Sock::Tcp(&c), &spec).map_err(|e| e.to_string())?;
+        tx(s, Sock::Tcp(&c), &spec)?;
         if s != IoStrategy::Sendfile {
-            rx(s, Sock::Tcp(&c), &spec).map_err(|e| e.to_string())?;
+            rx(s, Sock::Tcp(&c), &spec)?;
         }
         if !matches!(s, IoStrategy::Sendfile | IoStrategy::Splice) {
-            let u = UdpSocket::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-            u.connect(u.local_addr().map_err(|e| e.to_string())?)
-                .map_err(|e| e.to_string())?;
+            let u = UdpSocket::bind("127.0.0.1:0").map_err(socket)?;
+            u.connect(u.local_addr().map_err(socket)?).map_err(socket)?;
             spec.test = netsonde_model::spec::TestKind::UdpStream;
-            tx(s, Sock::Udp(&u), &spec).map_err(|e| e.to_string())?;
-            rx(s, Sock::Udp(&u), &spec).map_err(|e| e.to_string())?;
+            tx(s, Sock::Udp(&u), &spec)?;
+            rx(s, Sock::Udp(&u), &spec)?;
         }
         Ok(())
     };

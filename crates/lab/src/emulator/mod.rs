@@ -36,7 +36,7 @@ use nix::poll::{PollFd, PollFlags};
 use nix::sys::time::TimeSpec;
 use serde::Serialize;
 
-use crate::error::{LabError, Result};
+use crate::error::{EmulatorError, LabError, Result};
 use crate::qdisc::queue_limits;
 use model::{Model, Verdict};
 use ring::Ring;
@@ -218,7 +218,7 @@ pub struct EmulatorStats {
 #[derive(Debug)]
 pub struct Emulator {
     stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<std::result::Result<(), String>>>,
+    threads: Vec<JoinHandle<std::result::Result<(), EmulatorError>>>,
     stats: [Arc<DirStats>; 2],
 }
 
@@ -241,7 +241,7 @@ pub fn open_tun(ns: &str, dev: &str) -> Result<OwnedFd> {
         Ok(fd)
     })
     .join()
-    .map_err(|_| LabError::Emulator(format!("{what}: thread panicked")))?
+    .map_err(|_| EmulatorError::Panicked(what.clone()))?
     .map_err(|e| LabError::io(what, e))
 }
 
@@ -331,7 +331,7 @@ impl Emulator {
         for t in self.threads.drain(..) {
             let r = t
                 .join()
-                .unwrap_or_else(|_| Err("a direction panicked".into()));
+                .unwrap_or_else(|_| Err(EmulatorError::Panicked("a direction".into())));
             if let (Err(e), Ok(())) = (r, &first) {
                 first = Err(LabError::Emulator(e));
             }
@@ -366,7 +366,7 @@ impl Pipe {
         self.epoch.elapsed().as_nanos() as u64
     }
 
-    fn run(mut self) -> std::result::Result<(), String> {
+    fn run(mut self) -> std::result::Result<(), EmulatorError> {
         // Punctual wake-ups: the default 50 us of timer slack is a quarter of the
         // delay error budget.
         let _ = nix::sys::prctl::set_timerslack(1);
@@ -422,26 +422,41 @@ impl Pipe {
                     self.overshoot = (self.overshoot * 7 + late) / 8;
                 }
                 Ok(_) | Err(Errno::EINTR) => {}
-                Err(e) => return Err(format!("ppoll: {e}")),
+                Err(source) => {
+                    return Err(EmulatorError::Sys {
+                        what: "ppoll",
+                        source,
+                    })
+                }
             }
         }
         Ok(())
     }
 
     /// Reads one packet if there is one; false when the device is drained.
-    fn read_one(&mut self) -> std::result::Result<bool, String> {
+    fn read_one(&mut self) -> std::result::Result<bool, EmulatorError> {
         let (len, in_ring) = match self.delayed.slot(MAX_PACKET) {
             Some(slot) => match nix::unistd::read(self.input.as_fd(), slot) {
                 Ok(n) => (n, true),
                 Err(Errno::EAGAIN) => return Ok(false),
                 Err(Errno::EINTR) => return Ok(true),
-                Err(e) => return Err(format!("reading the TUN device: {e}")),
+                Err(source) => {
+                    return Err(EmulatorError::Sys {
+                        what: "reading the TUN device",
+                        source,
+                    })
+                }
             },
             None => match nix::unistd::read(self.input.as_fd(), &mut self.scratch) {
                 Ok(n) => (n, false),
                 Err(Errno::EAGAIN) => return Ok(false),
                 Err(Errno::EINTR) => return Ok(true),
-                Err(e) => return Err(format!("reading the TUN device: {e}")),
+                Err(source) => {
+                    return Err(EmulatorError::Sys {
+                        what: "reading the TUN device",
+                        source,
+                    })
+                }
             },
         };
         if len == 0 {
