@@ -159,6 +159,9 @@ pub struct SweepArgs {
     /// I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`).
     #[arg(long)]
     pub io: Option<String>,
+    /// Pacing per stream, an axis on any path: 100M,1G,0 (0: unpaced; stream tests).
+    #[arg(long)]
+    pub pacing: Option<String>,
     /// Repetitions per point.
     #[arg(long)]
     pub repeat: Option<u32>,
@@ -317,6 +320,7 @@ impl SweepArgs {
                 .transpose()
                 .map_err(UsageError)?,
             io: list(&self.io)?,
+            pacing: list(&self.pacing)?,
             repeat: self.repeat,
             time: self.time.clone(),
             warmup: self.warmup.clone(),

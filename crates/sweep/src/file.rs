@@ -101,6 +101,9 @@ pub struct Experiment {
     pub parallel: Option<Vec<u32>>,
     /// I/O strategy axis (`copy`, `batch`, ...; both ends).
     pub io: Option<Vec<String>>,
+    /// Pacing axis, per stream (`["100M", "1G", "0"]`; `0` is unpaced).
+    #[serde(default, deserialize_with = "strings_or_numbers")]
+    pub pacing: Option<Vec<String>>,
     /// Repetitions.
     pub repeat: Option<u32>,
     /// Measured time per repetition.
@@ -212,6 +215,18 @@ impl Experiment {
                     .map(|s| s.parse::<netsonde_model::spec::IoStrategy>())
                     .collect(),
             )?;
+        }
+        if let Some(rates) = &self.pacing {
+            if rates.is_empty() {
+                return Err(FileError::Value {
+                    key: "pacing",
+                    message: "an axis needs at least one value".into(),
+                });
+            }
+            p.pacing = rates
+                .iter()
+                .map(|s| val("pacing", s.parse::<BitRate>()))
+                .collect::<Result<_, _>>()?;
         }
         if let Some(r) = self.repeat {
             if r == 0 || r > 1000 {

@@ -42,6 +42,10 @@ pub struct Plan {
     /// I/O strategy axis (both ends; empty: the base spec's strategies).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub io: Vec<IoStrategy>,
+    /// Pacing axis: each stream's rate (`0`: unpaced); stream tests only, on any
+    /// path (the lab's link rate is `link_axes.rate`). Empty: the base spec's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pacing: Vec<BitRate>,
     /// Link axes (lab runs only).
     #[serde(default, skip_serializing_if = "LinkAxes::is_empty")]
     pub link_axes: LinkAxes,
@@ -158,6 +162,7 @@ impl Plan {
             seed: 1,
             line_rate: None,
             io: Vec::new(),
+            pacing: Vec::new(),
             link_axes: LinkAxes::default(),
             link: None,
         }
@@ -178,6 +183,7 @@ impl Plan {
             self.windows.len(),
             self.parallel.len(),
             self.io.len(),
+            self.pacing.len(),
         ]
         .into_iter()
         .fold(1usize, |n, k| n.saturating_mul(k.max(1)))
@@ -188,6 +194,7 @@ impl Plan {
     /// direction axis to `out`.
     pub fn points(&self) -> (Vec<Point>, Vec<Skipped>) {
         let (points, mut skipped) = self.points_one_io();
+        let points = self.paced(points);
         if self.io.is_empty() {
             return (points, skipped);
         }
@@ -222,7 +229,33 @@ impl Plan {
         (out, skipped)
     }
 
-    /// The points of every axis but the I/O strategy.
+    /// Each stream point once per pacing rate (request/response points, which are
+    /// not paced, once); renumbered.
+    fn paced(&self, points: Vec<Point>) -> Vec<Point> {
+        if self.pacing.is_empty() {
+            return points;
+        }
+        let mut out = Vec::new();
+        for p in points {
+            if p.spec.test.is_rr() {
+                out.push(p);
+                continue;
+            }
+            for &r in &self.pacing {
+                let mut spec = p.spec.clone();
+                spec.rate = netsonde_model::spec::pacing(r);
+                let mut axes = p.axes.clone();
+                axes.insert("pacing".to_string(), format!("{}", r.bps()));
+                out.push(Point { idx: 0, axes, spec });
+            }
+        }
+        for (i, p) in out.iter_mut().enumerate() {
+            p.idx = i as u32;
+        }
+        out
+    }
+
+    /// The points of every axis but the I/O strategy and pacing.
     fn points_one_io(&self) -> (Vec<Point>, Vec<Skipped>) {
         let mut points = Vec::new();
         let mut skipped = Vec::new();
@@ -337,6 +370,30 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pacing_axis_multiplies_stream_points_only() {
+        let mut p = Plan::default_characterization();
+        p.sizes = vec![Bytes(1024)];
+        p.pacing = vec![BitRate(1e8), BitRate(0.0)];
+        let (pts, skipped) = p.points();
+        assert!(skipped.is_empty());
+        let stream: Vec<&Point> = pts
+            .iter()
+            .filter(|x| x.spec.test == TestKind::TcpStream)
+            .collect();
+        assert_eq!(stream.len(), 2);
+        assert_eq!(stream[0].spec.rate, Some(BitRate(1e8)));
+        assert_eq!(stream[0].axes["pacing"], "100000000");
+        // 0 is unpaced.
+        assert_eq!(stream[1].spec.rate, None);
+        // Request/response is not paced: one point, no pacing key.
+        let rr: Vec<&Point> = pts.iter().filter(|x| x.spec.test.is_rr()).collect();
+        assert_eq!(rr.len(), 1);
+        assert!(!rr[0].axes.contains_key("pacing"));
+        // Dense indices.
+        assert!(pts.iter().enumerate().all(|(i, x)| x.idx as usize == i));
+    }
 
     #[test]
     fn default_plan_expands() {
