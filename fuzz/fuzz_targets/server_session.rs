@@ -167,7 +167,7 @@ fuzz_target!(|input: Session| {
                 let verdict = spec
                     .validate()
                     .map_err(|e| e.to_string())
-                    .and_then(|()| limits.check(&spec))
+                    .and_then(|()| limits.check(&spec).map_err(|e| e.to_string()))
                     .map(|()| Need::of(&spec));
                 match verdict {
                     Ok(need) if input.accept => {
