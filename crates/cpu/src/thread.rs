@@ -59,6 +59,12 @@ mod tests {
         );
         go.send(()).unwrap();
         spinner.join().unwrap();
-        assert_eq!(cpu_time(tid), None);
+        // Its clock is gone with it. (Another test's thread may get the id at
+        // once; that thread's clock has not run the spinner's 50 ms.)
+        assert!(
+            cpu_time(tid).is_none_or(|t| t < ran),
+            "the ended thread's clock still reads {:?}",
+            cpu_time(tid)
+        );
     }
 }
