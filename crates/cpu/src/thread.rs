@@ -59,10 +59,17 @@ mod tests {
         );
         go.send(()).unwrap();
         spinner.join().unwrap();
-        // Its clock is gone with it. (Another test's thread may get the id at
-        // once; that thread's clock has not run the spinner's 50 ms.)
+        // Its clock is gone with it. `join` returns when the kernel clears the
+        // thread's tid word, a little before it releases the thread, so wait up
+        // to a second for that. (Another test's thread may get the id at once;
+        // that thread's clock has not run the spinner's 50 ms.)
+        let gone = || cpu_time(tid).is_none_or(|t| t < ran);
+        let deadline = std::time::Instant::now() + Duration::from_secs(1);
+        while !gone() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         assert!(
-            cpu_time(tid).is_none_or(|t| t < ran),
+            gone(),
             "the ended thread's clock still reads {:?}",
             cpu_time(tid)
         );
