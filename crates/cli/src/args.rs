@@ -441,13 +441,22 @@ fn parse_cores(s: &str) -> Result<CoreList, String> {
 #[derive(Debug, Args)]
 pub struct ClientArgs {
     /// Server host. Without it, an embedded server runs on loopback in this process.
+    /// iperf3's `-c HOST` works too: `netsonde -c HOST` is `netsonde client HOST`.
     pub host: Option<String>,
-    /// Server control port.
-    #[arg(short, long, default_value_t = netsonde_driver::client::DEFAULT_PORT)]
-    pub port: u16,
-    /// Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr.
+    /// Server control port [default: 5300; 5201 with --peer iperf3].
+    #[arg(short, long)]
+    pub port: Option<u16>,
+    /// What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests;
+    /// this end is measured as always, the server's side is what iperf3 reports).
+    #[arg(long, value_enum, default_value = "netsonde")]
+    pub peer: PeerArg,
+    /// Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3,
+    /// whose -T is a title.)
     #[arg(short = 'T', long, default_value = "tcp-stream", value_parser = parse_test)]
     pub test: TestKind,
+    /// UDP, as iperf3's -u: the same as --test udp-stream.
+    #[arg(short = 'u', long, conflicts_with = "test")]
+    pub udp: bool,
     /// Message size (stream tests): 128K = 128 KiB; 64kB = 64000 B.
     /// Default 128 KiB for TCP, 1472 B for UDP.
     #[arg(short = 'l', long, value_parser = parse_bytes)]
@@ -483,8 +492,9 @@ pub struct ClientArgs {
     /// Measured duration: 10 (seconds), 500ms, 2m.
     #[arg(short = 't', long, default_value = "10", value_parser = parse_time)]
     pub time: Nanos,
-    /// Warm-up before the measured interval, excluded from results.
-    #[arg(long, default_value = "0", value_parser = parse_time)]
+    /// Warm-up before the measured interval, excluded from results (iperf3's
+    /// -O/--omit).
+    #[arg(short = 'O', long, visible_alias = "omit", default_value = "0", value_parser = parse_time)]
     pub warmup: Nanos,
     /// Print a line per interval.
     #[arg(short = 'i', long, value_parser = parse_time)]
@@ -506,8 +516,8 @@ pub struct ClientArgs {
     /// used when this is not given.
     #[arg(long, value_parser = parse_rate)]
     pub line_rate: Option<BitRate>,
-    /// One JSON document (see docs/JSON.md).
-    #[arg(long, conflicts_with = "jsonl")]
+    /// One JSON document (see docs/JSON.md); iperf3's -J.
+    #[arg(short = 'J', long, conflicts_with = "jsonl")]
     pub json: bool,
     /// JSON Lines: interval records as they happen, then a summary record.
     #[arg(long)]
@@ -528,6 +538,34 @@ pub struct ClientArgs {
     /// Check every received byte against the pattern the sender writes.
     #[arg(long)]
     pub verify: bool,
+}
+
+/// `--peer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PeerArg {
+    /// `netsonde server`.
+    Netsonde,
+    /// An unmodified `iperf3 -s`.
+    Iperf3,
+}
+
+impl From<PeerArg> for netsonde_driver::client::Peer {
+    fn from(p: PeerArg) -> Self {
+        match p {
+            PeerArg::Netsonde => netsonde_driver::client::Peer::Netsonde,
+            PeerArg::Iperf3 => netsonde_driver::client::Peer::Iperf3,
+        }
+    }
+}
+
+impl ClientArgs {
+    /// The control port: given, or the peer's default.
+    pub fn port(&self) -> u16 {
+        self.port.unwrap_or(match self.peer {
+            PeerArg::Netsonde => netsonde_driver::client::DEFAULT_PORT,
+            PeerArg::Iperf3 => netsonde_proto::iperf3::DEFAULT_PORT,
+        })
+    }
 }
 
 /// Output format.
@@ -555,7 +593,11 @@ impl ClientArgs {
 
     /// The validated spec.
     pub fn spec(&self) -> Result<TestSpec, UsageError> {
-        let mut s = TestSpec::new(self.test);
+        let mut s = TestSpec::new(if self.udp {
+            TestKind::UdpStream
+        } else {
+            self.test
+        });
         if let Some(size) = self.size {
             if self.test.is_rr() {
                 return Err(UsageError(format!(

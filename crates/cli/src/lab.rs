@@ -65,7 +65,7 @@ fn parse_invocation(args: Vec<String>) -> anyhow::Result<Invocation> {
     let cli = Cli::try_parse_from(std::iter::once("netsonde".to_string()).chain(args.clone()))
         .map_err(|e| UsageError(format!("the invocation after --: {}", e.to_string().trim())))?;
     let (port, auth_key, exp) = match cli.command {
-        Command::Client(a) => (a.port, a.auth_key.clone(), None),
+        Command::Client(a) => (a.port(), a.auth_key.clone(), None),
         Command::Search(a) => (a.port, a.auth_key.clone(), None),
         Command::Sweep(a) => {
             let exp = a.experiment()?;

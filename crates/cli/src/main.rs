@@ -62,8 +62,20 @@ fn parse_args() -> Result<Cli, clap::Error> {
         cmd.allow_negative_numbers(true).mut_subcommands(negatives)
     }
     let mut cmd = negatives(Cli::command());
-    let matches = cmd.try_get_matches_from_mut(std::env::args_os())?;
+    let matches = cmd.try_get_matches_from_mut(iperf3_habits(std::env::args_os()))?;
     Cli::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))
+}
+
+/// iperf3's habit of naming the role by a flag: `netsonde -c HOST ...` is
+/// `netsonde client HOST ...` and `netsonde -s ...` is `netsonde server ...`.
+fn iperf3_habits(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut v: Vec<std::ffi::OsString> = args.collect();
+    match v.get(1).and_then(|a| a.to_str()) {
+        Some("-c" | "--client") => v[1] = "client".into(),
+        Some("-s" | "--server") => v[1] = "server".into(),
+        _ => {}
+    }
+    v
 }
 
 /// A clap error on one line: its message and any tip, without the usage block.
@@ -339,10 +351,11 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             let output = a.output();
             let cfg = ClientConfig {
                 host: default_host(a.host.clone()),
-                port: a.port,
+                port: a.port(),
                 spec,
                 deadlines: Default::default(),
                 auth_key: keys::load_opt(a.auth_key.as_deref())?,
+                peer: a.peer.into(),
             };
             let mut stdout = std::io::stdout().lock();
             let mut on_interval = |rec: &netsonde_model::result::IntervalRecord| {

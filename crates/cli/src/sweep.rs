@@ -115,6 +115,7 @@ impl Runner for RealRunner {
             spec: spec.clone(),
             deadlines: Default::default(),
             auth_key: self.key.clone(),
+            peer: Default::default(),
         };
         let mut report = client::run(&cfg, &mut |_| {}).map_err(run_error)?;
         report.link = self.lab.as_ref().and_then(|l| l.current.clone());

@@ -36,6 +36,18 @@ pub struct ClientConfig {
     pub deadlines: Deadlines,
     /// Authenticate with this key (and insist the server does).
     pub auth_key: Option<netsonde_proto::auth::Key>,
+    /// What the server is.
+    pub peer: Peer,
+}
+
+/// The kind of server a client talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Peer {
+    /// `netsonde server`.
+    #[default]
+    Netsonde,
+    /// An unmodified `iperf3 -s` (its control protocol; stream tests only).
+    Iperf3,
 }
 
 /// Why a test could not run or finish.
@@ -114,6 +126,18 @@ pub enum ClientError {
     /// A flow failed while running.
     #[error("test failed: {0}")]
     Flow(#[source] EngineError),
+    /// An iperf3 peer needs a host: there is no embedded iperf3 server.
+    #[error("--peer iperf3 needs a server host (there is no embedded iperf3 server)")]
+    Iperf3NeedsHost,
+    /// The iperf3 session failed.
+    #[error("iperf3 server {addr}: {source}")]
+    Iperf3 {
+        /// The server.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: netsonde_proto::iperf3::Iperf3Error,
+    },
 }
 
 fn session_error(addr: SocketAddr, e: ProtoError) -> ClientError {
@@ -136,7 +160,7 @@ fn session_error(addr: SocketAddr, e: ProtoError) -> ClientError {
     }
 }
 
-fn resolve(host: &str, port: u16) -> Result<SocketAddr, ClientError> {
+pub(crate) fn resolve(host: &str, port: u16) -> Result<SocketAddr, ClientError> {
     let resolve_err = |source| ClientError::Resolve {
         host: host.to_string(),
         source,
@@ -155,6 +179,9 @@ pub fn run(
     cfg: &ClientConfig,
     on_interval: &mut dyn FnMut(&IntervalRecord),
 ) -> Result<TestReport, ClientError> {
+    if cfg.peer == Peer::Iperf3 {
+        return crate::iperf3::run_client(cfg, on_interval);
+    }
     let spec = cfg.spec.clone();
     spec.validate()?;
     let cores = std::thread::available_parallelism()
@@ -325,65 +352,100 @@ fn connect_flows(
 
 type Supervised = (Running, SideResult, Vec<IntervalRecord>);
 
-/// Waits for the local flows and the server's results, making interval records.
-fn supervise(
-    ctl: &mut Control,
-    s: &mut ClientSession,
-    mut running: Running,
-    spec: &TestSpec,
-    on_interval: &mut dyn FnMut(&IntervalRecord),
-) -> Result<Supervised, ProtoError> {
-    let clock = running.clock;
-    let period = spec.interval.map(Nanos::as_duration);
-    let mut intervals = Vec::new();
-    let mut next = period.map(|p| clock.warm_end + p);
-    let mut last: Option<[(u64, u64, u64); 2]> = None;
-    let mut server = None;
-    let sum = |running: &Running| {
-        let mut by_dir = [(0u64, 0u64, 0u64); 2];
-        for (_, dir, c) in &running.counters {
-            let (b, m, t) = c.load();
-            let e = &mut by_dir[usize::from(*dir == FlowDir::Down)];
-            *e = (e.0 + b, e.1 + m, e.2 + t);
+/// Interval records, made by the control thread from the flows' published
+/// counters, off the data path.
+pub(crate) struct Intervals {
+    clock: netsonde_engine::FlowClock,
+    period: Option<Duration>,
+    next: Option<Instant>,
+    last: Option<[(u64, u64, u64); 2]>,
+    /// The records so far.
+    pub(crate) records: Vec<IntervalRecord>,
+}
+
+/// Each direction's counts (bytes, messages, transactions) across its flows.
+fn sum(running: &Running) -> [(u64, u64, u64); 2] {
+    let mut by_dir = [(0u64, 0u64, 0u64); 2];
+    for (_, dir, c) in &running.counters {
+        let (b, m, t) = c.load();
+        let e = &mut by_dir[usize::from(*dir == FlowDir::Down)];
+        *e = (e.0 + b, e.1 + m, e.2 + t);
+    }
+    by_dir
+}
+
+/// Where each flow's counts stood as the measured interval began: exactly, from
+/// the flow itself (a flow not there yet counts from where it is now).
+fn at_start(running: &Running) -> [(u64, u64, u64); 2] {
+    let mut by_dir = [(0u64, 0u64, 0u64); 2];
+    for (_, dir, c) in &running.counters {
+        let (b, m, t) = c.load_start().unwrap_or_else(|| c.load());
+        let e = &mut by_dir[usize::from(*dir == FlowDir::Down)];
+        *e = (e.0 + b, e.1 + m, e.2 + t);
+    }
+    by_dir
+}
+
+impl Intervals {
+    pub(crate) fn new(running: &Running, spec: &TestSpec) -> Intervals {
+        let clock = running.clock;
+        let period = spec.interval.map(Nanos::as_duration);
+        Intervals {
+            clock,
+            period,
+            next: period.map(|p| clock.warm_end + p),
+            last: None,
+            records: Vec::new(),
         }
-        by_dir
-    };
-    // Where each flow's counts stood as the measured interval began: exactly, from
-    // the flow itself (a flow not there yet counts from where it is now).
-    let at_start = |running: &Running| {
-        let mut by_dir = [(0u64, 0u64, 0u64); 2];
-        for (_, dir, c) in &running.counters {
-            let (b, m, t) = c.load_start().unwrap_or_else(|| c.load());
-            let e = &mut by_dir[usize::from(*dir == FlowDir::Down)];
-            *e = (e.0 + b, e.1 + m, e.2 + t);
+    }
+
+    /// How long the control thread may wait before the next record is due (at
+    /// most 100 ms).
+    pub(crate) fn wait(&self) -> Duration {
+        self.next
+            .map(|at| at.saturating_duration_since(Instant::now()))
+            .unwrap_or(Duration::from_millis(100))
+            .min(Duration::from_millis(100))
+    }
+
+    /// Makes every record due now.
+    pub(crate) fn tick(&mut self, running: &Running, on_interval: &mut dyn FnMut(&IntervalRecord)) {
+        self.make(running, Instant::now(), on_interval);
+    }
+
+    /// The flows are done: every record still due is made from the final counts
+    /// (else a late wake-up of the control thread would lose the last one).
+    pub(crate) fn close(
+        &mut self,
+        running: &Running,
+        on_interval: &mut dyn FnMut(&IntervalRecord),
+    ) {
+        let at = self.clock.end + self.period.unwrap_or_default();
+        self.make(running, at, on_interval);
+    }
+
+    fn make(
+        &mut self,
+        running: &Running,
+        now_i: Instant,
+        on_interval: &mut dyn FnMut(&IntervalRecord),
+    ) {
+        let clock = self.clock;
+        if self.last.is_none() && self.period.is_some() && now_i >= clock.warm_end {
+            self.last = Some(at_start(running));
         }
-        by_dir
-    };
-    // Once the flows are done and the server has answered, every interval still due
-    // is recorded from the final counts before returning (else a late wake-up of
-    // this thread would lose the last one).
-    let mut closing = false;
-    loop {
-        let now_i = if closing {
-            clock.end + period.unwrap_or_default()
-        } else {
-            Instant::now()
-        };
-        if last.is_none() && period.is_some() && now_i >= clock.warm_end {
-            last = Some(at_start(&running));
-        }
-        while let (Some(at), Some(p), Some(prev)) = (next, period, last) {
+        while let (Some(at), Some(p), Some(prev)) = (self.next, self.period, self.last) {
             if !(now_i >= at && at <= clock.end + p / 2) {
                 break;
             }
             // By the first record every flow has passed the start, so its own
             // count from that moment is there.
-            let prev = if intervals.is_empty() {
-                at_start(&running)
+            let prev = if self.records.is_empty() {
+                at_start(running)
             } else {
                 prev
             };
-            let cur = sum(&running);
+            let cur = sum(running);
             let start = Nanos::from(at.saturating_duration_since(clock.warm_end))
                 .saturating_sub(Nanos::from(p));
             let len = p.min(clock.end.saturating_duration_since(at - p));
@@ -402,19 +464,27 @@ fn supervise(
                     transactions: cur[i].2 - prev[i].2,
                 };
                 on_interval(&rec);
-                intervals.push(rec);
+                self.records.push(rec);
             }
-            last = Some(cur);
-            next = Some(at + p);
+            self.last = Some(cur);
+            self.next = Some(at + p);
         }
-        if closing {
-            let server = server.take().expect("results arrived");
-            return Ok((running, server, intervals));
-        }
-        let wait = next
-            .map(|at| at.saturating_duration_since(Instant::now()))
-            .unwrap_or(Duration::from_millis(100))
-            .min(Duration::from_millis(100));
+    }
+}
+
+/// Waits for the local flows and the server's results, making interval records.
+fn supervise(
+    ctl: &mut Control,
+    s: &mut ClientSession,
+    mut running: Running,
+    spec: &TestSpec,
+    on_interval: &mut dyn FnMut(&IntervalRecord),
+) -> Result<Supervised, ProtoError> {
+    let mut intervals = Intervals::new(&running, spec);
+    let mut server = None;
+    loop {
+        intervals.tick(&running, on_interval);
+        let wait = intervals.wait();
         if s.is_over() {
             std::thread::sleep(wait.max(Duration::from_millis(1)));
         }
@@ -429,8 +499,11 @@ fn supervise(
                 _ => {}
             }
         }
-        if running.all_done() && server.is_some() {
-            closing = true;
+        if running.all_done() {
+            if let Some(server) = server.take() {
+                intervals.close(&running, on_interval);
+                return Ok((running, server, intervals.records));
+            }
         }
     }
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use netsonde_engine::datagram::Format;
 use netsonde_engine::flow::{run_group, Flow};
 use netsonde_engine::{
     crr, io, rr, stream, udp, EngineError, FlowClock, FlowCounters, FlowCtx, FlowOutput,
@@ -194,6 +195,19 @@ pub fn start(
     plans: Vec<FlowPlan>,
     affinity: &[usize],
 ) -> Running {
+    start_with(end, spec, t0, plans, affinity, Format::Netsonde)
+}
+
+/// [`start`], with UDP datagrams carrying `format`'s header (iperf3's for an
+/// iperf3 peer).
+pub fn start_with(
+    end: End,
+    spec: Arc<TestSpec>,
+    t0: Instant,
+    plans: Vec<FlowPlan>,
+    affinity: &[usize],
+    format: Format,
+) -> Running {
     let clock = FlowClock::new(t0, &spec);
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, done) = channel();
@@ -215,6 +229,7 @@ pub fn start(
             clock,
             counters: Arc::default(),
             stop: stop.clone(),
+            format,
         };
         counters.push((plan.id, plan.dir, ctx.counters.clone()));
         if shares_thread(end, &spec, plan.dir) {

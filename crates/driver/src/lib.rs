@@ -12,12 +12,15 @@
 //!   (one test at a time) and data-connection setup.
 //! - [`client`]: one test from hello to report, with an embedded loopback server
 //!   when no host is given.
+//! - [`iperf3`]: iperf3 peers: the client against `iperf3 -s`, and an iperf3
+//!   client's session on the server.
 #![forbid(unsafe_code)]
 
 pub mod budget;
 pub mod client;
 pub mod control;
 pub mod flows;
+pub mod iperf3;
 pub mod policy;
 pub mod server;
 

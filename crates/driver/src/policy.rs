@@ -269,6 +269,9 @@ pub enum LogFormat {
 pub struct SessionLog {
     /// Peer address.
     pub peer: String,
+    /// The control protocol the peer spoke: `netsonde` or `iperf3` (empty:
+    /// netsonde).
+    pub protocol: &'static str,
     /// `ok`, `refused`, `failed` or `dropped`.
     pub outcome: &'static str,
     /// Why, when not ok.
@@ -295,6 +298,14 @@ impl SessionLog {
         let fields: Vec<(&str, serde_json::Value)> = vec![
             ("ts", serde_json::json!((ts * 1000.0).round() / 1000.0)),
             ("peer", serde_json::json!(self.peer)),
+            (
+                "protocol",
+                serde_json::json!(if self.protocol.is_empty() {
+                    "netsonde"
+                } else {
+                    self.protocol
+                }),
+            ),
             ("outcome", serde_json::json!(self.outcome)),
             ("reason", serde_json::json!(self.reason)),
             ("auth", serde_json::json!(self.authenticated)),

@@ -94,6 +94,8 @@ struct Shared {
     connections: AtomicUsize,
     addresses: AddressTable,
     log_limit: LogLimiter,
+    /// Running iperf3 sessions, where their data connections go.
+    iperf3: crate::iperf3::Registry,
 }
 
 impl Shared {
@@ -243,6 +245,7 @@ impl Server {
                 connections: AtomicUsize::new(0),
                 addresses: AddressTable::default(),
                 log_limit: LogLimiter::default(),
+                iperf3: Default::default(),
             }),
         })
     }
@@ -308,10 +311,12 @@ impl Server {
             let shared = self.shared.clone();
             std::thread::spawn(move || {
                 let started = Instant::now();
-                let mut entry = serve_connection(stream, peer, &shared);
-                entry.peer = peer.to_string();
-                entry.seconds = started.elapsed().as_secs_f64();
-                shared.log(&entry);
+                // An iperf3 stream handed to its session has nothing to log.
+                if let Some(mut entry) = serve_connection(stream, peer, &shared) {
+                    entry.peer = peer.to_string();
+                    entry.seconds = started.elapsed().as_secs_f64();
+                    shared.log(&entry);
+                }
                 shared.addresses.leave(peer.ip());
                 shared.connections.fetch_sub(1, Ordering::AcqRel);
             });
@@ -389,11 +394,12 @@ impl Drop for Acceptor {
     }
 }
 
-fn prepare(
-    spec: &TestSpec,
-    local_ip: IpAddr,
-    shared: &Arc<Shared>,
-) -> Result<Prepared, (ErrorCode, String, Option<u64>)> {
+/// What a test is refused with: its code, the words, when to retry.
+type Refusal = (ErrorCode, String, Option<u64>);
+
+/// Admits a test, whatever its protocol: the spec, the limits, a test slot and
+/// the budget.
+fn admit(spec: &TestSpec, shared: &Arc<Shared>) -> Result<(BusyGuard, Reservation), Refusal> {
     spec.validate()
         .map_err(|e| (ErrorCode::BadSpec, e.to_string(), None))?;
     let cores = std::thread::available_parallelism()
@@ -440,6 +446,15 @@ fn prepare(
         .budget
         .reserve(Need::of(spec))
         .map_err(|e| (ErrorCode::BadSpec, e.to_string(), None))?;
+    Ok((busy, reserved))
+}
+
+fn prepare(
+    spec: &TestSpec,
+    local_ip: IpAddr,
+    shared: &Arc<Shared>,
+) -> Result<Prepared, Refusal> {
+    let (busy, reserved) = admit(spec, shared)?;
     let internal = |what: &str, e: std::io::Error| {
         (
             ErrorCode::Internal,
@@ -590,12 +605,57 @@ fn accept_flows(
         .collect())
 }
 
-/// Runs one control connection to its end; returns its log record.
-fn serve_connection(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> SessionLog {
+/// Runs one control connection to its end; returns its log record (none for an
+/// iperf3 data connection, which goes to its session).
+fn serve_connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    shared: &Arc<Shared>,
+) -> Option<SessionLog> {
     let mut log = SessionLog {
         outcome: "dropped",
         ..SessionLog::default()
     };
+    // iperf3 opens with its cookie (a letter or digit); netsonde with a frame
+    // length, whose first byte is 0.
+    let d = shared.cfg.deadlines;
+    let mut first = [0u8; 1];
+    let _ = stream.set_read_timeout(Some(d.hello.as_duration()));
+    if matches!(stream.peek(&mut first), Ok(1))
+        && netsonde_proto::iperf3::Cookie::may_start_with(first[0])
+    {
+        if shared.cfg.auth_key.is_some() {
+            log.protocol = "iperf3";
+            log.reason = "an iperf3 client, and this server requires a key".into();
+            return Some(log);
+        }
+        let admit = |spec: &TestSpec| {
+            admit(spec, shared)
+                .map(|held| Box::new(held) as Box<dyn std::any::Any>)
+                .map_err(|(code, why, _)| (code == ErrorCode::Busy, why))
+        };
+        let handed = crate::iperf3::serve(
+            stream,
+            peer,
+            crate::iperf3::ServeCtx {
+                registry: &shared.iperf3,
+                deadlines: d,
+                admit: &admit,
+                log: &mut log,
+            },
+        );
+        return handed.map(|()| log);
+    }
+    Some(serve_connection_netsonde(stream, peer, shared, log))
+}
+
+/// A netsonde client's control connection.
+fn serve_connection_netsonde(
+    stream: TcpStream,
+    peer: SocketAddr,
+    shared: &Arc<Shared>,
+    mut log: SessionLog,
+) -> SessionLog {
     let fail = |mut log: SessionLog, outcome: &'static str, reason: String| {
         log.outcome = outcome;
         log.reason = reason;

@@ -281,6 +281,7 @@ mod tests {
             clock: FlowClock::new(Instant::now(), spec),
             counters: Arc::default(),
             stop: stop.clone(),
+            format: Default::default(),
         }
     }
 

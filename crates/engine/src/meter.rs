@@ -91,6 +91,8 @@ pub struct FlowCtx {
     pub counters: Arc<FlowCounters>,
     /// Set by the driver to end the flow early (peer vanished, Ctrl-C).
     pub stop: Arc<AtomicBool>,
+    /// The header UDP datagrams carry (iperf3's for an iperf3 peer).
+    pub format: crate::datagram::Format,
 }
 
 impl FlowCtx {
@@ -189,7 +191,9 @@ impl Meter {
                 calls: c.calls - b.calls,
                 transactions: c.transactions - b.transactions,
             },
-            Nanos::from(now.saturating_duration_since(start)),
+            // A loop that blocked across the end (its peer had stopped) notices
+            // it late: the interval still ends at its end.
+            Nanos::from(now.min(self.clock.end).saturating_duration_since(start)),
         ));
     }
 
@@ -281,6 +285,7 @@ mod tests {
             spec: Arc::new(spec),
             counters: Arc::default(),
             stop: Arc::default(),
+            format: Default::default(),
         }
     }
 

@@ -71,7 +71,7 @@ pub(crate) enum Gate {
 impl Sending {
     pub(crate) fn new(sock: Sock<'_>, ctx: &FlowCtx) -> Result<Sending, EngineError> {
         Ok(Sending {
-            tx: Some(io::tx(ctx.spec.tx_io, sock, &ctx.spec)?),
+            tx: Some(io::tx(ctx.spec.tx_io, sock, &ctx.spec, ctx.format)?),
             pacer: Pacer::new(ctx),
             m: Meter::new(ctx),
             ctx: ctx.clone(),

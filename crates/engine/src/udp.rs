@@ -11,7 +11,7 @@ use netsonde_model::result::{Role, UdpStats};
 use netsonde_model::units::Nanos;
 use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_LEN};
 
-use crate::datagram::{stamp, FIN, HEADER};
+use crate::datagram::{stamp, Format, FIN, HEADER};
 use crate::flow::{run_one, Flow, Progress};
 use crate::io::{self, Sock};
 use crate::meter::{FlowCtx, Meter};
@@ -161,16 +161,32 @@ pub struct UdpSender {
     s: Sending,
     seq: u64,
     state: SendState,
+    /// What is added to a send time since the flow's start to stamp it: 0 for
+    /// netsonde's header, the Unix time of the start for iperf3's.
+    epoch_ns: u64,
 }
 
 impl UdpSender {
     /// Builds the flow.
     pub fn new(sock: UdpSocket, ctx: &FlowCtx) -> Result<UdpSender, EngineError> {
+        let epoch_ns = match ctx.format {
+            Format::Netsonde => 0,
+            Format::Iperf3 { .. } => {
+                let wall = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64);
+                let now = Instant::now();
+                let ahead = ctx.clock.t0.saturating_duration_since(now).as_nanos() as u64;
+                let behind = now.saturating_duration_since(ctx.clock.t0).as_nanos() as u64;
+                (wall + ahead).saturating_sub(behind)
+            }
+        };
         Ok(UdpSender {
             s: Sending::new(Sock::Udp(&sock), ctx)?,
             sock,
             seq: 0,
             state: SendState::Sending,
+            epoch_ns,
         })
     }
 }
@@ -203,7 +219,12 @@ impl Flow for UdpSender {
         let now = match self.s.gate() {
             Gate::Over(now) => {
                 self.s.stop(Sock::Udp(&self.sock), now);
-                self.state = SendState::Fin(FINS, now);
+                // iperf3's datagrams have no FIN: its receiver learns the end on
+                // the control connection.
+                self.state = match self.s.ctx.format {
+                    Format::Netsonde => SendState::Fin(FINS, now),
+                    Format::Iperf3 { .. } => SendState::Done,
+                };
                 return Ok(Progress::Moved);
             }
             Gate::Hold(until) => return Ok(Progress::Until(until)),
@@ -211,7 +232,8 @@ impl Flow for UdpSender {
         };
         let tx_ns = now
             .saturating_duration_since(self.s.ctx.clock.t0)
-            .as_nanos() as u64;
+            .as_nanos() as u64
+            + self.epoch_ns;
         let flow = self.s.ctx.id;
         match self.s.send(Sock::Udp(&self.sock), self.seq, tx_ns) {
             None => Ok(Progress::Done),
@@ -314,14 +336,20 @@ impl Flow for UdpReceiver {
         // FIN and repeated handshake datagrams are protocol, not test bytes.
         let (mut skip_bytes, mut skip_msgs) = (0u64, 0u64);
         let (seqs, jitter, verifier) = (&mut self.seqs, &mut self.jitter, &mut self.verifier);
+        let format = self.ctx.format;
         let r = self.rx.recv(Sock::Udp(&self.sock), &mut |d, len| {
             let at = *arrived.get_or_insert_with(Instant::now);
-            if len < HEADER || d.len() < HEADER {
+            let Some((seq, tx)) = format.read(&d[..len.min(d.len())]) else {
                 return;
-            }
-            let seq = u64::from_be_bytes(d[..8].try_into().expect("8 bytes"));
-            let tx = u64::from_be_bytes(d[8..16].try_into().expect("8 bytes"));
-            if seq == FIN || (len == PREAMBLE_LEN && d[..8] == *b"NSDATA01") {
+            };
+            // An iperf3 sender's clock is not this test's: its datagrams count
+            // for the measured interval by when they arrive.
+            let when = match format {
+                Format::Netsonde => tx,
+                Format::Iperf3 { .. } => at.saturating_duration_since(t0).as_nanos() as u64,
+            };
+            let netsonde = format == Format::Netsonde;
+            if netsonde && (seq == FIN || (len == PREAMBLE_LEN && d[..8] == *b"NSDATA01")) {
                 if seq == FIN {
                     fin = Some(tx);
                 }
@@ -331,7 +359,7 @@ impl Flow for UdpReceiver {
             }
             if seqs.observe(seq) != Arrival::Duplicate {
                 jitter.observe(tx, at.saturating_duration_since(t0).as_nanos() as u64);
-                if (from..to).contains(&tx) {
+                if (from..to).contains(&when) {
                     fresh += 1;
                 }
             }
@@ -372,13 +400,19 @@ impl Flow for UdpReceiver {
         let mut result = this
             .m
             .finish(Instant::now(), this.ctx.id, this.ctx.dir, Role::Receiver);
+        let by_sequence = this.ctx.format != Format::Netsonde;
         result.udp = Some(UdpStats {
-            packets: this.packets_measured,
+            packets: if by_sequence {
+                this.seqs.unique
+            } else {
+                this.packets_measured
+            },
             lost: this.seqs.lost(this.sent),
             duplicates: this.seqs.duplicates,
             reordered: this.seqs.reordered,
             jitter: this.jitter.get(),
             packets_total: this.seqs.unique,
+            by_sequence,
         });
         result.io = Some(report);
         Ok(FlowOutput {

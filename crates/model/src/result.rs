@@ -91,6 +91,12 @@ pub struct UdpStats {
     pub jitter: Nanos,
     /// Distinct datagrams received, whole test.
     pub packets_total: u64,
+    /// `packets` and `lost` count by sequence number alone, as iperf3 does: the
+    /// sender was iperf3, whose datagrams carry no time of this test's clock, so
+    /// they cannot be matched to a measured interval; `packets` is then every
+    /// distinct datagram received and `lost` the sequence gaps, over the test.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_sequence: bool,
 }
 
 /// A latency distribution.
@@ -631,6 +637,31 @@ pub struct TestReport {
     /// `netsonde_analysis::rfc6349`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rfc6349: Option<Rfc6349>,
+    /// The server was another tool (`client --peer iperf3`): what it reported of
+    /// itself beyond its per-stream figures (which are in `server`). Absent
+    /// against a netsonde server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<PeerReport>,
+}
+
+/// What a server of another tool reported of itself, in its own terms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeerReport {
+    /// The tool (`iperf3`).
+    pub tool: String,
+    /// Its process's CPU time over the test, percent of one core (iperf3's
+    /// `cpu_util_total`: its whole test, not netsonde's measured interval).
+    pub cpu_util_total: f64,
+    /// Its user part.
+    pub cpu_util_user: f64,
+    /// Its system part.
+    pub cpu_util_system: f64,
+    /// TCP retransmissions it counted as a sender, all streams.
+    pub retransmits: Option<u64>,
+    /// The congestion control it used.
+    pub congestion: Option<String>,
+    /// Its own report, when it sent one (iperf3's server output).
+    pub output: Option<String>,
 }
 
 /// A core busier than this is reported as saturated.
@@ -787,6 +818,7 @@ impl TestReport {
             link: None,
             diagnosis: None,
             rfc6349: None,
+            peer: None,
         }
     }
 }
@@ -823,6 +855,7 @@ fn summarize_direction(
             u.duplicates += r.duplicates;
             u.reordered += r.reordered;
             u.jitter = u.jitter.max(r.jitter);
+            u.by_sequence |= r.by_sequence;
         }
         Some(u)
     };
@@ -837,11 +870,16 @@ fn summarize_direction(
     let datagrams_sent_measured: Option<u64> =
         (!tcp).then(|| senders.iter().map(|f| f.messages).sum());
     let mut udp = udp;
-    if let (Some(u), Some(sent)) = (udp.as_mut(), datagrams_sent_measured) {
-        u.lost = sent.saturating_sub(u.packets);
-    }
-    let loss = match (&udp, datagrams_sent_measured) {
-        (Some(u), Some(sent)) => Some(Percent::of(u.lost as f64, sent as f64)),
+    let loss = match (udp.as_mut(), datagrams_sent_measured) {
+        // Counted by sequence numbers (an iperf3 end): the receivers' own gaps.
+        (Some(u), _) if u.by_sequence => Some(Percent::of(
+            u.lost as f64,
+            (u.packets + u.lost) as f64,
+        )),
+        (Some(u), Some(sent)) => {
+            u.lost = sent.saturating_sub(u.packets);
+            Some(Percent::of(u.lost as f64, sent as f64))
+        }
         _ => None,
     };
     DirectionSummary {

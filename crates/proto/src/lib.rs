@@ -15,6 +15,7 @@
 
 pub mod auth;
 pub mod frame;
+pub mod iperf3;
 pub mod message;
 pub mod session;
 

@@ -27,11 +27,34 @@ pub fn render(r: &TestReport) -> String {
         r.tool_version, s.test, s.direction, size, s.parallel, s.duration, s.warmup
     );
     let h = &r.server.host;
-    let _ = writeln!(
-        o,
-        "server {}  kernel {}  {} cores  {}",
-        r.server_address, h.kernel, h.cores, h.cpu_model
-    );
+    match &r.peer {
+        None => {
+            let _ = writeln!(
+                o,
+                "server {}  kernel {}  {} cores  {}",
+                r.server_address, h.kernel, h.cores, h.cpu_model
+            );
+        }
+        Some(p) => {
+            let _ = writeln!(
+                o,
+                "server {}: its per-stream figures are its own report; its CPU, by its \
+                 own count over its whole test: {:.1}% of one core ({:.1}% user, {:.1}% \
+                 system){}{}",
+                r.server_address,
+                p.cpu_util_total,
+                p.cpu_util_user,
+                p.cpu_util_system,
+                p.retransmits
+                    .map(|n| format!("; {n} retransmissions"))
+                    .unwrap_or_default(),
+                p.congestion
+                    .as_deref()
+                    .map(|c| format!("; congestion control {c}"))
+                    .unwrap_or_default(),
+            );
+        }
+    }
     if !r.intervals.is_empty() {
         let _ = writeln!(
             o,
@@ -141,12 +164,21 @@ pub fn render(r: &TestReport) -> String {
         r.client.cpu.as_ref(),
         r.client_cost.as_ref(),
     );
-    cpu_row(
-        &mut o,
-        "server",
-        r.server.cpu.as_ref(),
-        r.server_cost.as_ref(),
-    );
+    match &r.peer {
+        None => cpu_row(
+            &mut o,
+            "server",
+            r.server.cpu.as_ref(),
+            r.server_cost.as_ref(),
+        ),
+        Some(p) => {
+            let _ = writeln!(
+                o,
+                "server  ({}: no per-core figures; its own CPU count is on the server line)",
+                p.tool
+            );
+        }
+    }
     let system: Vec<String> = [("client", &r.client_cost), ("server", &r.server_cost)]
         .into_iter()
         .filter_map(|(name, c)| {

@@ -42,6 +42,7 @@ mod plain;
 mod uring;
 mod zerocopy;
 
+use crate::datagram::Format;
 use std::io;
 use std::net::{TcpStream, UdpSocket};
 
@@ -176,12 +177,28 @@ fn report(strategy: IoStrategy) -> IoReport {
     }
 }
 
-/// Builds the sending strategy for a flow.
-pub fn tx(strategy: IoStrategy, sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Tx>, IoError> {
+/// Builds the sending strategy for a flow. UDP datagrams carry `format`'s header;
+/// iperf3's is written by the copy, epoll and busypoll strategies only.
+pub fn tx(
+    strategy: IoStrategy,
+    sock: Sock<'_>,
+    spec: &TestSpec,
+    format: Format,
+) -> Result<Box<dyn Tx>, IoError> {
     let size = spec.size.0 as usize;
+    let plain = matches!(
+        strategy,
+        IoStrategy::Copy | IoStrategy::Epoll | IoStrategy::Busypoll
+    );
+    if format != Format::Netsonde && matches!(sock, Sock::Udp(_)) && !plain {
+        return Err(unsupported(
+            strategy,
+            "iperf3's datagram header is written by copy, epoll and busypoll only",
+        ));
+    }
     Ok(match strategy {
         IoStrategy::Copy | IoStrategy::Epoll | IoStrategy::Busypoll => {
-            Box::new(plain::PlainTx::new(strategy, sock, size)?)
+            Box::new(plain::PlainTx::new(strategy, sock, size, format)?)
         }
         IoStrategy::Batch => batch::tx(sock, size)?,
         IoStrategy::Zerocopy => Box::new(zerocopy::ZcTx::new(sock, size)?),
@@ -224,7 +241,7 @@ pub fn caps() -> Vec<(IoStrategy, Result<(), IoError>)> {
         let c = TcpStream::connect(l.local_addr().map_err(socket)?).map_err(socket)?;
         let mut spec = TestSpec::new(netsonde_model::spec::TestKind::TcpStream);
         spec.size = netsonde_model::units::Bytes(1024);
-        tx(s, Sock::Tcp(&c), &spec)?;
+        tx(s, Sock::Tcp(&c), &spec, Format::Netsonde)?;
         if s != IoStrategy::Sendfile {
             rx(s, Sock::Tcp(&c), &spec)?;
         }
@@ -232,7 +249,7 @@ pub fn caps() -> Vec<(IoStrategy, Result<(), IoError>)> {
             let u = UdpSocket::bind("127.0.0.1:0").map_err(socket)?;
             u.connect(u.local_addr().map_err(socket)?).map_err(socket)?;
             spec.test = netsonde_model::spec::TestKind::UdpStream;
-            tx(s, Sock::Udp(&u), &spec)?;
+            tx(s, Sock::Udp(&u), &spec, Format::Netsonde)?;
             rx(s, Sock::Udp(&u), &spec)?;
         }
         Ok(())

@@ -85,6 +85,7 @@ impl Waiter {
 /// Blocking, epoll or spinning send.
 pub struct PlainTx {
     strategy: IoStrategy,
+    format: crate::datagram::Format,
     waiter: Waiter,
     msg: PageBuf,
     off: usize,
@@ -96,6 +97,7 @@ impl PlainTx {
         strategy: IoStrategy,
         sock: Sock<'_>,
         size: usize,
+        format: crate::datagram::Format,
     ) -> Result<PlainTx, super::IoError> {
         let waiter = match sock {
             Sock::Tcp(s) => Waiter::new(strategy, s),
@@ -105,6 +107,7 @@ impl PlainTx {
         let msg = PageBuf::pattern(size, size).map_err(setup(strategy))?;
         Ok(PlainTx {
             strategy,
+            format,
             waiter,
             msg,
             off: 0,
@@ -118,7 +121,7 @@ impl Tx for PlainTx {
         let r = match sock {
             Sock::Tcp(s) => net::send_once(s, &self.msg[self.off..]),
             Sock::Udp(s) => {
-                crate::datagram::stamp(&mut self.msg, seq, tx_ns);
+                self.format.stamp(&mut self.msg, seq, tx_ns);
                 net::send_once(s, &self.msg)
             }
         };

@@ -1,0 +1,921 @@
+//! iperf3 peers, over the protocol of [`netsonde_proto::iperf3`]:
+//!
+//! - [`run_client`]: netsonde's client against an unmodified `iperf3 -s`. This end
+//!   measures itself as it always does (CPU, `TCP_INFO`, per-flow figures); the
+//!   server's side is what iperf3 reports of it.
+//! - [`serve`]: an unmodified iperf3 client's session on `netsonde server`, which
+//!   tells the two protocols apart by their first byte and runs the test with
+//!   netsonde's own flows, CPU accounting and limits.
+//!
+//! The data streams are netsonde's own (`crate::flows`); TCP streams open with the
+//! cookie instead of netsonde's preamble, and UDP datagrams carry iperf3's header
+//! (`netsonde_engine::datagram::Format::Iperf3`).
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use netsonde_engine::datagram::Format;
+use netsonde_engine::{sockopt, EngineError};
+use netsonde_model::cpu::CpuReport;
+use netsonde_model::result::{
+    FlowResult, IntervalRecord, PeerReport, Role, SideResult, SocketFacts, TestReport, UdpStats,
+};
+use netsonde_model::spec::{FlowDir, TestKind, TestSpec};
+use netsonde_model::units::{Bytes, Nanos};
+use netsonde_proto::iperf3::{
+    self as ip, ClientMachine, Cookie, Iperf3Error, Iperf3Event, Params, Results, ServerMachine,
+    StreamResult, COOKIE_LEN,
+};
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::client::{resolve, ClientConfig, ClientError, Intervals};
+use crate::flows::{self, End, FlowPlan, FlowSocket, Finished};
+
+/// The two machines, as the control loop drives them.
+trait Machine {
+    fn take_output(&mut self) -> Vec<u8>;
+    fn feed(&mut self, bytes: &[u8]);
+    fn poll(&mut self) -> Option<Iperf3Event>;
+}
+
+impl Machine for ClientMachine {
+    fn take_output(&mut self) -> Vec<u8> {
+        ClientMachine::take_output(self)
+    }
+    fn feed(&mut self, bytes: &[u8]) {
+        ClientMachine::feed(self, bytes);
+    }
+    fn poll(&mut self) -> Option<Iperf3Event> {
+        ClientMachine::poll(self)
+    }
+}
+
+impl Machine for ServerMachine {
+    fn take_output(&mut self) -> Vec<u8> {
+        ServerMachine::take_output(self)
+    }
+    fn feed(&mut self, bytes: &[u8]) {
+        ServerMachine::feed(self, bytes);
+    }
+    fn poll(&mut self) -> Option<Iperf3Event> {
+        ServerMachine::poll(self)
+    }
+}
+
+/// Writes what the machine queued, then reads for up to `wait` and returns what
+/// happened. A closed connection is an error unless the machine is over.
+fn pump(
+    stream: &mut TcpStream,
+    m: &mut impl Machine,
+    wait: Duration,
+) -> std::io::Result<Vec<Iperf3Event>> {
+    flush(stream, m)?;
+    let mut events = Vec::new();
+    while let Some(e) = m.poll() {
+        events.push(e);
+    }
+    if !events.is_empty() {
+        return Ok(events);
+    }
+    stream.set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
+    let mut buf = [0u8; 4096];
+    match stream.read(&mut buf) {
+        Ok(0) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the peer closed the control connection",
+            ))
+        }
+        Ok(n) => m.feed(&buf[..n]),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock
+                    | std::io::ErrorKind::TimedOut
+                    | std::io::ErrorKind::Interrupted
+            ) => {}
+        Err(e) => return Err(e),
+    }
+    while let Some(e) = m.poll() {
+        events.push(e);
+    }
+    flush(stream, m)?;
+    Ok(events)
+}
+
+fn flush(stream: &mut TcpStream, m: &mut impl Machine) -> std::io::Result<()> {
+    let out = m.take_output();
+    if !out.is_empty() {
+        stream.set_write_timeout(Some(Duration::from_secs(5)))?;
+        stream.write_all(&out)?;
+    }
+    Ok(())
+}
+
+/// iperf3's number of netsonde flow `id` (flows are in the order iperf3 opens
+/// its streams: the client's sending ones first).
+fn iperf3_id(id: u32) -> i64 {
+    ip::stream_id(id as usize)
+}
+
+/// This end's results as iperf3 reads them.
+fn results_of(flows: &[FlowResult], cpu: Option<&CpuReport>, spec: &TestSpec) -> Results {
+    let (user, sys, wall) = cpu.map_or((0.0, 0.0, 0.0), |c| {
+        (
+            c.process.user.as_secs_f64(),
+            c.process.sys.as_secs_f64(),
+            c.elapsed.as_secs_f64(),
+        )
+    });
+    let pct = |x: f64| if wall > 0.0 { 100.0 * x / wall } else { 0.0 };
+    let sends = |f: &FlowResult| f.role == Role::Sender;
+    let tcp = spec.test == TestKind::TcpStream;
+    Results {
+        cpu_util_total: pct(user + sys),
+        cpu_util_user: pct(user),
+        cpu_util_system: pct(sys),
+        sender_has_retransmits: if flows.iter().any(sends) {
+            i64::from(tcp)
+        } else {
+            -1
+        },
+        congestion_used: None,
+        streams: flows
+            .iter()
+            .map(|f| {
+                let udp = f.udp.as_ref();
+                StreamResult {
+                    id: iperf3_id(f.id),
+                    bytes: f.bytes.0,
+                    retransmits: match (&f.tcp_info, sends(f)) {
+                        (Some(t), true) => t.retransmits as i64,
+                        _ => -1,
+                    },
+                    jitter: udp.map_or(0.0, |u| u.jitter.as_secs_f64()),
+                    errors: udp.map_or(0, |u| u.lost as i64),
+                    omitted_errors: None,
+                    packets: match udp {
+                        Some(u) => u.packets as i64,
+                        None if !tcp => f.messages as i64,
+                        None => 0,
+                    },
+                    omitted_packets: None,
+                    start_time: Some(0.0),
+                    end_time: Some(f.elapsed.as_secs_f64()),
+                }
+            })
+            .collect(),
+        server_output_json: None,
+        server_output_text: None,
+    }
+}
+
+/// The peer's side as netsonde reports it: its per-stream figures, no CPU of ours.
+fn peer_side(spec: &TestSpec, end: End, r: &Results) -> SideResult {
+    let flows = spec
+        .flows()
+        .into_iter()
+        .map(|(id, dir)| {
+            let s = r.streams.iter().find(|s| s.id == iperf3_id(id));
+            let role = match (end, dir) {
+                // The peer of a client is a server: it sends the Down flows.
+                (End::Client, FlowDir::Down) | (End::Server, FlowDir::Up) => Role::Sender,
+                _ => Role::Receiver,
+            };
+            let bytes = Bytes(s.map_or(0, |s| s.bytes));
+            let elapsed = s
+                .and_then(|s| Some(s.end_time? - s.start_time.unwrap_or(0.0)))
+                .filter(|t| t.is_finite() && *t > 0.0)
+                .map_or(Nanos::ZERO, |t| Nanos((t * 1e9) as u64));
+            let udp = spec.test == TestKind::UdpStream;
+            FlowResult {
+                id,
+                dir,
+                role,
+                bytes_total: bytes,
+                bytes,
+                messages: if udp {
+                    s.map_or(0, |s| s.packets.max(0) as u64)
+                } else {
+                    0
+                },
+                calls: 0,
+                transactions: 0,
+                transactions_total: 0,
+                elapsed,
+                datagrams_sent: (udp && role == Role::Sender)
+                    .then(|| s.map_or(0, |s| s.packets.max(0) as u64)),
+                tcp_info: None,
+                // iperf3 counts by sequence number: `errors` are the gaps after
+                // the omitted time. Every datagram is `len` bytes, so its bytes
+                // after the omitted time say how many arrived (iperf3 3.12 sends
+                // no omitted count).
+                udp: (udp && role == Role::Receiver).then(|| {
+                    let s = s.cloned().unwrap_or_default();
+                    let lost = (s.errors - s.omitted_errors.unwrap_or(0)).max(0) as u64;
+                    UdpStats {
+                        packets: bytes.0 / spec.size.0.max(1),
+                        lost,
+                        duplicates: 0,
+                        reordered: 0,
+                        jitter: Nanos((s.jitter.max(0.0) * 1e9) as u64),
+                        packets_total: s.packets.max(0) as u64,
+                        by_sequence: true,
+                    }
+                }),
+                latency: None,
+                io: None,
+            }
+        })
+        .collect();
+    SideResult {
+        host: Default::default(),
+        flows,
+        cpu: None,
+        socket: None,
+    }
+}
+
+/// What the peer said of itself that has no place in a [`SideResult`].
+fn peer_report(r: &Results) -> PeerReport {
+    PeerReport {
+        tool: "iperf3".into(),
+        cpu_util_total: r.cpu_util_total,
+        cpu_util_user: r.cpu_util_user,
+        cpu_util_system: r.cpu_util_system,
+        retransmits: (r.sender_has_retransmits == 1).then(|| {
+            r.streams
+                .iter()
+                .filter(|s| s.retransmits > 0)
+                .map(|s| s.retransmits as u64)
+                .sum()
+        }),
+        congestion: r.congestion_used.clone(),
+        output: r
+            .server_output_text
+            .clone()
+            .or_else(|| r.server_output_json.as_ref().map(|j| j.to_string())),
+    }
+}
+
+/// How a UDP stream is connected to an iperf3 peer.
+fn udp_socket(spec: &TestSpec, local: SocketAddr) -> std::io::Result<Socket> {
+    let s = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
+    sockopt::apply(&s, spec).map_err(std::io::Error::other)?;
+    Ok(s)
+}
+
+/// Opens the client's streams as iperf3 does.
+fn connect_streams(
+    spec: &TestSpec,
+    server: SocketAddr,
+    local_ip: IpAddr,
+    cookie: &Cookie,
+    deadline: Instant,
+) -> Result<(Vec<FlowPlan>, Option<SocketFacts>), ClientError> {
+    let mut plans = Vec::new();
+    let mut facts = None;
+    for (id, dir) in spec.flows() {
+        let fail = |source| ClientError::Data {
+            flow: id,
+            addr: server,
+            source,
+        };
+        let io = |op| move |e| fail(EngineError::Io { op, source: e });
+        let socket = if spec.test.is_tcp() {
+            let s = Socket::new(Domain::for_address(server), Type::STREAM, Some(Protocol::TCP))
+                .map_err(io("socket"))?;
+            sockopt::apply(&s, spec).map_err(fail)?;
+            s.connect_timeout(&server.into(), Duration::from_secs(5))
+                .map_err(io("connect"))?;
+            sockopt::set_wake(&s).map_err(fail)?;
+            facts.get_or_insert_with(|| sockopt::facts(&s, true));
+            let mut t: TcpStream = s.into();
+            t.write_all(&cookie.0).map_err(io("send cookie"))?;
+            FlowSocket::Tcp(t)
+        } else {
+            let s = udp_socket(spec, SocketAddr::new(local_ip, 0)).map_err(io("socket"))?;
+            s.bind(&SocketAddr::new(local_ip, 0).into())
+                .map_err(io("bind"))?;
+            s.connect(&server.into()).map_err(io("connect"))?;
+            facts.get_or_insert_with(|| sockopt::facts(&s, false));
+            let u: UdpSocket = s.into();
+            u.set_read_timeout(Some(Duration::from_millis(100)))
+                .map_err(io("setsockopt"))?;
+            // The server answers each stream's first datagram; iperf3 sends it
+            // once. A lost one is sent again here, which an iperf3 server takes
+            // for the next stream's only if that stream's socket is not yet
+            // there: it is, by the time the reply came.
+            let mut reply = [0u8; 4];
+            loop {
+                if Instant::now() >= deadline {
+                    return Err(io("UDP connect")(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the iperf3 server never answered the stream's first datagram",
+                    )));
+                }
+                u.send(&ip::UDP_CONNECT_MSG).map_err(io("send"))?;
+                match u.recv(&mut reply) {
+                    Ok(4) if reply == ip::UDP_CONNECT_REPLY
+                        || reply == ip::LEGACY_UDP_CONNECT_REPLY =>
+                    {
+                        break
+                    }
+                    _ => continue,
+                }
+            }
+            u.set_read_timeout(Some(sockopt::WAKE))
+                .map_err(io("setsockopt"))?;
+            u.set_write_timeout(Some(sockopt::WAKE))
+                .map_err(io("setsockopt"))?;
+            FlowSocket::Udp(u)
+        };
+        plans.push(FlowPlan { id, dir, socket });
+    }
+    Ok((plans, facts))
+}
+
+/// Runs one test against an iperf3 server (`netsonde client --peer iperf3`).
+pub fn run_client(
+    cfg: &ClientConfig,
+    on_interval: &mut dyn FnMut(&IntervalRecord),
+) -> Result<TestReport, ClientError> {
+    let spec = cfg.spec.clone();
+    spec.validate()?;
+    let host = cfg.host.as_deref().ok_or(ClientError::Iperf3NeedsHost)?;
+    let addr = resolve(host, cfg.port)?;
+    let proto = |source| ClientError::Iperf3 { addr, source };
+    let params = Params::from_spec(&spec).map_err(proto)?;
+    let io = |source| ClientError::Connect { addr, source };
+    let mut ctl = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(io)?;
+    ctl.set_nodelay(true).map_err(io)?;
+    let local_ip = ctl.local_addr().map_err(io)?.ip();
+    let cookie = Cookie::from_random(crate::random_bytes::<{ COOKIE_LEN - 1 }>().map_err(io)?);
+    let mut m = ClientMachine::new(cookie, params);
+    let failed = |e: Iperf3Error| match e {
+        Iperf3Error::Denied => ClientError::Busy {
+            addr,
+            message: e.to_string(),
+            retry_after_ms: None,
+        },
+        e => ClientError::Iperf3 { addr, source: e },
+    };
+    let timeout = |what: &str| {
+        io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("the iperf3 server did not {what} in time"),
+        ))
+    };
+
+    // Cookie, parameters, streams, start.
+    let setup_deadline = Instant::now() + cfg.deadlines.setup.as_duration();
+    let mut plans = None;
+    'running: loop {
+        for ev in pump(&mut ctl, &mut m, Duration::from_millis(100)).map_err(io)? {
+            match ev {
+                Iperf3Event::CreateStreams => {
+                    let deadline = Instant::now() + cfg.deadlines.connect.as_duration();
+                    plans = Some(connect_streams(&spec, addr, local_ip, &cookie, deadline)?);
+                }
+                Iperf3Event::TestRunning => break 'running,
+                Iperf3Event::Failed(e) => return Err(failed(e)),
+                _ => {}
+            }
+        }
+        if Instant::now() >= setup_deadline {
+            return Err(timeout("start the test"));
+        }
+    }
+    let (plans, socket) = plans.ok_or_else(|| {
+        failed(Iperf3Error::UnexpectedState {
+            got: ip::State::TestRunning as i8,
+            waiting: "CREATE_STREAMS",
+        })
+    })?;
+    let spec = Arc::new(spec);
+    let mut running = flows::start_with(
+        End::Client,
+        spec.clone(),
+        Instant::now(),
+        plans,
+        &spec.client_affinity,
+        // netsonde asks for 64-bit counters (`Params::from_spec`).
+        Format::Iperf3 { counters64: true },
+    );
+    let clock = running.clock;
+    let mut intervals = Intervals::new(&running, &spec);
+
+    // The measured interval; then TEST_END, and the server closes its streams.
+    let abort = |running: flows::Running, m: &mut ClientMachine, ctl: &mut TcpStream| {
+        m.terminate();
+        let _ = flush(ctl, m);
+        running.stop();
+        let _ = running.finish();
+    };
+    while Instant::now() < clock.end {
+        intervals.tick(&running, on_interval);
+        let wait = intervals
+            .wait()
+            .min(clock.end.saturating_duration_since(Instant::now()));
+        match pump(&mut ctl, &mut m, wait) {
+            Ok(evs) => {
+                if let Some(Iperf3Event::Failed(e)) =
+                    evs.into_iter().find(|e| matches!(e, Iperf3Event::Failed(_)))
+                {
+                    abort(running, &mut m, &mut ctl);
+                    return Err(failed(e));
+                }
+            }
+            Err(e) => {
+                abort(running, &mut m, &mut ctl);
+                return Err(io(e));
+            }
+        }
+    }
+    m.test_end();
+    let results_deadline = clock.end + Duration::from_secs(10);
+    let mut asked = false;
+    loop {
+        intervals.tick(&running, on_interval);
+        match pump(&mut ctl, &mut m, Duration::from_millis(20)) {
+            Ok(evs) => {
+                for ev in evs {
+                    match ev {
+                        // The server has closed its streams: receivers that wait
+                        // for more (UDP has no end of stream) stop now.
+                        Iperf3Event::ExchangeResults => {
+                            asked = true;
+                            running.stop();
+                        }
+                        Iperf3Event::Failed(e) => {
+                            abort(running, &mut m, &mut ctl);
+                            return Err(failed(e));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Err(e) => {
+                abort(running, &mut m, &mut ctl);
+                return Err(io(e));
+            }
+        }
+        if asked && running.all_done() {
+            break;
+        }
+        if Instant::now() >= results_deadline {
+            abort(running, &mut m, &mut ctl);
+            return Err(timeout("ask for results"));
+        }
+    }
+    intervals.close(&running, on_interval);
+    let Finished {
+        outputs,
+        cpu,
+        error,
+    } = running.finish();
+    if let Some(e) = error {
+        return Err(ClientError::Flow(e));
+    }
+    let client = SideResult {
+        host: netsonde_cpu::host_facts(Some(local_ip)),
+        flows: outputs.into_iter().map(|o| o.result).collect(),
+        cpu,
+        socket,
+    };
+    m.send_results(&results_of(&client.flows, client.cpu.as_ref(), &spec));
+    let mut theirs = None;
+    loop {
+        for ev in pump(&mut ctl, &mut m, Duration::from_millis(100)).map_err(io)? {
+            match ev {
+                Iperf3Event::PeerResults(r) => theirs = Some(*r),
+                Iperf3Event::Done => {
+                    let _ = flush(&mut ctl, &mut m);
+                    let r = theirs.take().ok_or_else(|| timeout("send its results"))?;
+                    let server = peer_side(&spec, End::Client, &r);
+                    let mut report = TestReport::assemble(
+                        (*spec).clone(),
+                        format!("iperf3 {addr}"),
+                        client,
+                        server,
+                        intervals.records,
+                        None,
+                    );
+                    report.peer = Some(peer_report(&r));
+                    return Ok(report);
+                }
+                Iperf3Event::Failed(e) => return Err(failed(e)),
+                _ => {}
+            }
+        }
+        if Instant::now() >= results_deadline {
+            return Err(timeout("send its results"));
+        }
+    }
+}
+
+/// The iperf3 sessions a server is running, by cookie: where their data
+/// connections, which arrive on the control port, are handed.
+#[derive(Debug, Default)]
+pub(crate) struct Registry(Mutex<HashMap<Cookie, SyncSender<TcpStream>>>);
+
+/// A session's place in the registry, removed when dropped.
+struct Registered<'a>(&'a Registry, Cookie);
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.0 .0.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.1);
+    }
+}
+
+impl Registry {
+    fn register(&self, c: Cookie, max_streams: usize) -> (Registered<'_>, Receiver<TcpStream>) {
+        let (tx, rx) = sync_channel(max_streams);
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(c, tx);
+        (Registered(self, c), rx)
+    }
+
+    /// Hands a data connection to the session with its cookie (`None`: taken, or
+    /// dropped when that session has all its streams); a cookie no session has
+    /// comes back: a new session.
+    fn hand_over(&self, c: &Cookie, s: TcpStream) -> Option<TcpStream> {
+        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match map.get(c) {
+            Some(tx) => {
+                let _ = tx.try_send(s);
+                None
+            }
+            None => Some(s),
+        }
+    }
+}
+
+/// What [`serve`] needs of the server.
+pub(crate) struct ServeCtx<'a> {
+    pub registry: &'a Registry,
+    pub deadlines: netsonde_proto::Deadlines,
+    /// Admits a test (limits, the busy slot, the budget): a guard holding what
+    /// it took, or (busy, why).
+    pub admit: &'a dyn Fn(&TestSpec) -> Result<Box<dyn std::any::Any>, (bool, String)>,
+    pub log: &'a mut crate::policy::SessionLog,
+}
+
+/// Serves an iperf3 client's connection on the control port: a data connection
+/// of a running session is handed to it (`None` is returned: nothing to log), any
+/// other is a new session.
+pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, cx: ServeCtx<'_>) -> Option<()> {
+    let log = cx.log;
+    log.protocol = "iperf3";
+    let mut m = ServerMachine::new();
+    let _ = stream.set_read_timeout(Some(cx.deadlines.hello.as_duration()));
+    let mut first = [0u8; COOKIE_LEN];
+    if let Err(e) = stream.read_exact(&mut first) {
+        log.outcome = "dropped";
+        log.reason = format!("no iperf3 cookie: {e}");
+        return Some(());
+    }
+    m.feed(&first);
+    let cookie = match m.poll() {
+        Some(Iperf3Event::Cookie(c)) => c,
+        Some(Iperf3Event::Failed(e)) => {
+            log.outcome = "dropped";
+            log.reason = e.to_string();
+            return Some(());
+        }
+        _ => return Some(()),
+    };
+    let Ok(local) = stream.local_addr() else {
+        return Some(());
+    };
+    // A data connection of a running session goes to it (it checks the address).
+    let stream = cx.registry.hand_over(&cookie, stream)?;
+    run_session(stream, peer, local, cookie, m, cx.registry, cx.deadlines, cx.admit, log);
+    Some(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_session(
+    mut ctl: TcpStream,
+    peer: SocketAddr,
+    local: SocketAddr,
+    cookie: Cookie,
+    mut m: ServerMachine,
+    registry: &Registry,
+    d: netsonde_proto::Deadlines,
+    admit: &dyn Fn(&TestSpec) -> Result<Box<dyn std::any::Any>, (bool, String)>,
+    log: &mut crate::policy::SessionLog,
+) {
+    let started = Instant::now();
+    let _ = ctl.set_nodelay(true);
+    let fail = |log: &mut crate::policy::SessionLog, outcome, reason: String| {
+        log.outcome = outcome;
+        log.reason = reason;
+    };
+    m.accept();
+    // Parameters.
+    let params = loop {
+        match pump(&mut ctl, &mut m, Duration::from_millis(100)) {
+            Ok(evs) => {
+                if let Some(ev) = evs.into_iter().next() {
+                    match ev {
+                        Iperf3Event::Params(p) => break *p,
+                        Iperf3Event::Failed(e) => return fail(log, "failed", e.to_string()),
+                        _ => {}
+                    }
+                }
+            }
+            Err(e) => return fail(log, "dropped", format!("before parameters: {e}")),
+        }
+        if started.elapsed() >= d.setup.as_duration() {
+            return fail(log, "dropped", "no parameters in time".into());
+        }
+    };
+    let spec = match params.to_spec() {
+        Ok(s) => s,
+        Err(e) => {
+            m.error(ip::IE_RECV_PARAMS, 0);
+            let _ = flush(&mut ctl, &mut m);
+            return fail(log, "refused", e.to_string());
+        }
+    };
+    log.test = Some(spec.clone());
+    let _held = match admit(&spec) {
+        Ok(g) => g,
+        Err((busy, why)) => {
+            if busy {
+                m.deny();
+            } else {
+                m.error(ip::IE_RECV_PARAMS, 0);
+            }
+            let _ = flush(&mut ctl, &mut m);
+            return fail(log, "refused", why);
+        }
+    };
+    let wanted = spec.flows();
+    let (_registered, arrivals) = registry.register(cookie, wanted.len());
+    // UDP: the first stream's socket is bound to the control port before the
+    // client is told to open its streams.
+    let udp_first = if spec.test.is_tcp() {
+        None
+    } else {
+        match udp_listener(&spec, local) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                m.error(ip::IE_STREAM_ACCEPT, e.raw_os_error().unwrap_or(0) as u32);
+                let _ = flush(&mut ctl, &mut m);
+                return fail(log, "failed", format!("cannot open a UDP socket: {e}"));
+            }
+        }
+    };
+    m.create_streams();
+    if let Err(e) = flush(&mut ctl, &mut m) {
+        return fail(log, "dropped", e.to_string());
+    }
+    let deadline = Instant::now() + d.connect.as_duration();
+    let plans = match accept_streams(&spec, peer.ip(), local, udp_first, &arrivals, deadline) {
+        Ok(p) => p,
+        Err(e) => {
+            m.error(ip::IE_STREAM_ACCEPT, 0);
+            let _ = flush(&mut ctl, &mut m);
+            return fail(log, "failed", e);
+        }
+    };
+    let socket = plans.iter().find_map(|p| match &p.socket {
+        FlowSocket::Tcp(t) => Some(sockopt::facts(&socket2::SockRef::from(t), true)),
+        _ => None,
+    });
+    m.start();
+    if let Err(e) = flush(&mut ctl, &mut m) {
+        return fail(log, "dropped", e.to_string());
+    }
+    let spec = Arc::new(spec);
+    let running = flows::start_with(
+        End::Server,
+        spec.clone(),
+        Instant::now(),
+        plans,
+        &spec.server_affinity,
+        Format::Iperf3 {
+            counters64: params.counters_64bit(),
+        },
+    );
+    // Until the client's TEST_END (bounded: the test's own deadline).
+    let end_by = Instant::now() + spec.deadline().as_duration();
+    let mut ended = false;
+    let mut error = None;
+    while !ended {
+        match pump(&mut ctl, &mut m, Duration::from_millis(100)) {
+            Ok(evs) => {
+                for ev in evs {
+                    match ev {
+                        Iperf3Event::TestEnd => ended = true,
+                        Iperf3Event::Failed(e) => error = Some(e.to_string()),
+                        _ => {}
+                    }
+                }
+            }
+            Err(e) => error = Some(e.to_string()),
+        }
+        if error.is_some() || Instant::now() >= end_by {
+            break;
+        }
+    }
+    running.stop();
+    let finished = running.finish();
+    log.bytes = finished.outputs.iter().map(|o| o.result.bytes_total.0).sum();
+    if let Some(e) = error {
+        return fail(log, "failed", format!("while running: {e}"));
+    }
+    if !ended {
+        m.error(ip::IE_STREAM_ACCEPT, 0);
+        let _ = flush(&mut ctl, &mut m);
+        return fail(log, "failed", "the client never ended the test".into());
+    }
+    if let Some(e) = &finished.error {
+        m.error(ip::IE_STREAM_ACCEPT, 0);
+        let _ = flush(&mut ctl, &mut m);
+        return fail(log, "failed", format!("server flow failed: {e}"));
+    }
+    let flows: Vec<FlowResult> = finished.outputs.into_iter().map(|o| o.result).collect();
+    let mut mine = results_of(&flows, finished.cpu.as_ref(), &spec);
+    mine.congestion_used = socket.as_ref().and_then(|s| s.congestion.clone());
+    if params.get_server_output.is_some_and(|g| g != 0) {
+        let side = SideResult {
+            host: netsonde_cpu::host_facts(Some(local.ip())),
+            flows,
+            cpu: finished.cpu,
+            socket,
+        };
+        mine.server_output_text = Some(server_text(&side, &mine));
+        mine.server_output_json = Some(server_json(&side, &mine, &cookie));
+    }
+    m.exchange_results();
+    let done_by = Instant::now() + d.done.as_duration();
+    loop {
+        match pump(&mut ctl, &mut m, Duration::from_millis(100)) {
+            Ok(evs) => {
+                for ev in evs {
+                    match ev {
+                        Iperf3Event::PeerResults(_) => {
+                            m.send_results(&mine);
+                            let _ = flush(&mut ctl, &mut m);
+                        }
+                        Iperf3Event::Done => return fail(log, "ok", String::new()),
+                        Iperf3Event::Failed(e) => {
+                            return fail(log, "failed", format!("after the test: {e}"))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            // iperf3 clients may close at once after IPERF_DONE.
+            Err(_) if m.is_over() => return fail(log, "ok", String::new()),
+            Err(e) => return fail(log, "failed", format!("after the test: {e}")),
+        }
+        if Instant::now() >= done_by {
+            return fail(log, "failed", "no results exchange in time".into());
+        }
+    }
+}
+
+/// A UDP socket on the control port's address, as iperf3's stream listener.
+fn udp_listener(spec: &TestSpec, local: SocketAddr) -> std::io::Result<UdpSocket> {
+    let s = udp_socket(spec, local)?;
+    s.set_reuse_address(true)?;
+    s.bind(&local.into())?;
+    let u: UdpSocket = s.into();
+    u.set_read_timeout(Some(Duration::from_millis(100)))?;
+    Ok(u)
+}
+
+/// The session's streams: TCP connections handed over by cookie, or UDP streams
+/// announced by their first datagram, only from the control peer's address.
+fn accept_streams(
+    spec: &TestSpec,
+    peer_ip: IpAddr,
+    local: SocketAddr,
+    mut udp_next: Option<UdpSocket>,
+    arrivals: &Receiver<TcpStream>,
+    deadline: Instant,
+) -> Result<Vec<FlowPlan>, String> {
+    let mut plans = Vec::new();
+    for (id, dir) in spec.flows() {
+        let socket = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(format!(
+                    "{} of {} streams arrived in time",
+                    plans.len(),
+                    spec.flows().len()
+                ));
+            }
+            if let Some(u) = &udp_next {
+                let mut b = [0u8; 64];
+                let Ok((_, from)) = u.recv_from(&mut b) else {
+                    continue;
+                };
+                if from.ip() != peer_ip {
+                    continue;
+                }
+                let u = udp_next.take().expect("present");
+                u.connect(from).map_err(|e| e.to_string())?;
+                u.send(&ip::UDP_CONNECT_REPLY).map_err(|e| e.to_string())?;
+                let s = Socket::from(u);
+                sockopt::set_wake(&s).map_err(|e| e.to_string())?;
+                // The next stream's socket, before the client can send to it.
+                if plans.len() + 1 < spec.flows().len() {
+                    udp_next = Some(udp_listener(spec, local).map_err(|e| e.to_string())?);
+                }
+                break FlowSocket::Udp(s.into());
+            }
+            let Ok(t) = arrivals.recv_timeout(left.min(Duration::from_millis(100))) else {
+                continue;
+            };
+            if t.peer_addr().map(|a| a.ip()).ok() != Some(peer_ip) {
+                continue;
+            }
+            let s = Socket::from(t);
+            if sockopt::apply(&s, spec)
+                .and_then(|_| sockopt::set_wake(&s))
+                .is_err()
+            {
+                continue;
+            }
+            break FlowSocket::Tcp(s.into());
+        };
+        plans.push(FlowPlan { id, dir, socket });
+    }
+    Ok(plans)
+}
+
+/// The server's side in words, for `--get-server-output`.
+fn server_text(side: &SideResult, r: &Results) -> String {
+    let mut out = String::from("netsonde server (iperf3 protocol)\n");
+    for (f, s) in side.flows.iter().zip(&r.streams) {
+        let secs = f.elapsed.as_secs_f64();
+        let rate = if secs > 0.0 {
+            f.bytes.0 as f64 * 8.0 / secs
+        } else {
+            0.0
+        };
+        out.push_str(&format!(
+            "[{:>3}] 0.00-{secs:.2} sec  {} bytes  {:.2} Mbits/sec  {}\n",
+            s.id,
+            f.bytes.0,
+            rate / 1e6,
+            if f.role == Role::Sender {
+                "sender"
+            } else {
+                "receiver"
+            }
+        ));
+    }
+    out.push_str(&format!(
+        "CPU utilization (process, % of one core): {:.1}% ({:.1}% user, {:.1}% system)\n",
+        r.cpu_util_total, r.cpu_util_user, r.cpu_util_system
+    ));
+    out
+}
+
+/// The server's side as iperf3-shaped JSON, with netsonde's own record of it.
+fn server_json(side: &SideResult, r: &Results, cookie: &Cookie) -> serde_json::Value {
+    let streams: Vec<_> = side
+        .flows
+        .iter()
+        .zip(&r.streams)
+        .map(|(f, s)| {
+            let secs = f.elapsed.as_secs_f64();
+            let key = if f.role == Role::Sender {
+                "sender"
+            } else {
+                "receiver"
+            };
+            serde_json::json!({ key: {
+                "id": s.id, "start": 0, "end": secs, "seconds": secs, "bytes": f.bytes.0,
+                "bits_per_second": if secs > 0.0 { f.bytes.0 as f64 * 8.0 / secs } else { 0.0 },
+                "retransmits": s.retransmits, "jitter_ms": s.jitter * 1e3,
+                "lost_packets": s.errors, "packets": s.packets,
+            }})
+        })
+        .collect();
+    serde_json::json!({
+        "start": {
+            "version": format!("netsonde {}", env!("CARGO_PKG_VERSION")),
+            "cookie": String::from_utf8_lossy(&cookie.0[..COOKIE_LEN - 1]),
+        },
+        "intervals": [],
+        "end": {
+            "streams": streams,
+            "cpu_utilization_percent": {
+                "host_total": r.cpu_util_total,
+                "host_user": r.cpu_util_user,
+                "host_system": r.cpu_util_system,
+            },
+        },
+        "netsonde": side,
+    })
+}
