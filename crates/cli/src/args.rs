@@ -25,8 +25,9 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Listen for tests (one at a time; others are told "busy" with the time the
-    /// running test has left).
+    /// Listen for tests (one at a time unless --max-sessions says more; others
+    /// are told "busy" with the time left). Serves iperf3 clients too, on the
+    /// same port (`netsonde -s` works as `netsonde server`).
     Server(ServerArgs),
     /// Run one test against a server, or against an embedded loopback server when
     /// no HOST is given.
@@ -54,6 +55,18 @@ pub enum Command {
     /// Emulated paths on this host: namespaces joined by a link with MTU, rate,
     /// delay, jitter, loss and reordering (root).
     Lab(Box<LabArgs>),
+    /// Print a shell completion script: netsonde completions bash >
+    /// /usr/share/bash-completion/completions/netsonde (zsh, fish likewise).
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages (netsonde.1 and one per command) into DIR.
+    Man {
+        /// Where: e.g. /usr/local/share/man/man1.
+        #[arg(default_value = ".")]
+        dir: std::path::PathBuf,
+    },
 }
 
 /// Options of `netsonde search`.
@@ -365,8 +378,10 @@ pub struct ServerArgs {
     /// Highest pacing rate per stream.
     #[arg(long, default_value = "100G", value_parser = parse_rate)]
     pub max_rate: BitRate,
-    /// Tests running at once; others are told "busy" with the time left.
-    #[arg(long, default_value_t = 1)]
+    /// Tests (sessions) running at once, netsonde's and iperf3 clients' alike;
+    /// others are told "busy" with the time left. One by default, so tests do not
+    /// disturb each other's figures.
+    #[arg(long, visible_alias = "max-sessions", default_value_t = 1)]
     pub max_tests: usize,
     /// Control connections at once.
     #[arg(long, default_value_t = 64)]

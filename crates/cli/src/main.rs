@@ -78,6 +78,32 @@ fn iperf3_habits(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi
     v
 }
 
+/// Writes `netsonde.1` and `netsonde-COMMAND.1` for each command into `dir`;
+/// returns how many.
+fn man_pages(dir: &std::path::Path) -> anyhow::Result<usize> {
+    use clap::CommandFactory;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let cmd = Cli::command();
+    let mut pages = vec![("netsonde".to_string(), cmd.clone())];
+    for sub in cmd.get_subcommands() {
+        let name = format!("netsonde-{}", sub.get_name());
+        let page = sub
+            .clone()
+            .name(name.clone())
+            .bin_name(format!("netsonde {}", sub.get_name()));
+        pages.push((name, page));
+    }
+    for (name, page) in &pages {
+        let mut out = Vec::new();
+        clap_mangen::Man::new(page.clone())
+            .title(name.to_uppercase())
+            .render(&mut out)?;
+        let path = dir.join(format!("{name}.1"));
+        std::fs::write(&path, out).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(pages.len())
+}
+
 /// A clap error on one line: its message and any tip, without the usage block.
 fn clap_one_line(e: &clap::Error) -> String {
     let text = e.render().to_string();
@@ -327,6 +353,21 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             }
             server.run(stop)?;
             eprintln!("netsonde server: drained, exiting");
+            Ok(Exit::Ok)
+        }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "netsonde",
+                &mut std::io::stdout(),
+            );
+            Ok(Exit::Ok)
+        }
+        Command::Man { dir } => {
+            let pages = man_pages(&dir)?;
+            eprintln!("wrote {pages} man pages to {}", dir.display());
             Ok(Exit::Ok)
         }
         Command::Caps => {

@@ -140,3 +140,64 @@ fn server_dying_mid_test_ends_the_client_cleanly() {
         killed.elapsed()
     );
 }
+
+#[test]
+fn max_sessions_runs_that_many_clients_at_once_and_tells_the_next_how_long_to_wait() {
+    let srv = ServerProc::start_with(&["--max-sessions", "4"]);
+    let port = srv.port();
+    let clients: Vec<_> = (0..4)
+        .map(|_| {
+            let port = port.clone();
+            std::thread::spawn(move || {
+                run(
+                    &[
+                        "client",
+                        "127.0.0.1",
+                        "--port",
+                        &port,
+                        "-t",
+                        "3",
+                        "-b",
+                        "100M",
+                        "--json",
+                    ],
+                    Duration::from_secs(30),
+                )
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1000));
+    let t = Instant::now();
+    let fifth = run(
+        &["client", "127.0.0.1", "--port", &port, "-t", "1"],
+        Duration::from_secs(30),
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(1),
+        "the busy reply comes at once"
+    );
+    assert!(!fifth.status.success());
+    let err = String::from_utf8_lossy(&fifth.stderr).to_string();
+    // About 2 s of the first tests are left (3 s from their start, plus results).
+    let left: f64 = err
+        .split("expected to end in ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no wait in: {err}"));
+    assert!((1.0..=3.0).contains(&left), "{err}");
+    for c in clients {
+        let out = c.join().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let g = doc["directions"][0]["goodput"].as_f64().unwrap();
+        assert!(
+            (g / 100e6 - 1.0).abs() < 0.05,
+            "each paced client gets its rate: {g}"
+        );
+    }
+}

@@ -33,7 +33,7 @@ use netsonde_proto::iperf3::{
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::client::{resolve, ClientConfig, ClientError, Intervals};
-use crate::flows::{self, End, FlowPlan, FlowSocket, Finished};
+use crate::flows::{self, End, Finished, FlowPlan, FlowSocket};
 
 /// The two machines, as the control loop drives them.
 trait Machine {
@@ -287,8 +287,12 @@ fn connect_streams(
         };
         let io = |op| move |e| fail(EngineError::Io { op, source: e });
         let socket = if spec.test.is_tcp() {
-            let s = Socket::new(Domain::for_address(server), Type::STREAM, Some(Protocol::TCP))
-                .map_err(io("socket"))?;
+            let s = Socket::new(
+                Domain::for_address(server),
+                Type::STREAM,
+                Some(Protocol::TCP),
+            )
+            .map_err(io("socket"))?;
             sockopt::apply(&s, spec).map_err(fail)?;
             s.connect_timeout(&server.into(), Duration::from_secs(5))
                 .map_err(io("connect"))?;
@@ -320,8 +324,9 @@ fn connect_streams(
                 }
                 u.send(&ip::UDP_CONNECT_MSG).map_err(io("send"))?;
                 match u.recv(&mut reply) {
-                    Ok(4) if reply == ip::UDP_CONNECT_REPLY
-                        || reply == ip::LEGACY_UDP_CONNECT_REPLY =>
+                    Ok(4)
+                        if reply == ip::UDP_CONNECT_REPLY
+                            || reply == ip::LEGACY_UDP_CONNECT_REPLY =>
                     {
                         break
                     }
@@ -423,8 +428,9 @@ pub fn run_client(
             .min(clock.end.saturating_duration_since(Instant::now()));
         match pump(&mut ctl, &mut m, wait) {
             Ok(evs) => {
-                if let Some(Iperf3Event::Failed(e)) =
-                    evs.into_iter().find(|e| matches!(e, Iperf3Event::Failed(_)))
+                if let Some(Iperf3Event::Failed(e)) = evs
+                    .into_iter()
+                    .find(|e| matches!(e, Iperf3Event::Failed(_)))
                 {
                     abort(running, &mut m, &mut ctl);
                     return Err(failed(e));
@@ -518,35 +524,47 @@ pub fn run_client(
     }
 }
 
+/// A data connection handed to its session, with its place in the server's
+/// accept order: an iperf3 client opens its streams one after another, and that
+/// order says which stream is which.
+type Arrival = (u64, TcpStream);
+
 /// The iperf3 sessions a server is running, by cookie: where their data
 /// connections, which arrive on the control port, are handed.
 #[derive(Debug, Default)]
-pub(crate) struct Registry(Mutex<HashMap<Cookie, SyncSender<TcpStream>>>);
+pub(crate) struct Registry(Mutex<HashMap<Cookie, SyncSender<Arrival>>>);
 
 /// A session's place in the registry, removed when dropped.
 struct Registered<'a>(&'a Registry, Cookie);
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        self.0 .0.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.1);
+        self.0
+             .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.1);
     }
 }
 
 impl Registry {
-    fn register(&self, c: Cookie, max_streams: usize) -> (Registered<'_>, Receiver<TcpStream>) {
+    fn register(&self, c: Cookie, max_streams: usize) -> (Registered<'_>, Receiver<Arrival>) {
         let (tx, rx) = sync_channel(max_streams);
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(c, tx);
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(c, tx);
         (Registered(self, c), rx)
     }
 
     /// Hands a data connection to the session with its cookie (`None`: taken, or
     /// dropped when that session has all its streams); a cookie no session has
     /// comes back: a new session.
-    fn hand_over(&self, c: &Cookie, s: TcpStream) -> Option<TcpStream> {
+    fn hand_over(&self, c: &Cookie, s: TcpStream, seq: u64) -> Option<TcpStream> {
         let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
         match map.get(c) {
             Some(tx) => {
-                let _ = tx.try_send(s);
+                let _ = tx.try_send((seq, s));
                 None
             }
             None => Some(s),
@@ -567,7 +585,12 @@ pub(crate) struct ServeCtx<'a> {
 /// Serves an iperf3 client's connection on the control port: a data connection
 /// of a running session is handed to it (`None` is returned: nothing to log), any
 /// other is a new session.
-pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, cx: ServeCtx<'_>) -> Option<()> {
+pub(crate) fn serve(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    seq: u64,
+    cx: ServeCtx<'_>,
+) -> Option<()> {
     let log = cx.log;
     log.protocol = "iperf3";
     let mut m = ServerMachine::new();
@@ -592,8 +615,18 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, cx: ServeCtx<'_>) -
         return Some(());
     };
     // A data connection of a running session goes to it (it checks the address).
-    let stream = cx.registry.hand_over(&cookie, stream)?;
-    run_session(stream, peer, local, cookie, m, cx.registry, cx.deadlines, cx.admit, log);
+    let stream = cx.registry.hand_over(&cookie, stream, seq)?;
+    run_session(
+        stream,
+        peer,
+        local,
+        cookie,
+        m,
+        cx.registry,
+        cx.deadlines,
+        cx.admit,
+        log,
+    );
     Some(())
 }
 
@@ -726,7 +759,11 @@ fn run_session(
     }
     running.stop();
     let finished = running.finish();
-    log.bytes = finished.outputs.iter().map(|o| o.result.bytes_total.0).sum();
+    log.bytes = finished
+        .outputs
+        .iter()
+        .map(|o| o.result.bytes_total.0)
+        .sum();
     if let Some(e) = error {
         return fail(log, "failed", format!("while running: {e}"));
     }
@@ -792,60 +829,75 @@ fn udp_listener(spec: &TestSpec, local: SocketAddr) -> std::io::Result<UdpSocket
     Ok(u)
 }
 
-/// The session's streams: TCP connections handed over by cookie, or UDP streams
-/// announced by their first datagram, only from the control peer's address.
+/// The session's streams: TCP connections handed over by cookie, in the order
+/// the server accepted them, or UDP streams announced by their first datagram;
+/// only from the control peer's address.
 fn accept_streams(
     spec: &TestSpec,
     peer_ip: IpAddr,
     local: SocketAddr,
     mut udp_next: Option<UdpSocket>,
-    arrivals: &Receiver<TcpStream>,
+    arrivals: &Receiver<Arrival>,
     deadline: Instant,
 ) -> Result<Vec<FlowPlan>, String> {
-    let mut plans = Vec::new();
-    for (id, dir) in spec.flows() {
-        let socket = loop {
+    let wanted = spec.flows();
+    let late = |got: usize| format!("{got} of {} streams arrived in time", wanted.len());
+    if spec.test.is_tcp() {
+        let mut got: Vec<Arrival> = Vec::new();
+        while got.len() < wanted.len() {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(format!(
-                    "{} of {} streams arrived in time",
-                    plans.len(),
-                    spec.flows().len()
-                ));
+                return Err(late(got.len()));
             }
-            if let Some(u) = &udp_next {
-                let mut b = [0u8; 64];
-                let Ok((_, from)) = u.recv_from(&mut b) else {
-                    continue;
-                };
-                if from.ip() != peer_ip {
-                    continue;
-                }
-                let u = udp_next.take().expect("present");
-                u.connect(from).map_err(|e| e.to_string())?;
-                u.send(&ip::UDP_CONNECT_REPLY).map_err(|e| e.to_string())?;
-                let s = Socket::from(u);
-                sockopt::set_wake(&s).map_err(|e| e.to_string())?;
-                // The next stream's socket, before the client can send to it.
-                if plans.len() + 1 < spec.flows().len() {
-                    udp_next = Some(udp_listener(spec, local).map_err(|e| e.to_string())?);
-                }
-                break FlowSocket::Udp(s.into());
-            }
-            let Ok(t) = arrivals.recv_timeout(left.min(Duration::from_millis(100))) else {
+            let Ok((seq, t)) = arrivals.recv_timeout(left.min(Duration::from_millis(100))) else {
                 continue;
             };
             if t.peer_addr().map(|a| a.ip()).ok() != Some(peer_ip) {
                 continue;
             }
+            got.push((seq, t));
+        }
+        got.sort_by_key(|(seq, _)| *seq);
+        let mut plans = Vec::new();
+        for ((id, dir), (_, t)) in wanted.into_iter().zip(got) {
             let s = Socket::from(t);
-            if sockopt::apply(&s, spec)
+            sockopt::apply(&s, spec)
                 .and_then(|_| sockopt::set_wake(&s))
-                .is_err()
-            {
+                .map_err(|e| e.to_string())?;
+            plans.push(FlowPlan {
+                id,
+                dir,
+                socket: FlowSocket::Tcp(s.into()),
+            });
+        }
+        return Ok(plans);
+    }
+    let mut plans = Vec::new();
+    for (id, dir) in wanted.iter().copied() {
+        let socket = loop {
+            if Instant::now() >= deadline {
+                return Err(late(plans.len()));
+            }
+            let Some(u) = &udp_next else {
+                return Err("no UDP socket for the next stream".into());
+            };
+            let mut b = [0u8; 64];
+            let Ok((_, from)) = u.recv_from(&mut b) else {
+                continue;
+            };
+            if from.ip() != peer_ip {
                 continue;
             }
-            break FlowSocket::Tcp(s.into());
+            let u = udp_next.take().expect("present");
+            u.connect(from).map_err(|e| e.to_string())?;
+            u.send(&ip::UDP_CONNECT_REPLY).map_err(|e| e.to_string())?;
+            let s = Socket::from(u);
+            sockopt::set_wake(&s).map_err(|e| e.to_string())?;
+            // The next stream's socket, before the client can send to it.
+            if plans.len() + 1 < wanted.len() {
+                udp_next = Some(udp_listener(spec, local).map_err(|e| e.to_string())?);
+            }
+            break FlowSocket::Udp(s.into());
         };
         plans.push(FlowPlan { id, dir, socket });
     }

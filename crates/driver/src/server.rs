@@ -260,6 +260,9 @@ impl Server {
     pub fn run(self, stop: Arc<AtomicBool>) -> Result<(), ServerError> {
         let shared = &self.shared;
         let limits = &shared.cfg.limits;
+        // The order connections were accepted in (iperf3's streams are told
+        // apart by it).
+        let mut accepted = 0u64;
         while !stop.load(Ordering::Relaxed) {
             let (stream, peer) = match self.listener.accept() {
                 Ok(c) => c,
@@ -309,10 +312,12 @@ impl Server {
             }
             shared.connections.fetch_add(1, Ordering::AcqRel);
             let shared = self.shared.clone();
+            let seq = accepted;
+            accepted += 1;
             std::thread::spawn(move || {
                 let started = Instant::now();
                 // An iperf3 stream handed to its session has nothing to log.
-                if let Some(mut entry) = serve_connection(stream, peer, &shared) {
+                if let Some(mut entry) = serve_connection(stream, peer, seq, &shared) {
                     entry.peer = peer.to_string();
                     entry.seconds = started.elapsed().as_secs_f64();
                     shared.log(&entry);
@@ -449,11 +454,7 @@ fn admit(spec: &TestSpec, shared: &Arc<Shared>) -> Result<(BusyGuard, Reservatio
     Ok((busy, reserved))
 }
 
-fn prepare(
-    spec: &TestSpec,
-    local_ip: IpAddr,
-    shared: &Arc<Shared>,
-) -> Result<Prepared, Refusal> {
+fn prepare(spec: &TestSpec, local_ip: IpAddr, shared: &Arc<Shared>) -> Result<Prepared, Refusal> {
     let (busy, reserved) = admit(spec, shared)?;
     let internal = |what: &str, e: std::io::Error| {
         (
@@ -610,6 +611,7 @@ fn accept_flows(
 fn serve_connection(
     stream: TcpStream,
     peer: SocketAddr,
+    seq: u64,
     shared: &Arc<Shared>,
 ) -> Option<SessionLog> {
     let mut log = SessionLog {
@@ -637,6 +639,7 @@ fn serve_connection(
         let handed = crate::iperf3::serve(
             stream,
             peer,
+            seq,
             crate::iperf3::ServeCtx {
                 registry: &shared.iperf3,
                 deadlines: d,

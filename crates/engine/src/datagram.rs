@@ -69,7 +69,11 @@ impl Format {
         match self {
             Format::Netsonde if d.len() >= HEADER => Some((be64(&d[..8]), be64(&d[8..16]))),
             Format::Iperf3 { counters64 } if d.len() >= if counters64 { 16 } else { 12 } => {
-                let count = if counters64 { be64(&d[8..16]) } else { be32(&d[8..12]) };
+                let count = if counters64 {
+                    be64(&d[8..16])
+                } else {
+                    be32(&d[8..12])
+                };
                 Some((
                     count.wrapping_sub(1),
                     be32(&d[..4]) * 1_000_000_000 + be32(&d[4..8]) * 1_000,

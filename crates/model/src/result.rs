@@ -872,10 +872,9 @@ fn summarize_direction(
     let mut udp = udp;
     let loss = match (udp.as_mut(), datagrams_sent_measured) {
         // Counted by sequence numbers (an iperf3 end): the receivers' own gaps.
-        (Some(u), _) if u.by_sequence => Some(Percent::of(
-            u.lost as f64,
-            (u.packets + u.lost) as f64,
-        )),
+        (Some(u), _) if u.by_sequence => {
+            Some(Percent::of(u.lost as f64, (u.packets + u.lost) as f64))
+        }
         (Some(u), Some(sent)) => {
             u.lost = sent.saturating_sub(u.packets);
             Some(Percent::of(u.lost as f64, sent as f64))

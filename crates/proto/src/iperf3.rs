@@ -354,11 +354,12 @@ impl Params {
         spec.parallel = self.parallel.max(1);
         spec.duration = Nanos::from_secs(self.time);
         spec.warmup = Nanos::from_secs(self.omit);
-        spec.size = Bytes(
-            self.len
-                .filter(|&l| l > 0)
-                .unwrap_or(if udp { 1460 } else { 128 * 1024 }),
-        );
+        spec.size =
+            Bytes(
+                self.len
+                    .filter(|&l| l > 0)
+                    .unwrap_or(if udp { 1460 } else { 128 * 1024 }),
+            );
         spec.window = self.window.filter(|&w| w > 0).map(Bytes);
         spec.mss = self.mss.filter(|&m| m > 0);
         spec.nodelay = self.nodelay == Some(true);
@@ -975,7 +976,10 @@ mod tests {
         };
         c.send_results(&mine);
         s.feed(&c.take_output());
-        assert_eq!(s.poll(), Some(Iperf3Event::PeerResults(Box::new(mine.clone()))));
+        assert_eq!(
+            s.poll(),
+            Some(Iperf3Event::PeerResults(Box::new(mine.clone())))
+        );
         let theirs = Results {
             server_output_text: Some("hello".into()),
             ..mine.clone()
@@ -1042,7 +1046,10 @@ mod tests {
         c.feed(&[State::DisplayResults.byte()]);
         assert!(matches!(
             c.poll(),
-            Some(Iperf3Event::Failed(Iperf3Error::UnexpectedState { got: 14, .. }))
+            Some(Iperf3Event::Failed(Iperf3Error::UnexpectedState {
+                got: 14,
+                ..
+            }))
         ));
     }
 
@@ -1056,9 +1063,16 @@ mod tests {
         assert_eq!(s.direction, Direction::In);
         assert_eq!(s.size, Bytes(1400));
         assert_eq!(s.rate, Some(BitRate(1e6)), "iperf3's UDP default");
-        assert_eq!((s.parallel, s.duration, s.warmup), (2, Nanos::from_secs(5), Nanos::from_secs(1)));
-        let by_bytes: Params = serde_json::from_slice(br#"{"tcp":true,"time":0,"num":1000000,"parallel":1}"#).unwrap();
-        assert!(matches!(by_bytes.to_spec(), Err(Iperf3Error::Unsupported(_))));
+        assert_eq!(
+            (s.parallel, s.duration, s.warmup),
+            (2, Nanos::from_secs(5), Nanos::from_secs(1))
+        );
+        let by_bytes: Params =
+            serde_json::from_slice(br#"{"tcp":true,"time":0,"num":1000000,"parallel":1}"#).unwrap();
+        assert!(matches!(
+            by_bytes.to_spec(),
+            Err(Iperf3Error::Unsupported(_))
+        ));
     }
 
     #[test]

@@ -603,7 +603,9 @@ pub fn tx(sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Tx>, IoError> {
         Sock::Tcp(_) => &[Batch, Zerocopy, Sendfile, Splice, Uring],
         Sock::Udp(_) => &[Batch, Zerocopy, Uring],
     };
-    let (cands, built, skipped) = build(names, "send", |s| super::tx(s, sock, spec, crate::datagram::Format::Netsonde))?;
+    let (cands, built, skipped) = build(names, "send", |s| {
+        super::tx(s, sock, spec, crate::datagram::Format::Netsonde)
+    })?;
     Ok(Box::new(AutoTx {
         cands,
         cal: Calibration::new(

@@ -1,0 +1,246 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_netsonde_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_netsonde_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_netsonde_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_netsonde_using_subcommand
+    set -l cmd (__fish_netsonde_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c netsonde -n "__fish_netsonde_needs_command" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_needs_command" -s V -l version -d 'Print version'
+complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "server" -d 'Listen for tests (one at a time unless --max-sessions says more; others are told "busy" with the time left). Serves iperf3 clients too, on the same port (`netsonde -s` works as `netsonde server`)'
+complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "client" -d 'Run one test against a server, or against an embedded loopback server when no HOST is given'
+complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "keygen" -d 'Write a new random pre-shared key for --auth-key'
+complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "caps" -d 'Which I/O strategies this host supports, probed on real sockets'
+complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "sweep" -d 'Characterize: a grid of tests over sizes, windows, directions and streams, with repetitions, stored and reported. With no arguments, a short characterization of this host\'s stack on loopback'
+complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "run" -d 'Run a sweep described by an experiment file (TOML, see docs/EXPERIMENTS.md)'
+complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "search" -d 'Loss-free rate search (RFC 2544 throughput): per UDP frame size and I/O strategy, the highest offered rate with no loss (NDR) and with loss at or below a ratio (PDR)'
+complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "runs" -d 'Browse stored runs'
+complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "compare" -d 'Compare two runs point by point; exits 3 when RUN_B regressed beyond noise'
+complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "report" -d 'Write a run\'s report (HTML with plots, or Markdown) from the store'
+complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "lab" -d 'Emulated paths on this host: namespaces joined by a link with MTU, rate, delay, jitter, loss and reordering (root)'
+complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "completions" -d 'Print a shell completion script: netsonde completions bash > /usr/share/bash-completion/completions/netsonde (zsh, fish likewise)'
+complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "man" -d 'Write the man pages (netsonde.1 and one per command) into DIR'
+complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -s p -l port -d 'Control port' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -s B -l bind -d 'Address to listen on' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l auth-key -d 'Require clients to prove they hold this key (made by `netsonde keygen`); the whole session is then integrity-protected. The file must be mode 600' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l log-format -d 'Session log format on stderr' -r -f -a "text\t'key=value pairs'
+json\t'One JSON object per line'"
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-duration -d 'Longest test (warm-up plus time) a client may ask for' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-parallel -d 'Most parallel streams per direction' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-size -d 'Largest message, request, response or window' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-rate -d 'Highest pacing rate per stream' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-tests -l max-sessions -d 'Tests (sessions) running at once, netsonde\'s and iperf3 clients\' alike; others are told "busy" with the time left. One by default, so tests do not disturb each other\'s figures' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-connections -d 'Control connections at once' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-per-address -d 'Control connections at once from one address' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-session-memory -d 'Buffer memory one test may use (message sizes x flows x buffers, checked at setup) [default: half of what this process may use, at most 1 GiB]' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-memory -d 'Buffer memory all running tests may use together [default: as --max-session-memory, times --max-tests, within half of what this process may use]' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l phase-timeout -d 'Deadline of every protocol phase (hello, authentication, setup, data connections, done) [default: 5 s for hello and done, 10 s for setup and data connections]' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests; this end is measured as always, the server\'s side is what iperf3 reports)' -r -f -a "netsonde\t'`netsonde server`'
+iperf3\t'An unmodified `iperf3 -s`'"
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s T -l test -d 'Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s l -l size -d 'Message size (stream tests): 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l request-size -d 'Request size (RR, CRR)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l response-size -d 'Response size (RR, CRR)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s w -l window -d 'Socket buffer (SO_SNDBUF and SO_RCVBUF) on both ends; the granted value is reported' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rcv-window -d 'Receive buffer of the receiving end of each stream only (the sender keeps -w or the kernel\'s default): a receiver window below the sender\'s' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s M -l mss -d 'TCP maximum segment size' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s C -l congestion -d 'TCP congestion control on both ends (bbr, cubic, reno, ...)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s b -l rate -d 'Pacing rate per stream, in bit/s: 100M, 10G (decimal); 0 is unpaced. UDP default 1G' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s P -l parallel -d 'Parallel streams per direction, each on its own thread' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s t -l time -d 'Measured duration: 10 (seconds), 500ms, 2m' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s O -l warmup -l omit -d 'Warm-up before the measured interval, excluded from results (iperf3\'s -O/--omit)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s i -l interval -d 'Print a line per interval' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s A -l affinity -d 'Pin client flow threads to these cores, round-robin: 0,1' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l server-affinity -d 'Pin server flow threads to these cores, round-robin' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l line-rate -d 'The link\'s line rate (10G), for the diagnosis: the goodput\'s ceiling after header overhead at the interface\'s MTU. In the lab the link\'s own rate is used when this is not given' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l auth-key -d 'Authenticate with this pre-shared key (the server must use the same)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l io -d 'I/O strategy for both sending and receiving flows: copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto (see `netsonde caps`)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l tx-io -d 'I/O strategy of the sending flows (overrides --io)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rx-io -d 'I/O strategy of the receiving flows (overrides --io)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s u -l udp -d 'UDP, as iperf3\'s -u: the same as --test udp-stream'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s N -l nodelay -d 'Disable Nagle\'s algorithm (always on for RR tests)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s R -l reverse -d 'The server sends'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l bidir -d 'Both directions at once, on separate connections'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s J -l json -d 'One JSON document (see docs/JSON.md); iperf3\'s -J'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l jsonl -d 'JSON Lines: interval records as they happen, then a summary record'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l verify -d 'Check every received byte against the pattern the sender writes'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c netsonde -n "__fish_netsonde_using_subcommand keygen" -l out -d 'Where to write the key (created with mode 600; never overwritten)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand keygen" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s p -l port -d 'Server control port' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l directions -d 'Directions: out,in,bidir' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l sizes -d 'Message sizes: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l windows -d 'Windows: default,64K,256K' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l parallel -d 'Parallel streams: 1,2,4' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l io -d 'I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l pacing -d 'Pacing per stream, an axis on any path: 100M,1G,0 (0: unpaced; stream tests)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l repeat -d 'Repetitions per point' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s t -l time -d 'Measured time per repetition' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l warmup -d 'Warm-up per repetition' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l seed -d 'Seed of the randomised run order' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l line-rate -d 'Line rate for efficiency figures: 10G' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l label -d 'A label for `runs list`' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l mtus -d 'Lab link axis (inside `netsonde lab run`): MTUs, 1500,9000,65535' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l rates -d 'Lab link axis: rates, 100M,1G (0 is unlimited)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l delays -d 'Lab link axis: one-way delays each way, 0,10ms,100ms' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l losses -d 'Lab link axis: random losses each way, 0,1% (Gilbert-Elliott in a file)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l resume -d 'Finish an interrupted run (number or `latest`)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t''
+fake\t''"
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l auth-key -d 'Authenticate with this pre-shared key' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l fake-delay-ms -d 'Delay per fake repetition in milliseconds (tests)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l fake-scale -d 'Fake engine speed factor (tests: 0.8 is a 20% regression)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l no-report -d 'Do not write a report'
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t''
+fake\t''"
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l auth-key -d 'Authenticate with this pre-shared key' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l fake-delay-ms -d 'Delay per fake repetition in milliseconds (tests)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l fake-scale -d 'Fake engine speed factor (tests: 0.8 is a 20% regression)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l no-report -d 'Do not write a report'
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s p -l port -d 'Server control port' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l auth-key -d 'Authenticate with this pre-shared key (the server must use the same)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l frames -d 'Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544 counts them); the UDP payload is the frame less 46 B' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l io -d 'I/O strategies to search, each on its own: copy,batch,uring,... (both ends)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l trial -d 'Measured time of one trial' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l warmup -d 'Warm-up before each trial\'s measured time (its traffic is not counted)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s w -l window -d 'Socket buffers of both ends (the kernel caps them at net.core.rmem_max and wmem_max): the tester\'s own receive buffer should not be what loses the packets when its thread is late by a millisecond. `default` leaves the kernel\'s (about 200 KB: a third of a millisecond of 1518 B frames at 10 Gbit/s)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l precision -d 'The bounds\' width, relative to the rate, at which a rate counts as found' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l pdr-loss -d 'PDR\'s loss ratio: the highest rate losing at most this share' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l final-trials -d 'Trials at the NDR found that must lose nothing' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l max-trials -d 'At most this many trials per frame size and strategy' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l json -d 'Print one JSON document instead of text'
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "list" -d 'One line per run, newest first'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "show" -d 'A run\'s tables (Markdown)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "export" -d 'A run\'s points and statistics as CSV or JSON'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "delete" -d 'Delete a run and everything recorded for it'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l csv -d 'CSV, one row per point and metric'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l json -d 'JSON: the analysed run'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "list" -d 'One line per run, newest first'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "show" -d 'A run\'s tables (Markdown)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "export" -d 'A run\'s points and statistics as CSV or JSON'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete a run and everything recorded for it'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l threshold -d 'Smallest relative change that counts, beyond non-overlapping confidence intervals: 0.02 = 2%' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l out -d 'Output folder (default netsonde-report-RUN)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l format -d 'Format' -r -f -a "html\t'One self-contained HTML file, plus the SVG plots beside it'
+md\t'Markdown tables'"
+complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -f -a "run" -d 'Build a lab, run a client or sweep invocation in it against a server in it, and tear it down: `netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr`'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -f -a "up" -d 'Build a lab with a server in it and leave it running'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -f -a "down" -d 'Tear down a lab made by `lab up`'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -f -a "clean" -d 'Remove what killed lab runs left (namespaces, processes, state); with --all, also every lab made by `lab up`. Never touches anything a lab did not make'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -f -a "list" -d 'List labs'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -f -a "emulate" -d 'Run the userspace emulator of a `lab up` lab (started by `lab up`)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l mtu -d 'MTU of the link\'s interfaces, 68 to 65535' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l rate -d 'Line rate (decimal, 38 B of Ethernet framing per packet): 100M, 1G' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l delay -d 'One-way delay: 10ms' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l jitter -d 'Uniform jitter around the delay (does not reorder): 1ms' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l loss -d 'Loss: 1% (random) or gemodel:P,R,BAD,GOOD (Gilbert-Elliott bursts; BAD and GOOD optional, default 100% and 0%)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l reorder -d 'Share of packets sent ahead of the delay (reordered): 5%' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l duplicate -d 'Share of packets delivered twice: 1%' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l queue -d 'Bottleneck queue: 100p (packets) or bytes (256K). Default 50 ms at the rate' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l shaper -d 'Rate limiter on veth links: tbf or htb' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l mechanism -d 'auto (veth; netem or the userspace emulator for impairments), kernel, or emulator' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l seed -d 'Seed of the emulator\'s random source (loss, reordering, duplication, jitter)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l name -d 'Lab name (namespaces sonde-NAME-cli and sonde-NAME-srv); default rPID' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l stats -d 'Write the userspace emulator\'s counters (packets, drops, delivery error percentiles per direction) to this file as JSON at the end' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l mtu -d 'MTU of the link\'s interfaces, 68 to 65535' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l rate -d 'Line rate (decimal, 38 B of Ethernet framing per packet): 100M, 1G' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l delay -d 'One-way delay: 10ms' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l jitter -d 'Uniform jitter around the delay (does not reorder): 1ms' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l loss -d 'Loss: 1% (random) or gemodel:P,R,BAD,GOOD (Gilbert-Elliott bursts; BAD and GOOD optional, default 100% and 0%)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l reorder -d 'Share of packets sent ahead of the delay (reordered): 5%' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l duplicate -d 'Share of packets delivered twice: 1%' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l queue -d 'Bottleneck queue: 100p (packets) or bytes (256K). Default 50 ms at the rate' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l shaper -d 'Rate limiter on veth links: tbf or htb' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l mechanism -d 'auto (veth; netem or the userspace emulator for impairments), kernel, or emulator' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l seed -d 'Seed of the emulator\'s random source (loss, reordering, duplication, jitter)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l name -d 'Lab name' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -s p -l port -d 'Control port of the server in the lab' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from down" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from clean" -l all -d 'Also remove labs made by `lab up`'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from clean" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from emulate" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "run" -d 'Build a lab, run a client or sweep invocation in it against a server in it, and tear it down: `netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr`'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "up" -d 'Build a lab with a server in it and leave it running'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "down" -d 'Tear down a lab made by `lab up`'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "clean" -d 'Remove what killed lab runs left (namespaces, processes, state); with --all, also every lab made by `lab up`. Never touches anything a lab did not make'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "list" -d 'List labs'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "emulate" -d 'Run the userspace emulator of a `lab up` lab (started by `lab up`)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand man" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report lab completions man help" -f -a "server" -d 'Listen for tests (one at a time unless --max-sessions says more; others are told "busy" with the time left). Serves iperf3 clients too, on the same port (`netsonde -s` works as `netsonde server`)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report lab completions man help" -f -a "client" -d 'Run one test against a server, or against an embedded loopback server when no HOST is given'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report lab completions man help" -f -a "keygen" -d 'Write a new random pre-shared key for --auth-key'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report lab completions man help" -f -a "caps" -d 'Which I/O strategies this host supports, probed on real sockets'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report lab completions man help" -f -a "sweep" -d 'Characterize: a grid of tests over sizes, windows, directions and streams, with repetitions, stored and reported. With no arguments, a short characterization of this host\'s stack on loopback'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report lab completions man help" -f -a "run" -d 'Run a sweep described by an experiment file (TOML, see docs/EXPERIMENTS.md)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report lab completions man help" -f -a "search" -d 'Loss-free rate search (RFC 2544 throughput): per UDP frame size and I/O strategy, the highest offered rate with no loss (NDR) and with loss at or below a ratio (PDR)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report lab completions man help" -f -a "runs" -d 'Browse stored runs'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report lab completions man help" -f -a "compare" -d 'Compare two runs point by point; exits 3 when RUN_B regressed beyond noise'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report lab completions man help" -f -a "report" -d 'Write a run\'s report (HTML with plots, or Markdown) from the store'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report lab completions man help" -f -a "lab" -d 'Emulated paths on this host: namespaces joined by a link with MTU, rate, delay, jitter, loss and reordering (root)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report lab completions man help" -f -a "completions" -d 'Print a shell completion script: netsonde completions bash > /usr/share/bash-completion/completions/netsonde (zsh, fish likewise)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report lab completions man help" -f -a "man" -d 'Write the man pages (netsonde.1 and one per command) into DIR'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report lab completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "list" -d 'One line per run, newest first'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "show" -d 'A run\'s tables (Markdown)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "export" -d 'A run\'s points and statistics as CSV or JSON'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "delete" -d 'Delete a run and everything recorded for it'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "run" -d 'Build a lab, run a client or sweep invocation in it against a server in it, and tear it down: `netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr`'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "up" -d 'Build a lab with a server in it and leave it running'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "down" -d 'Tear down a lab made by `lab up`'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "clean" -d 'Remove what killed lab runs left (namespaces, processes, state); with --all, also every lab made by `lab up`. Never touches anything a lab did not make'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "list" -d 'List labs'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "emulate" -d 'Run the userspace emulator of a `lab up` lab (started by `lab up`)'

@@ -1,0 +1,977 @@
+#compdef netsonde
+
+autoload -U is-at-least
+
+_netsonde() {
+    typeset -A opt_args
+    typeset -a _arguments_options
+    local ret=1
+
+    if is-at-least 5.2; then
+        _arguments_options=(-s -S -C)
+    else
+        _arguments_options=(-s -C)
+    fi
+
+    local context curcontext="$curcontext" state line
+    _arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_netsonde_commands" \
+"*::: :->netsonde" \
+&& ret=0
+    case $state in
+    (netsonde)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:netsonde-command-$line[1]:"
+        case $line[1] in
+            (server)
+_arguments "${_arguments_options[@]}" : \
+'-p+[Control port]:PORT:_default' \
+'--port=[Control port]:PORT:_default' \
+'-B+[Address to listen on]:BIND:_default' \
+'--bind=[Address to listen on]:BIND:_default' \
+'--auth-key=[Require clients to prove they hold this key (made by \`netsonde keygen\`); the whole session is then integrity-protected. The file must be mode 600]:FILE:_files' \
+'--log-format=[Session log format on stderr]:LOG_FORMAT:((text\:"key=value pairs"
+json\:"One JSON object per line"))' \
+'--max-duration=[Longest test (warm-up plus time) a client may ask for]:MAX_DURATION:_default' \
+'--max-parallel=[Most parallel streams per direction]:MAX_PARALLEL:_default' \
+'--max-size=[Largest message, request, response or window]:MAX_SIZE:_default' \
+'--max-rate=[Highest pacing rate per stream]:MAX_RATE:_default' \
+'--max-tests=[Tests (sessions) running at once, netsonde'\''s and iperf3 clients'\'' alike; others are told "busy" with the time left. One by default, so tests do not disturb each other'\''s figures]:MAX_TESTS:_default' \
+'--max-sessions=[Tests (sessions) running at once, netsonde'\''s and iperf3 clients'\'' alike; others are told "busy" with the time left. One by default, so tests do not disturb each other'\''s figures]:MAX_TESTS:_default' \
+'--max-connections=[Control connections at once]:MAX_CONNECTIONS:_default' \
+'--max-per-address=[Control connections at once from one address]:MAX_PER_ADDRESS:_default' \
+'--max-session-memory=[Buffer memory one test may use (message sizes x flows x buffers, checked at setup) \[default\: half of what this process may use, at most 1 GiB\]]:MAX_SESSION_MEMORY:_default' \
+'--max-memory=[Buffer memory all running tests may use together \[default\: as --max-session-memory, times --max-tests, within half of what this process may use\]]:MAX_MEMORY:_default' \
+'--phase-timeout=[Deadline of every protocol phase (hello, authentication, setup, data connections, done) \[default\: 5 s for hello and done, 10 s for setup and data connections\]]:PHASE_TIMEOUT:_default' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(client)
+_arguments "${_arguments_options[@]}" : \
+'-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
+'--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
+'--peer=[What the server is\: netsonde, or an unmodified \`iperf3 -s\` (stream tests; this end is measured as always, the server'\''s side is what iperf3 reports)]:PEER:((netsonde\:"\`netsonde server\`"
+iperf3\:"An unmodified \`iperf3 -s\`"))' \
+'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:_default' \
+'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:_default' \
+'-l+[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
+'--size=[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
+'--request-size=[Request size (RR, CRR)]:REQUEST_SIZE:_default' \
+'--response-size=[Response size (RR, CRR)]:RESPONSE_SIZE:_default' \
+'-w+[Socket buffer (SO_SNDBUF and SO_RCVBUF) on both ends; the granted value is reported]:WINDOW:_default' \
+'--window=[Socket buffer (SO_SNDBUF and SO_RCVBUF) on both ends; the granted value is reported]:WINDOW:_default' \
+'--rcv-window=[Receive buffer of the receiving end of each stream only (the sender keeps -w or the kernel'\''s default)\: a receiver window below the sender'\''s]:RCV_WINDOW:_default' \
+'-M+[TCP maximum segment size]:MSS:_default' \
+'--mss=[TCP maximum segment size]:MSS:_default' \
+'-C+[TCP congestion control on both ends (bbr, cubic, reno, ...)]:CONGESTION:_default' \
+'--congestion=[TCP congestion control on both ends (bbr, cubic, reno, ...)]:CONGESTION:_default' \
+'-b+[Pacing rate per stream, in bit/s\: 100M, 10G (decimal); 0 is unpaced. UDP default 1G]:RATE:_default' \
+'--rate=[Pacing rate per stream, in bit/s\: 100M, 10G (decimal); 0 is unpaced. UDP default 1G]:RATE:_default' \
+'-P+[Parallel streams per direction, each on its own thread]:PARALLEL:_default' \
+'--parallel=[Parallel streams per direction, each on its own thread]:PARALLEL:_default' \
+'-t+[Measured duration\: 10 (seconds), 500ms, 2m]:TIME:_default' \
+'--time=[Measured duration\: 10 (seconds), 500ms, 2m]:TIME:_default' \
+'-O+[Warm-up before the measured interval, excluded from results (iperf3'\''s -O/--omit)]:WARMUP:_default' \
+'--warmup=[Warm-up before the measured interval, excluded from results (iperf3'\''s -O/--omit)]:WARMUP:_default' \
+'--omit=[Warm-up before the measured interval, excluded from results (iperf3'\''s -O/--omit)]:WARMUP:_default' \
+'-i+[Print a line per interval]:INTERVAL:_default' \
+'--interval=[Print a line per interval]:INTERVAL:_default' \
+'-A+[Pin client flow threads to these cores, round-robin\: 0,1]:AFFINITY:_default' \
+'--affinity=[Pin client flow threads to these cores, round-robin\: 0,1]:AFFINITY:_default' \
+'--server-affinity=[Pin server flow threads to these cores, round-robin]:SERVER_AFFINITY:_default' \
+'--line-rate=[The link'\''s line rate (10G), for the diagnosis\: the goodput'\''s ceiling after header overhead at the interface'\''s MTU. In the lab the link'\''s own rate is used when this is not given]:LINE_RATE:_default' \
+'--auth-key=[Authenticate with this pre-shared key (the server must use the same)]:FILE:_files' \
+'--io=[I/O strategy for both sending and receiving flows\: copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto (see \`netsonde caps\`)]:IO:_default' \
+'--tx-io=[I/O strategy of the sending flows (overrides --io)]:TX_IO:_default' \
+'--rx-io=[I/O strategy of the receiving flows (overrides --io)]:RX_IO:_default' \
+'(-T --test)-u[UDP, as iperf3'\''s -u\: the same as --test udp-stream]' \
+'(-T --test)--udp[UDP, as iperf3'\''s -u\: the same as --test udp-stream]' \
+'-N[Disable Nagle'\''s algorithm (always on for RR tests)]' \
+'--nodelay[Disable Nagle'\''s algorithm (always on for RR tests)]' \
+'(--bidir)-R[The server sends]' \
+'(--bidir)--reverse[The server sends]' \
+'--bidir[Both directions at once, on separate connections]' \
+'(--jsonl)-J[One JSON document (see docs/JSON.md); iperf3'\''s -J]' \
+'(--jsonl)--json[One JSON document (see docs/JSON.md); iperf3'\''s -J]' \
+'--jsonl[JSON Lines\: interval records as they happen, then a summary record]' \
+'--verify[Check every received byte against the pattern the sender writes]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'::host -- Server host. Without it, an embedded server runs on loopback in this process. iperf3'\''s `-c HOST` works too\: `netsonde -c HOST` is `netsonde client HOST`:_default' \
+&& ret=0
+;;
+(keygen)
+_arguments "${_arguments_options[@]}" : \
+'--out=[Where to write the key (created with mode 600; never overwritten)]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(caps)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(sweep)
+_arguments "${_arguments_options[@]}" : \
+'-p+[Server control port]:PORT:_default' \
+'--port=[Server control port]:PORT:_default' \
+'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr]:TESTS:_default' \
+'--directions=[Directions\: out,in,bidir]:DIRECTIONS:_default' \
+'--sizes=[Message sizes\: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K]:SIZES:_default' \
+'--windows=[Windows\: default,64K,256K]:WINDOWS:_default' \
+'--parallel=[Parallel streams\: 1,2,4]:PARALLEL:_default' \
+'--io=[I/O strategies to compare\: copy,batch,zerocopy,uring,auto (see \`netsonde caps\`)]:IO:_default' \
+'--pacing=[Pacing per stream, an axis on any path\: 100M,1G,0 (0\: unpaced; stream tests)]:PACING:_default' \
+'--repeat=[Repetitions per point]:REPEAT:_default' \
+'-t+[Measured time per repetition]:TIME:_default' \
+'--time=[Measured time per repetition]:TIME:_default' \
+'--warmup=[Warm-up per repetition]:WARMUP:_default' \
+'--seed=[Seed of the randomised run order]:SEED:_default' \
+'--line-rate=[Line rate for efficiency figures\: 10G]:LINE_RATE:_default' \
+'--label=[A label for \`runs list\`]:LABEL:_default' \
+'--mtus=[Lab link axis (inside \`netsonde lab run\`)\: MTUs, 1500,9000,65535]:MTUS:_default' \
+'--rates=[Lab link axis\: rates, 100M,1G (0 is unlimited)]:RATES:_default' \
+'--delays=[Lab link axis\: one-way delays each way, 0,10ms,100ms]:DELAYS:_default' \
+'--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:_default' \
+'(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
+'--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:(real fake)' \
+'--auth-key=[Authenticate with this pre-shared key]:FILE:_files' \
+'--fake-delay-ms=[Delay per fake repetition in milliseconds (tests)]:FAKE_DELAY_MS:_default' \
+'--fake-scale=[Fake engine speed factor (tests\: 0.8 is a 20% regression)]:FAKE_SCALE:_default' \
+'--no-report[Do not write a report]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'::host -- Server host. Without it, an embedded server runs on loopback:_default' \
+&& ret=0
+;;
+(run)
+_arguments "${_arguments_options[@]}" : \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
+'--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:(real fake)' \
+'--auth-key=[Authenticate with this pre-shared key]:FILE:_files' \
+'--fake-delay-ms=[Delay per fake repetition in milliseconds (tests)]:FAKE_DELAY_MS:_default' \
+'--fake-scale=[Fake engine speed factor (tests\: 0.8 is a 20% regression)]:FAKE_SCALE:_default' \
+'--no-report[Do not write a report]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':file -- The experiment file:_files' \
+&& ret=0
+;;
+(search)
+_arguments "${_arguments_options[@]}" : \
+'-p+[Server control port]:PORT:_default' \
+'--port=[Server control port]:PORT:_default' \
+'--auth-key=[Authenticate with this pre-shared key (the server must use the same)]:FILE:_files' \
+'*--frames=[Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544 counts them); the UDP payload is the frame less 46 B]:FRAMES:_default' \
+'*--io=[I/O strategies to search, each on its own\: copy,batch,uring,... (both ends)]:IO:_default' \
+'--trial=[Measured time of one trial]:TRIAL:_default' \
+'--warmup=[Warm-up before each trial'\''s measured time (its traffic is not counted)]:WARMUP:_default' \
+'-w+[Socket buffers of both ends (the kernel caps them at net.core.rmem_max and wmem_max)\: the tester'\''s own receive buffer should not be what loses the packets when its thread is late by a millisecond. \`default\` leaves the kernel'\''s (about 200 KB\: a third of a millisecond of 1518 B frames at 10 Gbit/s)]:WINDOW:_default' \
+'--window=[Socket buffers of both ends (the kernel caps them at net.core.rmem_max and wmem_max)\: the tester'\''s own receive buffer should not be what loses the packets when its thread is late by a millisecond. \`default\` leaves the kernel'\''s (about 200 KB\: a third of a millisecond of 1518 B frames at 10 Gbit/s)]:WINDOW:_default' \
+'--precision=[The bounds'\'' width, relative to the rate, at which a rate counts as found]:PRECISION:_default' \
+'--pdr-loss=[PDR'\''s loss ratio\: the highest rate losing at most this share]:PDR_LOSS:_default' \
+'--final-trials=[Trials at the NDR found that must lose nothing]:FINAL_TRIALS:_default' \
+'--max-trials=[At most this many trials per frame size and strategy]:MAX_TRIALS:_default' \
+'--json[Print one JSON document instead of text]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'::host -- Server host. Without it, an embedded server runs on loopback in this process:_default' \
+&& ret=0
+;;
+(runs)
+_arguments "${_arguments_options[@]}" : \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_netsonde__subcmd__runs_commands" \
+"*::: :->runs" \
+&& ret=0
+
+    case $state in
+    (runs)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:netsonde-runs-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+':run -- Run number or `latest`:_default' \
+&& ret=0
+;;
+(export)
+_arguments "${_arguments_options[@]}" : \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'(--json)--csv[CSV, one row per point and metric]' \
+'--json[JSON\: the analysed run]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':run -- Run number or `latest`:_default' \
+&& ret=0
+;;
+(delete)
+_arguments "${_arguments_options[@]}" : \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+':run -- Run number:_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_netsonde__subcmd__runs__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:netsonde-runs-help-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(export)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(delete)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(compare)
+_arguments "${_arguments_options[@]}" : \
+'--threshold=[Smallest relative change that counts, beyond non-overlapping confidence intervals\: 0.02 = 2%]:THRESHOLD:_default' \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+':run_a -- Baseline run:_default' \
+':run_b -- Run to judge:_default' \
+&& ret=0
+;;
+(report)
+_arguments "${_arguments_options[@]}" : \
+'--out=[Output folder (default netsonde-report-RUN)]:DIR:_files' \
+'--format=[Format]:FORMAT:((html\:"One self-contained HTML file, plus the SVG plots beside it"
+md\:"Markdown tables"))' \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'::run -- Run number or `latest` (default):_default' \
+&& ret=0
+;;
+(lab)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_netsonde__subcmd__lab_commands" \
+"*::: :->lab" \
+&& ret=0
+
+    case $state in
+    (lab)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:netsonde-lab-command-$line[1]:"
+        case $line[1] in
+            (run)
+_arguments "${_arguments_options[@]}" : \
+'--mtu=[MTU of the link'\''s interfaces, 68 to 65535]:MTU:_default' \
+'--rate=[Line rate (decimal, 38 B of Ethernet framing per packet)\: 100M, 1G]:RATE:_default' \
+'--delay=[One-way delay\: 10ms]:DELAY:_default' \
+'--jitter=[Uniform jitter around the delay (does not reorder)\: 1ms]:JITTER:_default' \
+'--loss=[Loss\: 1% (random) or gemodel\:P,R,BAD,GOOD (Gilbert-Elliott bursts; BAD and GOOD optional, default 100% and 0%)]:LOSS:_default' \
+'--reorder=[Share of packets sent ahead of the delay (reordered)\: 5%]:REORDER:_default' \
+'--duplicate=[Share of packets delivered twice\: 1%]:DUPLICATE:_default' \
+'--queue=[Bottleneck queue\: 100p (packets) or bytes (256K). Default 50 ms at the rate]:QUEUE:_default' \
+'--shaper=[Rate limiter on veth links\: tbf or htb]:SHAPER:_default' \
+'--mechanism=[auto (veth; netem or the userspace emulator for impairments), kernel, or emulator]:MECHANISM:_default' \
+'--seed=[Seed of the emulator'\''s random source (loss, reordering, duplication, jitter)]:SEED:_default' \
+'--name=[Lab name (namespaces sonde-NAME-cli and sonde-NAME-srv); default rPID]:NAME:_default' \
+'--stats=[Write the userspace emulator'\''s counters (packets, drops, delivery error percentiles per direction) to this file as JSON at the end]:FILE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'::file -- A lab or experiment file (TOML)\: its `link` table sets the link (flags override it). An experiment file with no invocation runs as `run FILE`:_files' \
+'*::invocation -- What to run in the client host\: `client ...`, `search ...`, `sweep ...` or `run FILE`. Without a HOST it targets the lab'\''s server:_default' \
+&& ret=0
+;;
+(up)
+_arguments "${_arguments_options[@]}" : \
+'--mtu=[MTU of the link'\''s interfaces, 68 to 65535]:MTU:_default' \
+'--rate=[Line rate (decimal, 38 B of Ethernet framing per packet)\: 100M, 1G]:RATE:_default' \
+'--delay=[One-way delay\: 10ms]:DELAY:_default' \
+'--jitter=[Uniform jitter around the delay (does not reorder)\: 1ms]:JITTER:_default' \
+'--loss=[Loss\: 1% (random) or gemodel\:P,R,BAD,GOOD (Gilbert-Elliott bursts; BAD and GOOD optional, default 100% and 0%)]:LOSS:_default' \
+'--reorder=[Share of packets sent ahead of the delay (reordered)\: 5%]:REORDER:_default' \
+'--duplicate=[Share of packets delivered twice\: 1%]:DUPLICATE:_default' \
+'--queue=[Bottleneck queue\: 100p (packets) or bytes (256K). Default 50 ms at the rate]:QUEUE:_default' \
+'--shaper=[Rate limiter on veth links\: tbf or htb]:SHAPER:_default' \
+'--mechanism=[auto (veth; netem or the userspace emulator for impairments), kernel, or emulator]:MECHANISM:_default' \
+'--seed=[Seed of the emulator'\''s random source (loss, reordering, duplication, jitter)]:SEED:_default' \
+'--name=[Lab name]:NAME:_default' \
+'-p+[Control port of the server in the lab]:PORT:_default' \
+'--port=[Control port of the server in the lab]:PORT:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+'::file -- A lab file (TOML) whose `link` table sets the link:_files' \
+&& ret=0
+;;
+(down)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+'::name -- Its name:_default' \
+&& ret=0
+;;
+(clean)
+_arguments "${_arguments_options[@]}" : \
+'--all[Also remove labs made by \`lab up\`]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(emulate)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+':name -- The lab:_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_netsonde__subcmd__lab__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:netsonde-lab-help-command-$line[1]:"
+        case $line[1] in
+            (run)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(up)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(down)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(clean)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(emulate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(completions)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+':shell -- bash, zsh, fish, elvish or powershell:(bash elvish fish powershell zsh)' \
+&& ret=0
+;;
+(man)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+'::dir -- Where\: e.g. /usr/local/share/man/man1:_files' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_netsonde__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:netsonde-help-command-$line[1]:"
+        case $line[1] in
+            (server)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(client)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(keygen)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(caps)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(sweep)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(run)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(search)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(runs)
+_arguments "${_arguments_options[@]}" : \
+":: :_netsonde__subcmd__help__subcmd__runs_commands" \
+"*::: :->runs" \
+&& ret=0
+
+    case $state in
+    (runs)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:netsonde-help-runs-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(export)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(delete)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(compare)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(report)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(lab)
+_arguments "${_arguments_options[@]}" : \
+":: :_netsonde__subcmd__help__subcmd__lab_commands" \
+"*::: :->lab" \
+&& ret=0
+
+    case $state in
+    (lab)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:netsonde-help-lab-command-$line[1]:"
+        case $line[1] in
+            (run)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(up)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(down)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(clean)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(emulate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(completions)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(man)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+}
+
+(( $+functions[_netsonde_commands] )) ||
+_netsonde_commands() {
+    local commands; commands=(
+'server:Listen for tests (one at a time unless --max-sessions says more; others are told "busy" with the time left). Serves iperf3 clients too, on the same port (\`netsonde -s\` works as \`netsonde server\`)' \
+'client:Run one test against a server, or against an embedded loopback server when no HOST is given' \
+'keygen:Write a new random pre-shared key for --auth-key' \
+'caps:Which I/O strategies this host supports, probed on real sockets' \
+'sweep:Characterize\: a grid of tests over sizes, windows, directions and streams, with repetitions, stored and reported. With no arguments, a short characterization of this host'\''s stack on loopback' \
+'run:Run a sweep described by an experiment file (TOML, see docs/EXPERIMENTS.md)' \
+'search:Loss-free rate search (RFC 2544 throughput)\: per UDP frame size and I/O strategy, the highest offered rate with no loss (NDR) and with loss at or below a ratio (PDR)' \
+'runs:Browse stored runs' \
+'compare:Compare two runs point by point; exits 3 when RUN_B regressed beyond noise' \
+'report:Write a run'\''s report (HTML with plots, or Markdown) from the store' \
+'lab:Emulated paths on this host\: namespaces joined by a link with MTU, rate, delay, jitter, loss and reordering (root)' \
+'completions:Print a shell completion script\: netsonde completions bash > /usr/share/bash-completion/completions/netsonde (zsh, fish likewise)' \
+'man:Write the man pages (netsonde.1 and one per command) into DIR' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'netsonde commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__caps_commands] )) ||
+_netsonde__subcmd__caps_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde caps commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__client_commands] )) ||
+_netsonde__subcmd__client_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde client commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__compare_commands] )) ||
+_netsonde__subcmd__compare_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde compare commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__completions_commands] )) ||
+_netsonde__subcmd__completions_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde completions commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help_commands] )) ||
+_netsonde__subcmd__help_commands() {
+    local commands; commands=(
+'server:Listen for tests (one at a time unless --max-sessions says more; others are told "busy" with the time left). Serves iperf3 clients too, on the same port (\`netsonde -s\` works as \`netsonde server\`)' \
+'client:Run one test against a server, or against an embedded loopback server when no HOST is given' \
+'keygen:Write a new random pre-shared key for --auth-key' \
+'caps:Which I/O strategies this host supports, probed on real sockets' \
+'sweep:Characterize\: a grid of tests over sizes, windows, directions and streams, with repetitions, stored and reported. With no arguments, a short characterization of this host'\''s stack on loopback' \
+'run:Run a sweep described by an experiment file (TOML, see docs/EXPERIMENTS.md)' \
+'search:Loss-free rate search (RFC 2544 throughput)\: per UDP frame size and I/O strategy, the highest offered rate with no loss (NDR) and with loss at or below a ratio (PDR)' \
+'runs:Browse stored runs' \
+'compare:Compare two runs point by point; exits 3 when RUN_B regressed beyond noise' \
+'report:Write a run'\''s report (HTML with plots, or Markdown) from the store' \
+'lab:Emulated paths on this host\: namespaces joined by a link with MTU, rate, delay, jitter, loss and reordering (root)' \
+'completions:Print a shell completion script\: netsonde completions bash > /usr/share/bash-completion/completions/netsonde (zsh, fish likewise)' \
+'man:Write the man pages (netsonde.1 and one per command) into DIR' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'netsonde help commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__caps_commands] )) ||
+_netsonde__subcmd__help__subcmd__caps_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help caps commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__client_commands] )) ||
+_netsonde__subcmd__help__subcmd__client_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help client commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__compare_commands] )) ||
+_netsonde__subcmd__help__subcmd__compare_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help compare commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__completions_commands] )) ||
+_netsonde__subcmd__help__subcmd__completions_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help completions commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__help_commands] )) ||
+_netsonde__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help help commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__keygen_commands] )) ||
+_netsonde__subcmd__help__subcmd__keygen_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help keygen commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__lab_commands] )) ||
+_netsonde__subcmd__help__subcmd__lab_commands() {
+    local commands; commands=(
+'run:Build a lab, run a client or sweep invocation in it against a server in it, and tear it down\: \`netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr\`' \
+'up:Build a lab with a server in it and leave it running' \
+'down:Tear down a lab made by \`lab up\`' \
+'clean:Remove what killed lab runs left (namespaces, processes, state); with --all, also every lab made by \`lab up\`. Never touches anything a lab did not make' \
+'list:List labs' \
+'emulate:Run the userspace emulator of a \`lab up\` lab (started by \`lab up\`)' \
+    )
+    _describe -t commands 'netsonde help lab commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__lab__subcmd__clean_commands] )) ||
+_netsonde__subcmd__help__subcmd__lab__subcmd__clean_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help lab clean commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__lab__subcmd__down_commands] )) ||
+_netsonde__subcmd__help__subcmd__lab__subcmd__down_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help lab down commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__lab__subcmd__emulate_commands] )) ||
+_netsonde__subcmd__help__subcmd__lab__subcmd__emulate_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help lab emulate commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__lab__subcmd__list_commands] )) ||
+_netsonde__subcmd__help__subcmd__lab__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help lab list commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__lab__subcmd__run_commands] )) ||
+_netsonde__subcmd__help__subcmd__lab__subcmd__run_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help lab run commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__lab__subcmd__up_commands] )) ||
+_netsonde__subcmd__help__subcmd__lab__subcmd__up_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help lab up commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__man_commands] )) ||
+_netsonde__subcmd__help__subcmd__man_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help man commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__report_commands] )) ||
+_netsonde__subcmd__help__subcmd__report_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help report commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__run_commands] )) ||
+_netsonde__subcmd__help__subcmd__run_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help run commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__runs_commands] )) ||
+_netsonde__subcmd__help__subcmd__runs_commands() {
+    local commands; commands=(
+'list:One line per run, newest first' \
+'show:A run'\''s tables (Markdown)' \
+'export:A run'\''s points and statistics as CSV or JSON' \
+'delete:Delete a run and everything recorded for it' \
+    )
+    _describe -t commands 'netsonde help runs commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__runs__subcmd__delete_commands] )) ||
+_netsonde__subcmd__help__subcmd__runs__subcmd__delete_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help runs delete commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__runs__subcmd__export_commands] )) ||
+_netsonde__subcmd__help__subcmd__runs__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help runs export commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__runs__subcmd__list_commands] )) ||
+_netsonde__subcmd__help__subcmd__runs__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help runs list commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__runs__subcmd__show_commands] )) ||
+_netsonde__subcmd__help__subcmd__runs__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help runs show commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__search_commands] )) ||
+_netsonde__subcmd__help__subcmd__search_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help search commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__server_commands] )) ||
+_netsonde__subcmd__help__subcmd__server_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help server commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__sweep_commands] )) ||
+_netsonde__subcmd__help__subcmd__sweep_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help sweep commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__keygen_commands] )) ||
+_netsonde__subcmd__keygen_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde keygen commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab_commands] )) ||
+_netsonde__subcmd__lab_commands() {
+    local commands; commands=(
+'run:Build a lab, run a client or sweep invocation in it against a server in it, and tear it down\: \`netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr\`' \
+'up:Build a lab with a server in it and leave it running' \
+'down:Tear down a lab made by \`lab up\`' \
+'clean:Remove what killed lab runs left (namespaces, processes, state); with --all, also every lab made by \`lab up\`. Never touches anything a lab did not make' \
+'list:List labs' \
+'emulate:Run the userspace emulator of a \`lab up\` lab (started by \`lab up\`)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'netsonde lab commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__clean_commands] )) ||
+_netsonde__subcmd__lab__subcmd__clean_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab clean commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__down_commands] )) ||
+_netsonde__subcmd__lab__subcmd__down_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab down commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__emulate_commands] )) ||
+_netsonde__subcmd__lab__subcmd__emulate_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab emulate commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__help_commands] )) ||
+_netsonde__subcmd__lab__subcmd__help_commands() {
+    local commands; commands=(
+'run:Build a lab, run a client or sweep invocation in it against a server in it, and tear it down\: \`netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr\`' \
+'up:Build a lab with a server in it and leave it running' \
+'down:Tear down a lab made by \`lab up\`' \
+'clean:Remove what killed lab runs left (namespaces, processes, state); with --all, also every lab made by \`lab up\`. Never touches anything a lab did not make' \
+'list:List labs' \
+'emulate:Run the userspace emulator of a \`lab up\` lab (started by \`lab up\`)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'netsonde lab help commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__help__subcmd__clean_commands] )) ||
+_netsonde__subcmd__lab__subcmd__help__subcmd__clean_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab help clean commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__help__subcmd__down_commands] )) ||
+_netsonde__subcmd__lab__subcmd__help__subcmd__down_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab help down commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__help__subcmd__emulate_commands] )) ||
+_netsonde__subcmd__lab__subcmd__help__subcmd__emulate_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab help emulate commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__help__subcmd__help_commands] )) ||
+_netsonde__subcmd__lab__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab help help commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__help__subcmd__list_commands] )) ||
+_netsonde__subcmd__lab__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab help list commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__help__subcmd__run_commands] )) ||
+_netsonde__subcmd__lab__subcmd__help__subcmd__run_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab help run commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__help__subcmd__up_commands] )) ||
+_netsonde__subcmd__lab__subcmd__help__subcmd__up_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab help up commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__list_commands] )) ||
+_netsonde__subcmd__lab__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab list commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__run_commands] )) ||
+_netsonde__subcmd__lab__subcmd__run_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab run commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__up_commands] )) ||
+_netsonde__subcmd__lab__subcmd__up_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab up commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__man_commands] )) ||
+_netsonde__subcmd__man_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde man commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__report_commands] )) ||
+_netsonde__subcmd__report_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde report commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__run_commands] )) ||
+_netsonde__subcmd__run_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde run commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__runs_commands] )) ||
+_netsonde__subcmd__runs_commands() {
+    local commands; commands=(
+'list:One line per run, newest first' \
+'show:A run'\''s tables (Markdown)' \
+'export:A run'\''s points and statistics as CSV or JSON' \
+'delete:Delete a run and everything recorded for it' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'netsonde runs commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__runs__subcmd__delete_commands] )) ||
+_netsonde__subcmd__runs__subcmd__delete_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde runs delete commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__runs__subcmd__export_commands] )) ||
+_netsonde__subcmd__runs__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde runs export commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__runs__subcmd__help_commands] )) ||
+_netsonde__subcmd__runs__subcmd__help_commands() {
+    local commands; commands=(
+'list:One line per run, newest first' \
+'show:A run'\''s tables (Markdown)' \
+'export:A run'\''s points and statistics as CSV or JSON' \
+'delete:Delete a run and everything recorded for it' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'netsonde runs help commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__runs__subcmd__help__subcmd__delete_commands] )) ||
+_netsonde__subcmd__runs__subcmd__help__subcmd__delete_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde runs help delete commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__runs__subcmd__help__subcmd__export_commands] )) ||
+_netsonde__subcmd__runs__subcmd__help__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde runs help export commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__runs__subcmd__help__subcmd__help_commands] )) ||
+_netsonde__subcmd__runs__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde runs help help commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__runs__subcmd__help__subcmd__list_commands] )) ||
+_netsonde__subcmd__runs__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde runs help list commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__runs__subcmd__help__subcmd__show_commands] )) ||
+_netsonde__subcmd__runs__subcmd__help__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde runs help show commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__runs__subcmd__list_commands] )) ||
+_netsonde__subcmd__runs__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde runs list commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__runs__subcmd__show_commands] )) ||
+_netsonde__subcmd__runs__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde runs show commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__search_commands] )) ||
+_netsonde__subcmd__search_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde search commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__server_commands] )) ||
+_netsonde__subcmd__server_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde server commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__sweep_commands] )) ||
+_netsonde__subcmd__sweep_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde sweep commands' commands "$@"
+}
+
+if [ "$funcstack[1]" = "_netsonde" ]; then
+    _netsonde "$@"
+else
+    compdef _netsonde netsonde
+fi
