@@ -472,6 +472,12 @@ pub struct ClientArgs {
     /// UDP, as iperf3's -u: the same as --test udp-stream.
     #[arg(short = 'u', long, conflicts_with = "test")]
     pub udp: bool,
+    /// Only IPv4 addresses of HOST.
+    #[arg(short = '4', long, conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// Only IPv6 addresses of HOST ([::1] or ::1 work as HOST too).
+    #[arg(short = '6', long)]
+    pub ipv6: bool,
     /// Message size (stream tests): 128K = 128 KiB; 64kB = 64000 B.
     /// Default 128 KiB for TCP, 1472 B for UDP.
     #[arg(short = 'l', long, value_parser = parse_bytes)]

@@ -158,6 +158,34 @@ fn default_host(given: Option<String>) -> Option<String> {
     })
 }
 
+/// `-4`/`-6`: the host's first address of that family (as an address, so the
+/// client connects to exactly it); brackets around an IPv6 literal are dropped.
+fn family(host: Option<String>, v4: bool, v6: bool) -> anyhow::Result<Option<String>> {
+    let Some(h) = host else { return Ok(None) };
+    let h = h
+        .strip_prefix('[')
+        .and_then(|x| x.strip_suffix(']'))
+        .map(str::to_string)
+        .unwrap_or(h);
+    if !v4 && !v6 {
+        return Ok(Some(h));
+    }
+    use std::net::ToSocketAddrs;
+    let addrs = (h.as_str(), 0)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve '{h}'"))?;
+    let ip = addrs
+        .map(|a| a.ip())
+        .find(|ip| if v6 { ip.is_ipv6() } else { ip.is_ipv4() })
+        .ok_or_else(|| {
+            args::UsageError(format!(
+                "'{h}' has no {} address",
+                if v6 { "IPv6" } else { "IPv4" }
+            ))
+        })?;
+    Ok(Some(ip.to_string()))
+}
+
 fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
 }
@@ -391,7 +419,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             let spec = a.spec()?;
             let output = a.output();
             let cfg = ClientConfig {
-                host: default_host(a.host.clone()),
+                host: family(default_host(a.host.clone()), a.ipv4, a.ipv6)?,
                 port: a.port(),
                 spec,
                 deadlines: Default::default(),

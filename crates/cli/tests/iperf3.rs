@@ -30,8 +30,12 @@ fn free_port() -> u16 {
 
 /// Runs `iperf3 -c` with `-J` and returns its document, within a time limit.
 fn iperf3_client(port: u16, args: &[&str]) -> serde_json::Value {
+    iperf3_client_at("127.0.0.1", port, args)
+}
+
+fn iperf3_client_at(host: &str, port: u16, args: &[&str]) -> serde_json::Value {
     let mut child = Command::new("iperf3")
-        .args(["-c", "127.0.0.1", "-p", &port.to_string(), "-J"])
+        .args(["-c", host, "-p", &port.to_string(), "-J"])
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -265,4 +269,37 @@ fn a_busy_netsonde_server_denies_a_second_iperf3_client() {
     assert!(text.contains("busy"), "{text}");
     let doc = first.join().unwrap();
     assert!(doc["end"]["sum_received"]["bytes"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn ipv6_on_loopback_for_netsonde_and_iperf3_clients() {
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        eprintln!("skipped: no IPv6 loopback (::1) on this host");
+        return;
+    }
+    let port = free_port();
+    let srv = ServerProc::start_on(port, &["--bind", "::1"]);
+    let p = srv.port();
+    for args in [
+        &["-t", "1"][..],
+        &["-t", "1", "-u", "-b", "100M"],
+        &["-t", "1", "-T", "tcp-rr"],
+    ] {
+        let mut all = vec!["[::1]", "-6", "--port", &p];
+        all.extend_from_slice(args);
+        let doc = json(&all);
+        assert!(
+            doc["server_address"].as_str().unwrap().starts_with("[::1]"),
+            "{doc}"
+        );
+        let moved = doc["directions"][0]["goodput"]
+            .as_f64()
+            .or_else(|| doc["rr"]["transactions"].as_f64())
+            .unwrap();
+        assert!(moved > 0.0, "{args:?}");
+    }
+    if iperf3().is_some() {
+        let doc = iperf3_client_at("::1", port, &["-6", "-t", "1"]);
+        assert!(doc["end"]["sum_received"]["bytes"].as_f64().unwrap() > 0.0);
+    }
 }

@@ -95,7 +95,12 @@ impl ServerProc {
     pub fn start_on(port: u16, extra: &[&str]) -> ServerProc {
         let p = port.to_string();
         let mut child = Command::new(bin())
-            .args(["server", "--bind", "127.0.0.1", "--port", &p])
+            .args(["server", "--port", &p])
+            .args(if extra.contains(&"--bind") {
+                &[][..]
+            } else {
+                &["--bind", "127.0.0.1"][..]
+            })
             .args(extra)
             .stderr(Stdio::piped())
             .spawn()
