@@ -544,6 +544,22 @@ impl Wire {
         }
     }
 
+    /// Takes bytes read; a peer that sends more than the largest object it may
+    /// send, ahead of its turn, fails the session (nothing is buffered without
+    /// bound).
+    fn push(&mut self, bytes: &[u8]) -> bool {
+        if self.inbox.len() + bytes.len() > MAX_RESULTS + 4 {
+            self.fail(Iperf3Error::TooLong {
+                what: "unread input",
+                len: self.inbox.len() + bytes.len(),
+                max: MAX_RESULTS + 4,
+            });
+            return false;
+        }
+        self.inbox.extend_from_slice(bytes);
+        true
+    }
+
     fn fail(&mut self, e: Iperf3Error) {
         self.want = Want::Over;
         self.inbox.clear();
@@ -640,7 +656,9 @@ impl ClientMachine {
         if self.wire.want == Want::Over {
             return;
         }
-        self.wire.inbox.extend_from_slice(bytes);
+        if !self.wire.push(bytes) {
+            return;
+        }
         while let Some(item) = self.wire.take() {
             self.step(item);
         }
@@ -774,7 +792,9 @@ impl ServerMachine {
         if self.wire.want == Want::Over {
             return;
         }
-        self.wire.inbox.extend_from_slice(bytes);
+        if !self.wire.push(bytes) {
+            return;
+        }
         while let Some(item) = self.wire.take() {
             self.step(item);
         }
