@@ -572,13 +572,20 @@ impl Registry {
     }
 }
 
+/// What admitting a test holds until the session ends (its slot, its budget).
+pub(crate) type Held = Box<dyn std::any::Any>;
+/// Why a test was not admitted: whether another test is running, and the words.
+pub(crate) type Refused = (bool, String);
+/// The server's admission of a test.
+pub(crate) type Admit<'a> = &'a dyn Fn(&TestSpec) -> Result<Held, Refused>;
+
 /// What [`serve`] needs of the server.
 pub(crate) struct ServeCtx<'a> {
     pub registry: &'a Registry,
     pub deadlines: netsonde_proto::Deadlines,
     /// Admits a test (limits, the busy slot, the budget): a guard holding what
     /// it took, or (busy, why).
-    pub admit: &'a dyn Fn(&TestSpec) -> Result<Box<dyn std::any::Any>, (bool, String)>,
+    pub admit: Admit<'a>,
     pub log: &'a mut crate::policy::SessionLog,
 }
 
@@ -639,7 +646,7 @@ fn run_session(
     mut m: ServerMachine,
     registry: &Registry,
     d: netsonde_proto::Deadlines,
-    admit: &dyn Fn(&TestSpec) -> Result<Box<dyn std::any::Any>, (bool, String)>,
+    admit: Admit<'_>,
     log: &mut crate::policy::SessionLog,
 ) {
     let started = Instant::now();

@@ -298,7 +298,9 @@ impl Params {
             TestKind::UdpStream => true,
             _ => return unsupported(&format!("{} (iperf3 runs stream tests only)", spec.test)),
         };
-        if spec.warmup.0 % 1_000_000_000 != 0 || spec.duration.0 % 1_000_000_000 != 0 {
+        if !spec.warmup.0.is_multiple_of(1_000_000_000)
+            || !spec.duration.0.is_multiple_of(1_000_000_000)
+        {
             return unsupported("a time or warm-up that is not whole seconds");
         }
         Ok(Params {
