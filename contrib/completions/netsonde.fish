@@ -81,7 +81,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l tx-io -d 'I
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rx-io -d 'I/O strategy of the receiving flows (overrides --io)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s u -l udp -d 'UDP, as iperf3\'s -u: the same as --test udp-stream'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s 4 -l ipv4 -d 'Only IPv4 addresses of HOST'
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s 6 -l ipv6 -d 'Only IPv6 addresses of HOST ([::1] or ::1 work as HOST too)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s 6 -l ipv6 -d 'Only IPv6 addresses of HOST (`[::1]` or `::1` work as HOST too)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s N -l nodelay -d 'Disable Nagle\'s algorithm (always on for RR tests)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s R -l reverse -d 'The server sends'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l bidir -d 'Both directions at once, on separate connections'

@@ -94,8 +94,8 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '(-T --test)--udp[UDP, as iperf3'\''s -u\: the same as --test udp-stream]' \
 '(-6 --ipv6)-4[Only IPv4 addresses of HOST]' \
 '(-6 --ipv6)--ipv4[Only IPv4 addresses of HOST]' \
-'-6[Only IPv6 addresses of HOST (\[\:\:1\] or \:\:1 work as HOST too)]' \
-'--ipv6[Only IPv6 addresses of HOST (\[\:\:1\] or \:\:1 work as HOST too)]' \
+'-6[Only IPv6 addresses of HOST (\`\[\:\:1\]\` or \`\:\:1\` work as HOST too)]' \
+'--ipv6[Only IPv6 addresses of HOST (\`\[\:\:1\]\` or \`\:\:1\` work as HOST too)]' \
 '-N[Disable Nagle'\''s algorithm (always on for RR tests)]' \
 '--nodelay[Disable Nagle'\''s algorithm (always on for RR tests)]' \
 '(--bidir)-R[The server sends]' \

@@ -475,7 +475,7 @@ pub struct ClientArgs {
     /// Only IPv4 addresses of HOST.
     #[arg(short = '4', long, conflicts_with = "ipv6")]
     pub ipv4: bool,
-    /// Only IPv6 addresses of HOST ([::1] or ::1 work as HOST too).
+    /// Only IPv6 addresses of HOST (`[::1]` or `::1` work as HOST too).
     #[arg(short = '6', long)]
     pub ipv6: bool,
     /// Message size (stream tests): 128K = 128 KiB; 64kB = 64000 B.
