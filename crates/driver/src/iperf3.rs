@@ -3,7 +3,7 @@
 //! - [`run_client`]: netsonde's client against an unmodified `iperf3 -s`. This end
 //!   measures itself as it always does (CPU, `TCP_INFO`, per-flow figures); the
 //!   server's side is what iperf3 reports of it.
-//! - [`serve`]: an unmodified iperf3 client's session on `netsonde server`, which
+//! - `serve`: an unmodified iperf3 client's session on `netsonde server`, which
 //!   tells the two protocols apart by their first byte and runs the test with
 //!   netsonde's own flows, CPU accounting and limits.
 //!
