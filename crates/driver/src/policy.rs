@@ -475,10 +475,20 @@ mod tests {
         };
         let text = log.line(LogFormat::Text).unwrap();
         assert!(
-            text.contains("peer=192.0.2.1:4000 outcome=refused reason=\"server busy\""),
+            text.contains(
+                "peer=192.0.2.1:4000 protocol=netsonde outcome=refused reason=\"server busy\""
+            ),
             "{text}"
         );
         assert!(text.contains("test=tcp-rr"), "{text}");
+        let iperf3 = SessionLog {
+            protocol: "iperf3",
+            ..log.clone()
+        };
+        assert!(iperf3
+            .line(LogFormat::Text)
+            .unwrap()
+            .contains("protocol=iperf3"));
         let v: serde_json::Value =
             serde_json::from_str(&log.line(LogFormat::Json).unwrap()).unwrap();
         assert_eq!(v["outcome"], "refused");
