@@ -290,26 +290,8 @@ fn connect_flows(
         let socket = if spec.test == TestKind::TcpCrr {
             FlowSocket::CrrConnect(data_addr, ack.token)
         } else if spec.test.is_tcp() {
-            let fail = |source| ClientError::Data {
-                flow: id,
-                addr: data_addr,
-                source,
-            };
-            let io = |op| move |e| fail(EngineError::Io { op, source: e });
-            let s = Socket::new(
-                Domain::for_address(data_addr),
-                Type::STREAM,
-                Some(Protocol::TCP),
-            )
-            .map_err(io("socket"))?;
-            sockopt::apply(&s, spec).map_err(fail)?;
-            s.connect_timeout(&data_addr.into(), Duration::from_secs(5))
-                .map_err(io("connect"))?;
-            sockopt::set_wake(&s).map_err(fail)?;
-            facts.get_or_insert_with(|| sockopt::facts(&s, true));
-            let mut t: TcpStream = s.into();
-            t.write_all(&encode_preamble(&ack.token, id))
-                .map_err(io("send preamble"))?;
+            let (t, f) = connect_tcp(spec, data_addr, id, &encode_preamble(&ack.token, id))?;
+            facts.get_or_insert(f);
             FlowSocket::Tcp(t)
         } else {
             let port = *ack
@@ -348,6 +330,32 @@ fn connect_flows(
         plans.push(FlowPlan { id, dir, socket });
     }
     Ok((plans, facts))
+}
+
+/// Opens flow `id`'s TCP data connection to `addr` with the spec's socket
+/// options, and sends `first` (netsonde's preamble, or iperf3's cookie).
+pub(crate) fn connect_tcp(
+    spec: &TestSpec,
+    addr: SocketAddr,
+    id: u32,
+    first: &[u8],
+) -> Result<(TcpStream, netsonde_model::result::SocketFacts), ClientError> {
+    let fail = |source| ClientError::Data {
+        flow: id,
+        addr,
+        source,
+    };
+    let io = |op| move |e| fail(EngineError::Io { op, source: e });
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+        .map_err(io("socket"))?;
+    sockopt::apply(&s, spec).map_err(fail)?;
+    s.connect_timeout(&addr.into(), Duration::from_secs(5))
+        .map_err(io("connect"))?;
+    sockopt::set_wake(&s).map_err(fail)?;
+    let facts = sockopt::facts(&s, true);
+    let mut t: TcpStream = s.into();
+    t.write_all(first).map_err(io("send the first bytes"))?;
+    Ok((t, facts))
 }
 
 type Supervised = (Running, SideResult, Vec<IntervalRecord>);

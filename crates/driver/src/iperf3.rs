@@ -32,7 +32,7 @@ use netsonde_proto::iperf3::{
 };
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::client::{resolve, ClientConfig, ClientError, Intervals};
+use crate::client::{connect_tcp, resolve, ClientConfig, ClientError, Intervals};
 use crate::flows::{self, End, Finished, FlowPlan, FlowSocket};
 
 /// The two machines, as the control loop drives them.
@@ -287,19 +287,8 @@ fn connect_streams(
         };
         let io = |op| move |e| fail(EngineError::Io { op, source: e });
         let socket = if spec.test.is_tcp() {
-            let s = Socket::new(
-                Domain::for_address(server),
-                Type::STREAM,
-                Some(Protocol::TCP),
-            )
-            .map_err(io("socket"))?;
-            sockopt::apply(&s, spec).map_err(fail)?;
-            s.connect_timeout(&server.into(), Duration::from_secs(5))
-                .map_err(io("connect"))?;
-            sockopt::set_wake(&s).map_err(fail)?;
-            facts.get_or_insert_with(|| sockopt::facts(&s, true));
-            let mut t: TcpStream = s.into();
-            t.write_all(&cookie.0).map_err(io("send cookie"))?;
+            let (t, f) = connect_tcp(spec, server, id, &cookie.0)?;
+            facts.get_or_insert(f);
             FlowSocket::Tcp(t)
         } else {
             let s = udp_socket(spec, SocketAddr::new(local_ip, 0)).map_err(io("socket"))?;

@@ -95,9 +95,14 @@ pub fn render(r: &TestReport) -> String {
                     .unwrap_or_else(|| "-".into())
             );
             if let (Some(u), Some(sent)) = (&d.udp, d.datagrams_sent_measured) {
+                let counted = if u.by_sequence {
+                    "received and lost by sequence number over the test, as iperf3 counts"
+                } else {
+                    "measured interval"
+                };
                 let _ = writeln!(
                     o,
-                    "{:<15} datagrams sent {sent}  received {}  lost {} ({})  duplicate {}  reordered {}  jitter {}  {:.0} pkt/s  (measured interval; whole test: sent {}, received {})",
+                    "{:<15} datagrams sent {sent}  received {}  lost {} ({})  duplicate {}  reordered {}  jitter {}  {:.0} pkt/s  ({counted}; whole test: sent {}, received {})",
                     "",
                     u.packets,
                     u.lost,
