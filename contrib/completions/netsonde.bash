@@ -237,7 +237,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__client)
-            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -O -i -R -A -J -h --port --peer --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --rcv-window --mss --nodelay --congestion --rate --parallel --time --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --auth-key --io --tx-io --rx-io --verify --help"
+            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -O -i -R -A -J -h --port --peer --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --rrul --rcv-window --mss --nodelay --congestion --rate --parallel --time --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --auth-key --io --tx-io --rx-io --verify --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -284,6 +284,18 @@ _netsonde() {
                     return 0
                     ;;
                 -w)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dscp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --probe-rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --probe-idle)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

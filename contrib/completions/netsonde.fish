@@ -63,14 +63,17 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s T -l test -
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s l -l size -d 'Message size (stream tests): 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l request-size -d 'Request size (RR, CRR)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l response-size -d 'Response size (RR, CRR)' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s w -l window -d 'Socket buffer (SO_SNDBUF and SO_RCVBUF) on both ends; the granted value is reported' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s w -l window -d 'Socket buffer (SO_SNDBUF and SO_RCVBUF) on both ends; the granted value is reported. A list gives each flow its own, cycled over the flows: 128K,32K' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l dscp -d 'DSCP (0-63) of each flow\'s packets, cycled over the flows: 46 (EF) for all, or 46,0,10 for one each' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l probe-rate -d 'Probes of each kind per second (1-100)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l probe-idle -d 'Probing alone before and after the load' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rcv-window -d 'Receive buffer of the receiving end of each stream only (the sender keeps -w or the kernel\'s default): a receiver window below the sender\'s' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s M -l mss -d 'TCP maximum segment size' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s C -l congestion -d 'TCP congestion control on both ends (bbr, cubic, reno, ...)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s b -l rate -d 'Pacing rate per stream, in bit/s: 100M, 10G (decimal); 0 is unpaced. UDP default 1G' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s P -l parallel -d 'Parallel streams per direction, each on its own thread' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s P -l parallel -d 'Parallel streams per direction, each on its own thread [default: 1]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s t -l time -d 'Measured duration: 10 (seconds), 500ms, 2m' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s O -l warmup -l omit -d 'Warm-up before the measured interval, excluded from results (iperf3\'s -O/--omit)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s O -l warmup -l omit -d 'Warm-up before the measured interval, excluded from results (iperf3\'s -O/--omit) [default: 0]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s i -l interval -d 'Print a line per interval' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s A -l affinity -d 'Pin client flow threads to these cores, round-robin: 0,1' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l server-affinity -d 'Pin server flow threads to these cores, round-robin' -r
@@ -82,6 +85,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rx-io -d 'I
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s u -l udp -d 'UDP, as iperf3\'s -u: the same as --test udp-stream'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s 4 -l ipv4 -d 'Only IPv4 addresses of HOST'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s 6 -l ipv6 -d 'Only IPv6 addresses of HOST (`[::1]` or `::1` work as HOST too)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l probe -d 'Latency under load: probes (a kept TCP connection, UDP datagrams, a new TCP connection each) measure round trips alone for --probe-idle, beside the load, and alone again after it; reports added latency, responsiveness (RPM), fairness and each flow over time. Stream tests'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rrul -d 'Realtime response under load (flent\'s RRUL): tcp-stream both ways with -P 4 (unless -P is given), --probe, 2 s warm-up (unless -O is given)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s N -l nodelay -d 'Disable Nagle\'s algorithm (always on for RR tests)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s R -l reverse -d 'The server sends'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l bidir -d 'Both directions at once, on separate connections'

@@ -64,8 +64,11 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--size=[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--request-size=[Request size (RR, CRR)]:REQUEST_SIZE:_default' \
 '--response-size=[Response size (RR, CRR)]:RESPONSE_SIZE:_default' \
-'-w+[Socket buffer (SO_SNDBUF and SO_RCVBUF) on both ends; the granted value is reported]:WINDOW:_default' \
-'--window=[Socket buffer (SO_SNDBUF and SO_RCVBUF) on both ends; the granted value is reported]:WINDOW:_default' \
+'-w+[Socket buffer (SO_SNDBUF and SO_RCVBUF) on both ends; the granted value is reported. A list gives each flow its own, cycled over the flows\: 128K,32K]:WINDOW:_default' \
+'--window=[Socket buffer (SO_SNDBUF and SO_RCVBUF) on both ends; the granted value is reported. A list gives each flow its own, cycled over the flows\: 128K,32K]:WINDOW:_default' \
+'--dscp=[DSCP (0-63) of each flow'\''s packets, cycled over the flows\: 46 (EF) for all, or 46,0,10 for one each]:DSCP:_default' \
+'--probe-rate=[Probes of each kind per second (1-100)]:PROBE_RATE:_default' \
+'--probe-idle=[Probing alone before and after the load]:PROBE_IDLE:_default' \
 '--rcv-window=[Receive buffer of the receiving end of each stream only (the sender keeps -w or the kernel'\''s default)\: a receiver window below the sender'\''s]:RCV_WINDOW:_default' \
 '-M+[TCP maximum segment size]:MSS:_default' \
 '--mss=[TCP maximum segment size]:MSS:_default' \
@@ -73,13 +76,13 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--congestion=[TCP congestion control on both ends (bbr, cubic, reno, ...)]:CONGESTION:_default' \
 '-b+[Pacing rate per stream, in bit/s\: 100M, 10G (decimal); 0 is unpaced. UDP default 1G]:RATE:_default' \
 '--rate=[Pacing rate per stream, in bit/s\: 100M, 10G (decimal); 0 is unpaced. UDP default 1G]:RATE:_default' \
-'-P+[Parallel streams per direction, each on its own thread]:PARALLEL:_default' \
-'--parallel=[Parallel streams per direction, each on its own thread]:PARALLEL:_default' \
+'-P+[Parallel streams per direction, each on its own thread \[default\: 1\]]:PARALLEL:_default' \
+'--parallel=[Parallel streams per direction, each on its own thread \[default\: 1\]]:PARALLEL:_default' \
 '-t+[Measured duration\: 10 (seconds), 500ms, 2m]:TIME:_default' \
 '--time=[Measured duration\: 10 (seconds), 500ms, 2m]:TIME:_default' \
-'-O+[Warm-up before the measured interval, excluded from results (iperf3'\''s -O/--omit)]:WARMUP:_default' \
-'--warmup=[Warm-up before the measured interval, excluded from results (iperf3'\''s -O/--omit)]:WARMUP:_default' \
-'--omit=[Warm-up before the measured interval, excluded from results (iperf3'\''s -O/--omit)]:WARMUP:_default' \
+'-O+[Warm-up before the measured interval, excluded from results (iperf3'\''s -O/--omit) \[default\: 0\]]:WARMUP:_default' \
+'--warmup=[Warm-up before the measured interval, excluded from results (iperf3'\''s -O/--omit) \[default\: 0\]]:WARMUP:_default' \
+'--omit=[Warm-up before the measured interval, excluded from results (iperf3'\''s -O/--omit) \[default\: 0\]]:WARMUP:_default' \
 '-i+[Print a line per interval]:INTERVAL:_default' \
 '--interval=[Print a line per interval]:INTERVAL:_default' \
 '-A+[Pin client flow threads to these cores, round-robin\: 0,1]:AFFINITY:_default' \
@@ -96,6 +99,8 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '(-6 --ipv6)--ipv4[Only IPv4 addresses of HOST]' \
 '-6[Only IPv6 addresses of HOST (\`\[\:\:1\]\` or \`\:\:1\` work as HOST too)]' \
 '--ipv6[Only IPv6 addresses of HOST (\`\[\:\:1\]\` or \`\:\:1\` work as HOST too)]' \
+'--probe[Latency under load\: probes (a kept TCP connection, UDP datagrams, a new TCP connection each) measure round trips alone for --probe-idle, beside the load, and alone again after it; reports added latency, responsiveness (RPM), fairness and each flow over time. Stream tests]' \
+'(-T --test -u --udp -R --reverse)--rrul[Realtime response under load (flent'\''s RRUL)\: tcp-stream both ways with -P 4 (unless -P is given), --probe, 2 s warm-up (unless -O is given)]' \
 '-N[Disable Nagle'\''s algorithm (always on for RR tests)]' \
 '--nodelay[Disable Nagle'\''s algorithm (always on for RR tests)]' \
 '(--bidir)-R[The server sends]' \

@@ -111,7 +111,7 @@ fuzz_target!(|input: Session| {
                 version: *version,
                 caps: *caps,
             }),
-            Step::Setup(seed) => Frame::Message(Message::Setup { spec: seed.spec() }),
+            Step::Setup(seed) => Frame::Message(Message::Setup { spec: Box::new(seed.spec()) }),
             Step::Start => Frame::Message(Message::Start),
             Step::Done => Frame::Message(Message::Done),
             Step::Results => Frame::Message(Message::Results {

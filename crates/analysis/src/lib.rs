@@ -17,6 +17,8 @@
 //!   metrics.
 //! - [`diagnose`](mod@diagnose): which [`Bottleneck`] limited a test, with evidence
 //!   and advice.
+//! - [`load`]: latency under load: per phase, added, one-way, responsiveness
+//!   (RPM) and fairness.
 //! - [`rfc6349`](mod@rfc6349): transfer time ratio, TCP efficiency, buffer delay and
 //!   the bandwidth-delay product of a TCP test.
 //!
@@ -29,6 +31,7 @@ pub mod diagnose;
 pub mod fit;
 pub mod knee;
 pub mod link;
+pub mod load;
 pub mod quality;
 pub mod rfc6349;
 pub mod stats;

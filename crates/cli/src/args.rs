@@ -488,9 +488,30 @@ pub struct ClientArgs {
     /// Response size (RR, CRR).
     #[arg(long, default_value = "1", value_parser = parse_bytes)]
     pub response_size: Bytes,
-    /// Socket buffer (SO_SNDBUF and SO_RCVBUF) on both ends; the granted value is reported.
-    #[arg(short = 'w', long, value_parser = parse_bytes)]
-    pub window: Option<Bytes>,
+    /// Socket buffer (SO_SNDBUF and SO_RCVBUF) on both ends; the granted value is
+    /// reported. A list gives each flow its own, cycled over the flows: 128K,32K.
+    #[arg(short = 'w', long, value_parser = parse_byte_list)]
+    pub window: Option<ByteList>,
+    /// DSCP (0-63) of each flow's packets, cycled over the flows: 46 (EF) for
+    /// all, or 46,0,10 for one each.
+    #[arg(long, value_parser = parse_dscp_list)]
+    pub dscp: Option<DscpList>,
+    /// Latency under load: probes (a kept TCP connection, UDP datagrams, a new
+    /// TCP connection each) measure round trips alone for --probe-idle, beside
+    /// the load, and alone again after it; reports added latency, responsiveness
+    /// (RPM), fairness and each flow over time. Stream tests.
+    #[arg(long)]
+    pub probe: bool,
+    /// Probes of each kind per second (1-100).
+    #[arg(long, default_value_t = 20, requires = "probe")]
+    pub probe_rate: u32,
+    /// Probing alone before and after the load.
+    #[arg(long, default_value = "2", value_parser = parse_time, requires = "probe")]
+    pub probe_idle: Nanos,
+    /// Realtime response under load (flent's RRUL): tcp-stream both ways with
+    /// -P 4 (unless -P is given), --probe, 2 s warm-up (unless -O is given).
+    #[arg(long, conflicts_with_all = ["test", "udp", "reverse"])]
+    pub rrul: bool,
     /// Receive buffer of the receiving end of each stream only (the sender keeps
     /// -w or the kernel's default): a receiver window below the sender's.
     #[arg(long, value_parser = parse_bytes)]
@@ -507,16 +528,16 @@ pub struct ClientArgs {
     /// Pacing rate per stream, in bit/s: 100M, 10G (decimal); 0 is unpaced. UDP default 1G.
     #[arg(short = 'b', long, value_parser = parse_rate)]
     pub rate: Option<BitRate>,
-    /// Parallel streams per direction, each on its own thread.
-    #[arg(short = 'P', long, default_value_t = 1)]
-    pub parallel: u32,
+    /// Parallel streams per direction, each on its own thread [default: 1].
+    #[arg(short = 'P', long)]
+    pub parallel: Option<u32>,
     /// Measured duration: 10 (seconds), 500ms, 2m.
     #[arg(short = 't', long, default_value = "10", value_parser = parse_time)]
     pub time: Nanos,
     /// Warm-up before the measured interval, excluded from results (iperf3's
-    /// -O/--omit).
-    #[arg(short = 'O', long, visible_alias = "omit", default_value = "0", value_parser = parse_time)]
-    pub warmup: Nanos,
+    /// -O/--omit) [default: 0].
+    #[arg(short = 'O', long, visible_alias = "omit", value_parser = parse_time)]
+    pub warmup: Option<Nanos>,
     /// Print a line per interval.
     #[arg(short = 'i', long, value_parser = parse_time)]
     pub interval: Option<Nanos>,
@@ -589,6 +610,31 @@ impl ClientArgs {
     }
 }
 
+/// A list of sizes: `128K,32K`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByteList(pub Vec<Bytes>);
+
+fn parse_byte_list(s: &str) -> Result<ByteList, String> {
+    s.split(',')
+        .map(|v| parse_bytes(v.trim()))
+        .collect::<Result<Vec<_>, _>>()
+        .map(ByteList)
+}
+
+/// A list of DSCP values: `46,0`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DscpList(pub Vec<u8>);
+
+fn parse_dscp_list(s: &str) -> Result<DscpList, String> {
+    s.split(',')
+        .map(|v| match v.trim().parse::<u8>() {
+            Ok(d) if d <= 63 => Ok(d),
+            _ => Err(format!("'{v}' is not a DSCP (0-63)")),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(DscpList)
+}
+
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Output {
@@ -630,7 +676,12 @@ impl ClientArgs {
         }
         s.request_size = self.request_size;
         s.response_size = self.response_size;
-        s.window = self.window;
+        match self.window.as_ref().map(|w| w.0.as_slice()) {
+            Some([one]) => s.window = Some(*one),
+            Some(many) => s.flow_windows = many.to_vec(),
+            None => {}
+        }
+        s.dscp = self.dscp.clone().map(|d| d.0).unwrap_or_default();
         s.rcv_window = self.rcv_window;
         s.mss = self.mss;
         s.nodelay |= self.nodelay;
@@ -638,11 +689,21 @@ impl ClientArgs {
         if let Some(r) = self.rate {
             s.rate = netsonde_model::spec::pacing(r);
         }
-        s.parallel = self.parallel;
+        s.parallel = self.parallel.unwrap_or(if self.rrul { 4 } else { 1 });
         s.duration = self.time;
-        s.warmup = self.warmup;
+        s.warmup = self.warmup.unwrap_or(if self.rrul {
+            Nanos::from_secs(2)
+        } else {
+            Nanos::ZERO
+        });
         s.interval = self.interval;
-        s.direction = if self.bidir {
+        if self.probe || self.rrul {
+            s.probe = Some(netsonde_model::spec::ProbeSpec {
+                rate: self.probe_rate,
+                idle: self.probe_idle,
+            });
+        }
+        s.direction = if self.bidir || self.rrul {
             Direction::Bidir
         } else if self.reverse {
             Direction::In

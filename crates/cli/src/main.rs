@@ -456,6 +456,10 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 &netsonde_analysis::input_from_report(&report, line_rate),
             ));
             report.rfc6349 = netsonde_analysis::rfc6349(&report, line_rate);
+            let summary = netsonde_analysis::load::summarize(&report);
+            if let Some(l) = report.load.as_mut() {
+                l.summary = summary;
+            }
             let out = match output {
                 Output::Text => text::render(&report),
                 Output::Json => json::document(&report) + "\n",

@@ -354,7 +354,9 @@ fn chaos_200_killed_sessions() {
             if step >= 2 {
                 let mut spec = TestSpec::new(TestKind::TcpRr);
                 spec.duration = netsonde_model::units::Nanos::from_millis(300);
-                r.send(Frame::Message(Message::Setup { spec }));
+                r.send(Frame::Message(Message::Setup {
+                    spec: Box::new(spec),
+                }));
                 let _ = r.recv();
             }
             if step >= 3 {
@@ -442,7 +444,7 @@ fn fuzzed_frames_against_a_live_server() {
     let seeds: Vec<Vec<u8>> = {
         let hello = Frame::Hello(Hello::ours()).to_bytes();
         let setup = Frame::Message(Message::Setup {
-            spec: TestSpec::new(TestKind::TcpRr),
+            spec: Box::new(TestSpec::new(TestKind::TcpRr)),
         })
         .to_bytes();
         let start = Frame::Message(Message::Start).to_bytes();

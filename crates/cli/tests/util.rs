@@ -339,14 +339,18 @@ impl Raw {
     pub fn setup_reply(&mut self, spec: TestSpec) -> Option<Frame> {
         self.send(Frame::Hello(Hello::ours()));
         assert!(matches!(self.recv(), Some(Frame::Hello(_))));
-        self.send(Frame::Message(Message::Setup { spec }));
+        self.send(Frame::Message(Message::Setup {
+            spec: Box::new(spec),
+        }));
         self.recv()
     }
     /// Hello and setup; returns the setup-ack.
     pub fn setup(&mut self, spec: TestSpec) -> netsonde_proto::SetupAck {
         self.send(Frame::Hello(Hello::ours()));
         assert!(matches!(self.recv(), Some(Frame::Hello(_))));
-        self.send(Frame::Message(Message::Setup { spec }));
+        self.send(Frame::Message(Message::Setup {
+            spec: Box::new(spec),
+        }));
         match self.recv() {
             Some(Frame::Message(Message::SetupAck(a))) => *a,
             other => panic!("{other:?}"),

@@ -43,10 +43,18 @@ impl Need {
             .sum();
         let n = flows.len() as u64;
         let crr_extra = if spec.test == TestKind::TcpCrr { n } else { 0 };
+        // A load-latency test: three answering threads and the TCP_INFO reader;
+        // the kept probe connection, its UDP socket, a new connection at a time,
+        // and the reader's copies of the sending sockets.
+        let (probe_threads, probe_fds) = if spec.probe.is_some() {
+            (4, 3 + n)
+        } else {
+            (0, 0)
+        };
         Need {
             memory: Bytes(memory),
-            threads: n + 2,
-            fds: n + crr_extra + 2,
+            threads: n + 2 + probe_threads,
+            fds: n + crr_extra + 2 + probe_fds,
         }
     }
 

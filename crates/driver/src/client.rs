@@ -18,6 +18,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 use crate::control::Control;
 use crate::flows::{self, End, FlowPlan, FlowSocket, Running};
 use crate::now;
+use crate::probes::{ProbeConnections, Probing};
 use crate::server::{Server, ServerConfig, ServerError, ServerHandle};
 
 /// Default control port.
@@ -234,22 +235,53 @@ pub fn run(
     };
     let deadline = Instant::now() + cfg.deadlines.connect.as_duration();
     let (plans, socket) = connect_flows(&spec, &ack, addr.ip(), local_ip, deadline)?;
+    let probe_conns = match spec.probe_flows() {
+        Some(f) => Some(connect_probes(&ack, f, addr.ip(), local_ip, deadline)?),
+        None => None,
+    };
     s.start(now());
     ctl.flush(&mut s);
     let spec = Arc::new(spec);
+    // A load-latency test probes from now; its load starts after the idle phase.
+    let probing = probe_conns.map(|c| Probing::start(&spec, c));
+    let idle = spec.probe.map_or(Duration::ZERO, |p| p.idle.as_duration());
     let running = flows::start(
         End::Client,
         spec.clone(),
-        Instant::now(),
+        Instant::now() + idle,
         plans,
         &spec.client_affinity,
     );
     let (running, server, intervals) = supervise(&mut ctl, &mut s, running, &spec, on_interval)
         .map_err(|e| session_error(addr, e))?;
+    let load_clock = running.clock;
     let finished = running.finish();
     if let Some(e) = finished.error {
         return Err(ClientError::Flow(e));
     }
+    let load = match probing {
+        Some(p) => {
+            let load_end = Instant::now();
+            // The after phase: probes alone again.
+            std::thread::sleep(idle);
+            let t0 = p.t0;
+            let probes = p.finish().map_err(ClientError::Flow)?;
+            let since = |at: Instant| Nanos::from(at.saturating_duration_since(t0));
+            Some(netsonde_model::load::LoadLatency {
+                phases: netsonde_model::load::Phases {
+                    load_start: since(load_clock.t0),
+                    measured_start: since(load_clock.warm_end),
+                    measured_end: since(load_clock.end),
+                    load_end: since(load_end),
+                    end: since(Instant::now()),
+                },
+                probes,
+                same_clock: false,
+                summary: None,
+            })
+        }
+        None => None,
+    };
     let mut merged = None;
     for o in &finished.outputs {
         if let Some(h) = &o.latency {
@@ -263,15 +295,66 @@ pub fn run(
         flows: finished.outputs.into_iter().map(|o| o.result).collect(),
         cpu: finished.cpu,
         socket,
+        tcp_samples: finished.tcp_samples,
     };
-    Ok(TestReport::assemble(
+    let mut report = TestReport::assemble(
         (*spec).clone(),
         label,
         client,
         server,
         intervals,
         merged.as_ref().map(summarize),
-    ))
+    );
+    report.load = load.map(|mut l| {
+        l.same_clock = report.client.same_host(&report.server);
+        l
+    });
+    Ok(report)
+}
+
+/// Opens a load-latency test's probe connections: the kept TCP connection and
+/// the UDP socket (the last port the server announced), both handshaken.
+fn connect_probes(
+    ack: &SetupAck,
+    flows: netsonde_model::spec::ProbeFlows,
+    server_ip: IpAddr,
+    local_ip: IpAddr,
+    deadline: Instant,
+) -> Result<ProbeConnections, ClientError> {
+    let data_addr = SocketAddr::new(server_ip, ack.data_port);
+    let mut plain = TestSpec::new(TestKind::TcpRr);
+    plain.nodelay = true;
+    let (tcp, _) = connect_tcp(
+        &plain,
+        data_addr,
+        flows.tcp,
+        &encode_preamble(&ack.token, flows.tcp),
+    )?;
+    let port = *ack.udp_ports.last().ok_or_else(|| ClientError::Data {
+        flow: flows.udp,
+        addr: data_addr,
+        source: EngineError::Io {
+            op: "setup",
+            source: std::io::Error::other("server announced no UDP port for the probe"),
+        },
+    })?;
+    let to = SocketAddr::new(server_ip, port);
+    let fail = |source| ClientError::Data {
+        flow: flows.udp,
+        addr: to,
+        source,
+    };
+    let io = |op| move |e| fail(EngineError::Io { op, source: e });
+    let udp = UdpSocket::bind(SocketAddr::new(local_ip, 0)).map_err(io("bind"))?;
+    udp.connect(to).map_err(io("connect"))?;
+    udp::client_handshake(&udp, &ack.token, flows.udp, deadline).map_err(fail)?;
+    Ok(ProbeConnections {
+        tcp,
+        udp,
+        data_addr,
+        token: ack.token,
+        flows,
+    })
 }
 
 type Connected = (Vec<FlowPlan>, Option<netsonde_model::result::SocketFacts>);
@@ -314,7 +397,7 @@ fn connect_flows(
             let io = |op| move |e| fail(EngineError::Io { op, source: e });
             let s = Socket::new(Domain::for_address(to), Type::DGRAM, Some(Protocol::UDP))
                 .map_err(io("socket"))?;
-            sockopt::apply(&s, spec).map_err(fail)?;
+            sockopt::apply_flow(&s, spec, id).map_err(fail)?;
             s.bind(&SocketAddr::new(local_ip, 0).into())
                 .map_err(io("bind"))?;
             s.connect(&to.into()).map_err(io("connect"))?;
@@ -348,7 +431,7 @@ pub(crate) fn connect_tcp(
     let io = |op| move |e| fail(EngineError::Io { op, source: e });
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
         .map_err(io("socket"))?;
-    sockopt::apply(&s, spec).map_err(fail)?;
+    sockopt::apply_flow(&s, spec, id).map_err(fail)?;
     s.connect_timeout(&addr.into(), Duration::from_secs(5))
         .map_err(io("connect"))?;
     sockopt::set_wake(&s).map_err(fail)?;

@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 use netsonde_engine::datagram::Format;
 use netsonde_engine::flow::{run_group, Flow};
 use netsonde_engine::{
-    crr, io, rr, stream, udp, EngineError, FlowClock, FlowCounters, FlowCtx, FlowOutput,
+    crr, io, rr, sockopt, stream, udp, EngineError, FlowClock, FlowCounters, FlowCtx, FlowOutput,
 };
 use netsonde_model::cpu::CpuReport;
+use netsonde_model::load::FlowSamples;
 use netsonde_model::spec::{FlowDir, IoStrategy, TestKind, TestSpec};
 use netsonde_model::units::Nanos;
 use netsonde_proto::Token;
@@ -71,6 +72,8 @@ pub struct Running {
     /// Each thread's flows: their place in the plan order, and what each produced.
     flows: Vec<JoinHandle<Vec<Outcome>>>,
     cpu: JoinHandle<Option<CpuReport>>,
+    /// A load-latency test's `TCP_INFO` reader of this end's sending flows.
+    sampler: Option<(Arc<AtomicBool>, JoinHandle<Vec<FlowSamples>>)>,
     done: Receiver<()>,
     pending: usize,
 }
@@ -84,6 +87,8 @@ pub struct Finished {
     pub cpu: Option<CpuReport>,
     /// The first flow error, if any.
     pub error: Option<EngineError>,
+    /// A load-latency test: this end's sending TCP flows over time.
+    pub tcp_samples: Vec<FlowSamples>,
 }
 
 fn pin(core: usize) -> Result<(), EngineError> {
@@ -214,6 +219,10 @@ pub fn start_with(
     let mut counters = Vec::new();
     let mut alone = Vec::new();
     let mut shared = Vec::new();
+    let sampler = spec
+        .probe
+        .is_some()
+        .then(|| start_sampler(end, &spec, clock, &plans, stop.clone()));
     for (i, plan) in plans.into_iter().enumerate() {
         // A receiver window below the sender's: set on the receiving end's own
         // connection, once it is up.
@@ -283,6 +292,8 @@ pub fn start_with(
             tids.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push((tid, ids));
+            // A load-latency test starts its load after the probes' idle phase.
+            sleep_until(clock.t0, &stop);
             let out = run_thread(end, core, members, clock, &stop);
             if let Some(t) = netsonde_cpu::thread::cpu_time(tid) {
                 ended
@@ -336,8 +347,60 @@ pub fn start_with(
         stop,
         flows,
         cpu,
+        sampler,
         done,
     }
+}
+
+/// Reads the `TCP_INFO` of this end's sending TCP flows every
+/// [`TestSpec::sample_period`] from the load's start to a period past its
+/// measured end (on copies of their descriptors: a sending socket is shut down by
+/// its flow, never closed by the copy's holder before the flow is joined).
+fn start_sampler(
+    end: End,
+    spec: &TestSpec,
+    clock: FlowClock,
+    plans: &[FlowPlan],
+    stop: Arc<AtomicBool>,
+) -> (Arc<AtomicBool>, JoinHandle<Vec<FlowSamples>>) {
+    let socks: Vec<(u32, TcpStream)> = plans
+        .iter()
+        .filter(|p| spec.test == TestKind::TcpStream && sends(end, p.dir))
+        .filter_map(|p| match &p.socket {
+            FlowSocket::Tcp(t) => t.try_clone().ok().map(|t| (p.id, t)),
+            _ => None,
+        })
+        .collect();
+    let period = spec.sample_period().as_duration();
+    let last = clock.end + period;
+    let cap = (last.saturating_duration_since(clock.t0).as_nanos() / period.as_nanos().max(1))
+        as usize
+        + 2;
+    let done = Arc::new(AtomicBool::new(false));
+    let quit = done.clone();
+    let thread = std::thread::spawn(move || {
+        let mut out: Vec<FlowSamples> = socks
+            .iter()
+            .map(|(id, _)| FlowSamples {
+                flow: *id,
+                samples: Vec::with_capacity(cap),
+            })
+            .collect();
+        for k in 0..cap as u32 {
+            let at = clock.t0 + period * k;
+            if at > last || sleep_until(at, &quit) || stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let t = Nanos::from(at - clock.t0);
+            for ((_, sock), series) in socks.iter().zip(&mut out) {
+                if let Some(s) = sockopt::tcp_sample(sock, t) {
+                    series.samples.push(s);
+                }
+            }
+        }
+        out
+    });
+    (done, thread)
 }
 
 /// A flow thread's id and the flows it runs.
@@ -438,10 +501,18 @@ impl Running {
             }
         }
         let cpu = self.cpu.join().ok().flatten();
+        let tcp_samples = self
+            .sampler
+            .map(|(quit, t)| {
+                quit.store(true, Ordering::Relaxed);
+                t.join().unwrap_or_default()
+            })
+            .unwrap_or_default();
         Finished {
             outputs,
             cpu,
             error,
+            tcp_samples,
         }
     }
 }

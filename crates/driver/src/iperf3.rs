@@ -233,6 +233,7 @@ fn peer_side(spec: &TestSpec, end: End, r: &Results) -> SideResult {
         })
         .collect();
     SideResult {
+        tcp_samples: Vec::new(),
         host: Default::default(),
         flows,
         cpu: None,
@@ -472,11 +473,13 @@ pub fn run_client(
         outputs,
         cpu,
         error,
+        ..
     } = running.finish();
     if let Some(e) = error {
         return Err(ClientError::Flow(e));
     }
     let client = SideResult {
+        tcp_samples: Vec::new(),
         host: netsonde_cpu::host_facts(Some(local_ip)),
         flows: outputs.into_iter().map(|o| o.result).collect(),
         cpu,
@@ -778,6 +781,7 @@ fn run_session(
     mine.congestion_used = socket.as_ref().and_then(|s| s.congestion.clone());
     if params.get_server_output.is_some_and(|g| g != 0) {
         let side = SideResult {
+            tcp_samples: Vec::new(),
             host: netsonde_cpu::host_facts(Some(local.ip())),
             flows,
             cpu: finished.cpu,

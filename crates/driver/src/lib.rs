@@ -22,6 +22,7 @@ pub mod control;
 pub mod flows;
 pub mod iperf3;
 pub mod policy;
+mod probes;
 pub mod server;
 
 /// Host facts of this end (re-exported for callers that record them).

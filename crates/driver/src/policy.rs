@@ -143,7 +143,7 @@ impl Limits {
 
     /// The first limit `spec` exceeds.
     pub fn check(&self, spec: &TestSpec) -> Result<(), OverLimit> {
-        let total = spec.warmup.saturating_add(spec.duration);
+        let total = spec.span();
         if total > self.max_duration {
             return Err(OverLimit::Duration {
                 max: self.max_duration,

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use netsonde_engine::sockopt;
 use netsonde_model::result::{SideResult, SocketFacts};
-use netsonde_model::spec::{TestKind, TestSpec};
+use netsonde_model::spec::{FlowDir, TestKind, TestSpec};
 use netsonde_proto::auth::Key;
 use netsonde_proto::message::{decode_preamble, PREAMBLE_LEN};
 use netsonde_proto::{Deadlines, ErrorCode, Event, ServerSession, SetupAck, Token};
@@ -129,7 +129,7 @@ impl BusyGuard {
     /// The test started at `at`: it is expected to end at the end of its measured
     /// interval, plus [`AFTER_TEST`].
     fn started(&self, at: Instant, spec: &TestSpec) {
-        let end = at + spec.warmup.saturating_add(spec.duration).as_duration() + AFTER_TEST;
+        let end = at + spec.span().as_duration() + AFTER_TEST;
         let mut r = self.0.running.lock().unwrap_or_else(|e| e.into_inner());
         for (id, e) in r.iter_mut() {
             if *id == self.1 {
@@ -374,11 +374,11 @@ struct Acceptor {
     /// The data listener, shut down on cancel so a blocked `accept` returns at
     /// once.
     listener: Arc<TcpListener>,
-    thread: Option<JoinHandle<Result<Vec<FlowPlan>, String>>>,
+    thread: Option<JoinHandle<Result<Accepted, String>>>,
 }
 
 impl Acceptor {
-    fn join(mut self) -> Result<Vec<FlowPlan>, String> {
+    fn join(mut self) -> Result<Accepted, String> {
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(r)) => r,
             _ => Err("data acceptor failed".into()),
@@ -442,8 +442,7 @@ fn admit(spec: &TestSpec, shared: &Arc<Shared>) -> Result<(BusyGuard, Reservatio
         }
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed) as u64;
         // Until it starts, the test is expected to start at once.
-        let end =
-            Instant::now() + spec.warmup.saturating_add(spec.duration).as_duration() + AFTER_TEST;
+        let end = Instant::now() + spec.span().as_duration() + AFTER_TEST;
         r.push((id, end));
         BusyGuard(shared.clone(), id)
     };
@@ -474,19 +473,30 @@ fn prepare(spec: &TestSpec, local_ip: IpAddr, shared: &Arc<Shared>) -> Result<Pr
         .unwrap_or(0);
     let mut socket = spec.test.is_tcp().then(|| sockopt::facts(&listener, true));
     let mut udp = Vec::new();
-    if !spec.test.is_tcp() {
-        for _ in spec.flows() {
+    let udp_flows = if spec.test.is_tcp() {
+        Vec::new()
+    } else {
+        spec.flows().into_iter().map(|(id, _)| Some(id)).collect()
+    };
+    // A load-latency test's UDP probe gets a socket of its own, announced last.
+    let probe = spec.probe_flows().map(|_| None);
+    {
+        for flow in udp_flows.into_iter().chain(probe) {
             let s = Socket::new(
                 Domain::for_address(SocketAddr::new(local_ip, 0)),
                 Type::DGRAM,
                 Some(Protocol::UDP),
             )
             .map_err(|e| internal("open a UDP socket", e))?;
-            sockopt::apply(&s, spec)
-                .map_err(|e| internal("set UDP options", std::io::Error::other(e)))?;
+            if let Some(id) = flow {
+                sockopt::apply_flow(&s, spec, id)
+                    .map_err(|e| internal("set UDP options", std::io::Error::other(e)))?;
+            }
             s.bind(&SocketAddr::new(local_ip, 0).into())
                 .map_err(|e| internal("bind a UDP socket", e))?;
-            socket.get_or_insert_with(|| sockopt::facts(&s, false));
+            if flow.is_some() {
+                socket.get_or_insert_with(|| sockopt::facts(&s, false));
+            }
             udp.push(UdpSocket::from(s));
         }
     }
@@ -512,6 +522,18 @@ fn prepare(spec: &TestSpec, local_ip: IpAddr, shared: &Arc<Shared>) -> Result<Pr
 /// How long a data connection may take to send its preamble.
 const FIRST_BYTES: Duration = Duration::from_secs(1);
 
+/// A load-latency test's probe sockets at the server.
+struct ProbeSockets {
+    tcp: TcpStream,
+    udp: UdpSocket,
+    /// The data listener, where each new-connection probe arrives.
+    listener: Arc<TcpListener>,
+}
+
+/// What the acceptor hands over: the load's flows and, for a load-latency test,
+/// the probes' sockets.
+type Accepted = (Vec<FlowPlan>, Option<ProbeSockets>);
+
 /// Accepts the data flows of a session until all are in, the deadline passes or
 /// `cancel` is set. Connections from another address, without the session's token,
 /// or silent for [`FIRST_BYTES`], are dropped.
@@ -520,49 +542,66 @@ fn accept_flows(
     token: Token,
     peer_ip: IpAddr,
     listener: Arc<TcpListener>,
-    udp: Vec<UdpSocket>,
+    mut udp: Vec<UdpSocket>,
     deadline: Instant,
     cancel: &AtomicBool,
-) -> Result<Vec<FlowPlan>, String> {
+) -> Result<Accepted, String> {
     let wanted = spec.flows();
+    let probe = spec.probe_flows();
+    let handshake = |sock: &UdpSocket, id: u32| -> Result<(), String> {
+        let (flow, _) =
+            netsonde_engine::udp::server_handshake(sock, &token, peer_ip, deadline, cancel)
+                .map_err(|e| e.to_string())?;
+        if flow != id {
+            return Err(format!("UDP flow {id} announced itself as flow {flow}"));
+        }
+        sock.set_read_timeout(Some(sockopt::WAKE))
+            .map_err(|e| e.to_string())?;
+        sock.set_write_timeout(Some(sockopt::WAKE))
+            .map_err(|e| e.to_string())
+    };
+    let probe_udp = match probe {
+        Some(p) => {
+            let sock = udp.pop().ok_or("no UDP socket for the probe")?;
+            Some((p, sock))
+        }
+        None => None,
+    };
+    let mut plans = Vec::new();
+    // TCP connections wanted, by flow number: the load's (tcp-stream, tcp-rr) and
+    // the kept probe connection.
+    let mut tcp: Vec<(u32, FlowDir, Option<TcpStream>)> = Vec::new();
     if spec.test == TestKind::TcpCrr {
-        return Ok(wanted
-            .into_iter()
-            .map(|(id, dir)| FlowPlan {
-                id,
-                dir,
-                socket: FlowSocket::CrrAccept(listener.clone(), token, peer_ip),
-            })
-            .collect());
-    }
-    if !spec.test.is_tcp() {
-        let mut plans = Vec::new();
+        plans.extend(wanted.into_iter().map(|(id, dir)| FlowPlan {
+            id,
+            dir,
+            socket: FlowSocket::CrrAccept(listener.clone(), token, peer_ip),
+        }));
+    } else if spec.test.is_tcp() {
+        tcp.extend(wanted.into_iter().map(|(id, dir)| (id, dir, None)));
+    } else {
         for ((id, dir), sock) in wanted.into_iter().zip(udp) {
-            let (flow, _) =
-                netsonde_engine::udp::server_handshake(&sock, &token, peer_ip, deadline, cancel)
-                    .map_err(|e| e.to_string())?;
-            if flow != id {
-                return Err(format!("UDP flow {id} announced itself as flow {flow}"));
-            }
-            sock.set_read_timeout(Some(sockopt::WAKE))
-                .map_err(|e| e.to_string())?;
-            sock.set_write_timeout(Some(sockopt::WAKE))
-                .map_err(|e| e.to_string())?;
+            handshake(&sock, id)?;
             plans.push(FlowPlan {
                 id,
                 dir,
                 socket: FlowSocket::Udp(sock),
             });
         }
-        return Ok(plans);
     }
-    let mut got: Vec<Option<TcpStream>> = wanted.iter().map(|_| None).collect();
-    while got.iter().any(Option::is_none) {
+    if let Some((p, sock)) = &probe_udp {
+        handshake(sock, p.udp)?;
+    }
+    let load_tcp = tcp.len();
+    if let Some(p) = probe {
+        tcp.push((p.tcp, FlowDir::Up, None));
+    }
+    while tcp.iter().any(|(_, _, s)| s.is_none()) {
         if cancel.load(Ordering::Relaxed) {
             return Err("the session ended before its data connections".into());
         }
         if Instant::now() >= deadline {
-            let missing = got.iter().filter(|g| g.is_none()).count();
+            let missing = tcp.iter().filter(|(_, _, s)| s.is_none()).count();
             return Err(format!("{missing} data connection(s) never arrived"));
         }
         let (mut s, from) = match listener.accept() {
@@ -580,30 +619,38 @@ fn accept_flows(
         let Some((t, flow)) = decode_preamble(&pre) else {
             continue;
         };
-        let Some(slot) = got.get_mut(flow as usize) else {
+        let Some(slot) = tcp.iter_mut().find(|(id, _, _)| *id == flow) else {
             continue;
         };
-        if t != token || slot.is_some() {
+        if t != token || slot.2.is_some() {
             continue;
         }
         let sock = Socket::from(s);
-        if sockopt::apply(&sock, spec)
-            .and_then(|_| sockopt::set_wake(&sock))
-            .is_err()
-        {
+        let set = if probe.is_some_and(|p| p.tcp == flow) {
+            sock.set_tcp_nodelay(true)
+                .map_err(|source| netsonde_engine::EngineError::SockOpt {
+                    option: "TCP_NODELAY",
+                    source,
+                })
+        } else {
+            sockopt::apply_flow(&sock, spec, flow)
+        };
+        if set.and_then(|_| sockopt::set_wake(&sock)).is_err() {
             continue;
         }
-        *slot = Some(sock.into());
+        slot.2 = Some(sock.into());
     }
-    Ok(wanted
-        .into_iter()
-        .zip(got)
-        .map(|((id, dir), s)| FlowPlan {
-            id,
-            dir,
-            socket: FlowSocket::Tcp(s.expect("all present")),
-        })
-        .collect())
+    let mut tcp = tcp.into_iter();
+    plans.extend(tcp.by_ref().take(load_tcp).map(|(id, dir, s)| FlowPlan {
+        id,
+        dir,
+        socket: FlowSocket::Tcp(s.expect("all present")),
+    }));
+    let probes = match (tcp.next(), probe_udp) {
+        (Some((_, _, Some(tcp))), Some((_, udp))) => Some(ProbeSockets { tcp, udp, listener }),
+        _ => None,
+    };
+    Ok((plans, probes))
 }
 
 /// Runs one control connection to its end; returns its log record (none for an
@@ -751,7 +798,7 @@ fn serve_connection_netsonde(
             return fail(log, "dropped", "closed before start".into());
         }
     }
-    let plans = match acceptor.join() {
+    let (plans, probes) = match acceptor.join() {
         Ok(p) => p,
         Err(msg) => {
             s.abort(now(), ErrorCode::Internal, format!("server: {msg}"));
@@ -769,12 +816,26 @@ fn serve_connection_netsonde(
         })
         .or(socket);
 
-    // Run.
+    // Run: a load-latency test's probes are answered from now until the session
+    // ends (the guard stops them on every way out); its load starts after the idle
+    // phase.
     busy.started(Instant::now(), &spec);
+    let answering = match (probes, spec.probe_flows()) {
+        (Some(p), Some(f)) => Some(crate::probes::Answering::start(
+            p.tcp,
+            p.udp,
+            p.listener,
+            token,
+            f.connect,
+            peer.ip(),
+        )),
+        _ => None,
+    };
+    let idle = spec.probe.map_or(Duration::ZERO, |p| p.idle.as_duration());
     let mut running = flows::start(
         End::Server,
         spec.clone(),
-        Instant::now(),
+        Instant::now() + idle,
         plans,
         &spec.server_affinity,
     );
@@ -810,12 +871,21 @@ fn serve_connection_netsonde(
         flows: finished.outputs.into_iter().map(|o| o.result).collect(),
         cpu: finished.cpu,
         socket,
+        tcp_samples: finished.tcp_samples,
     };
     s.finish(now(), result);
+    // A load-latency test's client probes for its after phase once the load is
+    // over: the answers go on that long (and a second more) past this end's load.
+    let answer_until = Instant::now() + idle + Duration::from_secs(1);
     loop {
         for ev in ctl.pump(&mut s, tick) {
             match ev {
-                Event::Finished => return fail(log, "ok", String::new()),
+                Event::Finished => {
+                    if answering.is_some() {
+                        std::thread::sleep(answer_until.saturating_duration_since(Instant::now()));
+                    }
+                    return fail(log, "ok", String::new());
+                }
                 Event::Failed(e) => return fail(log, "failed", format!("after results: {e}")),
                 _ => {}
             }

@@ -29,6 +29,7 @@ pub mod footprint;
 pub mod io;
 pub mod latency;
 pub mod meter;
+pub mod probe;
 pub mod rr;
 mod send;
 pub mod sockopt;

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use netsonde_model::load::TcpSample;
 use netsonde_model::result::{SocketFacts, TcpInfoSummary};
 use netsonde_model::spec::TestSpec;
 use netsonde_model::units::{BitRate, Nanos};
@@ -19,11 +20,44 @@ fn opt(option: &'static str) -> impl FnOnce(std::io::Error) -> EngineError {
 /// Sets buffer sizes and, for TCP, MSS, Nagle and congestion control. Call before
 /// `connect` or `listen` so the window scale is chosen with the buffer in place.
 pub fn apply(sock: &Socket, spec: &TestSpec) -> Result<(), EngineError> {
-    if let Some(w) = spec.window {
+    apply_window(sock, spec.window_of(None))?;
+    apply_common(sock, spec)
+}
+
+/// [`apply`] for flow `flow`'s socket: its own buffer (`--window A,B`) and DSCP.
+pub fn apply_flow(sock: &Socket, spec: &TestSpec, flow: u32) -> Result<(), EngineError> {
+    apply_window(sock, spec.window_of(Some(flow)))?;
+    apply_common(sock, spec)?;
+    if let Some(d) = spec.dscp_of(flow) {
+        set_dscp(sock, d)?;
+    }
+    Ok(())
+}
+
+/// Marks a socket's packets with a DSCP (the upper six bits of the IPv4 TOS or
+/// the IPv6 traffic class).
+pub fn set_dscp(sock: &Socket, dscp: u8) -> Result<(), EngineError> {
+    let tos = u32::from(dscp) << 2;
+    if sock.domain().map_err(opt("SO_DOMAIN"))? == socket2::Domain::IPV6 {
+        sock.set_tclass_v6(tos).map_err(opt("IPV6_TCLASS"))
+    } else {
+        sock.set_tos_v4(tos).map_err(opt("IP_TOS"))
+    }
+}
+
+fn apply_window(
+    sock: &Socket,
+    window: Option<netsonde_model::units::Bytes>,
+) -> Result<(), EngineError> {
+    if let Some(w) = window {
         let w = usize::try_from(w.0).unwrap_or(usize::MAX);
         sock.set_send_buffer_size(w).map_err(opt("SO_SNDBUF"))?;
         sock.set_recv_buffer_size(w).map_err(opt("SO_RCVBUF"))?;
     }
+    Ok(())
+}
+
+fn apply_common(sock: &Socket, spec: &TestSpec) -> Result<(), EngineError> {
     if spec.test.is_tcp() {
         if let Some(m) = spec.mss {
             sock.set_tcp_mss(m).map_err(opt("TCP_MAXSEG"))?;
@@ -86,6 +120,19 @@ pub fn tcp_info(sock: &impl std::os::fd::AsRawFd) -> Option<TcpInfoSummary> {
         min_rtt: Nanos(u64::from(i.min_rtt) * 1000),
         bytes_sent: i.bytes_sent,
         bytes_retrans: i.bytes_retrans,
+    })
+}
+
+/// One `TCP_INFO` reading for a load-latency test's over-time series; `None` if
+/// the kernel refuses.
+pub fn tcp_sample(sock: &impl std::os::fd::AsRawFd, t: Nanos) -> Option<TcpSample> {
+    let i = crate::sys::tcp_info(sock).ok()?;
+    Some(TcpSample {
+        t,
+        bytes_acked: i.bytes_acked,
+        srtt: Nanos(u64::from(i.rtt) * 1000),
+        cwnd: i.snd_cwnd,
+        retransmits: u64::from(i.total_retrans),
     })
 }
 

@@ -8,6 +8,8 @@
 //!   combined report ([`result::TestReport`]) that renderers consume.
 //! - [`cpu`]: CPU accounting figures as exchanged between the two ends.
 //! - [`host`]: facts about a host that make a result reproducible.
+//! - [`load`]: latency under load: probes, phases, flows over time, and their
+//!   analysed summary.
 //! - [`link`]: the lab's emulated link (MTU, rate, delay, loss, ... per direction)
 //!   and the mechanism that built it, stored with every lab result.
 #![forbid(unsafe_code)]
@@ -16,6 +18,7 @@ pub mod cpu;
 pub mod diagnosis;
 pub mod host;
 pub mod link;
+pub mod load;
 pub mod result;
 pub mod spec;
 pub mod sweep;

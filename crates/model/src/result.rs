@@ -219,6 +219,9 @@ pub struct SideResult {
     pub cpu: Option<CpuReport>,
     /// What the kernel granted on this end's data sockets.
     pub socket: Option<SocketFacts>,
+    /// A load-latency test: this end's sending TCP flows' `TCP_INFO` over time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tcp_samples: Vec<crate::load::FlowSamples>,
 }
 
 impl SideResult {
@@ -642,6 +645,9 @@ pub struct TestReport {
     /// against a netsonde server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer: Option<PeerReport>,
+    /// A load-latency test (`--probe`): what the probes saw, and its analysis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::load::LoadLatency>,
 }
 
 /// What a server of another tool reported of itself, in its own terms.
@@ -819,6 +825,7 @@ impl TestReport {
             diagnosis: None,
             rfc6349: None,
             peer: None,
+            load: None,
         }
     }
 }

@@ -289,6 +289,56 @@ pub struct TestSpec {
     /// Check every received byte against the known pattern.
     #[serde(default)]
     pub verify: bool,
+    /// A load-latency test: probes before, during and after the load (`--probe`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeSpec>,
+    /// DSCP of each flow's packets, cycled over the flows (`--dscp 46,0`); empty:
+    /// the system's default (0).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dscp: Vec<u8>,
+    /// Socket buffer of each flow, cycled over the flows, in place of `window`
+    /// (`--window 128K,32K`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flow_windows: Vec<Bytes>,
+}
+
+/// The probes of a load-latency test. Each kind (a kept TCP connection, UDP
+/// datagrams, a new TCP connection per probe) sends `rate` probes a second, one
+/// at a time per kind, from the start: alone for `idle`, then beside the load,
+/// then alone for `idle` again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeSpec {
+    /// Probes of each kind per second (at most [`MAX_PROBE_RATE`]).
+    pub rate: u32,
+    /// Probing alone before the load, and again after it.
+    pub idle: Nanos,
+}
+
+/// The most probes of one kind per second (the responsiveness draft's MPS).
+pub const MAX_PROBE_RATE: u32 = 100;
+/// The most probes one test may send (their records are kept in memory).
+pub const MAX_PROBES: u64 = 1_000_000;
+
+impl Default for ProbeSpec {
+    /// 20 probes a second of each kind, 2 s alone before and after.
+    fn default() -> ProbeSpec {
+        ProbeSpec {
+            rate: 20,
+            idle: Nanos::from_secs(2),
+        }
+    }
+}
+
+/// The flow numbers of a load-latency test's probes, after the load's flows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeFlows {
+    /// The kept TCP connection.
+    pub tcp: u32,
+    /// The UDP socket.
+    pub udp: u32,
+    /// Each new connection's preamble carries this number.
+    pub connect: u32,
 }
 
 /// Why a spec was refused.
@@ -364,6 +414,12 @@ pub enum SpecError {
     /// A congestion control name that cannot be one.
     #[error("--congestion '{0}' is not a valid algorithm name")]
     BadCongestion(String),
+    /// A DSCP outside its six bits.
+    #[error("--dscp must be between 0 and 63, got {0}")]
+    BadDscp(u8),
+    /// Probe settings out of range.
+    #[error("--probe: {0}")]
+    BadProbe(String),
 }
 
 /// A pacing rate as users write it: `0` means unpaced (as iperf3's `-b 0`), any
@@ -405,6 +461,9 @@ impl TestSpec {
             tx_io: IoStrategy::Copy,
             rx_io: IoStrategy::Copy,
             verify: false,
+            probe: None,
+            dscp: Vec::new(),
+            flow_windows: Vec::new(),
         }
     }
 
@@ -426,6 +485,15 @@ impl TestSpec {
         }
         if let Some(w) = self.window {
             check_size("--window", w)?;
+        }
+        for &w in &self.flow_windows {
+            check_size("--window", w)?;
+        }
+        if let Some(&d) = self.dscp.iter().find(|&&d| d > 63) {
+            return Err(SpecError::BadDscp(d));
+        }
+        if let Some(p) = self.probe {
+            self.validate_probe(p)?;
         }
         if self.duration < Nanos::from_millis(100) || self.duration > MAX_DURATION {
             return Err(SpecError::DurationOutOfRange {
@@ -570,12 +638,93 @@ impl TestSpec {
         v
     }
 
-    /// How long a test can run before either end gives up on it: warm-up, the
-    /// measured time and a fixed allowance for start-up and drain.
+    /// How long a test can run before either end gives up on it: the probes'
+    /// idle phases, warm-up, the measured time and a fixed allowance for
+    /// start-up and drain.
     pub fn deadline(&self) -> Nanos {
+        self.span().saturating_add(Nanos::from_secs(10))
+    }
+
+    /// How long the test runs: warm-up and the measured time, and a load-latency
+    /// test's idle phases before and after.
+    pub fn span(&self) -> Nanos {
+        let idle = self.probe.map_or(Nanos::ZERO, |p| p.idle);
         self.warmup
             .saturating_add(self.duration)
-            .saturating_add(Nanos::from_secs(10))
+            .saturating_add(idle)
+            .saturating_add(idle)
+    }
+
+    fn validate_probe(&self, p: ProbeSpec) -> Result<(), SpecError> {
+        if !matches!(self.test, TestKind::TcpStream | TestKind::UdpStream) {
+            return Err(SpecError::NotApplicable {
+                option: "--probe",
+                test: self.test,
+                why: "probes measure latency beside a stream load; a request/response test is its own probe",
+            });
+        }
+        if p.rate == 0 || p.rate > MAX_PROBE_RATE {
+            return Err(SpecError::BadProbe(format!(
+                "the rate must be between 1 and {MAX_PROBE_RATE} probes a second, got {}",
+                p.rate
+            )));
+        }
+        if p.idle < Nanos::from_millis(500) || p.idle > Nanos::from_secs(600) {
+            return Err(SpecError::BadProbe(format!(
+                "the idle phase must be between 500ms and 10 min, got {}",
+                p.idle
+            )));
+        }
+        let span = self.deadline().as_secs_f64();
+        if span * f64::from(p.rate) * 3.0 > MAX_PROBES as f64 {
+            return Err(SpecError::BadProbe(format!(
+                "{} probes a second for {span:.0} s is more than {MAX_PROBES} probes; lower the rate",
+                p.rate
+            )));
+        }
+        Ok(())
+    }
+
+    /// The probes' flow numbers, when this is a load-latency test.
+    pub fn probe_flows(&self) -> Option<ProbeFlows> {
+        self.probe.map(|_| {
+            let n = self.flows().len() as u32;
+            ProbeFlows {
+                tcp: n,
+                udp: n + 1,
+                connect: n + 2,
+            }
+        })
+    }
+
+    /// The socket buffer of flow `flow` (`None`: the listening socket, which gets
+    /// the largest, so every flow's window scale fits its buffer).
+    pub fn window_of(&self, flow: Option<u32>) -> Option<Bytes> {
+        if self.flow_windows.is_empty() {
+            return self.window;
+        }
+        match flow {
+            Some(f) => Some(self.flow_windows[f as usize % self.flow_windows.len()]),
+            None => self.flow_windows.iter().copied().max(),
+        }
+    }
+
+    /// The DSCP of flow `flow`, if one was asked for.
+    pub fn dscp_of(&self, flow: u32) -> Option<u8> {
+        (!self.dscp.is_empty()).then(|| self.dscp[flow as usize % self.dscp.len()])
+    }
+
+    /// How often a load-latency test reads its loaded flows' `TCP_INFO`: the
+    /// interval (100 ms without one), lengthened so a side's readings stay under
+    /// 4,000 (they travel in one control message).
+    pub fn sample_period(&self) -> Nanos {
+        let base = self.interval.unwrap_or(Nanos::from_millis(100));
+        let span = self
+            .warmup
+            .saturating_add(self.duration)
+            .saturating_add(Nanos::from_secs(5));
+        let flows = self.flows().len().max(1) as u64;
+        base.max(Nanos(span.0.saturating_mul(flows) / 4000))
     }
 }
 

@@ -303,6 +303,12 @@ impl Params {
         {
             return unsupported("a time or warm-up that is not whole seconds");
         }
+        if spec.probe.is_some() {
+            return unsupported("--probe (an iperf3 server answers no latency probes)");
+        }
+        if !spec.flow_windows.is_empty() || !spec.dscp.is_empty() {
+            return unsupported("per-flow windows or DSCP (iperf3 sets one for all streams)");
+        }
         Ok(Params {
             tcp: (!udp).then_some(true),
             udp: udp.then_some(true),

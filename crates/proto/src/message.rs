@@ -147,7 +147,7 @@ pub enum Message {
     /// Client to server: run this test.
     Setup {
         /// The validated spec.
-        spec: TestSpec,
+        spec: Box<TestSpec>,
     },
     /// Server to client: accepted; connect the data flows.
     SetupAck(Box<SetupAck>),

@@ -525,10 +525,8 @@ impl ServerSession {
                 self.state = ServerState::Preparing;
                 self.core
                     .arm(now, d.setup, "the server to prepare the test");
-                self.spec = Some(spec.clone());
-                self.core
-                    .events
-                    .push_back(Event::SetupRequested(Box::new(spec)));
+                self.spec = Some((*spec).clone());
+                self.core.events.push_back(Event::SetupRequested(spec));
             }
             (ServerState::AwaitStart, Message::Start) => {
                 self.state = ServerState::Running;
@@ -635,7 +633,7 @@ impl ClientSession {
 
     fn send_setup(&mut self, now: Nanos) {
         self.core.send(Message::Setup {
-            spec: self.spec.clone(),
+            spec: Box::new(self.spec.clone()),
         });
         self.state = ClientState::AwaitAck;
         self.core

@@ -117,12 +117,14 @@ pub fn stream_report() -> TestReport {
         congestion: Some("bbr".into()),
     };
     let client = SideResult {
+        tcp_samples: Vec::new(),
         host: host("client"),
         flows: vec![up_s, down_r],
         cpu: Some(cpu(1.0)),
         socket: Some(socket.clone()),
     };
     let server = SideResult {
+        tcp_samples: Vec::new(),
         host: host("server"),
         flows: vec![up_r, down_s],
         cpu: Some(cpu(0.75)),
@@ -174,12 +176,14 @@ pub fn rr_report() -> TestReport {
         max: Nanos(2_100_000),
     };
     let client = SideResult {
+        tcp_samples: Vec::new(),
         host: host("client"),
         flows: vec![req],
         cpu: Some(cpu(0.5)),
         socket: None,
     };
     let server = SideResult {
+        tcp_samples: Vec::new(),
         host: host("server"),
         flows: vec![resp],
         cpu: Some(cpu(0.5)),

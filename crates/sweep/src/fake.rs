@@ -238,12 +238,14 @@ impl Runner for FakeRunner {
             congestion: None,
         });
         let client = SideResult {
+            tcp_samples: Vec::new(),
             host: host(),
             flows: cflows,
             cpu: Some(cpu(busy, secs)),
             socket: socket.clone(),
         };
         let server = SideResult {
+            tcp_samples: Vec::new(),
             host: host(),
             flows: sflows,
             cpu: Some(cpu(busy, secs)),

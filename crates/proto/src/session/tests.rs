@@ -92,6 +92,7 @@ fn ack() -> SetupAck {
 
 fn side() -> SideResult {
     SideResult {
+        tcp_samples: Vec::new(),
         host: HostFacts::default(),
         flows: vec![],
         cpu: None,
