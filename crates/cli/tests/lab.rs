@@ -1029,3 +1029,175 @@ fn the_search_finds_a_shaped_links_frame_rate() {
     });
     before.assert_restored();
 }
+
+/// `lab run LINK -- client --probe ...`: the load summary's added median of
+/// `kind` (ms), the one-way delays, and the document.
+fn added_ms(doc: &Value, kind: &str) -> f64 {
+    let added = doc["load"]["summary"]["added"].as_array().unwrap();
+    f(&added.iter().find(|a| a["kind"] == kind).unwrap()["p50_ms"])
+}
+
+/// Bufferbloat on purpose: a UDP load at 1.5 times a 20 Mbit/s line keeps the
+/// bottleneck queue full, so every probe waits behind the whole queue: the
+/// loaded round trip is the 20 ms idle one plus queue/rate (each full-size
+/// datagram is a 1538-byte frame on the line). A TCP load would not do: its
+/// congestion control (BBR here, or Cubic's HyStart) keeps the queue short of
+/// full within a test this long, so queue/rate is only its ceiling; that is
+/// checked too.
+#[test]
+fn a_full_queue_adds_its_length_over_the_rate_to_every_round_trip() {
+    let Some(_g) = ready("bufferbloat") else {
+        return;
+    };
+    let before = Before::take();
+    let frame_s = 1538.0 * 8.0 / 20e6;
+    for packets in [1000.0, 10.0] {
+        let q = format!("{packets}p");
+        let want = packets * frame_s * 1e3;
+        up_to_three(&format!("queue {q}"), || {
+            let doc = lab_json(
+                &["--rate", "20M", "--delay", "10ms", "--queue", &q],
+                &["--probe", "-u", "-b", "30M", "-t", "4", "--warmup", "2"],
+            );
+            let s = &doc["load"]["summary"];
+            let idle = s["phases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["phase"] == "idle" && p["kind"] == "udp")
+                .unwrap();
+            let idle_ms = f(&idle["p50"]) / 1e6;
+            if !(20.0..21.0).contains(&idle_ms) {
+                return Err(format!("idle round trip {idle_ms} ms, not 20 ms"));
+            }
+            // The queue is on the way up: the one-way delays say so (one clock).
+            let w = &s["one_way"];
+            assert_eq!(w["clock"], "exact", "{w}");
+            let down = f(&w["down_loaded_ms"]);
+            if !(9.5..11.0).contains(&down) {
+                return Err(format!("the unloaded direction took {down} ms"));
+            }
+            // Small datagrams wait behind full ones: within 20% of queue/rate, and
+            // for the short queue, a packet's serialization more.
+            within(
+                &format!("added latency, queue {q}"),
+                added_ms(&doc, "udp"),
+                want,
+                0.2 + if packets < 100.0 {
+                    frame_s * 1e3 / want
+                } else {
+                    0.0
+                },
+            )
+        });
+    }
+    // A TCP load (Cubic, one flow, 1000 packets): more latency than idle, never
+    // more than the queue can hold.
+    up_to_three("tcp load", || {
+        let doc = lab_json(
+            &["--rate", "20M", "--delay", "10ms", "--queue", "1000p"],
+            &["--probe", "-C", "cubic", "-t", "4", "--warmup", "3"],
+        );
+        let added = added_ms(&doc, "udp");
+        let ceiling = 1000.0 * frame_s * 1e3;
+        eprintln!("tcp load: added {added:.1} ms, ceiling {ceiling:.1} ms");
+        let p = &doc["load"]["summary"]["phases"];
+        let worst = p
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["kind"] == "udp" && p["phase"] == "loaded")
+            .map(|p| f(&p["p90"]) / 1e6)
+            .fold(0.0, f64::max);
+        if added > 20.0 && worst <= 20.0 + ceiling * 1.05 + 2.0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "added {added} ms, loaded p90 {worst} ms, ceiling {ceiling} ms"
+            ))
+        }
+    });
+    before.assert_restored();
+}
+
+/// Four flows through a 100 Mbit/s link share it: Jain's index of at least 0.9,
+/// their sum within 5% of the line's TCP payload share. One flow held to a
+/// window 4 times smaller than the other three (at a 20 ms round trip, 32 KiB
+/// carries about 13 Mbit/s, under a fair share) takes less, and the index drops.
+#[test]
+fn parallel_flows_share_a_link_fairly_unless_one_is_held_back() {
+    let Some(_g) = ready("fairness") else { return };
+    let before = Before::take();
+    let ceiling = 100e6 * 1448.0 / 1538.0;
+    let mut equal = 0.0;
+    up_to_three("equal windows", || {
+        let doc = lab_json(
+            &["--rate", "100M", "--delay", "10ms"],
+            &[
+                "--probe",
+                "--probe-idle",
+                "1",
+                "-P",
+                "4",
+                "-t",
+                "5",
+                "--warmup",
+                "2",
+                "-w",
+                "128K",
+            ],
+        );
+        let fair = &doc["load"]["summary"]["fairness"][0];
+        assert_eq!(fair["flows"], 4, "{fair}");
+        equal = f(&fair["jain"]);
+        eprintln!("equal windows: Jain {equal:.4}");
+        if equal < 0.9 {
+            return Err(format!("Jain's index {equal} under 0.9"));
+        }
+        within(
+            "sum of 4 flows",
+            f(&doc["directions"][0]["goodput"]),
+            ceiling,
+            0.05,
+        )
+    });
+    up_to_three("one small window", || {
+        let doc = lab_json(
+            &["--rate", "100M", "--delay", "10ms"],
+            &[
+                "--probe",
+                "--probe-idle",
+                "1",
+                "-P",
+                "4",
+                "-t",
+                "5",
+                "--warmup",
+                "2",
+                "-w",
+                "32K,128K,128K,128K",
+            ],
+        );
+        let fair = &doc["load"]["summary"]["fairness"][0];
+        let j = f(&fair["jain"]);
+        let rates: Vec<(u64, f64)> = doc["server"]["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|fl| {
+                (
+                    fl["id"].as_u64().unwrap(),
+                    f(&fl["bytes"]) * 8.0 / f(&fl["elapsed"]) * 1e9,
+                )
+            })
+            .collect();
+        eprintln!("one small window: Jain {j:.4} (equal: {equal:.4}); rates {rates:?}");
+        let slowest = rates.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap().0;
+        if j < equal - 0.02 && slowest == 0 {
+            Ok(())
+        } else {
+            Err(format!("Jain {j} against {equal}; slowest flow {slowest}"))
+        }
+    });
+    before.assert_restored();
+}
