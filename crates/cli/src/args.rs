@@ -205,8 +205,12 @@ pub struct SweepArgs {
     /// Lab link axis: random losses each way, 0,1% (Gilbert-Elliott in a file).
     #[arg(long)]
     pub losses: Option<String>,
+    /// Lab link axis: bottleneck queues each way, 10p,1000p (packets), 64K
+    /// (bytes) or 5ms,50ms (time at the rate).
+    #[arg(long)]
+    pub queues: Option<String>,
     /// Finish an interrupted run (number or `latest`).
-    #[arg(long, value_name = "RUN", conflicts_with_all = ["tests", "directions", "sizes", "windows", "parallel", "repeat", "time", "warmup", "seed", "line_rate", "mtus", "rates", "delays", "losses"])]
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["tests", "directions", "sizes", "windows", "parallel", "repeat", "time", "warmup", "seed", "line_rate", "mtus", "rates", "delays", "losses", "queues"])]
     pub resume: Option<String>,
     #[command(flatten)]
     pub common: SweepCommon,
@@ -345,6 +349,7 @@ impl SweepArgs {
             rates: list(&self.rates)?,
             delays: list(&self.delays)?,
             losses: list(&self.losses)?,
+            queues: list(&self.queues)?,
             link: None,
         })
     }

@@ -42,6 +42,13 @@ pub fn queue_limits(d: &DirLink) -> (u64, Option<u32>) {
         None => (default_queue_bytes(d), None),
         Some(Queue::Bytes(b)) => (b, None),
         Some(Queue::Packets(p)) => (u64::from(p) * (u64::from(d.mtu) + FRAME_OVERHEAD), Some(p)),
+        // At the rate (a time queue without one is refused when the link is
+        // validated), and at least one full frame.
+        Some(Queue::Time(t)) => {
+            let frame = u64::from(d.mtu) + FRAME_OVERHEAD;
+            let at_rate = d.rate.map_or(0.0, |r| r.bytes_per_sec() * t.as_secs_f64()) as u64;
+            (at_rate.max(frame), None)
+        }
     }
 }
 

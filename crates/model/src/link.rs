@@ -200,14 +200,18 @@ pub enum Queue {
     Bytes(u64),
     /// At most this many packets.
     Packets(u32),
+    /// At most this long to drain at the direction's rate (bytes: rate × time).
+    Time(Nanos),
 }
 
 impl std::str::FromStr for Queue {
     type Err = ValueError;
-    /// `100p` (packets) or a size (`64K`, `1MB`).
+    /// `100p` (packets), a size (`64K`, `1MB`) or a time at the rate (`50ms`).
     fn from_str(s: &str) -> Result<Queue, ValueError> {
         let t = s.trim();
-        let q = if let Some(n) = t
+        let q = if t.ends_with('s') {
+            Queue::Time(t.parse::<Nanos>()?)
+        } else if let Some(n) = t
             .strip_suffix("packets")
             .or_else(|| t.strip_suffix("pkts"))
             .or_else(|| t.strip_suffix('p'))
@@ -220,10 +224,25 @@ impl std::str::FromStr for Queue {
         } else {
             Queue::Bytes(t.parse::<Bytes>()?.0)
         };
-        if matches!(q, Queue::Bytes(0) | Queue::Packets(0)) {
+        if matches!(
+            q,
+            Queue::Bytes(0) | Queue::Packets(0) | Queue::Time(Nanos::ZERO)
+        ) {
             return Err(ValueError::EmptyQueue(s.into()));
         }
         Ok(q)
+    }
+}
+
+impl Queue {
+    /// The form a sweep axis stores, which parses back to the same queue:
+    /// `100p`, `65536` (bytes), `50000000ns`.
+    pub fn axis_value(&self) -> String {
+        match *self {
+            Queue::Bytes(b) => b.to_string(),
+            Queue::Packets(p) => format!("{p}p"),
+            Queue::Time(t) => format!("{}ns", t.0),
+        }
     }
 }
 
@@ -232,6 +251,7 @@ impl fmt::Display for Queue {
         match *self {
             Queue::Bytes(b) => write!(f, "{}", Bytes(b)),
             Queue::Packets(p) => write!(f, "{p} packets"),
+            Queue::Time(t) => write!(f, "{t} at the rate"),
         }
     }
 }
@@ -342,6 +362,11 @@ impl DirLink {
                 "delay",
                 ValueError::Range(format!("{dir}: at most 10 s of delay or jitter")),
             ));
+        }
+        if matches!(self.queue, Some(Queue::Time(_))) && self.rate.is_none() {
+            return Err(LinkError::Inconsistent(format!(
+                "a queue given as a time needs a --rate on the {dir} direction: it holds that long at the rate"
+            )));
         }
         if self.reorder > 0.0 && self.delay == Nanos::ZERO {
             return Err(LinkError::Inconsistent(format!(
@@ -473,6 +498,9 @@ impl LinkSpec {
             if let Some(l) = p.loss {
                 d.loss = l;
             }
+            if let Some(q) = p.queue {
+                d.queue = Some(q);
+            }
         }
         s
     }
@@ -547,6 +575,9 @@ pub struct LinkPoint {
     pub delay: Option<Nanos>,
     /// Loss, each way.
     pub loss: Option<Loss>,
+    /// Bottleneck queue, each way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<Queue>,
 }
 
 impl LinkPoint {
@@ -584,6 +615,9 @@ impl LinkPoint {
                 .transpose()?,
             loss: get("loss")
                 .map(|v| v.parse::<Loss>().map_err(|e| bad("loss", e)))
+                .transpose()?,
+            queue: get("queue")
+                .map(|v| v.parse::<Queue>().map_err(|e| bad("queue", e)))
                 .transpose()?,
         })
     }
@@ -800,6 +834,15 @@ mod tests {
     fn queues_parse() {
         assert_eq!("100p".parse::<Queue>().unwrap(), Queue::Packets(100));
         assert_eq!("64K".parse::<Queue>().unwrap(), Queue::Bytes(65536));
+        assert_eq!(
+            "50ms".parse::<Queue>().unwrap(),
+            Queue::Time(Nanos::from_millis(50))
+        );
+        assert!("0ms".parse::<Queue>().is_err());
+        for q in ["100p", "64K", "50ms"] {
+            let q: Queue = q.parse().unwrap();
+            assert_eq!(q.axis_value().parse::<Queue>().unwrap(), q);
+        }
         assert!("0p".parse::<Queue>().is_err());
     }
 

@@ -28,14 +28,14 @@ const CONFIG: &str = "tx_io,rx_io,request_size,response_size,mss,nodelay,congest
 /// Renders the CSV.
 pub fn render(s: &Study) -> String {
     let mut o = format!(
-        "point,test,direction,size,window,parallel,{CONFIG},mtu,rate_link,delay,loss,status,metric,n,median,mean,ci_low,ci_high,ci_coverage,cv\n"
+        "point,test,direction,size,window,parallel,{CONFIG},mtu,rate_link,delay,loss,queue,status,metric,n,median,mean,ci_low,ci_high,ci_coverage,cv\n"
     );
     for p in &s.points {
         let ax = |k: &str| field(p.axes.get(k).map(String::as_str).unwrap_or(""));
         let sp = &p.spec;
         let o_ = |v: Option<String>| field(&v.unwrap_or_default());
         let head = format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             p.idx,
             ax("test"),
             ax("direction"),
@@ -74,6 +74,7 @@ pub fn render(s: &Study) -> String {
             ax("rate"),
             ax("delay"),
             ax("loss"),
+            ax("queue"),
             field(&p.status),
         );
         match &p.summary {

@@ -22,6 +22,7 @@
 //! mtus = [1500, 9000, 65535]
 //! rates = ["100M", "1G"]        # 0 is unlimited
 //! delays = ["0", "10ms"]        # one-way, each way
+//! queues = ["10p", "1000p"]     # bottleneck queue: packets, bytes or time at the rate
 //! losses = ["0", "1%", "gemodel:1%,30%"]
 //!
 //! [options]                     # fixed for every point
@@ -37,7 +38,7 @@
 //! delay = "114ms"
 //! ```
 
-use netsonde_model::link::{parse_mtu, LinkSettings, Loss};
+use netsonde_model::link::{parse_mtu, LinkSettings, Loss, Queue};
 use netsonde_model::spec::{Direction, TestKind};
 use netsonde_model::units::{BitRate, Bytes, Nanos};
 use serde::{Deserialize, Serialize};
@@ -130,6 +131,9 @@ pub struct Experiment {
     /// Lab link axis: losses, each way (`["0", "1%", "gemodel:1%,30%"]`).
     #[serde(default, deserialize_with = "strings_or_numbers")]
     pub losses: Option<Vec<String>>,
+    /// Lab link axis: bottleneck queues, each way (`["10p", "1000p", "64K", "50ms"]`).
+    #[serde(default, deserialize_with = "strings_or_numbers")]
+    pub queues: Option<Vec<String>>,
     /// The lab's link (`netsonde lab run FILE`), see `netsonde_model::link`.
     pub link: Option<LinkSettings>,
 }
@@ -325,6 +329,7 @@ impl Experiment {
             rate: each("rates", &self.rates, str::parse::<BitRate>)?,
             delay: each("delays", &self.delays, str::parse::<Nanos>)?,
             loss: each("losses", &self.losses, str::parse::<Loss>)?,
+            queue: each("queues", &self.queues, str::parse::<Queue>)?,
         })
     }
 }

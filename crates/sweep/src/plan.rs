@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use netsonde_model::link::{LinkSettings, Loss};
+use netsonde_model::link::{LinkSettings, Loss, Queue};
 use netsonde_model::spec::{Direction, IoStrategy, TestKind, TestSpec};
 use netsonde_model::units::{BitRate, Bytes, Nanos};
 use rand::seq::SliceRandom;
@@ -71,12 +71,19 @@ pub struct LinkAxes {
     pub delay: Vec<Nanos>,
     /// Losses, each way.
     pub loss: Vec<Loss>,
+    /// Bottleneck queues, each way.
+    #[serde(default)]
+    pub queue: Vec<Queue>,
 }
 
 impl LinkAxes {
     /// Whether no link axis is given.
     pub fn is_empty(&self) -> bool {
-        self.mtu.is_empty() && self.rate.is_empty() && self.delay.is_empty() && self.loss.is_empty()
+        self.mtu.is_empty()
+            && self.rate.is_empty()
+            && self.delay.is_empty()
+            && self.loss.is_empty()
+            && self.queue.is_empty()
     }
 
     /// Whether some value needs delay or loss (and so a mechanism that has them).
@@ -109,13 +116,14 @@ impl LinkAxes {
             self.delay.iter().map(|d| d.0.to_string()).collect(),
         );
         cross("loss", self.loss.iter().map(Loss::to_string).collect());
+        cross("queue", self.queue.iter().map(Queue::axis_value).collect());
         out
     }
 }
 
 /// The link axes' values of a point, as one key (empty without link axes).
 pub fn link_key(axes: &BTreeMap<String, String>) -> String {
-    ["mtu", "rate", "delay", "loss"]
+    ["mtu", "rate", "delay", "loss", "queue"]
         .iter()
         .filter_map(|k| axes.get(*k).map(|v| format!("{k}={v}")))
         .collect::<Vec<_>>()
@@ -177,6 +185,7 @@ impl Plan {
             l.rate.len(),
             l.delay.len(),
             l.loss.len(),
+            l.queue.len(),
             self.tests.len(),
             self.directions.len(),
             self.sizes.len(),
