@@ -513,6 +513,10 @@ pub struct ClientArgs {
     /// Probing alone before and after the load.
     #[arg(long, default_value = "2", value_parser = parse_time, requires = "probe")]
     pub probe_idle: Nanos,
+    /// Write the load-latency figure (latency over time with the phases shaded,
+    /// each flow's goodput, the distribution idle against loaded) to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<std::path::PathBuf>,
     /// Realtime response under load (flent's RRUL): tcp-stream both ways with
     /// -P 4 (unless -P is given), --probe, 2 s warm-up (unless -O is given).
     #[arg(long, conflicts_with_all = ["test", "udp", "reverse"])]

@@ -417,6 +417,12 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         }
         Command::Client(a) => {
             let spec = a.spec()?;
+            if a.plot.is_some() && spec.probe.is_none() {
+                return Err(args::UsageError(
+                    "--plot draws a load-latency test: add --probe (or --rrul)".into(),
+                )
+                .into());
+            }
             let output = a.output();
             let cfg = ClientConfig {
                 host: family(default_host(a.host.clone()), a.ipv4, a.ipv6)?,
@@ -459,6 +465,10 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             let summary = netsonde_analysis::load::summarize(&report);
             if let Some(l) = report.load.as_mut() {
                 l.summary = summary;
+            }
+            if let (Some(path), Some(svg)) = (&a.plot, netsonde_report::load_plot::svg(&report)) {
+                std::fs::write(path, svg)
+                    .with_context(|| format!("writing the figure to {}", path.display()))?;
             }
             let out = match output {
                 Output::Text => text::render(&report),

@@ -254,3 +254,63 @@ pub fn study() -> crate::study::Study {
         views,
     )
 }
+
+/// A load-latency test (`--probe`): [`stream_report`] with 20 ms round trips
+/// idle, 200 ms loaded, and each flow's readings every 100 ms.
+pub fn load_report() -> TestReport {
+    use netsonde_model::load::{
+        FlowSamples, LoadLatency, Phases, ProbeKind, ProbeSample, TcpSample,
+    };
+    let mut r = stream_report();
+    r.spec.probe = Some(netsonde_model::spec::ProbeSpec::default());
+    let phases = Phases {
+        load_start: Nanos::from_secs(2),
+        measured_start: Nanos::from_secs(2),
+        measured_end: Nanos::from_secs(12),
+        load_end: Nanos::from_secs(12),
+        end: Nanos::from_secs(14),
+    };
+    let mut probes = Vec::new();
+    for i in 0..280u64 {
+        let t = Nanos::from_millis(i * 50);
+        let rtt = if phases.at(t) == netsonde_model::load::Phase::Loaded {
+            Nanos::from_millis(200 + i % 7)
+        } else {
+            Nanos::from_millis(20)
+        };
+        for kind in ProbeKind::ALL {
+            probes.push(ProbeSample {
+                kind,
+                t,
+                rtt: Some(rtt),
+                connect: (kind == ProbeKind::Connect).then_some(rtt),
+                up: (kind == ProbeKind::Udp).then(|| rtt.0 as i64 - 10_000_000),
+                down: (kind == ProbeKind::Udp).then_some(10_000_000),
+            });
+        }
+    }
+    let samples = |flow: u32, rate: u64| FlowSamples {
+        flow,
+        samples: (0..=100u64)
+            .map(|k| TcpSample {
+                t: Nanos::from_millis(k * 100),
+                bytes_acked: rate / 8 * k / 10,
+                srtt: Nanos::from_millis(190),
+                cwnd: 100,
+                retransmits: k / 10,
+            })
+            .collect(),
+    };
+    r.client.tcp_samples = vec![samples(0, 8_000_000_000)];
+    r.server.tcp_samples = vec![samples(1, 6_400_000_000)];
+    let mut load = LoadLatency {
+        phases,
+        probes,
+        same_clock: true,
+        summary: None,
+    };
+    r.load = Some(load.clone());
+    load.summary = netsonde_analysis::load::summarize(&r);
+    r.load = Some(load);
+    r
+}

@@ -14,6 +14,7 @@
 pub mod csv;
 pub mod html;
 pub mod json;
+pub mod load_plot;
 pub mod markdown;
 pub mod plot;
 pub mod study;
