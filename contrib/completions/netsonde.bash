@@ -237,7 +237,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__client)
-            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -O -i -R -A -J -h --port --peer --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --rrul --rcv-window --mss --nodelay --congestion --rate --parallel --time --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --auth-key --io --tx-io --rx-io --verify --help"
+            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -O -i -R -A -J -h --port --peer --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --plot --rrul --rcv-window --mss --nodelay --congestion --rate --parallel --time --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --auth-key --io --tx-io --rx-io --verify --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -296,6 +296,10 @@ _netsonde() {
                     return 0
                     ;;
                 --probe-idle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --plot)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1525,7 +1529,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__sweep)
-            opts="-p -t -h --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --help"
+            opts="-p -t -h --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1608,6 +1612,10 @@ _netsonde() {
                     return 0
                     ;;
                 --losses)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --queues)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

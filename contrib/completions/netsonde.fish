@@ -67,6 +67,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s w -l window
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l dscp -d 'DSCP (0-63) of each flow\'s packets, cycled over the flows: 46 (EF) for all, or 46,0,10 for one each' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l probe-rate -d 'Probes of each kind per second (1-100)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l probe-idle -d 'Probing alone before and after the load' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l plot -d 'Write the load-latency figure (latency over time with the phases shaded, each flow\'s goodput, the distribution idle against loaded) to this SVG file' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rcv-window -d 'Receive buffer of the receiving end of each stream only (the sender keeps -w or the kernel\'s default): a receiver window below the sender\'s' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s M -l mss -d 'TCP maximum segment size' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s C -l congestion -d 'TCP congestion control on both ends (bbr, cubic, reno, ...)' -r
@@ -115,6 +116,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l mtus -d 'Lab
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l rates -d 'Lab link axis: rates, 100M,1G (0 is unlimited)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l delays -d 'Lab link axis: one-way delays each way, 0,10ms,100ms' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l losses -d 'Lab link axis: random losses each way, 0,1% (Gilbert-Elliott in a file)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l queues -d 'Lab link axis: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l resume -d 'Finish an interrupted run (number or `latest`)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F

@@ -69,6 +69,7 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--dscp=[DSCP (0-63) of each flow'\''s packets, cycled over the flows\: 46 (EF) for all, or 46,0,10 for one each]:DSCP:_default' \
 '--probe-rate=[Probes of each kind per second (1-100)]:PROBE_RATE:_default' \
 '--probe-idle=[Probing alone before and after the load]:PROBE_IDLE:_default' \
+'--plot=[Write the load-latency figure (latency over time with the phases shaded, each flow'\''s goodput, the distribution idle against loaded) to this SVG file]:FILE.svg:_files' \
 '--rcv-window=[Receive buffer of the receiving end of each stream only (the sender keeps -w or the kernel'\''s default)\: a receiver window below the sender'\''s]:RCV_WINDOW:_default' \
 '-M+[TCP maximum segment size]:MSS:_default' \
 '--mss=[TCP maximum segment size]:MSS:_default' \
@@ -150,7 +151,8 @@ _arguments "${_arguments_options[@]}" : \
 '--rates=[Lab link axis\: rates, 100M,1G (0 is unlimited)]:RATES:_default' \
 '--delays=[Lab link axis\: one-way delays each way, 0,10ms,100ms]:DELAYS:_default' \
 '--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:_default' \
-'(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
+'--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:_default' \
+'(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
 '--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:(real fake)' \
