@@ -116,6 +116,7 @@ fuzz_target!(|input: Session| {
             Step::Done => Frame::Message(Message::Done),
             Step::Results => Frame::Message(Message::Results {
                 result: Box::new(netsonde_model::result::SideResult {
+                    tcp_samples: Vec::new(),
                     host: HostFacts::default(),
                     flows: vec![],
                     cpu: None,
