@@ -423,24 +423,38 @@ fn sigterm_stops_cleanly_and_keeps_results() {
 /// the bounds consistent with the trials, and nonsense refused in one line.
 #[test]
 fn search_reports_every_trial_and_consistent_bounds() {
-    let out = run(
-        &[
-            "search",
-            "--frames",
-            "64,1518",
-            "--trial",
-            "0.3s",
-            "--warmup",
-            "0.1s",
-            "--precision",
-            "5%",
-            "--json",
-        ],
-        Duration::from_secs(180),
-    );
+    // A search that spends its trial budget without converging exits 4: on two
+    // cores shared with the other tests' load, loopback's loss-free rate can move
+    // between trials. That is the search's honest answer, so it is tried again,
+    // up to three times; any other failure fails at once.
+    let mut attempt = 0;
+    let out = loop {
+        attempt += 1;
+        let out = run(
+            &[
+                "search",
+                "--frames",
+                "64,1518",
+                "--trial",
+                "0.3s",
+                "--warmup",
+                "0.1s",
+                "--precision",
+                "5%",
+                "--json",
+            ],
+            Duration::from_secs(180),
+        );
+        if out.status.code() == Some(4) && attempt < 3 {
+            eprintln!("search did not converge (attempt {attempt}); again");
+            continue;
+        }
+        break out;
+    };
     assert!(
         out.status.success(),
-        "{}",
+        "exit {:?}: {}",
+        out.status.code(),
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
