@@ -202,24 +202,40 @@ where
                 .zip(&f.goodput)
                 .map(|(t, g)| (start + secs(*t), g.0 / 1e6))
                 .collect();
-        let style = ShapeStyle::from(&colour).stroke_width(2);
         let name = format!("flow {} {}", f.flow, f.dir.name());
         // Beyond the palette, dashes tell the flows apart.
-        if i >= FLOWS.len() {
-            c.draw_series(DashedLineSeries::new(pts, 6, 4, style))?
-                .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour));
-        } else {
-            c.draw_series(LineSeries::new(pts, style))?
-                .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour));
-        }
+        line(&mut c, pts, colour, i >= FLOWS.len(), name)?;
     }
     c.configure_series_labels()
         .background_style(WHITE.mix(0.9))
         .border_style(BLACK)
         .position(SeriesLabelPosition::UpperRight)
         .draw()?;
+    Ok(())
+}
+
+/// One labelled line, solid or dashed.
+fn line<'a, DB: DrawingBackend + 'a, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
+    c: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    pts: Vec<(f64, f64)>,
+    colour: RGBColor,
+    dashed: bool,
+    name: String,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let style = ShapeStyle::from(&colour).stroke_width(2);
+    let legend = move |(x, y): (i32, i32)| PathElement::new(vec![(x, y), (x + 18, y)], colour);
+    if dashed {
+        c.draw_series(DashedLineSeries::new(pts, 6, 4, style))?
+            .label(name)
+            .legend(legend);
+    } else {
+        c.draw_series(LineSeries::new(pts, style))?
+            .label(name)
+            .legend(legend);
+    }
     Ok(())
 }
 
@@ -286,17 +302,13 @@ where
                 .enumerate()
                 .map(|(i, x)| (*x, (i + 1) as f64 / n))
                 .collect();
-            let style = ShapeStyle::from(&colour).stroke_width(2);
-            let name = format!("{} {}", k.name(), phase.name());
-            if dashed {
-                c.draw_series(DashedLineSeries::new(pts, 6, 4, style))?
-                    .label(name)
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour));
-            } else {
-                c.draw_series(LineSeries::new(pts, style))?
-                    .label(name)
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour));
-            }
+            line(
+                &mut c,
+                pts,
+                colour,
+                dashed,
+                format!("{} {}", k.name(), phase.name()),
+            )?;
         }
     }
     c.configure_series_labels()
