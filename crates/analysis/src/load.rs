@@ -324,9 +324,9 @@ fn respond(
     // The figure of each interval over the last MAD intervals, in the loaded phase.
     let n = ((ph.measured_end.0.saturating_sub(ph.measured_start.0)) / ID.0) as usize;
     let mut figures = Vec::new();
-    for p in MAD.saturating_sub(1)..n {
-        let from = Nanos(ph.measured_start.0 + (p + 1 - MAD.min(p + 1)) as u64 * ID.0);
-        let to = Nanos(ph.measured_start.0 + (p as u64 + 1) * ID.0);
+    for last in MAD..=n {
+        let from = Nanos(ph.measured_start.0 + (last - MAD) as u64 * ID.0);
+        let to = Nanos(ph.measured_start.0 + last as u64 * ID.0);
         let (c, r, s) = inputs(load, sent, from, to);
         if let Some((f, _, _)) = responsiveness(&c, &r, &s) {
             figures.push(f);

@@ -52,6 +52,9 @@ pub fn host_facts(local_ip: Option<IpAddr>) -> HostFacts {
         sysctls: read_sysctls(),
         interface: local_ip.and_then(interface_facts),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        boot_id: std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default(),
     }
 }
 

@@ -306,7 +306,7 @@ pub fn run(
         merged.as_ref().map(summarize),
     );
     report.load = load.map(|mut l| {
-        l.same_clock = report.client.same_host(&report.server);
+        l.same_clock = report.client.same_clock(&report.server);
         l
     });
     Ok(report)

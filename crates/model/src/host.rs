@@ -32,4 +32,9 @@ pub struct HostFacts {
     pub interface: Option<InterfaceFacts>,
     /// netsonde version on this host.
     pub tool_version: String,
+    /// The kernel's boot id (`/proc/sys/kernel/random/boot_id`): one per boot of
+    /// one kernel, shared by its network namespaces. Two ends with the same one
+    /// read the same clock.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub boot_id: String,
 }

@@ -225,6 +225,13 @@ pub struct SideResult {
 }
 
 impl SideResult {
+    /// Whether `other` ran on the same kernel (loopback, the lab's namespaces),
+    /// known by its boot id, so both ends' clocks are one: a one-way delay taken
+    /// across the two is exact.
+    pub fn same_clock(&self, other: &SideResult) -> bool {
+        !self.host.boot_id.is_empty() && self.host.boot_id == other.host.boot_id
+    }
+
     /// Whether `other` ran on the same host (loopback, the lab's namespaces): the
     /// two read one `/proc/stat`, so their host-wide figures are one and the same.
     pub fn same_host(&self, other: &SideResult) -> bool {
@@ -1094,4 +1101,32 @@ fn side_cost(
             Some(ctxsw as f64 / (moved as f64 / 1e6))
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(hostname: &str, boot_id: &str) -> SideResult {
+        SideResult {
+            host: HostFacts {
+                hostname: hostname.into(),
+                boot_id: boot_id.into(),
+                ..HostFacts::default()
+            },
+            flows: Vec::new(),
+            cpu: None,
+            socket: None,
+            tcp_samples: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn one_clock_is_one_boot_of_one_kernel_not_one_host_name() {
+        assert!(side("a", "b-1").same_clock(&side("a", "b-1")));
+        // Two machines cloned from one image share a name, not a boot.
+        assert!(!side("a", "b-1").same_clock(&side("a", "b-2")));
+        // An end that does not say cannot be assumed to share the clock.
+        assert!(!side("a", "").same_clock(&side("a", "")));
+    }
 }

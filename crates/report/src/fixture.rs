@@ -23,6 +23,7 @@ fn host(name: &str) -> HostFacts {
             mtu: 65536,
         }),
         tool_version: "0.1.0".into(),
+        boot_id: String::new(),
     }
 }
 

@@ -4,27 +4,15 @@
 
 use plotters::prelude::*;
 
+use crate::plot::PALETTE;
+
 use netsonde_model::load::{LoadLatency, Phase, ProbeKind};
 use netsonde_model::result::TestReport;
 
 const KINDS: [(ProbeKind, RGBColor); 3] = [
-    (ProbeKind::Tcp, RGBColor(31, 119, 180)),
-    (ProbeKind::Udp, RGBColor(214, 39, 40)),
-    (ProbeKind::Connect, RGBColor(44, 160, 44)),
-];
-
-/// Enough distinguishable colours for the flows (cycled with line styles beyond).
-const FLOWS: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
+    (ProbeKind::Tcp, PALETTE[0]),
+    (ProbeKind::Udp, PALETTE[1]),
+    (ProbeKind::Connect, PALETTE[2]),
 ];
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
@@ -102,11 +90,7 @@ where
         .fold(0.0f64, f64::max)
         .max(0.01)
         * 1.1;
-    let mut c = ChartBuilder::on(area)
-        .caption("round trip over time (phases shaded)", ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
+    let mut c = frame(area, "round trip over time (phases shaded)")
         .build_cartesian_2d(0.0..end, 0.0..top)?;
     c.configure_mesh()
         .x_desc("time since the first probe (s)")
@@ -176,12 +160,8 @@ where
         .fold(0.0f64, f64::max)
         .max(0.001)
         * 1.1;
-    let mut c = ChartBuilder::on(area)
-        .caption("goodput of each loaded flow", ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..end, 0.0..top)?;
+    let mut c =
+        frame(area, "goodput of each loaded flow").build_cartesian_2d(0.0..end, 0.0..top)?;
     c.configure_mesh()
         .x_desc("time since the first probe (s)")
         .y_desc("goodput (Mbit/s)")
@@ -196,7 +176,7 @@ where
         return Ok(());
     }
     for (i, f) in summary.flows.iter().enumerate() {
-        let colour = FLOWS[i % FLOWS.len()];
+        let colour = PALETTE[i % PALETTE.len()];
         let pts: Vec<(f64, f64)> =
             f.t.iter()
                 .zip(&f.goodput)
@@ -204,7 +184,7 @@ where
                 .collect();
         let name = format!("flow {} {}", f.flow, f.dir.name());
         // Beyond the palette, dashes tell the flows apart.
-        line(&mut c, pts, colour, i >= FLOWS.len(), name)?;
+        line(&mut c, pts, colour, i >= PALETTE.len(), name)?;
     }
     c.configure_series_labels()
         .background_style(WHITE.mix(0.9))
@@ -212,6 +192,19 @@ where
         .position(SeriesLabelPosition::UpperRight)
         .draw()?;
     Ok(())
+}
+
+/// A panel's frame: its title, margins and room for the axis labels.
+fn frame<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, plotters::coord::Shift>,
+    title: &'b str,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(area);
+    b.caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60);
+    b
 }
 
 /// One labelled line, solid or dashed.
@@ -272,14 +265,7 @@ where
         .collect();
     let lo = all.iter().copied().fold(f64::MAX, f64::min).max(1e-3);
     let hi = all.iter().copied().fold(0.0f64, f64::max).max(lo * 10.0);
-    let mut c = ChartBuilder::on(area)
-        .caption(
-            "round trip distribution: idle (dashed) and loaded",
-            ("sans-serif", 18),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
+    let mut c = frame(area, "round trip distribution: idle (dashed) and loaded")
         .build_cartesian_2d(
             (lo * 0.8..hi * 1.25)
                 .log_scale()

@@ -5,7 +5,8 @@ use plotters::prelude::*;
 
 use crate::study::PlotSpec;
 
-const PALETTE: [RGBColor; 8] = [
+/// Ten distinguishable colours (Tableau 10), for every figure.
+pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
@@ -13,6 +14,8 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
 ];
 

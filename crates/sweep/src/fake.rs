@@ -68,6 +68,7 @@ fn host() -> HostFacts {
             mtu: 65536,
         }),
         tool_version: env!("CARGO_PKG_VERSION").into(),
+        boot_id: String::new(),
     }
 }
 
