@@ -345,8 +345,64 @@ fn html_report_renders_in_a_browser() {
         "browser: {non_white} of {total} pixels drawn in {} colour bins",
         colours.len()
     );
+
+    // Laid out by the browser: every figure has tick labels (a number, with an SI
+    // prefix or a unit) that the browser gave a size, and no two texts of a figure
+    // overlap. A copy of the report gets the checking script; the report itself
+    // has none.
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let checked = d.join("checked.html");
+    std::fs::write(
+        &checked,
+        page.replace("</body>", &format!("<script>{TICK_CHECK}</script></body>")),
+    )
+    .unwrap();
+    let dom = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            &format!("--user-data-dir={}", s(&d.join("profile2"))),
+            "--window-size=1200,2400",
+            "--virtual-time-budget=2000",
+            "--dump-dom",
+            &format!("file://{}", s(&checked)),
+        ])
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let verdict = dom
+        .split("data-ticks=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or("the check did not run");
+    assert_eq!(verdict, "ok", "tick labels in the browser");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Run in the browser over the report: per figure, the tick labels it drew (a
+/// number with an optional SI prefix or unit, laid out with a size) and any two
+/// texts whose boxes overlap. Writes "ok" or what failed into `data-ticks`.
+const TICK_CHECK: &str = r#"
+const bad = [];
+document.querySelectorAll('.plot svg').forEach((svg, i) => {
+  const texts = [...svg.querySelectorAll('text')].map(t => [t.textContent.trim(), t.getBoundingClientRect()]);
+  const ticks = texts.filter(([s, r]) => /^-?[0-9.]+( ?[kKMGT]| ?(ns|µs|ms|s))?$/.test(s) && r.width > 0 && r.height > 0);
+  if (ticks.length < 5) bad.push(`figure ${i}: ${ticks.length} tick labels`);
+  for (let a = 0; a < texts.length; a++) for (let b = a + 1; b < texts.length; b++) {
+    const [sa, ra] = texts[a], [sb, rb] = texts[b];
+    const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+    const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+    if (w > 1 && h > 1) bad.push(`figure ${i}: '${sa}' overlaps '${sb}'`);
+  }
+});
+document.body.setAttribute('data-ticks', bad.length ? bad.join('; ') : 'ok');
+"#;
 
 /// Every shipped experiment file parses, plans and runs (on the scripted engine).
 #[test]

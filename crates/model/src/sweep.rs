@@ -190,6 +190,21 @@ pub enum Unit {
 }
 
 impl Unit {
+    /// The unit's symbol, as a CSV column gives it (empty for a count or ratio).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Unit::BitRate => "bit/s",
+            Unit::PerSecond => "1/s",
+            Unit::Nanos => "ns",
+            Unit::Cores => "cores",
+            Unit::UsPerKib => "us/KiB",
+            Unit::Micros => "us",
+            Unit::Percent => "%",
+            Unit::Count | Unit::Ratio => "",
+            Unit::Bytes => "B",
+        }
+    }
+
     /// `v` in this unit, with an SI prefix where it helps and the unit's name.
     pub fn format(self, v: f64) -> String {
         use crate::units::{BitRate, Bytes, Nanos};

@@ -4,8 +4,9 @@
 //! the point (`tx_io, rx_io, request_size, response_size, mss, nodelay, congestion,
 //! rate, duration_ns, warmup_ns, verify, client_affinity, server_affinity`), the
 //! link (`mtu` — the point's, else the client interface's — and the lab's `rate_link,
-//! delay, loss` axes), then `status, metric, n, median, mean, ci_low, ci_high,
-//! ci_coverage, cv` (the interval is empty where fewer than 3 repetitions give
+//! delay, loss` axes), then `status, metric, unit, n, median, mean, ci_low, ci_high,
+//! ci_coverage, cv` (values in the base unit the `unit` column names, unrounded;
+//! the interval is empty where fewer than 3 repetitions give
 //! none). Points without a summary give one row with
 //! empty metric columns, so skipped and failed points stay visible.
 
@@ -28,7 +29,7 @@ const CONFIG: &str = "tx_io,rx_io,request_size,response_size,mss,nodelay,congest
 /// Renders the CSV.
 pub fn render(s: &Study) -> String {
     let mut o = format!(
-        "point,test,direction,size,window,parallel,{CONFIG},mtu,rate_link,delay,loss,queue,status,metric,n,median,mean,ci_low,ci_high,ci_coverage,cv\n"
+        "point,test,direction,size,window,parallel,{CONFIG},mtu,rate_link,delay,loss,queue,status,metric,unit,n,median,mean,ci_low,ci_high,ci_coverage,cv\n"
     );
     for p in &s.points {
         let ax = |k: &str| field(p.axes.get(k).map(String::as_str).unwrap_or(""));
@@ -82,8 +83,10 @@ pub fn render(s: &Study) -> String {
                 for (m, e) in &sum.estimates {
                     let _ = writeln!(
                         o,
-                        "{head},{},{},{},{},{},{},{},{}",
+                        "{head},{},{},{},{},{},{},{},{},{}",
                         field(m),
+                        netsonde_model::sweep::Metric::from_name(m)
+                            .map_or("", |m| m.unit().symbol()),
                         e.n,
                         e.median,
                         e.mean,
@@ -95,7 +98,7 @@ pub fn render(s: &Study) -> String {
                 }
             }
             None => {
-                let _ = writeln!(o, "{head},,,,,,,,");
+                let _ = writeln!(o, "{head},,,,,,,,,");
             }
         }
     }

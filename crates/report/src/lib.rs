@@ -6,7 +6,8 @@
 //!
 //! - [`study`]: the analysed view of a stored sweep run (tables, fits, knees,
 //!   efficiency, plot specifications), rendered by [`html`], [`markdown`], [`csv`]
-//!   and as JSON; [`plot`] draws plot specifications as SVG.
+//!   and as JSON; [`plot`] draws plot specifications as SVG, and [`raster`]
+//!   turns a figure into PNG (the crate's one I/O: reading the system's fonts).
 //!
 //! Every renderer has a golden test over fixed inputs.
 #![forbid(unsafe_code)]
@@ -17,6 +18,7 @@ pub mod json;
 pub mod load_plot;
 pub mod markdown;
 pub mod plot;
+pub mod raster;
 pub mod study;
 pub mod tables;
 pub mod text;

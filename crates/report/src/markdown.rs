@@ -11,6 +11,16 @@ fn cell(s: &str) -> String {
 
 /// Renders the report as Markdown tables.
 pub fn render(s: &Study) -> String {
+    render_inner(s, false)
+}
+
+/// The report with its figures linked (`ID.svg`, which the caller writes beside
+/// it, as `netsonde report --format md` does).
+pub fn with_figures(s: &Study) -> String {
+    render_inner(s, true)
+}
+
+fn render_inner(s: &Study, figures: bool) -> String {
     let mut o = String::new();
     let r = &s.run;
     let _ = writeln!(o, "# netsonde run {}: {}\n", r.id, r.label);
@@ -37,6 +47,13 @@ pub fn render(s: &Study) -> String {
                     .map(|i| format!(", {} MTU {}", i.name, i.mtu))
                     .unwrap_or_default()
             );
+        }
+    }
+    if figures && !s.plots.is_empty() {
+        let _ = writeln!(o, "\n## Figures\n");
+        for p in &s.plots {
+            // `netsonde report --format md` writes each figure beside the report.
+            let _ = writeln!(o, "![{}]({}.svg)\n", p.title, p.id);
         }
     }
     for t in tables(s) {

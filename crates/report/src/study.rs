@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::plot::AxisUnit;
 use netsonde_analysis::{
     diagnose, fit_linear, knee, predicted_throughput, theoretical_goodput, Bottleneck, CoreLoad,
     DiagnosisInput, LinearFit, L4,
@@ -108,8 +109,17 @@ pub struct PlotSpec {
     pub x_label: String,
     /// Y axis label.
     pub y_label: String,
+    /// What the x axis measures (its ticks follow).
+    pub x_unit: AxisUnit,
+    /// What the y axis measures.
+    pub y_unit: AxisUnit,
     /// Logarithmic x axis.
     pub log_x: bool,
+    /// Logarithmic y axis.
+    pub log_y: bool,
+    /// The most the y quantity can physically be (1 for a fraction), where there
+    /// is such a bound: bands are clamped to it.
+    pub y_max: Option<f64>,
     /// Lines.
     pub series: Vec<Series>,
 }
@@ -360,11 +370,15 @@ impl Study {
                 id: "throughput-size".into(),
                 title: "Throughput against message size".into(),
                 x_label: "message size (bytes)".into(),
-                y_label: "goodput (Gbit/s)".into(),
+                y_label: "goodput (bit/s)".into(),
+                x_unit: AxisUnit::Bytes,
+                y_unit: AxisUnit::BitRate,
                 log_x: true,
+                log_y: false,
+                y_max: None,
                 series: by_cfg
                     .iter()
-                    .map(|(k, v)| series(k.clone(), v, "size", "goodput", 1e-9))
+                    .map(|(k, v)| series(k.clone(), v, "size", "goodput", 1.0))
                     .collect(),
             });
             let mut cpu = Vec::new();
@@ -404,7 +418,11 @@ impl Study {
                 title: "CPU against message size (system-wide, both ends)".into(),
                 x_label: "message size (bytes)".into(),
                 y_label: "busy cores".into(),
+                x_unit: AxisUnit::Bytes,
+                y_unit: AxisUnit::Plain,
                 log_x: true,
+                log_y: false,
+                y_max: None,
                 series: cpu,
             });
             plots.push(PlotSpec {
@@ -412,7 +430,11 @@ impl Study {
                 title: "Service demand against message size".into(),
                 x_label: "message size (bytes)".into(),
                 y_label: "CPU µs per KiB".into(),
+                x_unit: AxisUnit::Bytes,
+                y_unit: AxisUnit::Plain,
                 log_x: true,
+                log_y: false,
+                y_max: None,
                 series: sd,
             });
         }
@@ -449,11 +471,11 @@ impl Study {
                     pts,
                     "size",
                     "latency_p50",
-                    0.5e-3,
+                    0.5e-9,
                 )];
                 lat.push(Series {
                     name: format!("fit: {:.4} ns/B x B + {:.1} us", f.slope, f.intercept / 1e3),
-                    points: xs.iter().map(|&x| (x, f.predict(x) / 1e3)).collect(),
+                    points: xs.iter().map(|&x| (x, f.predict(x) / 1e9)).collect(),
                     band: vec![],
                     dashed: true,
                 });
@@ -461,8 +483,12 @@ impl Study {
                     id: "latency-size".into(),
                     title: "Latency against message size, with the fitted line".into(),
                     x_label: "message size (bytes)".into(),
-                    y_label: "one-way latency (µs)".into(),
+                    y_label: "one-way latency".into(),
+                    x_unit: AxisUnit::Bytes,
+                    y_unit: AxisUnit::Seconds,
                     log_x: false,
+                    log_y: false,
+                    y_max: None,
                     series: lat,
                 });
                 fit = Some(FitView {
@@ -484,11 +510,15 @@ impl Study {
                 id: "throughput-window".into(),
                 title: "Throughput against window".into(),
                 x_label: "window (bytes)".into(),
-                y_label: "goodput (Gbit/s)".into(),
+                y_label: "goodput (bit/s)".into(),
+                x_unit: AxisUnit::Bytes,
+                y_unit: AxisUnit::BitRate,
                 log_x: true,
+                log_y: false,
+                y_max: None,
                 series: by_win
                     .iter()
-                    .map(|(k, v)| series(k.clone(), v, "window", "goodput", 1e-9))
+                    .map(|(k, v)| series(k.clone(), v, "window", "goodput", 1.0))
                     .collect(),
             });
         }
@@ -505,7 +535,7 @@ impl Study {
                 ];
                 let pts: Vec<(f64, f64)> = q
                     .iter()
-                    .filter_map(|(m, f)| Some((p.median(m)? / 1e3, *f)))
+                    .filter_map(|(m, f)| Some((p.median(m)? / 1e9, *f)))
                     .collect();
                 (pts.len() >= 2).then(|| Series {
                     name: lab.label(p, &[]),
@@ -519,9 +549,13 @@ impl Study {
             plots.push(PlotSpec {
                 id: "latency-cdf".into(),
                 title: "Latency distribution (CDF from percentiles)".into(),
-                x_label: "round-trip latency (µs)".into(),
+                x_label: "round-trip latency".into(),
                 y_label: "fraction of transactions".into(),
+                x_unit: AxisUnit::Seconds,
+                y_unit: AxisUnit::Fraction,
                 log_x: true,
+                log_y: false,
+                y_max: Some(1.0),
                 series: cdf,
             });
         }
