@@ -335,7 +335,9 @@ fn start_server(
     port: u16,
     key: Option<&std::path::Path>,
 ) -> anyhow::Result<LabServer> {
-    let mut args: Vec<String> = ["server", "--bind", "0.0.0.0", "--port"]
+    // The lab's server takes windows up to 1 GiB (a long fat network's study
+    // needs 256 MiB; the kernel's rmem_max/wmem_max still cap what is granted).
+    let mut args: Vec<String> = ["server", "--bind", "0.0.0.0", "--max-size", "1G", "--port"]
         .map(String::from)
         .to_vec();
     args.push(port.to_string());
