@@ -55,6 +55,9 @@ _netsonde() {
             netsonde,server)
                 cmd="netsonde__subcmd__server"
                 ;;
+            netsonde,study)
+                cmd="netsonde__subcmd__study"
+                ;;
             netsonde,sweep)
                 cmd="netsonde__subcmd__sweep"
                 ;;
@@ -96,6 +99,9 @@ _netsonde() {
                 ;;
             netsonde__subcmd__help,server)
                 cmd="netsonde__subcmd__help__subcmd__server"
+                ;;
+            netsonde__subcmd__help,study)
+                cmd="netsonde__subcmd__help__subcmd__study"
                 ;;
             netsonde__subcmd__help,sweep)
                 cmd="netsonde__subcmd__help__subcmd__sweep"
@@ -209,7 +215,7 @@ _netsonde() {
 
     case "${cmd}" in
         netsonde)
-            opts="-h -V --help --version server client keygen caps sweep run search runs compare report lab completions man help"
+            opts="-h -V --help --version server client keygen caps sweep run search runs compare report study lab completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -237,7 +243,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__client)
-            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -O -i -R -A -J -h --port --peer --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --plot --rrul --rcv-window --mss --nodelay --congestion --rate --parallel --time --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --auth-key --io --tx-io --rx-io --verify --help"
+            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -O -i -R -A -J -h --port --peer --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --plot --no-store --db --rrul --rcv-window --mss --nodelay --congestion --rate --parallel --time --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --auth-key --io --tx-io --rx-io --verify --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -300,6 +306,10 @@ _netsonde() {
                     return 0
                     ;;
                 --plot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -443,7 +453,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__help)
-            opts="server client keygen caps sweep run search runs compare report lab completions man help"
+            opts="server client keygen caps sweep run search runs compare report study lab completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -765,6 +775,20 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__help__subcmd__server)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        netsonde__subcmd__help__subcmd__study)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1518,6 +1542,28 @@ _netsonde() {
                     return 0
                     ;;
                 --phase-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        netsonde__subcmd__study)
+            opts="-h --list --quick --out --db --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -70,6 +70,7 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--probe-rate=[Probes of each kind per second (1-100)]:PROBE_RATE:_default' \
 '--probe-idle=[Probing alone before and after the load]:PROBE_IDLE:_default' \
 '--plot=[Write the load-latency figure (latency over time with the phases shaded, each flow'\''s goodput, the distribution idle against loaded) to this SVG file]:FILE.svg:_files' \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
 '--rcv-window=[Receive buffer of the receiving end of each stream only (the sender keeps -w or the kernel'\''s default)\: a receiver window below the sender'\''s]:RCV_WINDOW:_default' \
 '-M+[TCP maximum segment size]:MSS:_default' \
 '--mss=[TCP maximum segment size]:MSS:_default' \
@@ -101,6 +102,7 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '-6[Only IPv6 addresses of HOST (\`\[\:\:1\]\` or \`\:\:1\` work as HOST too)]' \
 '--ipv6[Only IPv6 addresses of HOST (\`\[\:\:1\]\` or \`\:\:1\` work as HOST too)]' \
 '--probe[Latency under load\: probes (a kept TCP connection, UDP datagrams, a new TCP connection each) measure round trips alone for --probe-idle, beside the load, and alone again after it; reports added latency, responsiveness (RPM), fairness and each flow over time. Stream tests]' \
+'--no-store[Do not store this test in the results store (by default every test is stored as a run of one point, so \`runs\`, \`report\` and \`compare\` work on it)]' \
 '(-T --test -u --udp -R --reverse)--rrul[Realtime response under load (flent'\''s RRUL)\: tcp-stream both ways with -P 4 (unless -P is given), --probe, 2 s warm-up (unless -O is given)]' \
 '-N[Disable Nagle'\''s algorithm (always on for RR tests)]' \
 '--nodelay[Disable Nagle'\''s algorithm (always on for RR tests)]' \
@@ -307,6 +309,17 @@ md\:"Markdown tables"))' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 '::run -- Run number or `latest` (default):_default' \
+&& ret=0
+;;
+(study)
+_arguments "${_arguments_options[@]}" : \
+'--out=[Output folder for the report and its figures (default study-NAME; for \`all\`, one folder per study under it, default studies/)]:DIR:_files' \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'--list[List the studies and their parts]' \
+'--quick[Fewer points, one repetition, short trials\: under two minutes, for CI]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'::name -- The study\: its number (000) or name (oc48c), or `all`; `--list` shows them:_default' \
 && ret=0
 ;;
 (lab)
@@ -534,6 +547,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(study)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (lab)
 _arguments "${_arguments_options[@]}" : \
 ":: :_netsonde__subcmd__help__subcmd__lab_commands" \
@@ -608,6 +625,7 @@ _netsonde_commands() {
 'runs:Browse stored runs' \
 'compare:Compare two runs point by point; exits 3 when RUN_B regressed beyond noise' \
 'report:Write a run'\''s report (HTML with plots, or Markdown) from the store' \
+'study:Rerun a reference study (000 oc48c, 001 dsnic, 002 hp-atm, 003 kisti-lfn, 004 copy-semantics)\: its sweeps, in the lab where it needs a link, stored; then a report that sets the seed'\''s published figures beside today'\''s and decides each of its findings from the data' \
 'lab:Emulated paths on this host\: namespaces joined by a link with MTU, rate, delay, jitter, loss and reordering (root)' \
 'completions:Print a shell completion script\: netsonde completions bash > /usr/share/bash-completion/completions/netsonde (zsh, fish likewise)' \
 'man:Write the man pages (netsonde.1 and one per command) into DIR' \
@@ -648,6 +666,7 @@ _netsonde__subcmd__help_commands() {
 'runs:Browse stored runs' \
 'compare:Compare two runs point by point; exits 3 when RUN_B regressed beyond noise' \
 'report:Write a run'\''s report (HTML with plots, or Markdown) from the store' \
+'study:Rerun a reference study (000 oc48c, 001 dsnic, 002 hp-atm, 003 kisti-lfn, 004 copy-semantics)\: its sweeps, in the lab where it needs a link, stored; then a report that sets the seed'\''s published figures beside today'\''s and decides each of its findings from the data' \
 'lab:Emulated paths on this host\: namespaces joined by a link with MTU, rate, delay, jitter, loss and reordering (root)' \
 'completions:Print a shell completion script\: netsonde completions bash > /usr/share/bash-completion/completions/netsonde (zsh, fish likewise)' \
 'man:Write the man pages (netsonde.1 and one per command) into DIR' \
@@ -781,6 +800,11 @@ _netsonde__subcmd__help__subcmd__search_commands() {
 _netsonde__subcmd__help__subcmd__server_commands() {
     local commands; commands=()
     _describe -t commands 'netsonde help server commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__study_commands] )) ||
+_netsonde__subcmd__help__subcmd__study_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help study commands' commands "$@"
 }
 (( $+functions[_netsonde__subcmd__help__subcmd__sweep_commands] )) ||
 _netsonde__subcmd__help__subcmd__sweep_commands() {
@@ -974,6 +998,11 @@ _netsonde__subcmd__search_commands() {
 _netsonde__subcmd__server_commands() {
     local commands; commands=()
     _describe -t commands 'netsonde server commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__study_commands] )) ||
+_netsonde__subcmd__study_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde study commands' commands "$@"
 }
 (( $+functions[_netsonde__subcmd__sweep_commands] )) ||
 _netsonde__subcmd__sweep_commands() {

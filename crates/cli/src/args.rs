@@ -52,6 +52,11 @@ pub enum Command {
     Compare(CompareArgs),
     /// Write a run's report (HTML with plots, or Markdown) from the store.
     Report(ReportArgs),
+    /// Rerun a reference study (000 oc48c, 001 dsnic, 002 hp-atm, 003 kisti-lfn,
+    /// 004 copy-semantics): its sweeps, in the lab where it needs a link, stored;
+    /// then a report that sets the seed's published figures beside today's and
+    /// decides each of its findings from the data.
+    Study(StudyArgs),
     /// Emulated paths on this host: namespaces joined by a link with MTU, rate,
     /// delay, jitter, loss and reordering (root).
     Lab(Box<LabArgs>),
@@ -302,6 +307,26 @@ pub struct CompareArgs {
     pub store: StoreArgs,
 }
 
+/// `netsonde study NAME`.
+#[derive(Debug, Args)]
+pub struct StudyArgs {
+    /// The study: its number (000) or name (oc48c), or `all`; `--list` shows them.
+    #[arg(required_unless_present = "list")]
+    pub name: Option<String>,
+    /// List the studies and their parts.
+    #[arg(long)]
+    pub list: bool,
+    /// Fewer points, one repetition, short trials: under two minutes, for CI.
+    #[arg(long)]
+    pub quick: bool,
+    /// Output folder for the report and its figures (default study-NAME; for
+    /// `all`, one folder per study under it, default studies/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
 /// `netsonde report RUN`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -517,6 +542,12 @@ pub struct ClientArgs {
     /// each flow's goodput, the distribution idle against loaded) to this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<std::path::PathBuf>,
+    /// Do not store this test in the results store (by default every test is
+    /// stored as a run of one point, so `runs`, `report` and `compare` work on it).
+    #[arg(long)]
+    pub no_store: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// Realtime response under load (flent's RRUL): tcp-stream both ways with
     /// -P 4 (unless -P is given), --probe, 2 s warm-up (unless -O is given).
     #[arg(long, conflicts_with_all = ["test", "udp", "reverse"])]

@@ -13,6 +13,7 @@ mod keys;
 mod lab;
 mod runs;
 mod search;
+mod study;
 mod sweep;
 
 use std::io::Write;
@@ -313,6 +314,10 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             Ok(if regressed { Exit::Regressed } else { Exit::Ok })
         }
         Command::Lab(a) => Ok(Exit::Code(lab::run(*a)?)),
+        Command::Study(a) => Ok(match study::run(a)? {
+            0 => Exit::Ok,
+            c => Exit::Code(c),
+        }),
         Command::Report(a) => {
             let store = runs::open_store(a.store.db.as_deref())?;
             let id = runs::run_id(&store, a.run.as_deref())?;
@@ -478,7 +483,49 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             stdout
                 .write_all(out.as_bytes())
                 .context("writing the result")?;
+            drop(stdout);
+            if !a.no_store {
+                // The result is out already: a store that cannot take it is said,
+                // not fatal.
+                match store_single(&a, &cfg, &report) {
+                    Ok((run, path)) => eprintln!(
+                        "stored as run {run} in {} (netsonde report {run}; --no-store to skip)",
+                        path.display()
+                    ),
+                    Err(e) => eprintln!("not stored: {}", one_line(&e)),
+                }
+            }
             Ok(Exit::Ok)
         }
     }
+}
+
+/// Stores a client test as a run of one point.
+fn store_single(
+    a: &args::ClientArgs,
+    cfg: &ClientConfig,
+    report: &netsonde_model::result::TestReport,
+) -> anyhow::Result<(i64, std::path::PathBuf)> {
+    let path = a
+        .store
+        .db
+        .clone()
+        .unwrap_or_else(netsonde_store::Store::default_path);
+    let mut store = runs::open_store(Some(&path))?;
+    let meta = netsonde_run::RunMeta {
+        label: format!("client: {}", report.spec.test),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        command: command_line(),
+        client_host_json: serde_json::to_string(&report.client.host)?,
+        created_at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64),
+        link_json: report
+            .link
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()?,
+    };
+    let run = netsonde_run::record_single(&mut store, &meta, report, cfg.host.clone(), cfg.port)?;
+    Ok((run, path))
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use netsonde_model::spec::{TestKind, TestSpec};
 use netsonde_proto::{Frame, Hello, Message};
 
-use crate::util::{bin, json, run, Raw, ServerProc};
+use crate::util::{json, run, Raw, ServerProc};
 
 fn key_file(dir: &std::path::Path, name: &str) -> String {
     let p = dir.join(name);
@@ -326,7 +326,7 @@ fn chaos_200_killed_sessions() {
     for i in 0..200 {
         if i % 5 == 0 {
             // A real client, SIGKILLed somewhere between connect and the end.
-            let mut c = Command::new(bin())
+            let mut c = crate::util::cmd()
                 .args([
                     "client",
                     "127.0.0.1",
@@ -395,7 +395,7 @@ fn load_64_clients_at_once() {
     let srv = ServerProc::start_with(&["--max-per-address", "100"]);
     let children: Vec<_> = (0..64)
         .map(|_| {
-            Command::new(bin())
+            crate::util::cmd()
                 .args([
                     "client",
                     "127.0.0.1",

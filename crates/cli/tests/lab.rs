@@ -21,7 +21,7 @@ use crate::util::{bin, is_root, run};
 static SERIAL: Mutex<()> = Mutex::new(());
 
 /// The lock, or `None` (after saying why) when the lab cannot run here.
-fn ready(test: &str) -> Option<MutexGuard<'static, ()>> {
+pub(crate) fn ready(test: &str) -> Option<MutexGuard<'static, ()>> {
     let why = if !is_root() {
         Some("needs root to create network namespaces")
     } else if Command::new("ip").arg("-V").output().is_err()
@@ -291,7 +291,7 @@ fn a_window_below_the_bdp_gives_window_over_rtt() {
 }
 
 fn window_over_rtt(name: &str) -> Result<(), String> {
-    let child = Command::new(bin())
+    let child = crate::util::cmd()
         .args([
             "lab", "run", "--name", name, "--delay", "25ms", "--", "client",
         ])
@@ -395,7 +395,7 @@ fn pid_alive(pid: u64) -> bool {
 
 /// Starts a long lab run named `name` and waits until its link is built.
 fn start_long_run(name: &str) -> (std::process::Child, Value) {
-    let child = Command::new(bin())
+    let child = crate::util::cmd()
         .args([
             "lab", "run", "--name", name, "--delay", "1ms", "--", "client", "-t", "30",
         ])
@@ -592,7 +592,7 @@ fn lab_up_keeps_a_lab_with_a_server_until_lab_down() {
     struct Down(String);
     impl Drop for Down {
         fn drop(&mut self) {
-            let _ = Command::new(bin()).args(["lab", "down", &self.0]).output();
+            let _ = crate::util::cmd().args(["lab", "down", &self.0]).output();
         }
     }
     let down = Down(name.clone());

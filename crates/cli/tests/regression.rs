@@ -72,7 +72,7 @@ fn strs(v: &[String]) -> Vec<&str> {
 }
 
 fn spawn(args: &[&str]) -> Child {
-    Command::new(bin())
+    crate::util::cmd()
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -222,7 +222,7 @@ fn a_run_resumed_twice_at_once_is_refused() {
     let d = tmpdir("twice");
     let db = d.join("t.db");
     let common = ["--engine", "fake", "--no-report", "--db", s(&db)];
-    let mut first = Command::new(bin())
+    let mut first = crate::util::cmd()
         .args(["sweep", "--fake-delay-ms", "40"])
         .args(common)
         .stdout(Stdio::null())
@@ -232,7 +232,7 @@ fn a_run_resumed_twice_at_once_is_refused() {
     std::thread::sleep(Duration::from_millis(500));
     first.kill().unwrap();
     first.wait().unwrap();
-    let a = Command::new(bin())
+    let a = crate::util::cmd()
         .args(["sweep", "--resume", "1", "--fake-delay-ms", "40"])
         .args(common)
         .stdout(Stdio::null())
@@ -341,7 +341,7 @@ fn a_lab_run_resumes_only_inside_a_lab_with_its_link() {
     };
     // A run recorded as measured over a lab link (the lab passes it in this
     // variable), interrupted by SIGKILL after its first repetition.
-    let mut child = Command::new(bin())
+    let mut child = crate::util::cmd()
         .args(rr_sweep(&srv.port(), &db, "3", "0.3"))
         .env("NETSONDE_LAB_LINK", record(Some(1e8)))
         .stdout(Stdio::null())
@@ -372,7 +372,7 @@ fn a_lab_run_resumes_only_inside_a_lab_with_its_link() {
         "{err}"
     );
     // A lab with another link.
-    let out = Command::new(bin())
+    let out = crate::util::cmd()
         .args(["sweep", "--resume", "1", "--no-report", "--db", s(&db)])
         .env("NETSONDE_LAB_LINK", record(Some(1e9)))
         .env("NETSONDE_LAB_CONTROL", d.join("no.sock"))

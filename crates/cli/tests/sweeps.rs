@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::util::{bin, run};
+use crate::util::run;
 
 fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("netsonde-test-{name}-{}", std::process::id()));
@@ -210,7 +210,7 @@ fn experiment_file_runs_and_rejects_unknown_keys() {
 fn sigkill_mid_sweep_keeps_completed_points_and_resumes() {
     let d = tmpdir("kill");
     let db = d.join("k.db");
-    let mut child = Command::new(bin())
+    let mut child = crate::util::cmd()
         .args([
             "sweep",
             "--engine",
@@ -437,7 +437,7 @@ fn shipped_experiment_files_run() {
 fn sigterm_stops_cleanly_and_keeps_results() {
     let d = tmpdir("term");
     let db = d.join("t.db");
-    let child = Command::new(bin())
+    let child = crate::util::cmd()
         .args([
             "sweep",
             "--engine",

@@ -14,4 +14,5 @@ mod loopback;
 mod namespaces;
 mod regression;
 mod server;
+mod studies;
 mod sweeps;

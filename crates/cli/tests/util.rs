@@ -12,10 +12,21 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_netsonde")
 }
 
+/// The binary, with its default results store in this test process's own folder:
+/// every `client` stores its test, and tests must not fill the user's store.
+pub fn cmd() -> Command {
+    let mut c = Command::new(bin());
+    c.env(
+        "XDG_DATA_HOME",
+        std::env::temp_dir().join(format!("netsonde-tests-{}", std::process::id())),
+    );
+    c
+}
+
 /// Runs netsonde with `args`, failing the test if it takes longer than `limit`.
 /// Output is drained on threads so a chatty child never blocks on a full pipe.
 pub fn run(args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new(bin())
+    let mut child = cmd()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -94,7 +105,7 @@ impl ServerProc {
     /// Starts a server on `port` with extra arguments.
     pub fn start_on(port: u16, extra: &[&str]) -> ServerProc {
         let p = port.to_string();
-        let mut child = Command::new(bin())
+        let mut child = cmd()
             .args(["server", "--port", &p])
             .args(if extra.contains(&"--bind") {
                 &[][..]

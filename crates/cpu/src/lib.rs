@@ -47,6 +47,7 @@ use std::path::PathBuf;
 
 pub mod delta;
 pub mod host;
+pub mod memory;
 pub mod processes;
 pub mod rusage;
 pub mod sampler;

@@ -9,6 +9,8 @@
 //! - [`StoreSink`]: the executor's [`Sink`]: repetitions, point summaries and
 //!   failed attempts into the store; nothing is ever deleted.
 //! - [`finish`]: the run's status from what is left pending.
+//! - [`record_single`]: one test (`netsonde client`) as a complete run of one
+//!   point, so `runs`, `report` and `compare` work on it too.
 //! - [`study()`]: a stored run's rows into the analysed view the reports render.
 //!
 //! The binary wires these to a runner (the real client or the fake engine), a
@@ -92,6 +94,9 @@ pub enum PipelineError {
     /// No point of the plan can run.
     #[error("{0}")]
     NothingToRun(String),
+    /// A measured result could not be stored.
+    #[error("storing the result: {0}")]
+    Sink(#[from] SinkError),
 }
 
 /// A run ready to execute.
@@ -388,6 +393,78 @@ pub fn finish(
     };
     store.finish_run(run, status, now)?;
     Ok((status, pending))
+}
+
+/// Stores one measured test as a complete run of one point and one repetition:
+/// the point's spec is the test's own, its axes the test's settings, and its
+/// summary the same statistics a sweep's point gets.
+pub fn record_single(
+    store: &mut Store,
+    meta: &RunMeta,
+    report: &TestReport,
+    host: Option<String>,
+    port: u16,
+) -> Result<RunId, PipelineError> {
+    let spec = report.spec.clone();
+    let size = if spec.test.is_rr() {
+        spec.request_size
+    } else {
+        spec.size
+    };
+    let mut plan = Plan::default_characterization();
+    plan.base = spec.clone();
+    plan.tests = vec![spec.test];
+    plan.directions = vec![spec.direction];
+    plan.sizes = vec![size];
+    plan.windows = vec![spec.window];
+    plan.parallel = vec![spec.parallel];
+    plan.repeat = 1;
+    plan.io = vec![];
+    plan.pacing = vec![];
+    let mut axes = BTreeMap::new();
+    axes.insert("test".to_string(), spec.test.name().to_string());
+    axes.insert("direction".to_string(), spec.direction.name().to_string());
+    axes.insert("size".to_string(), size.0.to_string());
+    axes.insert(
+        "window".to_string(),
+        spec.window
+            .map(|w| w.0.to_string())
+            .unwrap_or_else(|| "default".into()),
+    );
+    axes.insert("parallel".to_string(), spec.parallel.to_string());
+    let stored = StoredPlan::new(plan, host, port, "real");
+    let run = store.create_run(
+        &NewRun {
+            label: meta.label.clone(),
+            tool_version: meta.tool_version.clone(),
+            command: meta.command.clone(),
+            plan_json: json(&stored)?,
+            client_host_json: meta.client_host_json.clone(),
+            created_at: meta.created_at,
+        },
+        &[PlannedPoint {
+            idx: 0,
+            run_order: 0,
+            config_json: json(&spec)?,
+            axes_json: json(&axes)?,
+        }],
+    )?;
+    let _lock = store.lock_run(run)?;
+    if let Some(link) = &meta.link_json {
+        store.set_link(run, link)?;
+    }
+    let point = Point {
+        idx: 0,
+        axes,
+        spec: spec.clone(),
+    };
+    let metrics = Metrics::from_report(report);
+    let summary = netsonde_sweep::exec::summarize(&spec, std::slice::from_ref(&metrics));
+    let mut sink = StoreSink::new(store, run, false, || 0);
+    sink.rep_done(&point, 1, report, &metrics)?;
+    sink.point_done(&point, &summary)?;
+    store.finish_run(run, RunStatus::Complete, meta.created_at)?;
+    Ok(run)
 }
 
 #[cfg(test)]

@@ -85,8 +85,9 @@ fn analyse(d: &Data) -> Analysis {
         );
         Some((o, i, th))
     };
+    // A bidirectional point's ceiling counts both directions: each has half.
     let uni = eff("out").map(|(o, _, th)| (o, o / th));
-    let bi = eff("bidir").map(|(o, i, th)| (o + i, o.min(i) / th));
+    let bi = eff("bidir").map(|(o, i, th)| (o + i, o.min(i) / (th / 2.0)));
     a.then_now.push(ThenNow {
         quantity: "unidirectional throughput, share of the maximum".into(),
         then: "8.3 MB/s (66 Mbit/s), 90%".into(),

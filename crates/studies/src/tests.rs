@@ -10,8 +10,11 @@ use netsonde_report::study::{PointView, RunMeta, Study};
 
 use super::*;
 
+/// A made-up point: its axes and its medians.
+type Pt<'a> = (&'a [(&'a str, &'a str)], &'a [(Metric, f64)]);
+
 /// A stored run made of points with the given axes and medians.
-fn run(line_rate: Option<f64>, pts: &[(&[(&str, &str)], &[(Metric, f64)])]) -> Study {
+fn run(line_rate: Option<f64>, pts: &[Pt]) -> Study {
     let points = pts
         .iter()
         .enumerate()
@@ -335,7 +338,7 @@ fn a_model_that_misses_the_measurement_contradicts_004() {
     let g = |b: f64| b * 8.0 / (1000.0 + 0.1 * b) * 1e9;
     let stream = |at60: f64, zc: f64| {
         let mut v: Vec<(Vec<(&str, String)>, f64)> = Vec::new();
-        for b in [1024.0, 4096.0, 16384.0, 61440.0] {
+        for b in [1024.0, 8192.0, 16384.0, 32768.0, 61440.0] {
             let copy = if b == 61440.0 { at60 } else { g(b) };
             v.push((vec![("io", "copy".into()), ("size", format!("{b}"))], copy));
             v.push((
@@ -352,7 +355,7 @@ fn a_model_that_misses_the_measurement_contradicts_004() {
             .collect();
         let vals: Vec<[(Metric, f64); 1]> =
             rows.iter().map(|(_, g)| [(Metric::Goodput, *g)]).collect();
-        let pts: Vec<(&[(&str, &str)], &[(Metric, f64)])> = axes
+        let pts: Vec<Pt> = axes
             .iter()
             .zip(&vals)
             .map(|(a, v)| (a.as_slice(), v.as_slice()))
