@@ -99,8 +99,12 @@ pub fn write_report(
 }
 
 /// Writes each figure as a standalone `ID.svg` and `ID.png` into `dir`. Without a
-/// font for the PNGs' text, says so once and writes the SVGs only.
-pub fn write_figures(dir: &Path, plots: &[netsonde_report::study::PlotSpec]) -> anyhow::Result<()> {
+/// font for the PNGs' text, says so once and writes the SVGs only; returns whether
+/// the PNGs were written.
+pub fn write_figures(
+    dir: &Path,
+    plots: &[netsonde_report::study::PlotSpec],
+) -> anyhow::Result<bool> {
     let raster = match netsonde_report::raster::Rasterizer::with_system_fonts() {
         Ok(r) => Some(r),
         Err(e) if !plots.is_empty() => {
@@ -119,7 +123,7 @@ pub fn write_figures(dir: &Path, plots: &[netsonde_report::study::PlotSpec]) -> 
             std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
         }
     }
-    Ok(())
+    Ok(raster.is_some())
 }
 
 /// The default report folder of a run.

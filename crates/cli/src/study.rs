@@ -372,7 +372,7 @@ fn one(a: &StudyArgs, def: StudyDef, out: PathBuf) -> anyhow::Result<(u8, Vec<Fi
         }
     }
     plots.extend(analysis.figures.iter().cloned());
-    crate::runs::write_figures(&figures_dir, &plots)?;
+    let png = crate::runs::write_figures(&figures_dir, &plots)?;
     let figures: Vec<(String, String)> = plots
         .iter()
         .map(|p| (p.id.clone(), p.title.clone()))

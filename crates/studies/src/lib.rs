@@ -372,14 +372,16 @@ fn common_caveats(d: &Data) -> Vec<String> {
     c
 }
 
-/// The report of a study, as Markdown. `figures` are the file stems the caller
-/// wrote (SVG and PNG) for each figure, in order: the sweeps' chosen plots and the
-/// analysis's own.
+/// The report of a study, as Markdown. `figures` are the file stems and titles
+/// of the figures the caller wrote into `figures/` as SVG (and as PNG when `png`),
+/// in order: the sweeps' chosen plots and the analysis's own.
+#[allow(clippy::too_many_arguments)]
 pub fn markdown(
     def: &StudyDef,
     d: &Data,
     a: &Analysis,
     figures: &[(String, String)],
+    png: bool,
     commands: &BTreeMap<&'static str, String>,
     runs: &BTreeMap<&'static str, i64>,
     command: &str,
@@ -462,10 +464,14 @@ pub fn markdown(
     if !figures.is_empty() {
         let _ = writeln!(o, "\n## Figures\n");
         for (stem, title) in figures {
-            let _ = writeln!(
-                o,
-                "![{title}](figures/{stem}.png)\n\n[{title} (SVG)](figures/{stem}.svg)\n"
-            );
+            if png {
+                let _ = writeln!(
+                    o,
+                    "![{title}](figures/{stem}.png)\n\n[{title} (SVG)](figures/{stem}.svg)\n"
+                );
+            } else {
+                let _ = writeln!(o, "![{title}](figures/{stem}.svg)\n");
+            }
         }
     }
     for t in &a.tables {

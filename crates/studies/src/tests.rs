@@ -188,6 +188,43 @@ fn batching_that_does_not_raise_short_packet_throughput_contradicts_000() {
         verdict(&(s000::DEF.analyse)(&d), "Batched receiving"),
         Verdict::DoesNotHold
     );
+    // Wire speed from 16 KiB holds; from 4 KiB, in part; already at 64 B, not.
+    let size = |from: f64| {
+        let rows: Vec<(String, f64)> = [64.0, 4096.0, 16384.0, 61440.0]
+            .iter()
+            .map(|&b| (format!("{b}"), if b >= from { 2.39e9 } else { 0.5e9 }))
+            .collect();
+        let axes: Vec<[(&str, &str); 3]> = rows
+            .iter()
+            .map(|(b, _)| {
+                [
+                    ("test", "udp-stream"),
+                    ("size", b.as_str()),
+                    ("mtu", "65535"),
+                ]
+            })
+            .collect();
+        let vals: Vec<[(Metric, f64); 1]> =
+            rows.iter().map(|(_, g)| [(Metric::Goodput, *g)]).collect();
+        let pts: Vec<Pt> = axes
+            .iter()
+            .zip(&vals)
+            .map(|(a, v)| (a.as_slice(), v.as_slice()))
+            .collect();
+        run(Some(2.4e9), &pts)
+    };
+    for (from, want) in [
+        (16384.0, Verdict::Holds),
+        (4096.0, Verdict::Partly),
+        (64.0, Verdict::DoesNotHold),
+    ] {
+        d.sweeps.insert("size", size(from));
+        assert_eq!(
+            verdict(&(s000::DEF.analyse)(&d), "Wire speed"),
+            want,
+            "from {from}"
+        );
+    }
     // A peak below a stored result is not the database's highest.
     d.sweeps.insert(
         "peak",
