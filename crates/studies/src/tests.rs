@@ -427,6 +427,7 @@ fn the_report_says_each_verdict_and_cites_the_seed() {
         &d,
         &a,
         &[],
+        false,
         &BTreeMap::new(),
         &BTreeMap::new(),
         "netsonde study 001",
