@@ -382,8 +382,9 @@ fn one(a: &StudyArgs, def: StudyDef, out: PathBuf) -> anyhow::Result<(u8, Vec<Fi
         def.id,
         if a.quick { " --quick" } else { "" }
     );
-    let md =
-        netsonde_studies::markdown(&def, &data, &analysis, &figures, &commands, &runs, &command);
+    let md = netsonde_studies::markdown(
+        &def, &data, &analysis, &figures, png, &commands, &runs, &command,
+    );
     let report = out.join("report.md");
     std::fs::write(&report, md).with_context(|| format!("writing {}", report.display()))?;
     for f in &analysis.findings {
