@@ -40,7 +40,8 @@ pub fn copy_bandwidth(size: usize, budget: Duration) -> f64 {
 mod tests {
     #[test]
     fn a_copy_moves_a_plausible_number_of_bytes() {
-        let b = super::copy_bandwidth(1 << 20, std::time::Duration::from_millis(50));
+        // Three rounds only (about 30 ms): other tests here time spinning processes.
+        let b = super::copy_bandwidth(1 << 20, std::time::Duration::ZERO);
         // Anything from a slow VM (100 MB/s) to a fast cache (1 TB/s).
         assert!((1e8..1e12).contains(&b), "{b}");
     }

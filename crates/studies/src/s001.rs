@@ -147,7 +147,7 @@ fn analyse(d: &Data) -> Analysis {
             claim: claim.into(),
             criterion: criterion.into(),
             evidence: format!(
-                "{} of the host ({} busy cores of {})",
+                "{} of the host ({} busy of {})",
                 pct(s),
                 fmt(Metric::ClientBusyCores, busy("out")),
                 cores.unwrap_or(0.0)
