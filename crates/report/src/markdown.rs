@@ -9,6 +9,30 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// One table as a Markdown section: its title as a heading, its note, its rows.
+pub fn table(t: &crate::tables::Table) -> String {
+    let mut o = format!("\n## {}\n\n", t.title);
+    if !t.note.is_empty() {
+        let _ = writeln!(o, "{}\n", t.note);
+    }
+    let row = |cells: &[String]| {
+        format!(
+            "| {} |\n",
+            cells
+                .iter()
+                .map(|c| cell(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        )
+    };
+    o.push_str(&row(&t.headers));
+    let _ = writeln!(o, "|{}", "---|".repeat(t.headers.len()));
+    for r in &t.rows {
+        o.push_str(&row(r));
+    }
+    o
+}
+
 /// Renders the report as Markdown tables.
 pub fn render(s: &Study) -> String {
     render_inner(s, false)
@@ -57,27 +81,7 @@ fn render_inner(s: &Study, figures: bool) -> String {
         }
     }
     for t in tables(s) {
-        let _ = writeln!(o, "\n## {}\n", t.title);
-        if !t.note.is_empty() {
-            let _ = writeln!(o, "{}\n", t.note);
-        }
-        let _ = writeln!(
-            o,
-            "| {} |",
-            t.headers
-                .iter()
-                .map(|h| cell(h))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-        let _ = writeln!(o, "|{}", "---|".repeat(t.headers.len()));
-        for row in &t.rows {
-            let _ = writeln!(
-                o,
-                "| {} |",
-                row.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | ")
-            );
-        }
+        o.push_str(&table(&t));
     }
     o
 }

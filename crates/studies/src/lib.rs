@@ -475,27 +475,7 @@ pub fn markdown(
         }
     }
     for t in &a.tables {
-        let _ = writeln!(o, "\n## {}\n", t.title);
-        if !t.note.is_empty() {
-            let _ = writeln!(o, "{}\n", t.note);
-        }
-        let _ = writeln!(
-            o,
-            "| {} |",
-            t.headers
-                .iter()
-                .map(|h| cell(h))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-        let _ = writeln!(o, "|{}", "---|".repeat(t.headers.len()));
-        for r in &t.rows {
-            let _ = writeln!(
-                o,
-                "| {} |",
-                r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | ")
-            );
-        }
+        o.push_str(&netsonde_report::markdown::table(t));
     }
     let _ = writeln!(o, "\n## Parts\n");
     for p in def.parts {
