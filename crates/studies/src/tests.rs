@@ -44,10 +44,14 @@ fn run(line_rate: Option<f64>, pts: &[Pt]) -> Study {
                     )
                 })
                 .collect();
+            let mut spec = TestSpec::new(test);
+            if axes.get("direction").map(String::as_str) == Some("bidir") {
+                spec.direction = netsonde_model::spec::Direction::Bidir;
+            }
             PointView {
                 idx: i as u32,
                 axes,
-                spec: TestSpec::new(test),
+                spec,
                 status: "done".into(),
                 reason: None,
                 summary: Some(PointSummary {
@@ -361,6 +365,32 @@ fn the_bdp_the_data_support_decides_003() {
     );
     assert_eq!(verdict(&a, "The best throughput"), Verdict::Holds);
     assert_eq!(verdict(&a, "Below the bandwidth-delay"), Verdict::Holds);
+    // A dual test above the link's ceiling is left out and named, never shown.
+    d.sweeps.insert(
+        "dual",
+        run(
+            Some(1e9),
+            &[(
+                &[
+                    ("direction", "bidir"),
+                    ("mtu", "9000"),
+                    ("window", "67108864"),
+                ],
+                &[
+                    (Metric::Goodput, 2.1e9),
+                    (Metric::GoodputOut, 1.2e9),
+                    (Metric::GoodputIn, 0.9e9),
+                ],
+            )],
+        ),
+    );
+    let a = (s003::DEF.analyse)(&d);
+    assert!(
+        a.caveats.iter().any(|c| c.contains("dual: 64 MiB window")),
+        "{:?}",
+        a.caveats
+    );
+    assert!(!a.then_now.iter().any(|t| t.now.contains("1.20 Gbit/s")));
     // Half the rate at the same round trip: 14.3 MB is the nearer.
     d.sweeps.insert("windows", lfn(500e6, 230.0));
     assert_eq!(
