@@ -123,7 +123,7 @@ fn search_rows(json: &str) -> anyhow::Result<Vec<SearchRow>> {
         .collect())
 }
 
-/// The best stream goodput in the store's runs other than `mine`.
+/// The best stream goodput in the store's measured runs other than `mine`.
 fn stored_peak(store: &Store, mine: &[i64]) -> anyhow::Result<StoredPeak> {
     let mut peak = StoredPeak {
         runs: 0,
@@ -131,7 +131,9 @@ fn stored_peak(store: &Store, mine: &[i64]) -> anyhow::Result<StoredPeak> {
         best: None,
     };
     for r in store.runs()? {
-        if mine.contains(&r.id) {
+        // The scripted engine's runs are not measurements.
+        let scripted = netsonde_run::load(store, r.id).is_ok_and(|(p, _)| p.engine == "fake");
+        if mine.contains(&r.id) || scripted {
             continue;
         }
         let Ok(s) = netsonde_run::study(store, r.id) else {
