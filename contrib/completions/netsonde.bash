@@ -215,12 +215,16 @@ _netsonde() {
 
     case "${cmd}" in
         netsonde)
-            opts="-h -V --help --version server client keygen caps sweep run search runs compare report study lab completions man help"
+            opts="-h -V --logfile --help --version server client keygen caps sweep run search runs compare report study lab completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -229,12 +233,16 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__caps)
-            opts="-h --help"
+            opts="-h --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -243,7 +251,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__client)
-            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -O -i -R -A -J -h --port --peer --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --plot --no-store --db --rrul --rcv-window --mss --nodelay --congestion --rate --parallel --time --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --auth-key --io --tx-io --rx-io --verify --help"
+            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -n -k -B -O -i -R -A -J -h --port --peer --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --plot --no-store --db --rrul --rcv-window --mss --nodelay --congestion --rate --parallel --time --bytes --blockcount --rcv-timeout --connect-timeout --bind --cport --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --auth-key --io --tx-io --rx-io --verify --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -357,6 +365,42 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --blockcount)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -k)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rcv-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -B)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cport)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --warmup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -409,6 +453,10 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -417,7 +465,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__compare)
-            opts="-h --threshold --db --help"
+            opts="-h --threshold --db --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -431,6 +479,10 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -439,12 +491,16 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__completions)
-            opts="-h --help bash elvish fish powershell zsh"
+            opts="-h --logfile --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -817,13 +873,17 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__keygen)
-            opts="-h --out --help"
+            opts="-h --out --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logfile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -835,12 +895,16 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab)
-            opts="-h --help run up down clean list emulate help"
+            opts="-h --logfile --help run up down clean list emulate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -849,12 +913,16 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__clean)
-            opts="-h --all --help"
+            opts="-h --all --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -863,12 +931,16 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__down)
-            opts="-h --help"
+            opts="-h --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -877,12 +949,16 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__emulate)
-            opts="-h --help"
+            opts="-h --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1003,12 +1079,16 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__list)
-            opts="-h --help"
+            opts="-h --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1017,7 +1097,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__run)
-            opts="-h --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --name --stats --help"
+            opts="-h --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --name --stats --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1075,6 +1155,10 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1083,7 +1167,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__up)
-            opts="-p -h --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --name --port --help"
+            opts="-p -h --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --name --port --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1145,6 +1229,10 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1153,12 +1241,16 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__man)
-            opts="-h --help"
+            opts="-h --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1167,7 +1259,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__report)
-            opts="-h --out --format --db --help"
+            opts="-h --out --format --db --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1185,6 +1277,10 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1193,7 +1289,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__run)
-            opts="-h --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --help"
+            opts="-h --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1223,6 +1319,14 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --peer)
+                    COMPREPLY=($(compgen -W "netsonde iperf3" -- "${cur}"))
+                    return 0
+                    ;;
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1231,13 +1335,17 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs)
-            opts="-h --db --help list show export delete help"
+            opts="-h --db --logfile --help list show export delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logfile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1249,13 +1357,17 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs__subcmd__delete)
-            opts="-h --db --help"
+            opts="-h --db --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logfile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1267,13 +1379,17 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs__subcmd__export)
-            opts="-h --csv --json --db --help"
+            opts="-h --csv --json --db --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logfile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1369,13 +1485,17 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs__subcmd__list)
-            opts="-h --db --help"
+            opts="-h --db --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logfile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1387,13 +1507,17 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs__subcmd__show)
-            opts="-h --db --help"
+            opts="-h --db --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logfile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1405,7 +1529,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__search)
-            opts="-p -w -h --port --auth-key --frames --io --trial --warmup --window --precision --pdr-loss --final-trials --max-trials --json --help"
+            opts="-p -w -h --port --auth-key --frames --io --trial --warmup --window --precision --pdr-loss --final-trials --max-trials --json --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1463,6 +1587,10 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1471,7 +1599,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__server)
-            opts="-p -B -h --port --bind --auth-key --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --help"
+            opts="-p -B -h --port --bind --auth-key --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1545,6 +1673,10 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1553,7 +1685,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__study)
-            opts="-h --list --quick --out --db --help"
+            opts="-h --list --quick --out --db --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1567,6 +1699,10 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1575,7 +1711,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__sweep)
-            opts="-p -t -h --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --help"
+            opts="-p -t -h --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1690,6 +1826,14 @@ _netsonde() {
                     return 0
                     ;;
                 --fake-scale)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --peer)
+                    COMPREPLY=($(compgen -W "netsonde iperf3" -- "${cur}"))
+                    return 0
+                    ;;
+                --logfile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

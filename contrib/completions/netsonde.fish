@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_netsonde_global_optspecs
-    string join \n h/help V/version
+    string join \n logfile= h/help V/version
 end
 
 function __fish_netsonde_needs_command
@@ -24,6 +24,7 @@ function __fish_netsonde_using_subcommand
     contains -- $cmd[1] $argv
 end
 
+complete -c netsonde -n "__fish_netsonde_needs_command" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_needs_command" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_needs_command" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "server" -d 'Listen for tests (one at a time unless --max-sessions says more; others are told "busy" with the time left). Serves iperf3 clients too, on the same port (`netsonde -s` works as `netsonde server`)'
@@ -56,6 +57,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-per-add
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-session-memory -d 'Buffer memory one test may use (message sizes x flows x buffers, checked at setup) [default: half of what this process may use, at most 1 GiB]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-memory -d 'Buffer memory all running tests may use together [default: as --max-session-memory, times --max-tests, within half of what this process may use]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l phase-timeout -d 'Deadline of every protocol phase (hello, authentication, setup, data connections, done) [default: 5 s for hello and done, 10 s for setup and data connections]' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests; this end is measured as always, the server\'s side is what iperf3 reports)' -r -f -a "netsonde\t'`netsonde server`'
@@ -75,7 +77,13 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s M -l mss -d
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s C -l congestion -d 'TCP congestion control on both ends (bbr, cubic, reno, ...)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s b -l rate -d 'Pacing rate per stream, in bit/s: 100M, 10G (decimal); 0 is unpaced. UDP default 1G' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s P -l parallel -d 'Parallel streams per direction, each on its own thread [default: 1]' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s t -l time -d 'Measured duration: 10 (seconds), 500ms, 2m' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s t -l time -d 'Measured duration: 10 (seconds), 500ms, 2m [default: 10 s; with -n or -k, a cap of 300 s less the warm-up]' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s n -l bytes -d 'End by volume, as iperf3\'s -n: the bytes each direction sends in the measured interval (10G, 500M; K, M, G are binary as in iperf3), shared by its streams. The test ends when they are sent; -t caps it' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s k -l blockcount -d 'End by volume in messages (iperf3\'s -k): --bytes of this many -l writes' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rcv-timeout -d 'Fail the test when a receiving stream gets nothing for this long (iperf3\'s --rcv-timeout, whose number is in ms: give 120s or 500ms) [default: wait to the end]' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l connect-timeout -d 'Deadline of the control connection\'s connect (iperf3\'s --connect-timeout, in ms there: give 3s or 500ms) [default: 5 s]' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s B -l bind -d 'Local address of every connection (iperf3\'s -B on a client)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l cport -d 'Local port of the data connections (iperf3\'s --cport): flow k uses PORT+k [default: any]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s O -l warmup -l omit -d 'Warm-up before the measured interval, excluded from results (iperf3\'s -O/--omit) [default: 0]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s i -l interval -d 'Print a line per interval' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s A -l affinity -d 'Pin client flow threads to these cores, round-robin: 0,1' -r
@@ -85,6 +93,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l auth-key -d
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l io -d 'I/O strategy for both sending and receiving flows: copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto (see `netsonde caps`)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l tx-io -d 'I/O strategy of the sending flows (overrides --io)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rx-io -d 'I/O strategy of the receiving flows (overrides --io)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s u -l udp -d 'UDP, as iperf3\'s -u: the same as --test udp-stream'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s 4 -l ipv4 -d 'Only IPv4 addresses of HOST'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s 6 -l ipv6 -d 'Only IPv6 addresses of HOST (`[::1]` or `::1` work as HOST too)'
@@ -99,9 +108,11 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l jsonl -d 'J
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l verify -d 'Check every received byte against the pattern the sender writes'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand keygen" -l out -d 'Where to write the key (created with mode 600; never overwritten)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand keygen" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand keygen" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -s h -l help -d 'Print help'
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s p -l port -d 'Server control port' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l directions -d 'Directions: out,in,bidir' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l sizes -d 'Message sizes: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K' -r
@@ -128,8 +139,11 @@ fake\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l auth-key -d 'Authenticate with this pre-shared key' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l fake-delay-ms -d 'Delay per fake repetition in milliseconds (tests)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l fake-scale -d 'Fake engine speed factor (tests: 0.8 is a 20% regression)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised' -r -f -a "netsonde\t'`netsonde server`'
+iperf3\t'An unmodified `iperf3 -s`'"
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l no-report -d 'Do not write a report'
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t''
@@ -137,8 +151,11 @@ fake\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l auth-key -d 'Authenticate with this pre-shared key' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l fake-delay-ms -d 'Delay per fake repetition in milliseconds (tests)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l fake-scale -d 'Fake engine speed factor (tests: 0.8 is a 20% regression)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised' -r -f -a "netsonde\t'`netsonde server`'
+iperf3\t'An unmodified `iperf3 -s`'"
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l no-report -d 'Do not write a report'
-complete -c netsonde -n "__fish_netsonde_using_subcommand run" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s p -l port -d 'Server control port' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l auth-key -d 'Authenticate with this pre-shared key (the server must use the same)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l frames -d 'Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544 counts them); the UDP payload is the frame less 46 B' -r
@@ -150,9 +167,11 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l precision -
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l pdr-loss -d 'PDR\'s loss ratio: the highest rate losing at most this share' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l final-trials -d 'Trials at the NDR found that must lose nothing' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l max-trials -d 'At most this many trials per frame size and strategy' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l json -d 'Print one JSON document instead of text'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "list" -d 'One line per run, newest first'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "show" -d 'A run\'s tables (Markdown)'
@@ -160,14 +179,18 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "delete" -d 'Delete a run and everything recorded for it'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l csv -d 'CSV, one row per point and metric'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l json -d 'JSON: the analysed run'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "list" -d 'One line per run, newest first'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "show" -d 'A run\'s tables (Markdown)'
@@ -176,17 +199,21 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l threshold -d 'Smallest relative change that counts, beyond non-overlapping confidence intervals: 0.02 = 2%' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l out -d 'Output folder (default netsonde-report-RUN)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l format -d 'Format' -r -f -a "html\t'One self-contained HTML file, plus the SVG plots beside it'
 md\t'Markdown tables'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l out -d 'Output folder for the report and its figures (default study-NAME; for `all`, one folder per study under it, default studies/)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l list -d 'List the studies and their parts'
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l quick -d 'Fewer points, one repetition, short trials: under two minutes, for CI'
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -f -a "run" -d 'Build a lab, run a client or sweep invocation in it against a server in it, and tear it down: `netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr`'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -f -a "up" -d 'Build a lab with a server in it and leave it running'
@@ -208,6 +235,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l seed -d 'Seed of the emulator\'s random source (loss, reordering, duplication, jitter)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l name -d 'Lab name (namespaces sonde-NAME-cli and sonde-NAME-srv); default rPID' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l stats -d 'Write the userspace emulator\'s counters (packets, drops, delivery error percentiles per direction) to this file as JSON at the end' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l mtu -d 'MTU of the link\'s interfaces, 68 to 65535' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l rate -d 'Line rate (decimal, 38 B of Ethernet framing per packet): 100M, 1G' -r
@@ -222,11 +250,16 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l seed -d 'Seed of the emulator\'s random source (loss, reordering, duplication, jitter)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l name -d 'Lab name' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -s p -l port -d 'Control port of the server in the lab' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from down" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from down" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from clean" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from clean" -l all -d 'Also remove labs made by `lab up`'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from clean" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from list" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from emulate" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from emulate" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "run" -d 'Build a lab, run a client or sweep invocation in it against a server in it, and tear it down: `netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr`'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "up" -d 'Build a lab with a server in it and leave it running'
@@ -235,7 +268,9 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "list" -d 'List labs'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "emulate" -d 'Run the userspace emulator of a `lab up` lab (started by `lab up`)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand completions" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand man" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand man" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report study lab completions man help" -f -a "server" -d 'Listen for tests (one at a time unless --max-sessions says more; others are told "busy" with the time left). Serves iperf3 clients too, on the same port (`netsonde -s` works as `netsonde server`)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report study lab completions man help" -f -a "client" -d 'Run one test against a server, or against an embedded loopback server when no HOST is given'

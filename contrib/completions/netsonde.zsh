@@ -15,6 +15,7 @@ _netsonde() {
 
     local context curcontext="$curcontext" state line
     _arguments "${_arguments_options[@]}" : \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -48,6 +49,7 @@ json\:"One JSON object per line"))' \
 '--max-session-memory=[Buffer memory one test may use (message sizes x flows x buffers, checked at setup) \[default\: half of what this process may use, at most 1 GiB\]]:MAX_SESSION_MEMORY:_default' \
 '--max-memory=[Buffer memory all running tests may use together \[default\: as --max-session-memory, times --max-tests, within half of what this process may use\]]:MAX_MEMORY:_default' \
 '--phase-timeout=[Deadline of every protocol phase (hello, authentication, setup, data connections, done) \[default\: 5 s for hello and done, 10 s for setup and data connections\]]:PHASE_TIMEOUT:_default' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
@@ -80,8 +82,17 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--rate=[Pacing rate per stream, in bit/s\: 100M, 10G (decimal); 0 is unpaced. UDP default 1G]:RATE:_default' \
 '-P+[Parallel streams per direction, each on its own thread \[default\: 1\]]:PARALLEL:_default' \
 '--parallel=[Parallel streams per direction, each on its own thread \[default\: 1\]]:PARALLEL:_default' \
-'-t+[Measured duration\: 10 (seconds), 500ms, 2m]:TIME:_default' \
-'--time=[Measured duration\: 10 (seconds), 500ms, 2m]:TIME:_default' \
+'-t+[Measured duration\: 10 (seconds), 500ms, 2m \[default\: 10 s; with -n or -k, a cap of 300 s less the warm-up\]]:TIME:_default' \
+'--time=[Measured duration\: 10 (seconds), 500ms, 2m \[default\: 10 s; with -n or -k, a cap of 300 s less the warm-up\]]:TIME:_default' \
+'(-k --blockcount)-n+[End by volume, as iperf3'\''s -n\: the bytes each direction sends in the measured interval (10G, 500M; K, M, G are binary as in iperf3), shared by its streams. The test ends when they are sent; -t caps it]:VOLUME:_default' \
+'(-k --blockcount)--bytes=[End by volume, as iperf3'\''s -n\: the bytes each direction sends in the measured interval (10G, 500M; K, M, G are binary as in iperf3), shared by its streams. The test ends when they are sent; -t caps it]:VOLUME:_default' \
+'-k+[End by volume in messages (iperf3'\''s -k)\: --bytes of this many -l writes]:BLOCKCOUNT:_default' \
+'--blockcount=[End by volume in messages (iperf3'\''s -k)\: --bytes of this many -l writes]:BLOCKCOUNT:_default' \
+'--rcv-timeout=[Fail the test when a receiving stream gets nothing for this long (iperf3'\''s --rcv-timeout, whose number is in ms\: give 120s or 500ms) \[default\: wait to the end\]]:RCV_TIMEOUT:_default' \
+'--connect-timeout=[Deadline of the control connection'\''s connect (iperf3'\''s --connect-timeout, in ms there\: give 3s or 500ms) \[default\: 5 s\]]:CONNECT_TIMEOUT:_default' \
+'-B+[Local address of every connection (iperf3'\''s -B on a client)]:BIND:_default' \
+'--bind=[Local address of every connection (iperf3'\''s -B on a client)]:BIND:_default' \
+'--cport=[Local port of the data connections (iperf3'\''s --cport)\: flow k uses PORT+k \[default\: any\]]:PORT:_default' \
 '-O+[Warm-up before the measured interval, excluded from results (iperf3'\''s -O/--omit) \[default\: 0\]]:WARMUP:_default' \
 '--warmup=[Warm-up before the measured interval, excluded from results (iperf3'\''s -O/--omit) \[default\: 0\]]:WARMUP:_default' \
 '--omit=[Warm-up before the measured interval, excluded from results (iperf3'\''s -O/--omit) \[default\: 0\]]:WARMUP:_default' \
@@ -95,6 +106,7 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--io=[I/O strategy for both sending and receiving flows\: copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto (see \`netsonde caps\`)]:IO:_default' \
 '--tx-io=[I/O strategy of the sending flows (overrides --io)]:TX_IO:_default' \
 '--rx-io=[I/O strategy of the receiving flows (overrides --io)]:RX_IO:_default' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '(-T --test)-u[UDP, as iperf3'\''s -u\: the same as --test udp-stream]' \
 '(-T --test)--udp[UDP, as iperf3'\''s -u\: the same as --test udp-stream]' \
 '(-6 --ipv6)-4[Only IPv4 addresses of HOST]' \
@@ -121,20 +133,22 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 (keygen)
 _arguments "${_arguments_options[@]}" : \
 '--out=[Where to write the key (created with mode 600; never overwritten)]:FILE:_files' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
 ;;
 (caps)
 _arguments "${_arguments_options[@]}" : \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
 ;;
 (sweep)
 _arguments "${_arguments_options[@]}" : \
-'-p+[Server control port]:PORT:_default' \
-'--port=[Server control port]:PORT:_default' \
+'-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
+'--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr]:TESTS:_default' \
 '--directions=[Directions\: out,in,bidir]:DIRECTIONS:_default' \
 '--sizes=[Message sizes\: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K]:SIZES:_default' \
@@ -161,9 +175,12 @@ _arguments "${_arguments_options[@]}" : \
 '--auth-key=[Authenticate with this pre-shared key]:FILE:_files' \
 '--fake-delay-ms=[Delay per fake repetition in milliseconds (tests)]:FAKE_DELAY_MS:_default' \
 '--fake-scale=[Fake engine speed factor (tests\: 0.8 is a 20% regression)]:FAKE_SCALE:_default' \
+'--peer=[What the server is\: netsonde, or an unmodified \`iperf3 -s\` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised]:PEER:((netsonde\:"\`netsonde server\`"
+iperf3\:"An unmodified \`iperf3 -s\`"))' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--no-report[Do not write a report]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 '::host -- Server host. Without it, an embedded server runs on loopback:_default' \
 && ret=0
 ;;
@@ -175,9 +192,12 @@ _arguments "${_arguments_options[@]}" : \
 '--auth-key=[Authenticate with this pre-shared key]:FILE:_files' \
 '--fake-delay-ms=[Delay per fake repetition in milliseconds (tests)]:FAKE_DELAY_MS:_default' \
 '--fake-scale=[Fake engine speed factor (tests\: 0.8 is a 20% regression)]:FAKE_SCALE:_default' \
+'--peer=[What the server is\: netsonde, or an unmodified \`iperf3 -s\` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised]:PEER:((netsonde\:"\`netsonde server\`"
+iperf3\:"An unmodified \`iperf3 -s\`"))' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--no-report[Do not write a report]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':file -- The experiment file:_files' \
 && ret=0
 ;;
@@ -196,6 +216,7 @@ _arguments "${_arguments_options[@]}" : \
 '--pdr-loss=[PDR'\''s loss ratio\: the highest rate losing at most this share]:PDR_LOSS:_default' \
 '--final-trials=[Trials at the NDR found that must lose nothing]:FINAL_TRIALS:_default' \
 '--max-trials=[At most this many trials per frame size and strategy]:MAX_TRIALS:_default' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--json[Print one JSON document instead of text]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -205,6 +226,7 @@ _arguments "${_arguments_options[@]}" : \
 (runs)
 _arguments "${_arguments_options[@]}" : \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 ":: :_netsonde__subcmd__runs_commands" \
@@ -220,6 +242,7 @@ _arguments "${_arguments_options[@]}" : \
             (list)
 _arguments "${_arguments_options[@]}" : \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -227,6 +250,7 @@ _arguments "${_arguments_options[@]}" : \
 (show)
 _arguments "${_arguments_options[@]}" : \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':run -- Run number or `latest`:_default' \
@@ -235,6 +259,7 @@ _arguments "${_arguments_options[@]}" : \
 (export)
 _arguments "${_arguments_options[@]}" : \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '(--json)--csv[CSV, one row per point and metric]' \
 '--json[JSON\: the analysed run]' \
 '-h[Print help]' \
@@ -245,6 +270,7 @@ _arguments "${_arguments_options[@]}" : \
 (delete)
 _arguments "${_arguments_options[@]}" : \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':run -- Run number:_default' \
@@ -294,6 +320,7 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '--threshold=[Smallest relative change that counts, beyond non-overlapping confidence intervals\: 0.02 = 2%]:THRESHOLD:_default' \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':run_a -- Baseline run:_default' \
@@ -306,6 +333,7 @@ _arguments "${_arguments_options[@]}" : \
 '--format=[Format]:FORMAT:((html\:"One self-contained HTML file, plus the SVG plots beside it"
 md\:"Markdown tables"))' \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 '::run -- Run number or `latest` (default):_default' \
@@ -315,6 +343,7 @@ md\:"Markdown tables"))' \
 _arguments "${_arguments_options[@]}" : \
 '--out=[Output folder for the report and its figures (default study-NAME; for \`all\`, one folder per study under it, default studies/)]:DIR:_files' \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--list[List the studies and their parts]' \
 '--quick[Fewer points, one repetition, short trials\: under two minutes, for CI]' \
 '-h[Print help]' \
@@ -324,6 +353,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (lab)
 _arguments "${_arguments_options[@]}" : \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 ":: :_netsonde__subcmd__lab_commands" \
@@ -351,6 +381,7 @@ _arguments "${_arguments_options[@]}" : \
 '--seed=[Seed of the emulator'\''s random source (loss, reordering, duplication, jitter)]:SEED:_default' \
 '--name=[Lab name (namespaces sonde-NAME-cli and sonde-NAME-srv); default rPID]:NAME:_default' \
 '--stats=[Write the userspace emulator'\''s counters (packets, drops, delivery error percentiles per direction) to this file as JSON at the end]:FILE:_files' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '::file -- A lab or experiment file (TOML)\: its `link` table sets the link (flags override it). An experiment file with no invocation runs as `run FILE`:_files' \
@@ -373,6 +404,7 @@ _arguments "${_arguments_options[@]}" : \
 '--name=[Lab name]:NAME:_default' \
 '-p+[Control port of the server in the lab]:PORT:_default' \
 '--port=[Control port of the server in the lab]:PORT:_default' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '::file -- A lab file (TOML) whose `link` table sets the link:_files' \
@@ -380,6 +412,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (down)
 _arguments "${_arguments_options[@]}" : \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '::name -- Its name:_default' \
@@ -387,6 +420,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (clean)
 _arguments "${_arguments_options[@]}" : \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--all[Also remove labs made by \`lab up\`]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -394,12 +428,14 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (list)
 _arguments "${_arguments_options[@]}" : \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
 ;;
 (emulate)
 _arguments "${_arguments_options[@]}" : \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':name -- The lab:_default' \
@@ -455,6 +491,7 @@ esac
 ;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':shell -- bash, zsh, fish, elvish or powershell:(bash elvish fish powershell zsh)' \
@@ -462,6 +499,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (man)
 _arguments "${_arguments_options[@]}" : \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-h[Print help]' \
 '--help[Print help]' \
 '::dir -- Where\: e.g. /usr/local/share/man/man1:_files' \

@@ -20,6 +20,10 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// Append everything this command prints (results and messages alike) to
+    /// FILE instead of the terminal, as iperf3's --logfile.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub logfile: Option<PathBuf>,
 }
 
 /// Subcommands.
@@ -156,9 +160,9 @@ pub struct StoreArgs {
 pub struct SweepArgs {
     /// Server host. Without it, an embedded server runs on loopback.
     pub host: Option<String>,
-    /// Server control port.
-    #[arg(short, long, default_value_t = netsonde_driver::client::DEFAULT_PORT)]
-    pub port: u16,
+    /// Server control port [default: 5300; 5201 with --peer iperf3].
+    #[arg(short, long)]
+    pub port: Option<u16>,
     /// Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr.
     #[arg(long)]
     pub tests: Option<String>,
@@ -244,6 +248,11 @@ pub struct SweepCommon {
     /// Fake engine speed factor (tests: 0.8 is a 20% regression).
     #[arg(long, default_value_t = 1.0, hide = true)]
     pub fake_scale: f64,
+    /// What the server is: netsonde, or an unmodified `iperf3 -s` (stream
+    /// tests with whole-second times; other points are skipped with why), so
+    /// a fleet with only iperf3 installed can be characterised.
+    #[arg(long, value_enum, default_value = "netsonde")]
+    pub peer: PeerArg,
 }
 
 /// `netsonde run FILE.toml`.
@@ -350,7 +359,7 @@ impl SweepArgs {
         Ok(netsonde_sweep::file::Experiment {
             label: self.label.clone(),
             host: self.host.clone(),
-            port: Some(self.port),
+            port: self.port,
             tests: list(&self.tests)?,
             directions: list(&self.directions)?,
             sizes: self.sizes.clone(),
@@ -571,9 +580,34 @@ pub struct ClientArgs {
     /// Parallel streams per direction, each on its own thread [default: 1].
     #[arg(short = 'P', long)]
     pub parallel: Option<u32>,
-    /// Measured duration: 10 (seconds), 500ms, 2m.
-    #[arg(short = 't', long, default_value = "10", value_parser = parse_time)]
-    pub time: Nanos,
+    /// Measured duration: 10 (seconds), 500ms, 2m [default: 10 s; with -n or -k,
+    /// a cap of 300 s less the warm-up].
+    #[arg(short = 't', long, value_parser = parse_time)]
+    pub time: Option<Nanos>,
+    /// End by volume, as iperf3's -n: the bytes each direction sends in the
+    /// measured interval (10G, 500M; K, M, G are binary as in iperf3), shared by
+    /// its streams. The test ends when they are sent; -t caps it.
+    #[arg(short = 'n', long = "bytes", value_parser = parse_bytes, conflicts_with = "blockcount")]
+    pub volume: Option<Bytes>,
+    /// End by volume in messages (iperf3's -k): --bytes of this many -l writes.
+    #[arg(short = 'k', long)]
+    pub blockcount: Option<u64>,
+    /// Fail the test when a receiving stream gets nothing for this long
+    /// (iperf3's --rcv-timeout, whose number is in ms: give 120s or 500ms)
+    /// [default: wait to the end].
+    #[arg(long, value_parser = parse_time)]
+    pub rcv_timeout: Option<Nanos>,
+    /// Deadline of the control connection's connect (iperf3's
+    /// --connect-timeout, in ms there: give 3s or 500ms) [default: 5 s].
+    #[arg(long, value_parser = parse_time)]
+    pub connect_timeout: Option<Nanos>,
+    /// Local address of every connection (iperf3's -B on a client).
+    #[arg(short = 'B', long)]
+    pub bind: Option<IpAddr>,
+    /// Local port of the data connections (iperf3's --cport): flow k uses
+    /// PORT+k [default: any].
+    #[arg(long, value_name = "PORT")]
+    pub cport: Option<u16>,
     /// Warm-up before the measured interval, excluded from results (iperf3's
     /// -O/--omit) [default: 0].
     #[arg(short = 'O', long, visible_alias = "omit", value_parser = parse_time)]
@@ -643,10 +677,8 @@ impl From<PeerArg> for netsonde_driver::client::Peer {
 impl ClientArgs {
     /// The control port: given, or the peer's default.
     pub fn port(&self) -> u16 {
-        self.port.unwrap_or(match self.peer {
-            PeerArg::Netsonde => netsonde_driver::client::DEFAULT_PORT,
-            PeerArg::Iperf3 => netsonde_proto::iperf3::DEFAULT_PORT,
-        })
+        self.port
+            .unwrap_or(netsonde_driver::client::Peer::from(self.peer).default_port())
     }
 }
 
@@ -730,12 +762,22 @@ impl ClientArgs {
             s.rate = netsonde_model::spec::pacing(r);
         }
         s.parallel = self.parallel.unwrap_or(if self.rrul { 4 } else { 1 });
-        s.duration = self.time;
         s.warmup = self.warmup.unwrap_or(if self.rrul {
             Nanos::from_secs(2)
         } else {
             Nanos::ZERO
         });
+        s.volume = match (self.volume, self.blockcount) {
+            (Some(v), _) => Some(v),
+            (None, Some(k)) => Some(Bytes(k.saturating_mul(s.size.0))),
+            (None, None) => None,
+        };
+        s.duration = match (self.time, s.volume) {
+            (Some(t), _) => t,
+            (None, Some(_)) => netsonde_model::spec::VOLUME_CAP.saturating_sub(s.warmup),
+            (None, None) => Nanos::from_secs(10),
+        };
+        s.rcv_timeout = self.rcv_timeout;
         s.interval = self.interval;
         if self.probe || self.rrul {
             s.probe = Some(netsonde_model::spec::ProbeSpec {

@@ -69,7 +69,8 @@ fn parse_invocation(args: Vec<String>) -> anyhow::Result<Invocation> {
         Command::Search(a) => (a.port, a.auth_key.clone(), None),
         Command::Sweep(a) => {
             let exp = a.experiment()?;
-            (a.port, a.common.auth_key.clone(), Some(exp))
+            let port = a.port.unwrap_or(netsonde_driver::client::DEFAULT_PORT);
+            (port, a.common.auth_key.clone(), Some(exp))
         }
         Command::Run(a) => {
             let text =

@@ -43,6 +43,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(path) = &cli.logfile {
+        if let Err(e) = log_to(path) {
+            eprintln!("netsonde: error: --logfile {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    }
     match run(cli) {
         Ok(Exit::Ok) => ExitCode::SUCCESS,
         Ok(Exit::Regressed) => ExitCode::from(3),
@@ -53,6 +59,21 @@ fn main() -> ExitCode {
             ExitCode::from(if usage { 2 } else { 1 })
         }
     }
+}
+
+/// `--logfile`: standard output and standard error both append to `path`.
+fn log_to(path: &std::path::Path) -> std::io::Result<()> {
+    // Looked at before opening: opening a FIFO would wait for its reader.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    rustix::stdio::dup2_stdout(&f)?;
+    rustix::stdio::dup2_stderr(&f)?;
+    Ok(())
 }
 
 /// Parses the command line. Every command takes negative numbers as values, so
@@ -213,6 +234,7 @@ fn sweep_request(
         auth_key: c.auth_key,
         no_report: c.no_report,
         command: command_line(),
+        peer: c.peer.into(),
     }
 }
 
@@ -241,10 +263,11 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                     "sweep".into()
                 }
             });
+            let peer = client::Peer::from(a.common.peer);
             let end = sweep::sweep(sweep_request(
                 plan,
                 default_host(a.host),
-                a.port,
+                a.port.unwrap_or(peer.default_port()),
                 label,
                 a.resume,
                 a.common,
@@ -268,7 +291,9 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 .label
                 .clone()
                 .unwrap_or_else(|| a.file.display().to_string());
-            let port = exp.port.unwrap_or(netsonde_driver::client::DEFAULT_PORT);
+            let port = exp
+                .port
+                .unwrap_or(client::Peer::from(a.common.peer).default_port());
             let end = sweep::sweep(sweep_request(
                 Some(plan),
                 default_host(exp.host),
@@ -436,6 +461,13 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 deadlines: Default::default(),
                 auth_key: keys::load_opt(a.auth_key.as_deref())?,
                 peer: a.peer.into(),
+                local: client::Local {
+                    ip: a.bind,
+                    data_port: a.cport,
+                },
+                connect_timeout: a
+                    .connect_timeout
+                    .map_or(client::CONNECT_TIMEOUT, |t| t.as_duration()),
             };
             let mut stdout = std::io::stdout().lock();
             let mut on_interval = |rec: &netsonde_model::result::IntervalRecord| {

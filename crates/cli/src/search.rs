@@ -103,8 +103,12 @@ pub(crate) fn run(a: &SearchArgs) -> anyhow::Result<bool> {
         ),
     };
     let key = crate::keys::load_opt(a.auth_key.as_deref())?;
-    let mut runner =
-        crate::sweep::RealRunner::new(crate::default_host(a.host.clone()), a.port, key)?;
+    let mut runner = crate::sweep::RealRunner::new(
+        crate::default_host(a.host.clone()),
+        a.port,
+        key,
+        Default::default(),
+    )?;
     let searches = a.frames.len() * a.io.len();
     let per_trial = a.trial.as_secs_f64() + a.warmup.as_secs_f64() + 0.3;
     let expected = f64::from(cfg.expected_trials()) * per_trial * searches as f64;

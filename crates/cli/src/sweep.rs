@@ -29,6 +29,7 @@ pub(crate) struct RealRunner {
     _embedded: Option<ServerHandle>,
     /// Inside `netsonde lab run`: the lab's control socket and the link in place.
     lab: Option<LabLink>,
+    peer: client::Peer,
 }
 
 /// The lab this sweep runs in.
@@ -59,12 +60,14 @@ impl RealRunner {
         host: Option<String>,
         port: u16,
         key: Option<netsonde_proto::auth::Key>,
+        peer: client::Peer,
     ) -> anyhow::Result<RealRunner> {
         Ok(match host {
             Some(h) => RealRunner {
                 host: h,
                 port,
                 key,
+                peer,
                 _embedded: None,
                 lab: netsonde_lab::control::control_from_env().map(|control| LabLink {
                     control,
@@ -72,6 +75,13 @@ impl RealRunner {
                     asked: None,
                 }),
             },
+            None if peer == client::Peer::Iperf3 => {
+                return Err(crate::args::UsageError(
+                    "--peer iperf3 needs the HOST of an `iperf3 -s` (there is no embedded iperf3 server)"
+                        .into(),
+                )
+                .into())
+            }
             None => {
                 let mut cfg =
                     ServerConfig::new(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0));
@@ -84,6 +94,7 @@ impl RealRunner {
                     key,
                     _embedded: Some(h),
                     lab: None,
+                    peer,
                 }
             }
         })
@@ -103,6 +114,12 @@ fn run_error(e: ClientError) -> RunError {
             retry_after: retry_after_ms.map(Duration::from_millis),
         },
         e @ ClientError::Refused { .. } => RunError::Refused(e.to_string()),
+        // A point an iperf3 server cannot run (request/response, a time that
+        // is not whole seconds): the point's own, as a refusal is.
+        e @ ClientError::Iperf3 {
+            source: netsonde_proto::iperf3::Iperf3Error::Unsupported(_),
+            ..
+        } => RunError::Refused(e.to_string()),
         e => RunError::Failed(crate::one_line(&anyhow::Error::from(e))),
     }
 }
@@ -115,7 +132,9 @@ impl Runner for RealRunner {
             spec: spec.clone(),
             deadlines: Default::default(),
             auth_key: self.key.clone(),
-            peer: Default::default(),
+            peer: self.peer,
+            local: Default::default(),
+            connect_timeout: client::CONNECT_TIMEOUT,
         };
         let mut report = client::run(&cfg, &mut |_| {}).map_err(run_error)?;
         report.link = self.lab.as_ref().and_then(|l| l.current.clone());
@@ -243,6 +262,8 @@ pub struct SweepRequest {
     pub no_report: bool,
     /// The command line, stored with the run.
     pub command: String,
+    /// What the server is.
+    pub peer: client::Peer,
 }
 
 fn now() -> i64 {
@@ -315,7 +336,8 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<SweepEnd> {
         None => {
             let plan = req.plan.clone().context("no plan")?;
             check_lab(&plan, &req.engine)?;
-            let stored = pipeline::StoredPlan::new(plan, req.host.clone(), req.port, &req.engine);
+            let stored =
+                pipeline::StoredPlan::new(plan, req.host.clone(), req.port, &req.engine, req.peer);
             let meta = pipeline::RunMeta {
                 label: req.label.clone(),
                 tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -373,7 +395,12 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<SweepEnd> {
         Box::new(SlowFake(fake, req.fake_delay))
     } else {
         let key = crate::keys::load_opt(req.auth_key.as_deref())?;
-        Box::new(RealRunner::new(stored.host.clone(), stored.port, key)?)
+        Box::new(RealRunner::new(
+            stored.host.clone(),
+            stored.port,
+            key,
+            stored.peer,
+        )?)
     };
     let outcome = {
         let mut sink = pipeline::StoreSink::new(&mut store, run, req.resume.is_some(), now);

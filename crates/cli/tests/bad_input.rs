@@ -157,3 +157,66 @@ fn a_server_that_says_nothing_times_out() {
     );
     t.join().unwrap();
 }
+
+/// A server whose listen queue is full drops the SYN: `--connect-timeout`
+/// bounds the wait, and the error says so in one line. The other new flags'
+/// bad values are refused with the flag named.
+#[test]
+fn connect_timeout_and_volume_flags() {
+    let l = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    l.bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into())
+        .unwrap();
+    l.listen(0).unwrap();
+    let addr = l.local_addr().unwrap().as_socket().unwrap();
+    // Fill the queue (never accepted); the next connection's SYN is dropped.
+    let mut fill = Vec::new();
+    for _ in 0..3 {
+        let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        s.set_nonblocking(true).unwrap();
+        let _ = s.connect(&addr.into());
+        fill.push(s);
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let port = addr.port().to_string();
+    let start = std::time::Instant::now();
+    fails(
+        &[
+            "client",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--connect-timeout",
+            "300ms",
+            "--no-store",
+        ],
+        1,
+        "cannot connect to 127.0.0.1",
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
+    drop(fill);
+    fails(
+        &["client", "-n", "0"],
+        2,
+        "--bytes/--blockcount must be above 0",
+    );
+    fails(
+        &["client", "-T", "tcp-rr", "-n", "1M"],
+        2,
+        "only stream tests end by volume",
+    );
+    fails(&["client", "-n", "1M", "-k", "5"], 2, "cannot be used with");
+    fails(
+        &["client", "--rcv-timeout", "1ms"],
+        2,
+        "--rcv-timeout must be",
+    );
+    fails(
+        &["client", "--logfile", "/dev/null"],
+        2,
+        "not a regular file",
+    );
+}

@@ -270,3 +270,65 @@ fn regression_affinity_flags_parse_and_pin() {
     assert_eq!(doc["spec"]["server_affinity"], serde_json::json!([0]));
     check_rr(&doc);
 }
+
+/// `-n`/`-k`: each direction sends its volume (each stream its share, within
+/// one message), the test ends then, not at its time cap, and the CPU is read
+/// over the same span as the bytes.
+#[test]
+fn a_test_ends_by_volume_in_every_direction() {
+    let mib = |m: u64| m * 1024 * 1024;
+    let cases: [(&[&str], u64, u64, usize); 4] = [
+        (&["-n", "400M", "-i", "0.1"], mib(400), 128 * 1024, 1),
+        (
+            &["-k", "3000", "-l", "64K", "-P", "2", "-R"],
+            3000 * 65536,
+            2 * 65536,
+            1,
+        ),
+        (&["-n", "200M", "--bidir"], mib(200), 128 * 1024, 2),
+        (
+            &["-u", "-b", "500M", "-l", "1000", "-n", "20M"],
+            mib(20),
+            1000,
+            1,
+        ),
+    ];
+    for (args, volume, slack, dirs) in cases {
+        let start = std::time::Instant::now();
+        let doc = json(args);
+        let took = start.elapsed();
+        assert!(
+            took.as_secs() < 20,
+            "{args:?}: took {took:?}, not ended by volume"
+        );
+        assert_eq!(u(&doc["spec"]["volume"]), volume, "{args:?}");
+        let tcp = !args.contains(&"-u");
+        check_stream(&doc, tcp, dirs);
+        for d in doc["directions"].as_array().unwrap() {
+            let sent = u(&d["sender_bytes_total"]);
+            assert!(
+                sent >= volume && sent < volume + slack,
+                "{args:?}: sent {sent} for {volume}"
+            );
+        }
+        // The CPU's interval is the flows', not the 300 s cap's.
+        let longest = ["client", "server"]
+            .iter()
+            .flat_map(|s| doc[*s]["flows"].as_array().unwrap())
+            .map(|f| u(&f["elapsed"]))
+            .max()
+            .unwrap();
+        for side in ["client", "server"] {
+            let cpu = u(&doc[side]["cpu"]["elapsed"]);
+            assert!(
+                cpu <= longest + 100_000_000,
+                "{args:?}: {side} CPU over {cpu} ns, flows {longest} ns"
+            );
+        }
+        if args.contains(&"-i") {
+            // Interval records stop where the flows did.
+            let last = doc["intervals"].as_array().unwrap().last().unwrap().clone();
+            assert!(u(&last["end"]) <= longest + 100_000_000, "{last}");
+        }
+    }
+}

@@ -22,7 +22,7 @@ use crate::probes::{ProbeConnections, Probing};
 use crate::server::{Server, ServerConfig, ServerError, ServerHandle};
 
 /// Default control port.
-pub const DEFAULT_PORT: u16 = 5300;
+pub const DEFAULT_PORT: u16 = Peer::Netsonde.default_port();
 
 /// What to run, against whom.
 #[derive(Debug, Clone)]
@@ -39,17 +39,50 @@ pub struct ClientConfig {
     pub auth_key: Option<netsonde_proto::auth::Key>,
     /// What the server is.
     pub peer: Peer,
+    /// Where this end's connections come from.
+    pub local: Local,
+    /// Deadline of the control connection's connect.
+    pub connect_timeout: Duration,
 }
 
-/// The kind of server a client talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Peer {
-    /// `netsonde server`.
-    #[default]
-    Netsonde,
-    /// An unmodified `iperf3 -s` (its control protocol; stream tests only).
-    Iperf3,
+/// Where a client's connections come from (iperf3's `-B` and `--cport`); by
+/// default the kernel chooses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Local {
+    /// Local address of every connection.
+    pub ip: Option<IpAddr>,
+    /// Local port of data connection (flow) 0; flow `k` uses this plus `k`.
+    pub data_port: Option<u16>,
 }
+
+/// The control connection's connect deadline when none is given.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl ClientConfig {
+    /// Opens the control connection to `addr`: from [`Local::ip`] when given,
+    /// within the connect deadline.
+    pub(crate) fn connect_control(&self, addr: SocketAddr) -> std::io::Result<TcpStream> {
+        let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+        if let Some(ip) = self.local.ip {
+            s.bind(&SocketAddr::new(ip, 0).into())?;
+        }
+        s.connect_timeout(&addr.into(), self.connect_timeout)?;
+        Ok(s.into())
+    }
+
+    /// The local address of flow `id`'s data socket, when one is asked for
+    /// (`None`: the kernel's choice); `ctl_ip` is the control connection's.
+    pub(crate) fn data_local(&self, ctl_ip: IpAddr, id: u32) -> Option<SocketAddr> {
+        let port = match self.local.data_port {
+            Some(p) => Some(u16::try_from(u32::from(p) + id).ok()?),
+            None => None,
+        };
+        (self.local.ip.is_some() || port.is_some())
+            .then(|| SocketAddr::new(ctl_ip, port.unwrap_or(0)))
+    }
+}
+
+pub use netsonde_model::spec::Peer;
 
 /// Why a test could not run or finish.
 #[derive(Debug, thiserror::Error)]
@@ -208,7 +241,8 @@ pub fn run(
             (a, a.to_string())
         }
     };
-    let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+    let stream = cfg
+        .connect_control(addr)
         .map_err(|source| ClientError::Connect { addr, source })?;
     let local_ip = stream
         .local_addr()
@@ -234,7 +268,7 @@ pub fn run(
         }
     };
     let deadline = Instant::now() + cfg.deadlines.connect.as_duration();
-    let (plans, socket) = connect_flows(&spec, &ack, addr.ip(), local_ip, deadline)?;
+    let (plans, socket) = connect_flows(cfg, &spec, &ack, addr.ip(), local_ip, deadline)?;
     let probe_conns = match spec.probe_flows() {
         Some(f) => Some(connect_probes(&ack, f, addr.ip(), local_ip, deadline)?),
         None => None,
@@ -327,6 +361,8 @@ fn connect_probes(
     let (tcp, _) = connect_tcp(
         &plain,
         data_addr,
+        // From the control connection's address, which the server checks.
+        Some(SocketAddr::new(local_ip, 0)),
         flows.tcp,
         &encode_preamble(&ack.token, flows.tcp),
     )?;
@@ -360,6 +396,7 @@ fn connect_probes(
 type Connected = (Vec<FlowPlan>, Option<netsonde_model::result::SocketFacts>);
 
 fn connect_flows(
+    cfg: &ClientConfig,
     spec: &TestSpec,
     ack: &SetupAck,
     server_ip: IpAddr,
@@ -373,7 +410,13 @@ fn connect_flows(
         let socket = if spec.test == TestKind::TcpCrr {
             FlowSocket::CrrConnect(data_addr, ack.token)
         } else if spec.test.is_tcp() {
-            let (t, f) = connect_tcp(spec, data_addr, id, &encode_preamble(&ack.token, id))?;
+            let (t, f) = connect_tcp(
+                spec,
+                data_addr,
+                cfg.data_local(local_ip, id),
+                id,
+                &encode_preamble(&ack.token, id),
+            )?;
             facts.get_or_insert(f);
             FlowSocket::Tcp(t)
         } else {
@@ -398,8 +441,10 @@ fn connect_flows(
             let s = Socket::new(Domain::for_address(to), Type::DGRAM, Some(Protocol::UDP))
                 .map_err(io("socket"))?;
             sockopt::apply_flow(&s, spec, id).map_err(fail)?;
-            s.bind(&SocketAddr::new(local_ip, 0).into())
-                .map_err(io("bind"))?;
+            let from = cfg
+                .data_local(local_ip, id)
+                .unwrap_or(SocketAddr::new(local_ip, 0));
+            s.bind(&from.into()).map_err(io("bind"))?;
             s.connect(&to.into()).map_err(io("connect"))?;
             facts.get_or_insert_with(|| sockopt::facts(&s, false));
             let u: UdpSocket = s.into();
@@ -420,6 +465,7 @@ fn connect_flows(
 pub(crate) fn connect_tcp(
     spec: &TestSpec,
     addr: SocketAddr,
+    local: Option<SocketAddr>,
     id: u32,
     first: &[u8],
 ) -> Result<(TcpStream, netsonde_model::result::SocketFacts), ClientError> {
@@ -432,6 +478,11 @@ pub(crate) fn connect_tcp(
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
         .map_err(io("socket"))?;
     sockopt::apply_flow(&s, spec, id).map_err(fail)?;
+    if let Some(from) = local {
+        // A fixed port may still have an old connection in TIME_WAIT.
+        s.set_reuse_address(true).map_err(io("setsockopt"))?;
+        s.bind(&from.into()).map_err(io("bind"))?;
+    }
     s.connect_timeout(&addr.into(), Duration::from_secs(5))
         .map_err(io("connect"))?;
     sockopt::set_wake(&s).map_err(fail)?;
@@ -477,6 +528,21 @@ fn at_start(running: &Running) -> [(u64, u64, u64); 2] {
     by_dir
 }
 
+/// Whether a test that ends by volume has moved it, in either direction, in
+/// its measured interval (as an iperf3 client decides when to end: by what it
+/// sent or what it received).
+pub(crate) fn volume_moved(running: &Running, spec: &TestSpec) -> bool {
+    let Some(v) = spec.volume else { return false };
+    let mut by_dir = [0u64; 2];
+    for (_, dir, c) in &running.counters {
+        if let Some((start, _, _)) = c.load_start() {
+            let (now, _, _) = c.load();
+            by_dir[usize::from(*dir == FlowDir::Down)] += now.saturating_sub(start);
+        }
+    }
+    by_dir.iter().any(|&b| b >= v.0)
+}
+
 impl Intervals {
     pub(crate) fn new(running: &Running, spec: &TestSpec) -> Intervals {
         let clock = running.clock;
@@ -511,7 +577,7 @@ impl Intervals {
         running: &Running,
         on_interval: &mut dyn FnMut(&IntervalRecord),
     ) {
-        let at = self.clock.end + self.period.unwrap_or_default();
+        let at = running.end() + self.period.unwrap_or_default();
         self.make(running, at, on_interval);
     }
 
@@ -521,7 +587,10 @@ impl Intervals {
         now_i: Instant,
         on_interval: &mut dyn FnMut(&IntervalRecord),
     ) {
-        let clock = self.clock;
+        let mut clock = self.clock;
+        // A test that ended by volume before its clock: its last record ends
+        // when the flows did.
+        clock.end = running.end();
         if self.last.is_none() && self.period.is_some() && now_i >= clock.warm_end {
             self.last = Some(at_start(running));
         }

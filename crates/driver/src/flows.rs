@@ -76,6 +76,11 @@ pub struct Running {
     sampler: Option<(Arc<AtomicBool>, JoinHandle<Vec<FlowSamples>>)>,
     done: Receiver<()>,
     pending: usize,
+    /// When the last flow thread returned, once [`Running::all_done`] has seen
+    /// it (a test that ends by volume ends before its clock does).
+    ended: Option<Instant>,
+    /// When the last flow thread to end so far ended.
+    last_end: Arc<std::sync::Mutex<Option<Instant>>>,
 }
 
 /// What the flows produced.
@@ -179,15 +184,23 @@ fn run_flow(end: End, socket: FlowSocket, ctx: &FlowCtx) -> Result<FlowOutput, E
 
 /// Sleeps until `at`, waking early when `stop` is set. Returns whether it stopped.
 fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
+    sleep_until_or(at, Duration::from_millis(50), &|| {
+        stop.load(Ordering::Relaxed)
+    })
+}
+
+/// Sleeps until `at`, waking early (within `step`) once `early` holds. Returns
+/// whether it woke early.
+fn sleep_until_or(at: Instant, step: Duration, early: &dyn Fn() -> bool) -> bool {
     loop {
-        if stop.load(Ordering::Relaxed) {
+        if early() {
             return true;
         }
         let now = Instant::now();
         if now >= at {
             return false;
         }
-        std::thread::sleep((at - now).min(Duration::from_millis(50)));
+        std::thread::sleep((at - now).min(step));
     }
 }
 
@@ -282,7 +295,13 @@ pub fn start_with(
     let tids: Arc<std::sync::Mutex<Vec<ThreadFlows>>> = Arc::default();
     let ended: Arc<std::sync::Mutex<Vec<(i32, Nanos)>>> = Arc::default();
     let n_threads = threads.len();
+    // Flow threads still running: the CPU is read until the measured interval
+    // ends or they all have, whichever is first.
+    let left = Arc::new(std::sync::atomic::AtomicUsize::new(n_threads));
+    let last_end: Arc<std::sync::Mutex<Option<Instant>>> = Arc::default();
     for (core, members) in threads {
+        let left = left.clone();
+        let last_end = last_end.clone();
         let tx = tx.clone();
         let stop = stop.clone();
         let (tids, ended) = (tids.clone(), ended.clone());
@@ -305,11 +324,19 @@ pub fn start_with(
                 // One failed flow ends the test for all.
                 stop.store(true, Ordering::Relaxed);
             }
+            {
+                // Once per thread, as it ends: off the data path.
+                let mut e = last_end.lock().unwrap_or_else(|e| e.into_inner());
+                let now = Instant::now();
+                *e = Some(e.map_or(now, |t| t.max(now)));
+            }
+            left.fetch_sub(1, Ordering::Release);
             let _ = tx.send(());
             out
         }));
     }
     let cpu_stop = stop.clone();
+    let volume = spec.volume.is_some();
     let cpu = std::thread::spawn(move || {
         if sleep_until(clock.warm_end, &cpu_stop) {
             return None;
@@ -326,7 +353,12 @@ pub fn start_with(
         };
         let ids: Vec<i32> = tids.iter().map(|(t, _)| *t).collect();
         let sampler = netsonde_cpu::CpuSampler::start_with(&ids).ok()?;
-        sleep_until(clock.end, &cpu_stop);
+        // A test that ends by volume ends when its flows do: look often enough
+        // that the CPU's interval is within 2 ms of the bytes'.
+        let step = Duration::from_millis(if volume { 2 } else { 50 });
+        sleep_until_or(clock.end, step, &|| {
+            cpu_stop.load(Ordering::Relaxed) || left.load(Ordering::Acquire) == 0
+        });
         let mut report = sampler
             .finish_with(&|tid| {
                 let e = ended.lock().unwrap_or_else(|e| e.into_inner());
@@ -349,6 +381,8 @@ pub fn start_with(
         cpu,
         sampler,
         done,
+        ended: None,
+        last_end,
     }
 }
 
@@ -461,13 +495,25 @@ fn run_thread(
 impl Running {
     /// Whether every flow has returned.
     pub fn all_done(&mut self) -> bool {
-        loop {
+        let done = loop {
             match self.done.try_recv() {
                 Ok(()) => self.pending = self.pending.saturating_sub(1),
-                Err(TryRecvError::Empty) => return self.pending == 0,
-                Err(TryRecvError::Disconnected) => return true,
+                Err(TryRecvError::Empty) => break self.pending == 0,
+                Err(TryRecvError::Disconnected) => break true,
             }
+        };
+        if done && self.ended.is_none() {
+            let last = *self.last_end.lock().unwrap_or_else(|e| e.into_inner());
+            self.ended = Some(last.unwrap_or_else(Instant::now));
         }
+        done
+    }
+
+    /// When this end's test is over: the end of its measured interval, or when
+    /// its flows all returned before it (a test that ends by volume), as far as
+    /// [`Running::all_done`] has seen.
+    pub fn end(&self) -> Instant {
+        self.ended.map_or(self.clock.end, |e| e.min(self.clock.end))
     }
 
     /// Asks every flow to stop now.

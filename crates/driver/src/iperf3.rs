@@ -32,7 +32,7 @@ use netsonde_proto::iperf3::{
 };
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::client::{connect_tcp, resolve, ClientConfig, ClientError, Intervals};
+use crate::client::{connect_tcp, resolve, volume_moved, ClientConfig, ClientError, Intervals};
 use crate::flows::{self, End, Finished, FlowPlan, FlowSocket};
 
 /// The two machines, as the control loop drives them.
@@ -272,6 +272,7 @@ fn udp_socket(spec: &TestSpec, local: SocketAddr) -> std::io::Result<Socket> {
 
 /// Opens the client's streams as iperf3 does.
 fn connect_streams(
+    cfg: &ClientConfig,
     spec: &TestSpec,
     server: SocketAddr,
     local_ip: IpAddr,
@@ -288,13 +289,15 @@ fn connect_streams(
         };
         let io = |op| move |e| fail(EngineError::Io { op, source: e });
         let socket = if spec.test.is_tcp() {
-            let (t, f) = connect_tcp(spec, server, id, &cookie.0)?;
+            let (t, f) = connect_tcp(spec, server, cfg.data_local(local_ip, id), id, &cookie.0)?;
             facts.get_or_insert(f);
             FlowSocket::Tcp(t)
         } else {
-            let s = udp_socket(spec, SocketAddr::new(local_ip, 0)).map_err(io("socket"))?;
-            s.bind(&SocketAddr::new(local_ip, 0).into())
-                .map_err(io("bind"))?;
+            let from = cfg
+                .data_local(local_ip, id)
+                .unwrap_or(SocketAddr::new(local_ip, 0));
+            let s = udp_socket(spec, from).map_err(io("socket"))?;
+            s.bind(&from.into()).map_err(io("bind"))?;
             s.connect(&server.into()).map_err(io("connect"))?;
             facts.get_or_insert_with(|| sockopt::facts(&s, false));
             let u: UdpSocket = s.into();
@@ -346,7 +349,7 @@ pub fn run_client(
     let proto = |source| ClientError::Iperf3 { addr, source };
     let params = Params::from_spec(&spec).map_err(proto)?;
     let io = |source| ClientError::Connect { addr, source };
-    let mut ctl = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(io)?;
+    let mut ctl = cfg.connect_control(addr).map_err(io)?;
     ctl.set_nodelay(true).map_err(io)?;
     let local_ip = ctl.local_addr().map_err(io)?.ip();
     let cookie = Cookie::from_random(crate::random_bytes::<{ COOKIE_LEN - 1 }>().map_err(io)?);
@@ -374,7 +377,9 @@ pub fn run_client(
             match ev {
                 Iperf3Event::CreateStreams => {
                     let deadline = Instant::now() + cfg.deadlines.connect.as_duration();
-                    plans = Some(connect_streams(&spec, addr, local_ip, &cookie, deadline)?);
+                    plans = Some(connect_streams(
+                        cfg, &spec, addr, local_ip, &cookie, deadline,
+                    )?);
                 }
                 Iperf3Event::TestRunning => break 'running,
                 Iperf3Event::Failed(e) => return Err(failed(e)),
@@ -411,11 +416,16 @@ pub fn run_client(
         running.stop();
         let _ = running.finish();
     };
-    while Instant::now() < clock.end {
+    // A test by volume ends (TEST_END) once it has moved it either way.
+    while Instant::now() < clock.end && !volume_moved(&running, &spec) && !running.all_done() {
         intervals.tick(&running, on_interval);
-        let wait = intervals
+        let mut wait = intervals
             .wait()
             .min(clock.end.saturating_duration_since(Instant::now()));
+        if spec.volume.is_some() {
+            // The server's figures end at TEST_END: send it within 2 ms.
+            wait = wait.min(Duration::from_millis(2));
+        }
         match pump(&mut ctl, &mut m, wait) {
             Ok(evs) => {
                 if let Some(Iperf3Event::Failed(e)) = evs

@@ -70,6 +70,14 @@ pub enum EngineError {
         /// The flow.
         flow: u32,
     },
+    /// A receiving stream got nothing for its idle limit.
+    #[error("flow {flow} received nothing for {after} (--rcv-timeout)")]
+    Idle {
+        /// The flow.
+        flow: u32,
+        /// The limit.
+        after: netsonde_model::units::Nanos,
+    },
     /// The I/O strategy cannot run here.
     #[error(transparent)]
     Strategy(#[from] io::IoError),

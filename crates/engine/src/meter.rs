@@ -103,6 +103,50 @@ impl FlowCtx {
     }
 }
 
+/// When a receiver last got data, and its idle limit (`TestSpec::rcv_timeout`,
+/// iperf3's `--rcv-timeout`): a stream that gets no byte for that long fails the
+/// test, instead of waiting for the end. A receiver that ends before its clock
+/// (the sender stopped at its volume, or the test was told to end) closes its
+/// measured interval at its last arrival, not when it noticed the end.
+#[derive(Debug)]
+pub(crate) struct IdleLimit {
+    limit: Option<Duration>,
+    last: Instant,
+}
+
+impl IdleLimit {
+    pub(crate) fn new(ctx: &FlowCtx) -> IdleLimit {
+        IdleLimit {
+            limit: ctx.spec.rcv_timeout.map(Nanos::as_duration),
+            last: ctx.clock.t0,
+        }
+    }
+
+    /// Data came at `now`.
+    #[inline]
+    pub(crate) fn data(&mut self, now: Instant) {
+        self.last = now;
+    }
+
+    /// When data last came (the test's start before any did).
+    pub(crate) fn last(&self) -> Instant {
+        self.last
+    }
+
+    /// After a wait that brought nothing: fails once the limit has passed.
+    pub(crate) fn check(&self, now: Instant, flow: u32) -> Result<(), crate::EngineError> {
+        match self.limit {
+            Some(l) if now.saturating_duration_since(self.last) >= l => {
+                Err(crate::EngineError::Idle {
+                    flow,
+                    after: Nanos::from(l),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 struct Counts {
     bytes: u64,
@@ -234,6 +278,16 @@ impl Meter {
         self.counters
             .transactions
             .store(self.now.transactions, Ordering::Relaxed);
+    }
+
+    /// Bytes moved in the measured interval so far (0 before it).
+    #[inline]
+    pub fn measured_bytes(&self) -> u64 {
+        match (self.window_start, self.window) {
+            (_, Some((c, _))) => c.bytes,
+            (Some(_), None) => self.now.bytes - self.base.bytes,
+            (None, None) => 0,
+        }
     }
 
     /// Whether `now` is inside the measured interval (no snapshotting).

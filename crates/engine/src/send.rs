@@ -47,6 +47,9 @@ pub(crate) struct Sending {
     /// Its strategy is epoll: the socket stays non-blocking to the end, and the
     /// flow group does the waiting.
     grouped: bool,
+    /// Its share of a test that ends by volume: it stops once it has sent this
+    /// much in the measured interval.
+    volume: u64,
 }
 
 impl std::fmt::Debug for Sending {
@@ -64,7 +67,8 @@ pub(crate) enum Gate {
     Go(Instant),
     /// No: pacing holds it until then.
     Hold(Instant),
-    /// No: the measured interval is over (or the test stopped); the time.
+    /// No: the measured interval is over, its volume sent, or the test
+    /// stopped; the time.
     Over(Instant),
 }
 
@@ -79,6 +83,7 @@ impl Sending {
             end: None,
             report: None,
             grouped: ctx.spec.tx_io == IoStrategy::Epoll,
+            volume: ctx.spec.stream_volume().unwrap_or(u64::MAX),
         })
     }
 
@@ -86,7 +91,10 @@ impl Sending {
     #[inline]
     pub(crate) fn gate(&mut self) -> Gate {
         let now = Instant::now();
-        if self.m.tick(now) == Phase::After || self.ctx.stopped() {
+        if self.m.tick(now) == Phase::After
+            || self.ctx.stopped()
+            || self.m.measured_bytes() >= self.volume
+        {
             return Gate::Over(now);
         }
         if let Some(p) = &self.pacer {

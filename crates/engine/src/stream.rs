@@ -12,7 +12,7 @@ use netsonde_model::spec::IoStrategy;
 
 use crate::flow::{run_one, Flow, Progress};
 use crate::io::{self, Moved, Sock};
-use crate::meter::{FlowCtx, Meter};
+use crate::meter::{FlowCtx, IdleLimit, Meter};
 use crate::send::{Gate, Sending};
 use crate::verify::Verifier;
 use crate::{is_timeout, sockopt, EngineError, FlowOutput};
@@ -95,7 +95,8 @@ pub struct TcpSender {
     s: Sending,
     state: SendState,
     scratch: [u8; 64],
-    /// `None` for a paced sender: it reads the clock for every write.
+    /// `None` for a paced sender, or one that ends by volume: it reads the
+    /// clock for every write.
     stride: Option<Stride>,
 }
 
@@ -107,7 +108,9 @@ impl TcpSender {
             sock,
             state: SendState::Sending,
             scratch: [0; 64],
-            stride: ctx.spec.rate.is_none().then(Stride::new),
+            // A sender that ends by volume looks at every write, so it stops
+            // within one message of its share.
+            stride: (ctx.spec.rate.is_none() && ctx.spec.volume.is_none()).then(Stride::new),
         })
     }
 
@@ -265,6 +268,7 @@ pub struct TcpReceiver {
     m: Meter,
     end: Option<Instant>,
     lowat: Option<RcvLowat>,
+    idle: IdleLimit,
 }
 
 impl TcpReceiver {
@@ -273,11 +277,16 @@ impl TcpReceiver {
         Ok(TcpReceiver {
             rx: io::rx(ctx.spec.rx_io, Sock::Tcp(&sock), &ctx.spec)?,
             // A reader that blocks until data comes. (An epoll group's flows share
-            // one wait: a mark on one would hold back the others' turns.)
-            lowat: (ctx.spec.rx_io == IoStrategy::Copy)
+            // one wait: a mark on one would hold back the others' turns.) An
+            // iperf3 sender that ends by volume does not close its stream, so its
+            // last bytes, below the mark, would wait for the socket's timeout: it
+            // is read as it comes.
+            lowat: (ctx.spec.rx_io == IoStrategy::Copy
+                && (ctx.spec.volume.is_none() || ctx.format == crate::datagram::Format::Netsonde))
                 .then(|| RcvLowat::new((ctx.spec.size.0 as usize).max(io::TCP_READ))),
             verifier: ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0)),
             m: Meter::new(ctx),
+            idle: IdleLimit::new(ctx),
             ctx: ctx.clone(),
             sock,
             end: None,
@@ -317,6 +326,7 @@ impl Flow for TcpReceiver {
             }
             Ok(Some(mv)) => {
                 self.m.moved(mv.bytes, mv.messages, mv.calls);
+                self.idle.data(now);
                 if let Some(l) = &mut self.lowat {
                     l.read(&self.sock, now, mv.bytes);
                 }
@@ -327,6 +337,9 @@ impl Flow for TcpReceiver {
                 if now >= self.ctx.clock.hard_end || self.ctx.stopped() {
                     self.end = Some(now);
                     return Ok(Progress::Done);
+                }
+                if now < self.ctx.clock.end {
+                    self.idle.check(now, self.ctx.id)?;
                 }
                 Ok(Progress::Blocked)
             }
@@ -345,7 +358,7 @@ impl Flow for TcpReceiver {
         drop(this.sock);
         let mut result = this
             .m
-            .finish(Instant::now(), this.ctx.id, this.ctx.dir, Role::Receiver);
+            .finish(this.idle.last(), this.ctx.id, this.ctx.dir, Role::Receiver);
         result.tcp_info = info;
         result.io = Some(report);
         Ok(FlowOutput {
@@ -358,6 +371,38 @@ impl Flow for TcpReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_receiver_that_gets_nothing_for_its_idle_limit_fails_the_test() {
+        use netsonde_model::spec::{FlowDir, TestKind, TestSpec};
+        use netsonde_model::units::Nanos;
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let _quiet_peer = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (sock, _) = l.accept().unwrap();
+        sock.set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        let mut spec = TestSpec::new(TestKind::TcpStream);
+        spec.duration = Nanos::from_secs(10);
+        spec.rcv_timeout = Some(Nanos::from_millis(300));
+        let ctx = FlowCtx {
+            id: 3,
+            dir: FlowDir::Up,
+            clock: crate::FlowClock::new(Instant::now(), &spec),
+            spec: std::sync::Arc::new(spec),
+            counters: Default::default(),
+            stop: Default::default(),
+            format: Default::default(),
+        };
+        let start = Instant::now();
+        let e = tcp_recv(sock, &ctx).unwrap_err();
+        let took = start.elapsed();
+        assert!(matches!(e, EngineError::Idle { flow: 3, .. }), "{e}");
+        assert!(e.to_string().contains("--rcv-timeout"), "{e}");
+        assert!(
+            took >= Duration::from_millis(300) && took < Duration::from_secs(3),
+            "{took:?}"
+        );
+    }
 
     #[test]
     fn the_clock_stride_follows_how_fast_writes_are() {

@@ -14,7 +14,7 @@ use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_
 use crate::datagram::{stamp, Format, FIN, HEADER};
 use crate::flow::{run_one, Flow, Progress};
 use crate::io::{self, Sock};
-use crate::meter::{FlowCtx, Meter};
+use crate::meter::{FlowCtx, IdleLimit, Meter};
 use crate::send::{Gate, Sending};
 use crate::verify::Verifier;
 use crate::{canonical, is_timeout, EngineError, FlowOutput};
@@ -280,6 +280,7 @@ pub struct UdpReceiver {
     sent: Option<u64>,
     give_up: Instant,
     done: bool,
+    idle: IdleLimit,
 }
 
 impl UdpReceiver {
@@ -295,6 +296,7 @@ impl UdpReceiver {
             sent: None,
             give_up: ctx.clock.end + FIN_WAIT,
             done: false,
+            idle: IdleLimit::new(ctx),
             ctx: ctx.clone(),
             sock,
         })
@@ -374,11 +376,15 @@ impl Flow for UdpReceiver {
             Ok(Some(mv)) => {
                 self.m
                     .moved(mv.bytes - skip_bytes, mv.messages - skip_msgs, mv.calls);
+                self.idle.data(now);
                 Progress::Moved
             }
             Ok(None) => Progress::Moved,
             Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::ConnectionRefused => {
                 self.m.call();
+                if fin.is_none() && now < self.ctx.clock.end && !self.ctx.stopped() {
+                    self.idle.check(now, self.ctx.id)?;
+                }
                 Progress::Blocked
             }
             Err(e) => return Err(EngineError::io("recv")(e)),
@@ -399,7 +405,7 @@ impl Flow for UdpReceiver {
         report.verify_errors = this.verifier.map(|v| v.errors);
         let mut result = this
             .m
-            .finish(Instant::now(), this.ctx.id, this.ctx.dir, Role::Receiver);
+            .finish(this.idle.last(), this.ctx.id, this.ctx.dir, Role::Receiver);
         let by_sequence = this.ctx.format != Format::Netsonde;
         result.udp = Some(UdpStats {
             packets: if by_sequence {

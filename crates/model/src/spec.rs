@@ -13,6 +13,63 @@ use crate::units::{BitRate, Bytes, Nanos};
 pub const MAX_SIZE: Bytes = Bytes(Bytes::GIB);
 /// The longest test.
 pub const MAX_DURATION: Nanos = Nanos::from_secs(24 * 3600);
+
+/// The kind of server a client talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Peer {
+    /// `netsonde server`.
+    #[default]
+    Netsonde,
+    /// An unmodified `iperf3 -s` (its control protocol; stream tests only).
+    Iperf3,
+}
+
+impl Peer {
+    /// Why this kind of server cannot run `spec`, if it cannot: an iperf3
+    /// server runs stream tests of whole seconds, with one window and no DSCP
+    /// for all streams, and answers no latency probes.
+    pub fn cannot_run(self, spec: &TestSpec) -> Option<String> {
+        if self == Peer::Netsonde {
+            return None;
+        }
+        if spec.test.is_rr() {
+            return Some(format!("{} (iperf3 runs stream tests only)", spec.test));
+        }
+        if !spec.warmup.0.is_multiple_of(1_000_000_000)
+            || !spec.duration.0.is_multiple_of(1_000_000_000)
+        {
+            return Some("a time or warm-up that is not whole seconds".into());
+        }
+        if spec.probe.is_some() {
+            return Some("--probe (an iperf3 server answers no latency probes)".into());
+        }
+        if !spec.flow_windows.is_empty() || !spec.dscp.is_empty() {
+            return Some("per-flow windows or DSCP (iperf3 sets one for all streams)".into());
+        }
+        None
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Peer::Netsonde => "netsonde",
+            Peer::Iperf3 => "iperf3",
+        }
+    }
+
+    /// Its control port when none is given.
+    pub const fn default_port(self) -> u16 {
+        match self {
+            Peer::Netsonde => 5300,
+            Peer::Iperf3 => 5201,
+        }
+    }
+}
+
+/// The longest a test that ends by volume runs, warm-up included, when no time
+/// is given: netsonde server's default `--max-duration`.
+pub const VOLUME_CAP: Nanos = Nanos::from_secs(300);
 /// The most parallel streams.
 pub const MAX_PARALLEL: u32 = 256;
 /// Every UDP stream datagram starts with this header: sequence number and send time.
@@ -300,6 +357,16 @@ pub struct TestSpec {
     /// (`--window 128K,32K`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flow_windows: Vec<Bytes>,
+    /// End by volume (iperf3's `-n`, and `-k` times the message size): the bytes
+    /// each direction sends in the measured interval, shared evenly by its
+    /// streams (each sends at least its share, the last message may pass it).
+    /// The test ends when they are sent; `duration` is then only a cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume: Option<Bytes>,
+    /// A receiving stream that gets no byte for this long fails the test
+    /// (iperf3's `--rcv-timeout`); `None`: it waits to the test's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcv_timeout: Option<Nanos>,
 }
 
 /// The probes of a load-latency test. Each kind (a kept TCP connection, UDP
@@ -349,6 +416,9 @@ pub enum SpecError {
         "unknown test '{0}' (expected one of tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr)"
     )]
     UnknownTest(String),
+    /// A test to end by volume was given none.
+    #[error("--bytes/--blockcount must be above 0")]
+    ZeroVolume,
     /// A size was zero or larger than [`MAX_SIZE`].
     #[error("{what} must be between 1 B and 1 GiB, got {value}")]
     SizeOutOfRange {
@@ -464,7 +534,16 @@ impl TestSpec {
             probe: None,
             dscp: Vec::new(),
             flow_windows: Vec::new(),
+            volume: None,
+            rcv_timeout: None,
         }
+    }
+
+    /// The bytes each sending stream sends in the measured interval before it
+    /// stops, for a test that ends by volume: its even share, rounded up.
+    pub fn stream_volume(&self) -> Option<u64> {
+        self.volume
+            .map(|v| v.0.div_ceil(u64::from(self.parallel.max(1))))
     }
 
     /// Checks every bound and every combination; the first problem is returned.
@@ -515,6 +594,27 @@ impl TestSpec {
                     what: "--interval",
                     min: Nanos::from_millis(10),
                     value: i,
+                });
+            }
+        }
+        if let Some(v) = self.volume {
+            if t.is_rr() {
+                return Err(SpecError::NotApplicable {
+                    option: "--bytes/--blockcount",
+                    test: t,
+                    why: "only stream tests end by volume",
+                });
+            }
+            if v.0 == 0 {
+                return Err(SpecError::ZeroVolume);
+            }
+        }
+        if let Some(r) = self.rcv_timeout {
+            if r < Nanos::from_millis(100) || r > MAX_DURATION {
+                return Err(SpecError::DurationOutOfRange {
+                    what: "--rcv-timeout",
+                    min: Nanos::from_millis(100),
+                    value: r,
                 });
             }
         }

@@ -39,7 +39,7 @@ use netsonde_model::units::{BitRate, Bytes, Nanos};
 use serde::{Deserialize, Serialize};
 
 /// iperf3's default port.
-pub const DEFAULT_PORT: u16 = 5201;
+pub const DEFAULT_PORT: u16 = netsonde_model::spec::Peer::Iperf3.default_port();
 /// Bytes of a cookie on the wire, its NUL included.
 pub const COOKIE_LEN: usize = 37;
 /// The characters of a cookie.
@@ -292,28 +292,21 @@ impl Params {
     /// The parameters that ask an iperf3 server for `spec`. `get_server_output`
     /// asks for the server's report (as JSON when `json`).
     pub fn from_spec(spec: &TestSpec) -> Result<Params, Iperf3Error> {
-        let unsupported = |what: &str| Err(Iperf3Error::Unsupported(what.to_string()));
-        let udp = match spec.test {
-            TestKind::TcpStream => false,
-            TestKind::UdpStream => true,
-            _ => return unsupported(&format!("{} (iperf3 runs stream tests only)", spec.test)),
-        };
-        if !spec.warmup.0.is_multiple_of(1_000_000_000)
-            || !spec.duration.0.is_multiple_of(1_000_000_000)
-        {
-            return unsupported("a time or warm-up that is not whole seconds");
+        if let Some(why) = netsonde_model::spec::Peer::Iperf3.cannot_run(spec) {
+            return Err(Iperf3Error::Unsupported(why));
         }
-        if spec.probe.is_some() {
-            return unsupported("--probe (an iperf3 server answers no latency probes)");
-        }
-        if !spec.flow_windows.is_empty() || !spec.dscp.is_empty() {
-            return unsupported("per-flow windows or DSCP (iperf3 sets one for all streams)");
-        }
+        let udp = spec.test == TestKind::UdpStream;
         Ok(Params {
             tcp: (!udp).then_some(true),
             udp: udp.then_some(true),
             omit: spec.warmup.0 / 1_000_000_000,
-            time: spec.duration.0 / 1_000_000_000,
+            // iperf3 takes one end condition: by volume, its time is 0.
+            time: if spec.volume.is_some() {
+                0
+            } else {
+                spec.duration.0 / 1_000_000_000
+            },
+            num: spec.volume.map_or(0, |v| v.0),
             mss: spec.mss,
             nodelay: spec.nodelay.then_some(true),
             parallel: spec.parallel,
@@ -342,9 +335,6 @@ impl Params {
         if self.authtoken.is_some() {
             return unsupported("iperf3's RSA authentication");
         }
-        if self.num != 0 || self.blockcount != 0 {
-            return unsupported("a test ended by bytes or blocks (-n, -k)");
-        }
         if self.fqrate.is_some_and(|r| r != 0) {
             return unsupported("--fq-rate");
         }
@@ -368,6 +358,17 @@ impl Params {
                     .filter(|&l| l > 0)
                     .unwrap_or(if udp { 1460 } else { 128 * 1024 }),
             );
+        // iperf3's client ends the test (TEST_END) when it has sent, or
+        // received, `num` bytes or `blockcount` writes; netsonde's senders stop
+        // at their share, and `time` (0) is then capped.
+        spec.volume = match (self.num, self.blockcount) {
+            (0, 0) => None,
+            (0, k) => Some(Bytes(k.saturating_mul(spec.size.0))),
+            (n, _) => Some(Bytes(n)),
+        };
+        if spec.volume.is_some() && self.time == 0 {
+            spec.duration = netsonde_model::spec::VOLUME_CAP.saturating_sub(spec.warmup);
+        }
         spec.window = self.window.filter(|&w| w > 0).map(Bytes);
         spec.mss = self.mss.filter(|&m| m > 0);
         spec.nodelay = self.nodelay == Some(true);
@@ -1097,10 +1098,28 @@ mod tests {
         );
         let by_bytes: Params =
             serde_json::from_slice(br#"{"tcp":true,"time":0,"num":1000000,"parallel":1}"#).unwrap();
-        assert!(matches!(
-            by_bytes.to_spec(),
-            Err(Iperf3Error::Unsupported(_))
-        ));
+        let s = by_bytes.to_spec().unwrap();
+        assert_eq!(s.volume, Some(Bytes(1_000_000)));
+        assert_eq!(
+            s.duration,
+            netsonde_model::spec::VOLUME_CAP,
+            "time 0 is capped"
+        );
+        // -k: blocks of the write length; -O comes off the cap.
+        let by_blocks: Params = serde_json::from_slice(
+            br#"{"tcp":true,"time":0,"omit":2,"blockcount":10,"len":1000,"parallel":2}"#,
+        )
+        .unwrap();
+        let s = by_blocks.to_spec().unwrap();
+        assert_eq!(s.volume, Some(Bytes(10_000)));
+        assert_eq!(s.stream_volume(), Some(5_000));
+        assert_eq!(
+            s.duration.saturating_add(s.warmup),
+            netsonde_model::spec::VOLUME_CAP
+        );
+        // And back: one end condition, as iperf3 insists.
+        let p = Params::from_spec(&s).unwrap();
+        assert_eq!((p.num, p.time), (10_000, 0));
     }
 
     #[test]

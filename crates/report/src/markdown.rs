@@ -58,7 +58,13 @@ fn render_inner(s: &Study, figures: bool) -> String {
         let _ = writeln!(o, "- lab link: {l}");
     }
     for (name, h) in [("client", &r.client_host), ("server", &r.server_host)] {
-        if let Some(h) = h {
+        if h.as_ref().is_some_and(|h| h.kernel.is_empty()) {
+            // An iperf3 server says nothing of its host.
+            let _ = writeln!(
+                o,
+                "- {name}: its host is unknown (a peer that does not report it, such as iperf3)"
+            );
+        } else if let Some(h) = h {
             let _ = writeln!(
                 o,
                 "- {name}: {} kernel {}, {} cores, {}{}",

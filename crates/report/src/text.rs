@@ -23,10 +23,14 @@ pub fn render(r: &TestReport) -> String {
     } else {
         format!("size {}", s.size)
     };
+    let end = match s.volume {
+        Some(v) => format!("bytes {v} each way (time cap {})", s.duration),
+        None => format!("time {}", s.duration),
+    };
     let _ = writeln!(
         o,
-        "netsonde {}  {} {}  {}  parallel {}  time {}  warmup {}",
-        r.tool_version, s.test, s.direction, size, s.parallel, s.duration, s.warmup
+        "netsonde {}  {} {}  {}  parallel {}  {end}  warmup {}",
+        r.tool_version, s.test, s.direction, size, s.parallel, s.warmup
     );
     let h = &r.server.host;
     match &r.peer {

@@ -34,7 +34,7 @@ use netsonde_sweep::{Plan, Point};
 use serde::{Deserialize, Serialize};
 
 /// The version of [`StoredPlan`] this build writes and reads.
-pub const PLAN_VERSION: u32 = 1;
+pub const PLAN_VERSION: u32 = 2;
 
 /// What a run's `plan_json` holds: the plan and where it ran, so a resume can go
 /// on.
@@ -51,6 +51,9 @@ pub struct StoredPlan {
     pub port: u16,
     /// `real` or `fake`.
     pub engine: String,
+    /// What the server is (since version 2; before, always netsonde).
+    #[serde(default)]
+    pub peer: netsonde_model::spec::Peer,
 }
 
 fn first_version() -> u32 {
@@ -59,13 +62,20 @@ fn first_version() -> u32 {
 
 impl StoredPlan {
     /// A plan as this build stores it.
-    pub fn new(plan: Plan, host: Option<String>, port: u16, engine: &str) -> StoredPlan {
+    pub fn new(
+        plan: Plan,
+        host: Option<String>,
+        port: u16,
+        engine: &str,
+        peer: netsonde_model::spec::Peer,
+    ) -> StoredPlan {
         StoredPlan {
             version: PLAN_VERSION,
             plan,
             host,
             port,
             engine: engine.into(),
+            peer,
         }
     }
 
@@ -160,7 +170,23 @@ pub fn create(
     meta: &RunMeta,
 ) -> Result<Opened, PipelineError> {
     let plan = &stored.plan;
-    let (pts, skipped) = plan.points();
+    let (all, mut skipped) = plan.points();
+    // Points the server cannot run (request/response against iperf3) are
+    // skipped with why, not measured and refused.
+    let mut pts = Vec::with_capacity(all.len());
+    for mut p in all {
+        match stored.peer.cannot_run(&p.spec) {
+            Some(why) => skipped.push(netsonde_sweep::plan::Skipped {
+                axes: p.axes,
+                reason: format!("an {} server cannot run it: {why}", stored.peer.name()),
+            }),
+            None => {
+                // The executor indexes the runnable points from 0.
+                p.idx = pts.len() as u32;
+                pts.push(p);
+            }
+        }
+    }
     if let Some(why) = nothing_to_run(pts.len(), &skipped) {
         return Err(PipelineError::NothingToRun(why));
     }
@@ -432,7 +458,7 @@ pub fn record_single(
             .unwrap_or_else(|| "default".into()),
     );
     axes.insert("parallel".to_string(), spec.parallel.to_string());
-    let stored = StoredPlan::new(plan, host, port, "real");
+    let stored = StoredPlan::new(plan, host, port, "real", Default::default());
     let run = store.create_run(
         &NewRun {
             label: meta.label.clone(),
@@ -483,7 +509,9 @@ mod tests {
 
     #[test]
     fn a_stored_plan_without_a_version_is_version_one_and_a_newer_one_is_refused() {
-        let mut v = serde_json::to_value(StoredPlan::new(plan(), None, 1, "fake")).unwrap();
+        let mut v =
+            serde_json::to_value(StoredPlan::new(plan(), None, 1, "fake", Default::default()))
+                .unwrap();
         v.as_object_mut().unwrap().remove("version");
         let old = StoredPlan::parse(&v.to_string()).unwrap();
         assert_eq!(old.version, 1);
@@ -506,7 +534,12 @@ mod tests {
             created_at: 0,
             link_json: None,
         };
-        let opened = create(&mut store, StoredPlan::new(plan(), None, 1, "fake"), &meta).unwrap();
+        let opened = create(
+            &mut store,
+            StoredPlan::new(plan(), None, 1, "fake", Default::default()),
+            &meta,
+        )
+        .unwrap();
         let (all, order) = opened.remaining_order();
         assert_eq!(all.len(), 1);
         assert_eq!(order.len(), 2);
@@ -520,5 +553,47 @@ mod tests {
         // A second resume while the first holds the lock is refused.
         let (stored, _) = load(&store, run).unwrap();
         assert!(resume(&mut store, run, stored).is_err());
+    }
+
+    #[test]
+    fn an_iperf3_run_skips_what_iperf3_cannot_run_and_resumes_as_iperf3() {
+        use netsonde_model::spec::Peer;
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+        let meta = RunMeta {
+            label: "t".into(),
+            tool_version: "0".into(),
+            command: "test".into(),
+            client_host_json: "{}".into(),
+            created_at: 0,
+            link_json: None,
+        };
+        let mut p = plan();
+        p.tests = vec![TestKind::TcpRr, TestKind::TcpStream, TestKind::UdpRr];
+        p.base.duration = netsonde_model::units::Nanos::from_secs(1);
+        p.base.warmup = netsonde_model::units::Nanos::ZERO;
+        let opened = create(
+            &mut store,
+            StoredPlan::new(p, Some("h".into()), 5201, "real", Peer::Iperf3),
+            &meta,
+        )
+        .unwrap();
+        let (all, order) = opened.remaining_order();
+        // The stream point alone is runnable, numbered from 0.
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].spec.test, TestKind::TcpStream);
+        assert_eq!(all[0].idx, 0);
+        assert_eq!(order, vec![(0, 0), (0, 1)]);
+        let run = opened.run;
+        drop(opened);
+        let skipped: Vec<_> = store
+            .points(run)
+            .unwrap()
+            .into_iter()
+            .filter(|p| p.status == PointStatus::Skipped)
+            .collect();
+        assert_eq!(skipped.len(), 2);
+        let (stored, _) = load(&store, run).unwrap();
+        assert_eq!((stored.peer, stored.version), (Peer::Iperf3, PLAN_VERSION));
     }
 }
