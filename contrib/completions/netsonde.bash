@@ -1599,7 +1599,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__server)
-            opts="-p -B -h --port --bind --auth-key --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --logfile --help"
+            opts="-p -B -h --port --bind --auth-key --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --db --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1670,6 +1670,10 @@ _netsonde() {
                     return 0
                     ;;
                 --phase-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

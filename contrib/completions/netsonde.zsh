@@ -49,7 +49,9 @@ json\:"One JSON object per line"))' \
 '--max-session-memory=[Buffer memory one test may use (message sizes x flows x buffers, checked at setup) \[default\: half of what this process may use, at most 1 GiB\]]:MAX_SESSION_MEMORY:_default' \
 '--max-memory=[Buffer memory all running tests may use together \[default\: as --max-session-memory, times --max-tests, within half of what this process may use\]]:MAX_MEMORY:_default' \
 '--phase-timeout=[Deadline of every protocol phase (hello, authentication, setup, data connections, done) \[default\: 5 s for hello and done, 10 s for setup and data connections\]]:PHASE_TIMEOUT:_default' \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'--no-store[Do not store iperf3 clients'\'' sessions. By default each is stored as a run of one point (no netsonde client is there to store it)\: this end'\''s CPU and TCP_INFO, and what the iperf3 client reported of its side]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0

@@ -442,6 +442,13 @@ pub struct ServerArgs {
     /// connections].
     #[arg(long, value_parser = parse_time)]
     pub phase_timeout: Option<Nanos>,
+    /// Do not store iperf3 clients' sessions. By default each is stored as a run
+    /// of one point (no netsonde client is there to store it): this end's CPU
+    /// and TCP_INFO, and what the iperf3 client reported of its side.
+    #[arg(long)]
+    pub no_store: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// Log formats.

@@ -391,6 +391,28 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             if a.phase_timeout.is_some_and(|t| t.0 == 0) {
                 return Err(args::UsageError("--phase-timeout must be above 0".into()).into());
             }
+            if !a.no_store {
+                let path = a
+                    .store
+                    .db
+                    .clone()
+                    .unwrap_or_else(netsonde_store::Store::default_path);
+                cfg.iperf3_sessions = Some(netsonde_driver::server::SessionSink(Arc::new(
+                    move |report: netsonde_model::result::TestReport| {
+                        let label = format!("iperf3 client: {}", report.spec.test);
+                        match store_report(&path, label, &report, None, bind.port()) {
+                            Ok(run) => eprintln!(
+                                "netsonde server: the iperf3 session is stored as run {run} in {}",
+                                path.display()
+                            ),
+                            Err(e) => eprintln!(
+                                "netsonde server: the iperf3 session is not stored: {}",
+                                one_line(&e)
+                            ),
+                        }
+                    },
+                )));
+            }
             let server = Server::bind(cfg)?;
             eprintln!(
                 "netsonde server listening on {} (protocol {}, {}, at most {} test(s) at once)",
@@ -543,9 +565,22 @@ fn store_single(
         .db
         .clone()
         .unwrap_or_else(netsonde_store::Store::default_path);
-    let mut store = runs::open_store(Some(&path))?;
+    let label = format!("client: {}", report.spec.test);
+    let run = store_report(&path, label, report, cfg.host.clone(), cfg.port)?;
+    Ok((run, path))
+}
+
+/// Stores one test's report as a complete run of one point.
+fn store_report(
+    path: &std::path::Path,
+    label: String,
+    report: &netsonde_model::result::TestReport,
+    host: Option<String>,
+    port: u16,
+) -> anyhow::Result<i64> {
+    let mut store = runs::open_store(Some(path))?;
     let meta = netsonde_run::RunMeta {
-        label: format!("client: {}", report.spec.test),
+        label,
         tool_version: env!("CARGO_PKG_VERSION").into(),
         command: command_line(),
         client_host_json: serde_json::to_string(&report.client.host)?,
@@ -558,6 +593,7 @@ fn store_single(
             .map(serde_json::to_string)
             .transpose()?,
     };
-    let run = netsonde_run::record_single(&mut store, &meta, report, cfg.host.clone(), cfg.port)?;
-    Ok((run, path))
+    Ok(netsonde_run::record_single(
+        &mut store, &meta, report, host, port,
+    )?)
 }

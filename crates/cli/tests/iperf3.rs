@@ -524,3 +524,82 @@ fn a_sweep_runs_against_an_iperf3_server() {
     assert!(shown.contains("its host is unknown"), "{shown}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An iperf3 client's session is recorded by the server as netsonde's own are
+/// by its client: a stored run with this end's CPU and TCP_INFO and what iperf3
+/// reported of its side; `--no-store` stores nothing.
+#[test]
+fn the_server_stores_an_iperf3_clients_session() {
+    if iperf3().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("netsonde-i3store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("server.db");
+    let db = db.to_str().unwrap();
+    let srv = ServerProc::start_with(&["--db", db]);
+    let doc = iperf3_client(srv.port, &["-t", "1"]);
+    let sent = doc["end"]["sum_sent"]["bytes"].as_f64().unwrap();
+    let start = Instant::now();
+    while !srv.lines().iter().any(|l| l.contains("stored as run")) {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            srv.lines()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = crate::util::run(
+        &["runs", "export", "latest", "--json", "--db", db],
+        Duration::from_secs(30),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let listed = crate::util::run(&["runs", "list", "--db", db], Duration::from_secs(30));
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.contains("iperf3 client: tcp-stream"), "{listed}");
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The stored run carries the goodput iperf3 saw (within 5%: iperf3 sent
+    // for 1 s), wherever the export puts it, and this end's CPU.
+    let rate = sent * 8.0 / doc["end"]["sum_sent"]["seconds"].as_f64().unwrap();
+    let goodputs = find_numbers(&run, "goodput");
+    assert!(
+        goodputs.iter().any(|g| (g / rate - 1.0).abs() < 0.05),
+        "no stored goodput near iperf3's {rate} bit/s: {goodputs:?} in {text}"
+    );
+    assert!(
+        !find_numbers(&run, "server_cpu").is_empty() || text.contains("busy_cores"),
+        "{text}"
+    );
+    drop(srv);
+    let srv = ServerProc::start_with(&["--db", db, "--no-store"]);
+    iperf3_client(srv.port, &["-t", "1"]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !srv.lines().iter().any(|l| l.contains("stored as run")),
+        "{:?}",
+        srv.lines()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every number under a key named `key`, anywhere in `v`.
+fn find_numbers(v: &serde_json::Value, key: &str) -> Vec<f64> {
+    let mut out = Vec::new();
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                if k == key {
+                    if let Some(n) = x.as_f64() {
+                        out.push(n);
+                    }
+                }
+                out.extend(find_numbers(x, key));
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| out.extend(find_numbers(x, key))),
+        _ => {}
+    }
+    out
+}

@@ -91,3 +91,144 @@ fn veth_goodput_matches_interface_counters() {
         "namespaces left: {left}"
     );
 }
+
+/// Payload bytes the server's interface received since `rx0`/`pk0`: its bytes
+/// less TCP/IPv4/Ethernet headers (with timestamps) per counted packet.
+fn payload_since(ns: &str, dev: &str, rx0: u64, pk0: u64) -> f64 {
+    let rx = counter(ns, dev, "rx_bytes") - rx0;
+    let pk = counter(ns, dev, "rx_packets") - pk0;
+    rx.saturating_sub(pk * (14 + 20 + 32)) as f64
+}
+
+fn within(a: f64, b: f64, what: &str) {
+    let err = (a - b).abs() / b;
+    eprintln!("{what}: {a} vs {b}: {:.3}%", err * 100.0);
+    assert!(err < 0.05, "{what}: {a} vs {b}: {:.2}%", err * 100.0);
+}
+
+/// iperf3 interop, checked against the wire: an unmodified iperf3 client
+/// against `netsonde server`, and `netsonde client --peer iperf3` against an
+/// unmodified `iperf3 -s`, across a veth pair; what each side reports agrees
+/// within 5% with the bytes the receiving interface counted.
+#[test]
+fn iperf3_interop_matches_interface_counters() {
+    if !is_root() && skip("needs root to create network namespaces") {
+        return;
+    }
+    let have = |b: &str| {
+        Command::new(b)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !have("iperf3") && skip("no iperf3 binary (apt-get install iperf3)") {
+        return;
+    }
+    let lab = VethPair::new("i3w", "10.204.0", 1500);
+    let (a, b, dev) = (
+        lab.server.clone(),
+        lab.client.clone(),
+        lab.server_dev.clone(),
+    );
+    let in_ns = |ns: &str, args: &[&str]| {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", ns]).args(args);
+        c
+    };
+
+    // iperf3 -c against netsonde server.
+    let mut server = in_ns(
+        &a,
+        &[
+            bin(),
+            "server",
+            "--bind",
+            "10.204.0.1",
+            "--port",
+            "5201",
+            "--no-store",
+        ],
+    )
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut err = std::io::BufReader::new(server.stderr.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut err, &mut first).unwrap();
+    assert!(first.contains("listening"), "{first}");
+    let (rx0, pk0) = (
+        counter(&a, &dev, "rx_bytes"),
+        counter(&a, &dev, "rx_packets"),
+    );
+    let out = in_ns(&b, &["iperf3", "-c", "10.204.0.1", "-t", "2", "-J"])
+        .output()
+        .unwrap();
+    let wire = payload_since(&a, &dev, rx0, pk0);
+    let _ = server.kill();
+    let _ = server.wait();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc.get("error").is_none(), "{}", doc["error"]);
+    let end = &doc["end"];
+    within(
+        end["sum_received"]["bytes"].as_f64().unwrap(),
+        wire,
+        "netsonde server's received bytes vs the interface",
+    );
+    within(
+        end["sum_sent"]["bytes"].as_f64().unwrap(),
+        wire,
+        "iperf3 client's sent bytes vs the interface",
+    );
+
+    // netsonde client --peer iperf3 against iperf3 -s.
+    let mut iperf3 = in_ns(&a, &["iperf3", "-s", "-1", "-B", "10.204.0.1"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (rx0, pk0) = (
+        counter(&a, &dev, "rx_bytes"),
+        counter(&a, &dev, "rx_packets"),
+    );
+    let mut out = None;
+    for _ in 0..50 {
+        let o = in_ns(
+            &b,
+            &[
+                bin(),
+                "client",
+                "10.204.0.1",
+                "--peer",
+                "iperf3",
+                "-t",
+                "2",
+                "--json",
+                "--no-store",
+            ],
+        )
+        .output()
+        .unwrap();
+        if o.status.success() {
+            out = Some(o);
+            break;
+        }
+        // iperf3 -s was not listening yet.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let wire = payload_since(&a, &dev, rx0, pk0);
+    let _ = iperf3.kill();
+    let _ = iperf3.wait();
+    let out = out.expect("netsonde client --peer iperf3 never ran");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &doc["directions"][0];
+    within(
+        d["sender_bytes_total"].as_f64().unwrap(),
+        wire,
+        "netsonde client's sent bytes vs the interface",
+    );
+    within(
+        d["receiver_bytes_total"].as_f64().unwrap(),
+        wire,
+        "iperf3 server's received bytes vs the interface",
+    );
+    drop(lab);
+}

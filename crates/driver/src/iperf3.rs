@@ -589,6 +589,8 @@ pub(crate) struct ServeCtx<'a> {
     /// it took, or (busy, why).
     pub admit: Admit<'a>,
     pub log: &'a mut crate::policy::SessionLog,
+    /// Where the finished session's report goes.
+    pub sink: Option<&'a crate::server::SessionSink>,
 }
 
 /// Serves an iperf3 client's connection on the control port: a data connection
@@ -635,6 +637,7 @@ pub(crate) fn serve(
         cx.deadlines,
         cx.admit,
         log,
+        cx.sink,
     );
     Some(())
 }
@@ -650,6 +653,7 @@ fn run_session(
     d: netsonde_proto::Deadlines,
     admit: Admit<'_>,
     log: &mut crate::policy::SessionLog,
+    sink: Option<&crate::server::SessionSink>,
 ) {
     let started = Instant::now();
     let _ = ctl.set_nodelay(true);
@@ -789,17 +793,34 @@ fn run_session(
     let flows: Vec<FlowResult> = finished.outputs.into_iter().map(|o| o.result).collect();
     let mut mine = results_of(&flows, finished.cpu.as_ref(), &spec);
     mine.congestion_used = socket.as_ref().and_then(|s| s.congestion.clone());
+    let side = SideResult {
+        tcp_samples: Vec::new(),
+        host: netsonde_cpu::host_facts(Some(local.ip())),
+        flows,
+        cpu: finished.cpu,
+        socket,
+    };
     if params.get_server_output.is_some_and(|g| g != 0) {
-        let side = SideResult {
-            tcp_samples: Vec::new(),
-            host: netsonde_cpu::host_facts(Some(local.ip())),
-            flows,
-            cpu: finished.cpu,
-            socket,
-        };
         mine.server_output_text = Some(server_text(&side, &mine));
         mine.server_output_json = Some(server_json(&side, &mine, &cookie));
     }
+    // Once the client's results come: the session as a report of both sides.
+    let mut side = Some(side);
+    let mut record = |r: &Results| {
+        if let (Some(sink), Some(server)) = (sink, side.take()) {
+            let client = peer_side(&spec, End::Server, r);
+            let mut report = TestReport::assemble(
+                (*spec).clone(),
+                format!("iperf3 client {peer}"),
+                client,
+                server,
+                Vec::new(),
+                None,
+            );
+            report.peer = Some(peer_report(r));
+            (sink.0)(report);
+        }
+    };
     m.exchange_results();
     let done_by = Instant::now() + d.done.as_duration();
     loop {
@@ -807,9 +828,10 @@ fn run_session(
             Ok(evs) => {
                 for ev in evs {
                     match ev {
-                        Iperf3Event::PeerResults(_) => {
+                        Iperf3Event::PeerResults(r) => {
                             m.send_results(&mine);
                             let _ = flush(&mut ctl, &mut m);
+                            record(&r);
                         }
                         Iperf3Event::Done => return fail(log, "ok", String::new()),
                         Iperf3Event::Failed(e) => {

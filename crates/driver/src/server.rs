@@ -67,6 +67,21 @@ pub struct ServerConfig {
     pub log: LogFormat,
     /// Require clients to prove they hold this key (and seal the session).
     pub auth_key: Option<Key>,
+    /// Where each finished iperf3 client's session goes as a report (no
+    /// netsonde client is there to store it): both sides, this end's CPU and
+    /// `TCP_INFO` included.
+    pub iperf3_sessions: Option<SessionSink>,
+}
+
+/// Takes a finished session's report (the binary stores it); called on the
+/// session's thread once its results are exchanged.
+#[derive(Clone)]
+pub struct SessionSink(pub Arc<dyn Fn(netsonde_model::result::TestReport) + Send + Sync>);
+
+impl std::fmt::Debug for SessionSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionSink")
+    }
 }
 
 impl ServerConfig {
@@ -78,6 +93,7 @@ impl ServerConfig {
             limits: Limits::default(),
             log: LogFormat::Text,
             auth_key: None,
+            iperf3_sessions: None,
         }
     }
 }
@@ -692,6 +708,7 @@ fn serve_connection(
                 deadlines: d,
                 admit: &admit,
                 log: &mut log,
+                sink: shared.cfg.iperf3_sessions.as_ref(),
             },
         );
         return handed.map(|()| log);

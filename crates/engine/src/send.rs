@@ -11,25 +11,58 @@ use crate::meter::{FlowCtx, Meter, Phase};
 use crate::EngineError;
 
 /// Paces a sender to `rate` bit/s: returns how long to wait before the next write.
+///
+/// Sending time is allotted from the start, so a sender that was late by a
+/// little (a timer's slack, one slow call) catches up at once and the rate over
+/// the test is the one asked. A sender that stalled (its thread descheduled, the
+/// socket full) may catch up only [`Pacer::credit`] of it: the rest of the
+/// stall is forgone, not sent as a burst at line rate that a paced test exists
+/// to avoid. Its offered rate then falls below the asked one, and says so.
 #[derive(Debug)]
 pub(crate) struct Pacer {
     start: Instant,
     ns_per_byte: f64,
+    /// The most a late sender may catch up by sending unpaced.
+    credit: Duration,
 }
 
 impl Pacer {
+    /// The catch-up allowed: 2 ms, or two messages' time when that is longer.
+    const CREDIT: Duration = Duration::from_millis(2);
+
     pub(crate) fn new(ctx: &FlowCtx) -> Option<Pacer> {
-        ctx.spec.rate.map(|r| Pacer {
-            start: ctx.clock.t0,
-            ns_per_byte: 8e9 / r.bps(),
-        })
+        ctx.spec
+            .rate
+            .map(|r| Pacer::at(ctx.clock.t0, r.bps(), ctx.spec.size.0))
+    }
+
+    fn at(start: Instant, bps: f64, message: u64) -> Pacer {
+        let ns_per_byte = 8e9 / bps;
+        Pacer {
+            start,
+            ns_per_byte,
+            credit: Pacer::CREDIT.max(Duration::from_nanos(
+                (2.0 * message as f64 * ns_per_byte) as u64,
+            )),
+        }
     }
 
     /// Time to wait at `now` after sending `sent` bytes so far.
     #[inline]
-    pub(crate) fn wait(&self, now: Instant, sent: u64) -> Option<Duration> {
+    pub(crate) fn wait(&mut self, now: Instant, sent: u64) -> Option<Duration> {
         let due = self.start + Duration::from_nanos((sent as f64 * self.ns_per_byte) as u64);
-        due.checked_duration_since(now).filter(|d| !d.is_zero())
+        match due.checked_duration_since(now) {
+            Some(d) if !d.is_zero() => Some(d),
+            Some(_) => None,
+            None => {
+                // Behind: keep at most the credit of it.
+                let late = now - due;
+                if late > self.credit {
+                    self.start += late - self.credit;
+                }
+                None
+            }
+        }
     }
 }
 
@@ -97,7 +130,7 @@ impl Sending {
         {
             return Gate::Over(now);
         }
-        if let Some(p) = &self.pacer {
+        if let Some(p) = &mut self.pacer {
             if let Some(w) = p.wait(now, self.sent) {
                 return Gate::Hold(now + w.min(self.ctx.clock.end.saturating_duration_since(now)));
             }
@@ -151,5 +184,41 @@ impl Sending {
         let mut result = self.m.finish(end, self.ctx.id, self.ctx.dir, Role::Sender);
         result.io = self.report;
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stalled_sender_catches_up_only_its_credit() {
+        let t0 = Instant::now();
+        // 1 Gbit/s of 1000-byte messages: one every 8 us; the credit is 2 ms.
+        let mut p = Pacer::at(t0, 1e9, 1000);
+        let ms = Duration::from_millis;
+        // On time: waits for the next slot.
+        assert_eq!(p.wait(t0, 1000), Some(Duration::from_micros(8)));
+        // 100 ms stalled after 1000 bytes: it may send unpaced for 2 ms' worth
+        // (250 messages), then it is paced again.
+        let now = t0 + ms(100);
+        let mut sent = 1000;
+        while p.wait(now, sent).is_none() {
+            sent += 1000;
+            assert!(sent < 1_000_000, "a burst beyond the credit");
+        }
+        let burst = sent - 1000;
+        assert!((249_000..=251_000).contains(&burst), "{burst} bytes");
+        // A little late (under the credit) is caught up whole.
+        let mut q = Pacer::at(t0, 1e9, 1000);
+        let now = t0 + ms(1);
+        let mut sent = 0;
+        while q.wait(now, sent).is_none() {
+            sent += 1000;
+        }
+        assert_eq!(sent, 126_000, "1 ms at 1 Gbit/s, and the next slot");
+        // Slow messages: the credit is two of them.
+        let r = Pacer::at(t0, 1e6, 1472);
+        assert_eq!(r.credit, Duration::from_nanos(2 * 1472 * 8000));
     }
 }
