@@ -808,6 +808,15 @@ impl ClientArgs {
         s.tx_io = self.tx_io.or(self.io).unwrap_or_default();
         s.rx_io = self.rx_io.or(self.io).unwrap_or_default();
         s.verify = self.verify;
+        if let Some(p) = self.cport {
+            let flows = s.flows().len() as u32;
+            if u32::from(p) + flows.saturating_sub(1) > u32::from(u16::MAX) {
+                return Err(UsageError(format!(
+                    "--cport {p}: its {flows} data connections need ports up to {}, above 65535",
+                    u32::from(p) + flows - 1
+                )));
+            }
+        }
         s.validate().map_err(|e| UsageError(e.to_string()))?;
         Ok(s)
     }

@@ -391,14 +391,19 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             if a.phase_timeout.is_some_and(|t| t.0 == 0) {
                 return Err(args::UsageError("--phase-timeout must be above 0".into()).into());
             }
-            if !a.no_store {
+            // iperf3 clients' sessions are stored by one thread of their own,
+            // so a session's slot is free as soon as its results are out.
+            let storer = (!a.no_store).then(|| {
                 let path = a
                     .store
                     .db
                     .clone()
                     .unwrap_or_else(netsonde_store::Store::default_path);
-                cfg.iperf3_sessions = Some(netsonde_driver::server::SessionSink(Arc::new(
-                    move |report: netsonde_model::result::TestReport| {
+                let (tx, rx) =
+                    std::sync::mpsc::sync_channel::<netsonde_model::result::TestReport>(64);
+                let (done, stored_all) = std::sync::mpsc::channel::<()>();
+                std::thread::spawn(move || {
+                    for report in rx {
                         let label = format!("iperf3 client: {}", report.spec.test);
                         match store_report(&path, label, &report, None, bind.port()) {
                             Ok(run) => eprintln!(
@@ -410,9 +415,25 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                                 one_line(&e)
                             ),
                         }
+                    }
+                    let _ = done.send(());
+                });
+                let tx = std::sync::Mutex::new(tx);
+                cfg.iperf3_sessions = Some(netsonde_driver::server::SessionSink(Arc::new(
+                    move |report: netsonde_model::result::TestReport| {
+                        let queued = tx
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .try_send(report);
+                        if queued.is_err() {
+                            eprintln!(
+                                "netsonde server: an iperf3 session is not stored: 64 wait for the store already"
+                            );
+                        }
                     },
                 )));
-            }
+                stored_all
+            });
             let server = Server::bind(cfg)?;
             eprintln!(
                 "netsonde server listening on {} (protocol {}, {}, at most {} test(s) at once)",
@@ -432,6 +453,11 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                     .context("installing signal handlers")?;
             }
             server.run(stop)?;
+            // The server and its sink are gone: the storer ends once it has
+            // stored what waits (bounded, should a session still hold the sink).
+            if let Some(stored_all) = storer {
+                let _ = stored_all.recv_timeout(std::time::Duration::from_secs(10));
+            }
             eprintln!("netsonde server: drained, exiting");
             Ok(Exit::Ok)
         }

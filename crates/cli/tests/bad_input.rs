@@ -219,4 +219,9 @@ fn connect_timeout_and_volume_flags() {
         2,
         "not a regular file",
     );
+    fails(
+        &["client", "--cport", "65535", "-P", "2"],
+        2,
+        "need ports up to 65536",
+    );
 }

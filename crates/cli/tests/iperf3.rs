@@ -374,11 +374,16 @@ fn a_test_ends_by_volume_with_iperf3_either_way() {
         );
         if !args.contains(&"-u") {
             // Both ends time the same bytes: the receiver's interval ends at its
-            // last arrival, not when it noticed the end.
-            close(
+            // last arrival, not when it noticed the end (before, 0.74 s against
+            // the sender's 0.34 s). A transfer this short (about 0.2 s) on two
+            // cores busy with other tests varies by a few ms at either end: 15%.
+            let (s, r) = (
                 end["sum_sent"]["bits_per_second"].as_f64().unwrap(),
                 end["sum_received"]["bits_per_second"].as_f64().unwrap(),
-                &format!("{args:?} rate at each end"),
+            );
+            assert!(
+                (r / s - 1.0).abs() < 0.15,
+                "{args:?} rate at each end: sent {s}, received {r}"
             );
         }
     }
@@ -429,8 +434,15 @@ fn client_port_bind_address_and_logfile_as_iperf3s() {
     let seen = dir.join("iperf3.log");
     let srv = Iperf3Server::start_with(&["--logfile", seen.to_str().unwrap()]);
     let port = srv.1.to_string();
-    // A port unlikely to be in use; two streams take it and the next.
-    let cport = 20000 + (std::process::id() % 20000) as u16;
+    // Two ports below the kernel's ephemeral range (32768 up), which other
+    // tests' connections take from; bound and released to see they are free.
+    let cport = (0..200u16)
+        .map(|i| 10000 + ((std::process::id() % 1000) as u16 * 20 + i * 2) % 20000)
+        .find(|&p| {
+            std::net::TcpListener::bind(("127.0.0.1", p)).is_ok()
+                && std::net::TcpListener::bind(("127.0.0.1", p + 1)).is_ok()
+        })
+        .unwrap();
     let ours = dir.join("netsonde.log");
     let out = crate::util::run(
         &[
@@ -453,9 +465,9 @@ fn client_port_bind_address_and_logfile_as_iperf3s() {
         ],
         Duration::from_secs(30),
     );
-    assert!(out.status.success(), "{out:?}");
+    let printed = std::fs::read_to_string(&ours).unwrap_or_default();
+    assert!(out.status.success(), "{out:?}: {printed}");
     assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
-    let printed = std::fs::read_to_string(&ours).unwrap();
     assert!(printed.contains("goodput"), "{printed}");
     drop(srv);
     let log = std::fs::read_to_string(&seen).unwrap();

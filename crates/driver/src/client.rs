@@ -21,6 +21,8 @@ use crate::now;
 use crate::probes::{ProbeConnections, Probing};
 use crate::server::{Server, ServerConfig, ServerError, ServerHandle};
 
+pub use netsonde_model::spec::Peer;
+
 /// Default control port.
 pub const DEFAULT_PORT: u16 = Peer::Netsonde.default_port();
 
@@ -81,8 +83,6 @@ impl ClientConfig {
             .then(|| SocketAddr::new(ctl_ip, port.unwrap_or(0)))
     }
 }
-
-pub use netsonde_model::spec::Peer;
 
 /// Why a test could not run or finish.
 #[derive(Debug, thiserror::Error)]

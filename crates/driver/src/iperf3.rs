@@ -811,7 +811,7 @@ fn run_session(
             let client = peer_side(&spec, End::Server, r);
             let mut report = TestReport::assemble(
                 (*spec).clone(),
-                format!("iperf3 client {peer}"),
+                format!("{local} (serving the iperf3 client {peer})"),
                 client,
                 server,
                 Vec::new(),
