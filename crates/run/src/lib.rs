@@ -507,6 +507,17 @@ mod tests {
         p
     }
 
+    fn meta() -> RunMeta {
+        RunMeta {
+            label: "t".into(),
+            tool_version: "0".into(),
+            command: "test".into(),
+            client_host_json: "{}".into(),
+            created_at: 0,
+            link_json: None,
+        }
+    }
+
     #[test]
     fn a_stored_plan_without_a_version_is_version_one_and_a_newer_one_is_refused() {
         let mut v =
@@ -526,14 +537,7 @@ mod tests {
     fn create_then_resume_gives_back_the_same_points_and_order() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("t.db")).unwrap();
-        let meta = RunMeta {
-            label: "t".into(),
-            tool_version: "0".into(),
-            command: "test".into(),
-            client_host_json: "{}".into(),
-            created_at: 0,
-            link_json: None,
-        };
+        let meta = meta();
         let opened = create(
             &mut store,
             StoredPlan::new(plan(), None, 1, "fake", Default::default()),
@@ -560,14 +564,7 @@ mod tests {
         use netsonde_model::spec::Peer;
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("t.db")).unwrap();
-        let meta = RunMeta {
-            label: "t".into(),
-            tool_version: "0".into(),
-            command: "test".into(),
-            client_host_json: "{}".into(),
-            created_at: 0,
-            link_json: None,
-        };
+        let meta = meta();
         let mut p = plan();
         p.tests = vec![TestKind::TcpRr, TestKind::TcpStream, TestKind::UdpRr];
         p.base.duration = netsonde_model::units::Nanos::from_secs(1);
