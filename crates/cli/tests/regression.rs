@@ -489,13 +489,26 @@ fn under_a_512_mib_address_space_the_server_survives_every_setup() {
         .spawn()
         .unwrap();
     let mut first = String::new();
+    // The server's log, shown when a setup fails: it says why a session ended.
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
     {
         use std::io::BufRead;
         let mut r = std::io::BufReader::new(child.stderr.take().unwrap());
         r.read_line(&mut first).unwrap();
-        std::thread::spawn(move || r.lines().for_each(drop));
+        let log = log.clone();
+        std::thread::spawn(move || {
+            for l in r.lines().map_while(Result::ok) {
+                let mut log = log.lock().unwrap();
+                log.push_str(&l);
+                log.push('\n');
+            }
+        });
     }
     assert!(first.contains("listening"), "{first}");
+    let server_log = || {
+        std::thread::sleep(Duration::from_millis(200));
+        log.lock().unwrap().clone()
+    };
     let p = port.to_string();
     let mut refused = 0;
     for (req, par) in [
@@ -525,14 +538,19 @@ fn under_a_512_mib_address_space_the_server_survives_every_setup() {
             Duration::from_secs(60),
         );
         let err = String::from_utf8_lossy(&out.stderr);
-        if !out.status.success() {
-            assert!(err.contains("server limit"), "{req} x {par}: {err}");
-            refused += 1;
-        }
         assert!(
             child.try_wait().unwrap().is_none(),
-            "server died at {req} x {par}: {err}"
+            "server died at {req} x {par}: {err}\nserver: {}",
+            server_log()
         );
+        if !out.status.success() {
+            assert!(
+                err.contains("server limit"),
+                "{req} x {par}: {err}\nserver: {}",
+                server_log()
+            );
+            refused += 1;
+        }
     }
     assert!(refused >= 2, "the budget refused {refused} setups");
     let out = run(

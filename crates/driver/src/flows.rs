@@ -226,6 +226,8 @@ pub fn start_with(
     affinity: &[usize],
     format: Format,
 ) -> Running {
+    // Before the flow threads exist, so they share an arena (see its doc).
+    netsonde_engine::limit_malloc_arenas();
     let clock = FlowClock::new(t0, &spec);
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, done) = channel();

@@ -224,6 +224,9 @@ fn listen(addr: SocketAddr, backlog: i32, spec: Option<&TestSpec>) -> std::io::R
 impl Server {
     /// Binds the control port; refuses limits under which no test could run.
     pub fn bind(cfg: ServerConfig) -> Result<Server, ServerError> {
+        // Before any session thread exists: the address space the threads reserve
+        // stays within what the memory budget assumes.
+        netsonde_engine::limit_malloc_arenas();
         cfg.limits
             .validate()
             .map_err(|e| ServerError::Config(e.to_string()))?;

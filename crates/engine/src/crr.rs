@@ -9,6 +9,7 @@ use netsonde_model::result::Role;
 use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_LEN};
 use socket2::{Domain, Protocol, Socket, Type};
 
+use crate::buf::PageBuf;
 use crate::latency::new_histogram;
 use crate::meter::{FlowCtx, Meter, Phase};
 use crate::sys::net;
@@ -87,17 +88,23 @@ fn read_exact(
     Ok(Step::Ok)
 }
 
+/// A message buffer of its own mapping, as in [`crate::rr`]: a failure to get one
+/// is the session's error, not an abort of the server.
+fn buffer(len: usize) -> Result<PageBuf, EngineError> {
+    PageBuf::zeroed(len).map_err(EngineError::io("message buffer"))
+}
+
 /// Opens a connection per transaction to `addr` until the measured interval ends.
 pub fn crr_requester(
     addr: SocketAddr,
     token: &Token,
     ctx: &FlowCtx,
 ) -> Result<FlowOutput, EngineError> {
-    let mut first = encode_preamble(token, ctx.id).to_vec();
-    let mut req = vec![0u8; ctx.spec.request_size.0 as usize];
-    crate::fill_pattern(&mut req);
-    first.extend_from_slice(&req);
-    let mut resp = vec![0u8; ctx.spec.response_size.0 as usize];
+    // The preamble and the request, sent as one.
+    let mut first = buffer(PREAMBLE_LEN + ctx.spec.request_size.0 as usize)?;
+    first[..PREAMBLE_LEN].copy_from_slice(&encode_preamble(token, ctx.id));
+    crate::fill_pattern(&mut first[PREAMBLE_LEN..]);
+    let mut resp = buffer(ctx.spec.response_size.0 as usize)?;
     let mut hist = new_histogram();
     let mut m = Meter::new(ctx);
     let mut last_info = None;
@@ -164,8 +171,8 @@ pub fn crr_responder(
     peer: IpAddr,
     ctx: &FlowCtx,
 ) -> Result<FlowOutput, EngineError> {
-    let mut first = vec![0u8; PREAMBLE_LEN + ctx.spec.request_size.0 as usize];
-    let mut resp = vec![0u8; ctx.spec.response_size.0 as usize];
+    let mut first = buffer(PREAMBLE_LEN + ctx.spec.request_size.0 as usize)?;
+    let mut resp = buffer(ctx.spec.response_size.0 as usize)?;
     crate::fill_pattern(&mut resp);
     let mut scratch = [0u8; 16];
     let mut m = Meter::new(ctx);

@@ -10,6 +10,7 @@ use netsonde_model::result::{Role, UdpStats};
 use netsonde_model::spec::IoStrategy;
 use netsonde_proto::message::PREAMBLE_LEN;
 
+use crate::buf::PageBuf;
 use crate::flow::{run_one, Flow, Progress};
 use crate::io::{self, Waiter};
 use crate::latency::{new_histogram, Histogram};
@@ -58,23 +59,44 @@ struct Rr<S> {
     /// Its strategy is epoll: the flow group waits, the flow never does.
     grouped: bool,
     m: Meter,
-    req: Vec<u8>,
-    resp: Vec<u8>,
+    req: PageBuf,
+    resp: PageBuf,
     leg: Leg,
     /// Sends requests (else answers them).
     requester: bool,
 }
 
+/// What a flow's receive buffer holds beyond the message it expects.
+#[derive(Clone, Copy)]
+enum Room {
+    /// TCP: messages are read to their length.
+    Exact,
+    /// One byte more than the response, so an oversized one shows.
+    UdpRequester,
+    /// The handshake preamble, and one byte more than the request.
+    UdpResponder,
+}
+
 impl<S: AsFd + AsRawFd> Rr<S> {
-    fn new(sock: S, ctx: &FlowCtx, requester: bool) -> Result<Rr<S>, EngineError> {
+    /// `room` is what the buffer this end receives into holds beyond its message
+    /// (UDP's handshake preamble, and a byte so an oversized datagram shows).
+    fn new(sock: S, ctx: &FlowCtx, requester: bool, room: Room) -> Result<Rr<S>, EngineError> {
         let mode = io::rr_mode(&ctx.spec);
         let w = Waiter::new(mode, &sock).map_err(EngineError::io("socket mode"))?;
-        // A UDP responder's buffer also takes the handshake preamble; a UDP
-        // requester's one more byte than the response, so an oversized one shows.
-        let (mut req, mut resp) = (
-            vec![0u8; ctx.spec.request_size.0 as usize],
-            vec![0u8; ctx.spec.response_size.0 as usize],
+        let (req, resp) = (
+            ctx.spec.request_size.0 as usize,
+            ctx.spec.response_size.0 as usize,
         );
+        let (req, resp) = match room {
+            Room::Exact => (req, resp),
+            Room::UdpRequester => (req, resp + 1),
+            Room::UdpResponder => (req.max(PREAMBLE_LEN) + 1, resp),
+        };
+        // Own mappings, like the stream buffers: page-aligned, handed back to the
+        // kernel when the flow ends, and a failure to get them is an error the
+        // session reports rather than an abort of the whole server.
+        let buf = |len| PageBuf::zeroed(len).map_err(EngineError::io("message buffer"));
+        let (mut req, mut resp) = (buf(req)?, buf(resp)?);
         crate::fill_pattern(if requester { &mut req } else { &mut resp });
         Ok(Rr {
             sock,
@@ -199,7 +221,7 @@ impl TcpRequester {
     /// Builds the flow.
     pub fn new(sock: TcpStream, ctx: &FlowCtx) -> Result<TcpRequester, EngineError> {
         Ok(TcpRequester {
-            rr: Rr::new(sock, ctx, true)?,
+            rr: Rr::new(sock, ctx, true, Room::Exact)?,
             hist: new_histogram(),
             start: Instant::now(),
             phase: Phase::Warmup,
@@ -272,7 +294,7 @@ impl TcpResponder {
     /// Builds the flow.
     pub fn new(sock: TcpStream, ctx: &FlowCtx) -> Result<TcpResponder, EngineError> {
         Ok(TcpResponder {
-            rr: Rr::new(sock, ctx, false)?,
+            rr: Rr::new(sock, ctx, false, Room::Exact)?,
         })
     }
 }
@@ -331,8 +353,7 @@ pub struct UdpRequester {
 impl UdpRequester {
     /// Builds the flow.
     pub fn new(sock: UdpSocket, ctx: &FlowCtx) -> Result<UdpRequester, EngineError> {
-        let mut rr = Rr::new(sock, ctx, true)?;
-        rr.resp.push(0);
+        let rr = Rr::new(sock, ctx, true, Room::UdpRequester)?;
         Ok(UdpRequester {
             rr,
             hist: new_histogram(),
@@ -442,11 +463,7 @@ pub struct UdpResponder {
 impl UdpResponder {
     /// Builds the flow.
     pub fn new(sock: UdpSocket, ctx: &FlowCtx) -> Result<UdpResponder, EngineError> {
-        let mut rr = Rr::new(sock, ctx, false)?;
-        // Room for the handshake preamble, and one byte more so an oversized
-        // request shows.
-        let len = rr.req.len().max(PREAMBLE_LEN) + 1;
-        rr.req.resize(len, 0);
+        let rr = Rr::new(sock, ctx, false, Room::UdpResponder)?;
         Ok(UdpResponder {
             rr,
             give_up: ctx.clock.end + std::time::Duration::from_secs(1),
