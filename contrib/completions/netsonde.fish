@@ -159,7 +159,6 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l logfile -d 'Ap
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l no-report -d 'Do not write a report'
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s p -l port -d 'Server control port' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l auth-key -d 'Authenticate with this pre-shared key (the server must use the same)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l frames -d 'Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544 counts them); the UDP payload is the frame less 46 B' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l io -d 'I/O strategies to search, each on its own: copy,batch,uring,... (both ends)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l trial -d 'Measured time of one trial' -r
@@ -169,9 +168,21 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l precision -
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l pdr-loss -d 'PDR\'s loss ratio: the highest rate losing at most this share' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l final-trials -d 'Trials at the NDR found that must lose nothing' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l max-trials -d 'At most this many trials per frame size and strategy' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l label -d 'A label for the stored run' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l resume -d 'Go on with a stored search that was interrupted or left incomplete (run id, or `last`): its trials so far are kept and its searches pick up from them' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t''
+fake\t''"
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l auth-key -d 'Authenticate with this pre-shared key' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l fake-delay-ms -d 'Delay per fake repetition in milliseconds (tests)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l fake-scale -d 'Fake engine speed factor (tests: 0.8 is a 20% regression)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised' -r -f -a "netsonde\t'`netsonde server`'
+iperf3\t'An unmodified `iperf3 -s`'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l json -d 'Print one JSON document instead of text'
-complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l no-report -d 'Do not write a report'
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -s h -l help -d 'Print help'

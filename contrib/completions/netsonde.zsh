@@ -207,7 +207,6 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 _arguments "${_arguments_options[@]}" : \
 '-p+[Server control port]:PORT:_default' \
 '--port=[Server control port]:PORT:_default' \
-'--auth-key=[Authenticate with this pre-shared key (the server must use the same)]:FILE:_files' \
 '*--frames=[Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544 counts them); the UDP payload is the frame less 46 B]:FRAMES:_default' \
 '*--io=[I/O strategies to search, each on its own\: copy,batch,uring,... (both ends)]:IO:_default' \
 '--trial=[Measured time of one trial]:TRIAL:_default' \
@@ -218,10 +217,21 @@ _arguments "${_arguments_options[@]}" : \
 '--pdr-loss=[PDR'\''s loss ratio\: the highest rate losing at most this share]:PDR_LOSS:_default' \
 '--final-trials=[Trials at the NDR found that must lose nothing]:FINAL_TRIALS:_default' \
 '--max-trials=[At most this many trials per frame size and strategy]:MAX_TRIALS:_default' \
+'--label=[A label for the stored run]:LABEL:_default' \
+'--resume=[Go on with a stored search that was interrupted or left incomplete (run id, or \`last\`)\: its trials so far are kept and its searches pick up from them]:RUN:_default' \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
+'--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:(real fake)' \
+'--auth-key=[Authenticate with this pre-shared key]:FILE:_files' \
+'--fake-delay-ms=[Delay per fake repetition in milliseconds (tests)]:FAKE_DELAY_MS:_default' \
+'--fake-scale=[Fake engine speed factor (tests\: 0.8 is a 20% regression)]:FAKE_SCALE:_default' \
+'--peer=[What the server is\: netsonde, or an unmodified \`iperf3 -s\` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised]:PEER:((netsonde\:"\`netsonde server\`"
+iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--json[Print one JSON document instead of text]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'--no-report[Do not write a report]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 '::host -- Server host. Without it, an embedded server runs on loopback in this process:_default' \
 && ret=0
 ;;

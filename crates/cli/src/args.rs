@@ -86,9 +86,6 @@ pub struct SearchArgs {
     /// Server control port.
     #[arg(short, long, default_value_t = netsonde_driver::client::DEFAULT_PORT)]
     pub port: u16,
-    /// Authenticate with this pre-shared key (the server must use the same).
-    #[arg(long, value_name = "FILE")]
-    pub auth_key: Option<std::path::PathBuf>,
     /// Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544
     /// counts them); the UDP payload is the frame less 46 B.
     #[arg(
@@ -128,6 +125,15 @@ pub struct SearchArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub json: bool,
+    /// A label for the stored run.
+    #[arg(long, default_value = "search")]
+    pub label: String,
+    /// Go on with a stored search that was interrupted or left incomplete (run id,
+    /// or `last`): its trials so far are kept and its searches pick up from them.
+    #[arg(long, value_name = "RUN")]
+    pub resume: Option<String>,
+    #[command(flatten)]
+    pub common: SweepCommon,
 }
 
 /// A ratio as `0.5%` or `0.005`.

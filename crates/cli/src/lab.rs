@@ -66,7 +66,7 @@ fn parse_invocation(args: Vec<String>) -> anyhow::Result<Invocation> {
         .map_err(|e| UsageError(format!("the invocation after --: {}", e.to_string().trim())))?;
     let (port, auth_key, exp) = match cli.command {
         Command::Client(a) => (a.port(), a.auth_key.clone(), None),
-        Command::Search(a) => (a.port, a.auth_key.clone(), None),
+        Command::Search(a) => (a.port, a.common.auth_key.clone(), None),
         Command::Sweep(a) => {
             let exp = a.experiment()?;
             let port = a.port.unwrap_or(netsonde_driver::client::DEFAULT_PORT);

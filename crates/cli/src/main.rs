@@ -235,6 +235,8 @@ fn sweep_request(
         no_report: c.no_report,
         command: command_line(),
         peer: c.peer.into(),
+        stdout_is_data: false,
+        search: None,
     }
 }
 
@@ -264,7 +266,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 }
             });
             let peer = client::Peer::from(a.common.peer);
-            let end = sweep::sweep(sweep_request(
+            let (_, end) = sweep::sweep(sweep_request(
                 plan,
                 default_host(a.host),
                 a.port.unwrap_or(peer.default_port()),
@@ -274,7 +276,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             ))?;
             Ok(sweep_exit(end))
         }
-        Command::Search(a) => Ok(if search::run(&a)? {
+        Command::Search(a) => Ok(if search::run(*a)? {
             Exit::Ok
         } else {
             // The trial budget ran out before a rate was found: incomplete.
@@ -294,7 +296,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             let port = exp
                 .port
                 .unwrap_or(client::Peer::from(a.common.peer).default_port());
-            let end = sweep::sweep(sweep_request(
+            let (_, end) = sweep::sweep(sweep_request(
                 Some(plan),
                 default_host(exp.host),
                 port,

@@ -1,12 +1,17 @@
-//! `netsonde search`: wires the loss-free rate search
-//! ([`netsonde_sweep::search`]) to the real client, and prints what it found.
+//! `netsonde search`: a run whose points (frame size x strategy) are each
+//! searched for their loss-free rate ([`netsonde_sweep::search`]) through the
+//! sweep's pipeline, so every trial is stored and a search resumes; then prints
+//! what it found from the store.
 
 use std::io::Write;
 
 use anyhow::Context;
-use netsonde_model::spec::{TestKind, TestSpec};
-use netsonde_model::units::Bytes;
-use netsonde_sweep::search::{self, SearchConfig, SearchOutcome, Trial, FRAME_OVERHEAD, WIRE_GAP};
+use netsonde_model::spec::{Direction, TestKind, TestSpec};
+use netsonde_model::units::{BitRate, Bytes, PacketRate};
+use netsonde_sweep::search::{
+    Bounds, SearchConfig, SearchOutcome, Trial, FRAME_OVERHEAD, WIRE_GAP,
+};
+use netsonde_sweep::Plan;
 use serde::Serialize;
 
 use crate::args::{SearchArgs, UsageError};
@@ -21,32 +26,10 @@ struct Row {
     outcome: SearchOutcome,
 }
 
-fn kpps(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.3} Mpps", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.1} kpps", v / 1e3)
-    } else {
-        format!("{v:.0} pps")
-    }
-}
-
 /// Bits per second on an Ethernet line for `pps` frames of `frame` bytes
 /// (preamble and inter-frame gap included).
 fn wire(pps: f64, frame: u32) -> String {
-    netsonde_model::units::BitRate(pps * f64::from(frame + WIRE_GAP) * 8.0).to_string()
-}
-
-fn trial_line(frame: u32, io: &str, n: usize, t: &Trial) -> String {
-    let asked = t.asked_pps.map_or("unpaced".to_string(), kpps);
-    format!(
-        "  {frame:>5} B {io:<8} trial {n:>2}: asked {asked:<12} offered {:<12} lost {:>7.3}% \
-         (kernel: {} at full receive buffers, {} at the sender's buffers or queues)",
-        kpps(t.offered_pps()),
-        100.0 * t.loss_ratio(),
-        t.rcvbuf_errors,
-        t.sndbuf_errors
-    )
+    BitRate(pps * f64::from(frame + WIRE_GAP) * 8.0).to_string()
 }
 
 /// Where the packets at the upper bound were lost.
@@ -74,7 +57,9 @@ fn where_lost(o: &SearchOutcome) -> String {
     }
 }
 
-pub(crate) fn run(a: &SearchArgs) -> anyhow::Result<bool> {
+/// The plan of a search: one point per frame size and strategy, each a UDP
+/// stream of the frame's payload.
+fn plan(a: &SearchArgs) -> anyhow::Result<Plan> {
     if a.frames.is_empty() || a.io.is_empty() {
         return Err(UsageError("nothing to search: give --frames and --io".into()).into());
     }
@@ -88,13 +73,6 @@ pub(crate) fn run(a: &SearchArgs) -> anyhow::Result<bool> {
             .into());
         }
     }
-    let cfg = SearchConfig {
-        loss_ratio: a.pdr_loss,
-        precision: a.precision.max(1e-4),
-        final_trials: a.final_trials,
-        max_trials: a.max_trials.max(1),
-        ..SearchConfig::default()
-    };
     let window = match a.window.trim() {
         "default" => None,
         w => Some(
@@ -102,65 +80,103 @@ pub(crate) fn run(a: &SearchArgs) -> anyhow::Result<bool> {
                 .map_err(|e| UsageError(format!("--window: {e}")))?,
         ),
     };
-    let key = crate::keys::load_opt(a.auth_key.as_deref())?;
-    let mut runner = crate::sweep::RealRunner::new(
-        crate::default_host(a.host.clone()),
-        a.port,
-        key,
-        Default::default(),
-    )?;
-    let searches = a.frames.len() * a.io.len();
-    let per_trial = a.trial.as_secs_f64() + a.warmup.as_secs_f64() + 0.3;
-    let expected = f64::from(cfg.expected_trials()) * per_trial * searches as f64;
-    eprintln!(
-        "search: {} frame size(s) x {} strategy(ies), about {} trials of {:.2} s each: about {:.0} s \
-         (at most {:.0} s)",
-        a.frames.len(),
-        a.io.len(),
-        cfg.expected_trials(),
-        per_trial,
-        expected,
-        f64::from(cfg.max_trials) * per_trial * searches as f64
-    );
-    let mut rows = Vec::new();
-    let mut out = std::io::stdout().lock();
-    for &io in &a.io {
-        for &frame in &a.frames {
-            let payload = frame - FRAME_OVERHEAD;
-            let mut spec = TestSpec::new(TestKind::UdpStream);
-            spec.size = Bytes(u64::from(payload));
-            spec.duration = a.trial;
-            spec.warmup = a.warmup;
-            spec.tx_io = io;
-            spec.rx_io = io;
-            spec.window = window;
-            spec.validate().map_err(|e| UsageError(e.to_string()))?;
-            let name = io.to_string();
-            let mut n = 0;
-            let text = !a.json;
-            let outcome = search::run(&mut runner, &spec, cfg, &mut |t| {
-                n += 1;
-                if text {
-                    let _ = writeln!(std::io::stderr(), "{}", trial_line(frame, &name, n, t));
-                }
-            })
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(|| format!("searching {frame} B frames with --io {io}"))?;
-            rows.push(Row {
-                frame,
-                payload,
-                io: name,
-                outcome,
-            });
-        }
+    let mut base = TestSpec::new(TestKind::UdpStream);
+    base.duration = a.trial;
+    base.warmup = a.warmup;
+    base.window = window;
+    base.validate().map_err(|e| UsageError(e.to_string()))?;
+    let mut plan = Plan::default_characterization();
+    plan.base = base;
+    plan.tests = vec![TestKind::UdpStream];
+    plan.directions = vec![Direction::Out];
+    plan.sizes = a
+        .frames
+        .iter()
+        .map(|&f| Bytes(u64::from(f - FRAME_OVERHEAD)))
+        .collect();
+    plan.windows = vec![window];
+    plan.parallel = vec![1];
+    plan.io = a.io.clone();
+    plan.repeat = 1;
+    Ok(plan)
+}
+
+pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
+    if a.common.peer != crate::args::PeerArg::Netsonde {
+        return Err(UsageError(
+            "search needs a netsonde server: it counts the datagrams sent in each trial's \
+             measured time and the hosts' drop counters, which iperf3 does not report"
+                .into(),
+        )
+        .into());
     }
-    let converged = rows.iter().all(|r| r.outcome.converged);
-    if a.json {
+    let plan = match a.resume {
+        Some(_) => None,
+        None => Some(plan(&a)?),
+    };
+    let cfg = SearchConfig {
+        loss_ratio: a.pdr_loss,
+        precision: a.precision.max(1e-4),
+        final_trials: a.final_trials,
+        max_trials: a.max_trials.max(1),
+        ..SearchConfig::default()
+    };
+    let db = a.common.store.db.clone();
+    let json = a.json;
+    let req = crate::sweep::SweepRequest {
+        plan,
+        host: crate::default_host(a.host),
+        port: a.port,
+        label: a.label,
+        db: db.clone(),
+        out: a.common.out,
+        resume: a.resume,
+        engine: a.common.engine,
+        fake_delay: std::time::Duration::from_millis(a.common.fake_delay_ms),
+        fake_scale: a.common.fake_scale,
+        auth_key: a.common.auth_key,
+        no_report: a.common.no_report,
+        command: crate::command_line(),
+        peer: a.common.peer.into(),
+        stdout_is_data: a.json,
+        search: Some(cfg),
+    };
+    let (run, end) = crate::sweep::sweep(req)?;
+    let store = crate::runs::open_store(db.as_deref())?;
+    let (stored, _) = netsonde_run::load(&store, run)?;
+    let Some(cfg) = stored.search else {
+        return Err(UsageError(format!(
+            "run {run} is a sweep, not a search: resume it with `netsonde sweep --resume {run}`"
+        ))
+        .into());
+    };
+    let study = crate::runs::study(&store, run)?;
+    let rows: Vec<Row> = study
+        .points
+        .iter()
+        .filter_map(|p| {
+            let outcome = p.search.clone()?;
+            let payload = p.spec.size.0 as u32;
+            Some(Row {
+                frame: payload + FRAME_OVERHEAD,
+                payload,
+                io: p.spec.rx_io.to_string(),
+                outcome,
+            })
+        })
+        .collect();
+    let trial = stored.plan.base.duration;
+    let warmup = stored.plan.base.warmup;
+    let mut out = std::io::stdout().lock();
+    let converged =
+        end == crate::sweep::SweepEnd::Complete && rows.iter().all(|r| r.outcome.converged);
+    if json {
         let doc = serde_json::json!({
             "schema_version": 1,
+            "run": run,
             "config": cfg,
-            "trial": a.trial,
-            "warmup": a.warmup,
+            "trial": trial,
+            "warmup": warmup,
             "searches": rows,
         });
         writeln!(out, "{doc}").context("writing the result")?;
@@ -170,8 +186,8 @@ pub(crate) fn run(a: &SearchArgs) -> anyhow::Result<bool> {
         out,
         "\nloss-free rate (RFC 2544 throughput), UDP over IPv4; trials of {} after {} warm-up; \
          precision {:.2}%, PDR at {:.2}% loss, NDR confirmed by {} trial(s)",
-        a.trial,
-        a.warmup,
+        trial,
+        warmup,
         100.0 * cfg.precision,
         100.0 * cfg.loss_ratio,
         cfg.final_trials
@@ -183,8 +199,8 @@ pub(crate) fn run(a: &SearchArgs) -> anyhow::Result<bool> {
     )?;
     for r in &rows {
         let o = &r.outcome;
-        let show = |b: &search::Bounds| match b.lower {
-            Some(v) => (kpps(v), wire(v, r.frame)),
+        let show = |b: &Bounds| match b.lower {
+            Some(v) => (PacketRate(v).to_string(), wire(v, r.frame)),
             None => ("none".into(), "-".into()),
         };
         let (n, nw) = show(&o.ndr);

@@ -311,7 +311,8 @@ fn one(a: &StudyArgs, def: StudyDef, out: PathBuf) -> anyhow::Result<(u8, Vec<Fi
                 if a.quick {
                     args.extend(quick.iter().map(|v| v.to_string()));
                 }
-                args.push("--json".into());
+                // Stored with the study's other parts; its table is the study's.
+                args.extend(["--json", "--db", &dbs, "--no-report"].map(String::from));
                 let (code, stdout) = child(&args, true)?;
                 commands.insert(part.name, shown(&args, &out, &dbs));
                 match (code, search_rows(&stdout)) {

@@ -12,8 +12,8 @@ use netsonde_driver::client::{self, ClientConfig};
 use netsonde_driver::server::{Server, ServerConfig, ServerHandle};
 use netsonde_model::result::TestReport;
 use netsonde_model::spec::TestSpec;
-use netsonde_store::{PointStatus, RunId, RunStatus, Store};
-use netsonde_sweep::exec::{execute, Hooks, Progress, RetryPolicy, RunError, Runner};
+use netsonde_store::{RunId, RunStatus, Store};
+use netsonde_sweep::exec::{drive, Hooks, Progress, RetryPolicy, RunError, Runner};
 use netsonde_sweep::fake::FakeRunner;
 use netsonde_sweep::{Plan, Point};
 
@@ -182,25 +182,41 @@ impl Runner for SlowFake {
     }
 }
 
-struct Bar(indicatif::ProgressBar);
+/// The progress bar; with `every`, a line per measurement above it (a search's
+/// trials, each deciding the next).
+struct Bar {
+    bar: indicatif::ProgressBar,
+    every: bool,
+}
+
+/// A point's axes as a short label: `udp-stream out size 18 io batch`.
+fn point_label(point: &Point) -> String {
+    let a = &point.axes;
+    let get = |k: &str| a.get(k).map(String::as_str).unwrap_or("");
+    let mut l = format!("{} {} size {}", get("test"), get("direction"), get("size"));
+    if let Some(io) = a.get("io") {
+        l.push_str(&format!(" io {io}"));
+    }
+    l
+}
 
 impl Progress for Bar {
     fn begin(&mut self, point: &Point, rep: u32) {
-        let a = &point.axes;
-        let get = |k: &str| a.get(k).map(String::as_str).unwrap_or("");
-        self.0.set_message(format!(
-            "{} {} size {} rep {}",
-            get("test"),
-            get("direction"),
-            get("size"),
-            rep + 1
-        ));
+        self.bar
+            .set_message(format!("{} rep {}", point_label(point), rep + 1));
     }
     fn end(&mut self, point: &Point, rep: u32, outcome: &str) {
-        if outcome.starts_with("failed") {
+        if self.every {
+            self.say(format!(
+                "point {} ({}) trial {:>2}: {outcome}",
+                point.idx,
+                point_label(point),
+                rep + 1
+            ));
+        } else if outcome.starts_with("failed") {
             self.say(format!("point {} rep {}: {outcome}", point.idx, rep + 1));
         }
-        self.0.inc(1);
+        self.bar.inc(1);
     }
     fn retry(&mut self, point: &Point, rep: u32, wait: Duration, why: &str) {
         self.say(format!(
@@ -215,10 +231,10 @@ impl Progress for Bar {
 impl Bar {
     /// A line above the bar, or on stderr when there is no terminal to draw on.
     fn say(&self, line: String) {
-        if self.0.is_hidden() {
+        if self.bar.is_hidden() {
             eprintln!("{line}");
         } else {
-            self.0.println(line);
+            self.bar.println(line);
         }
     }
 }
@@ -264,6 +280,12 @@ pub struct SweepRequest {
     pub command: String,
     /// What the server is.
     pub peer: client::Peer,
+    /// Standard output carries one document (`search --json`): the report's
+    /// path and the store go to standard error.
+    pub stdout_is_data: bool,
+    /// Search each point for its loss-free rate instead of repeating it (a new
+    /// run; a resumed one is what it was).
+    pub search: Option<netsonde_sweep::search::SearchConfig>,
 }
 
 fn now() -> i64 {
@@ -308,7 +330,7 @@ fn check_resume_place(run: RunId, stored_link: Option<&str>) -> anyhow::Result<(
 
 /// Runs a sweep (new or resumed) and says how it ended. An interruption is an
 /// error, after keeping every completed repetition.
-pub fn sweep(req: SweepRequest) -> anyhow::Result<SweepEnd> {
+pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
     let mut store = runs::open_store(req.db.as_deref())?;
     let opened = match &req.resume {
         Some(r) => {
@@ -336,8 +358,9 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<SweepEnd> {
         None => {
             let plan = req.plan.clone().context("no plan")?;
             check_lab(&plan, &req.engine)?;
-            let stored =
+            let mut stored =
                 pipeline::StoredPlan::new(plan, req.host.clone(), req.port, &req.engine, req.peer);
+            stored.search = req.search;
             let meta = pipeline::RunMeta {
                 label: req.label.clone(),
                 tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -356,32 +379,39 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<SweepEnd> {
             }
         }
     };
-    let (all, order) = opened.remaining_order();
+    let say = |line: String| {
+        if req.stdout_is_data {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    let (all, mut schedule) = opened.schedule();
+    let pending = opened.pending();
     let pipeline::Opened {
-        run,
-        stored,
-        points,
-        prior,
-        lock,
+        run, stored, lock, ..
     } = opened;
     let plan = &stored.plan;
-    let runnable = points
-        .iter()
-        .filter(|(s, _)| *s == PointStatus::Pending)
-        .count();
+    let per = plan.base.duration.as_secs_f64() + plan.base.warmup.as_secs_f64();
+    let planned = schedule.remaining();
     eprintln!(
-        "run {run}: {} points x {} repetitions, {} measurements, about {:.0} s of measuring",
-        runnable,
-        plan.repeat,
-        order.len(),
-        order.len() as f64 * (plan.base.duration.as_secs_f64() + plan.base.warmup.as_secs_f64())
+        "run {run}: {}, about {planned} measurements of {per:.2} s: about {:.0} s of measuring",
+        match &stored.search {
+            None => format!("{pending} points x {} repetitions", plan.repeat),
+            Some(cfg) => format!(
+                "a loss-free rate search of each point, about {} trials each (at most {})",
+                cfg.expected_trials(),
+                cfg.max_trials
+            ),
+        },
+        planned as f64 * per
     );
 
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone()).context("installing the signal handler")?;
     }
-    let bar = indicatif::ProgressBar::new(order.len() as u64);
+    let bar = indicatif::ProgressBar::new(planned as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
             "{bar:30} {pos}/{len} [{elapsed_precise} eta {eta}] {msg}",
@@ -405,16 +435,17 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<SweepEnd> {
     let outcome = {
         let mut sink = pipeline::StoreSink::new(&mut store, run, req.resume.is_some(), now);
         let (stop_run, stop_wait) = (stop.clone(), stop.clone());
-        execute(
+        drive(
             &all,
-            plan.repeat,
-            &order,
-            prior,
+            schedule.as_mut(),
             &RetryPolicy::default(),
             Hooks {
                 runner: runner.as_mut(),
                 sink: &mut sink,
-                progress: &mut Bar(bar.clone()),
+                progress: &mut Bar {
+                    bar: bar.clone(),
+                    every: stored.search.is_some(),
+                },
                 stop: &move || stop_run.load(Ordering::Relaxed),
                 // Waits in small steps, so Ctrl-C is heard during a busy wait.
                 wait: &move |d| {
@@ -441,8 +472,7 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<SweepEnd> {
     let (status, pending) = pipeline::finish(&mut store, run, &outcome, now())?;
     drop(lock);
     let wall = started.elapsed().as_secs_f64();
-    let measured =
-        outcome.reps as f64 * (plan.base.duration.as_secs_f64() + plan.base.warmup.as_secs_f64());
+    let measured = outcome.reps as f64 * per;
     let overhead = if stored.engine == "fake" || measured <= 0.0 {
         String::new()
     } else {
@@ -466,14 +496,19 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<SweepEnd> {
             .clone()
             .unwrap_or_else(|| runs::default_report_dir(run));
         let path = runs::write_report(&store, run, &dir, runs::Format::Html)?;
-        println!("report: {}", path.display());
+        say(format!("report: {}", path.display()));
     }
-    println!(
+    say(format!(
         "run {run} stored in {}",
         req.db.clone().unwrap_or_else(Store::default_path).display()
-    );
+    ));
+    let again = if stored.search.is_some() {
+        "search"
+    } else {
+        "sweep"
+    };
     if outcome.interrupted {
-        anyhow::bail!("run {run} interrupted; completed measurements are kept; finish it with: netsonde sweep --resume {run}");
+        anyhow::bail!("run {run} interrupted; completed measurements are kept; finish it with: netsonde {again} --resume {run}");
     }
     if status == RunStatus::Incomplete {
         let why = outcome
@@ -482,11 +517,11 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<SweepEnd> {
             .unwrap_or_default();
         eprintln!(
             "netsonde: run {run} incomplete: {why}{pending} point(s) still pending, every measured \
-             repetition is kept; finish it with: netsonde sweep --resume {run}"
+             repetition is kept; finish it with: netsonde {again} --resume {run}"
         );
-        return Ok(SweepEnd::Incomplete);
+        return Ok((run, SweepEnd::Incomplete));
     }
-    Ok(SweepEnd::Complete)
+    Ok((run, SweepEnd::Complete))
 }
 
 /// Host facts of this end as JSON (the client; for an embedded server, also the

@@ -548,3 +548,89 @@ fn search_reports_every_trial_and_consistent_bounds() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("frame size 40"), "{err}");
 }
+
+/// A search is a stored run: killed mid-way (SIGKILL), `search --resume` keeps
+/// every trial it had, goes on from them without starting over, and finds the
+/// scripted receiver's limit; `report` renders its table and figures.
+#[test]
+fn a_killed_search_resumes_from_its_stored_trials() {
+    let d = tmpdir("search-kill");
+    let db = d.join("t.db");
+    let mut child = crate::util::cmd()
+        .args([
+            "search",
+            "--engine",
+            "fake",
+            "--fake-delay-ms",
+            "30",
+            "--frames",
+            "64,1518",
+            "--no-report",
+            "--db",
+            s(&db),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for a few trials to be stored, then kill it without warning.
+    let trials = |db: &Path| -> Vec<(u32, String)> {
+        let Ok(store) = netsonde_store::Store::open(db) else {
+            return Vec::new();
+        };
+        let Ok(points) = store.points(1) else {
+            return Vec::new();
+        };
+        points
+            .iter()
+            .flat_map(|p| p.reps.iter().map(move |r| (p.idx, r.report_json.clone())))
+            .collect()
+    };
+    let start = std::time::Instant::now();
+    while trials(&db).len() < 4 && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = trials(&db);
+    assert!(before.len() >= 4, "{} trials stored", before.len());
+    let out = ok(&["search", "--resume", "1", "--json", "--db", s(&db)]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["run"], 1);
+    let after = trials(&db);
+    assert!(
+        after.len() > before.len(),
+        "{} then {}",
+        before.len(),
+        after.len()
+    );
+    // Every trial stored before the kill is still there, unchanged.
+    for t in &before {
+        assert!(after.contains(t), "a stored trial changed or went");
+    }
+    let searches = doc["searches"].as_array().unwrap();
+    assert_eq!(searches.len(), 2);
+    for srch in searches {
+        assert_eq!(srch["converged"], true, "{srch}");
+        let trials = srch["trials"].as_array().unwrap();
+        // One unpaced probe: the resumed search did not start over.
+        assert_eq!(
+            trials.iter().filter(|t| t["asked_pps"].is_null()).count(),
+            1,
+            "{srch}"
+        );
+        // The scripted receiver takes 1 / (0.4 ns x payload + 5 us) datagrams/s.
+        let payload = srch["payload"].as_f64().unwrap();
+        let cap = 1e9 / (0.4 * payload + 5000.0);
+        let ndr = srch["ndr"]["lower"].as_f64().unwrap();
+        assert!(ndr <= cap && ndr >= cap * 0.95, "NDR {ndr} vs {cap}");
+    }
+    // The report shows the search's table and figures.
+    let rep = d.join("rep");
+    ok(&["report", "1", "--db", s(&db), "--out", s(&rep)]);
+    let html = std::fs::read_to_string(rep.join("report.html")).unwrap();
+    assert!(html.contains("Loss-free rate search") && html.contains("Search trials"));
+    assert!(rep.join("search-loss-64.svg").exists());
+    assert!(rep.join("search-rate-frame.svg").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -20,6 +20,7 @@ pub mod host;
 pub mod link;
 pub mod load;
 pub mod result;
+pub mod search;
 pub mod spec;
 pub mod sweep;
 pub mod units;

@@ -210,6 +210,24 @@ impl fmt::Display for BitRate {
     }
 }
 
+/// A rate in packets (datagrams, frames) per second.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PacketRate(pub f64);
+
+impl fmt::Display for PacketRate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0;
+        if v >= 1e6 {
+            write!(f, "{:.3} Mpps", v / 1e6)
+        } else if v >= 1e3 {
+            write!(f, "{:.1} kpps", v / 1e3)
+        } else {
+            write!(f, "{v:.0} pps")
+        }
+    }
+}
+
 /// A duration or timestamp in nanoseconds. Timestamps are relative to an epoch the
 /// caller chooses (protocol code never reads a clock; the caller passes `now`).
 #[derive(

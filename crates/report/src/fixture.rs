@@ -223,6 +223,7 @@ pub fn study() -> crate::study::Study {
                 .collect();
             PointView {
                 diagnosis: None,
+                search: None,
                 idx: p.idx,
                 axes: p.axes.clone(),
                 spec: p.spec.clone(),

@@ -67,6 +67,9 @@ pub struct PointView {
     /// from its full report), when known.
     #[serde(default)]
     pub diagnosis: Option<netsonde_analysis::Diagnosis>,
+    /// In a loss-free rate search: what its trials found (so far, while pending).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<netsonde_model::search::SearchOutcome>,
 }
 
 impl PointView {
@@ -227,6 +230,104 @@ pub struct Study {
     pub warnings: Vec<(u32, String, Quality, String)>,
     /// Plots.
     pub plots: Vec<PlotSpec>,
+}
+
+/// A searched point's frame size (RFC 2544's: payload, UDP, IPv4 and Ethernet)
+/// and strategy.
+pub fn search_key(p: &PointView) -> (u32, String) {
+    (
+        p.spec.size.0 as u32 + netsonde_model::search::FRAME_OVERHEAD,
+        p.spec.rx_io.to_string(),
+    )
+}
+
+/// A loss-free rate search's figures: per frame size, the loss each trial saw
+/// against the rate it offered, one line per strategy; and NDR and PDR against
+/// frame size, per strategy (the classic short-packet figure).
+fn search_plots(points: &[PointView]) -> Vec<PlotSpec> {
+    let searched: Vec<(&PointView, &netsonde_model::search::SearchOutcome)> = points
+        .iter()
+        .filter_map(|p| Some((p, p.search.as_ref()?)))
+        .collect();
+    if searched.is_empty() {
+        return Vec::new();
+    }
+    let mut frames: Vec<u32> = searched.iter().map(|(p, _)| search_key(p).0).collect();
+    frames.sort_unstable();
+    frames.dedup();
+    let mut ios: Vec<String> = searched.iter().map(|(p, _)| search_key(p).1).collect();
+    ios.sort();
+    ios.dedup();
+    let mut plots = Vec::new();
+    for &frame in &frames {
+        let series = searched
+            .iter()
+            .filter(|(p, _)| search_key(p).0 == frame)
+            .map(|(p, o)| {
+                let mut pts: Vec<(f64, f64)> = o
+                    .trials
+                    .iter()
+                    .map(|t| (t.offered_pps, t.loss_ratio()))
+                    .collect();
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                Series {
+                    name: format!("--io {}", search_key(p).1),
+                    points: pts,
+                    band: Vec::new(),
+                    dashed: false,
+                }
+            })
+            .collect();
+        plots.push(PlotSpec {
+            id: format!("search-loss-{frame}"),
+            title: format!("Loss against offered rate, {frame} B frames (every trial)"),
+            x_label: "offered rate (packets/s)".into(),
+            y_label: "loss (share of the datagrams sent)".into(),
+            x_unit: AxisUnit::Plain,
+            y_unit: AxisUnit::Fraction,
+            log_x: false,
+            log_y: false,
+            y_max: Some(1.0),
+            series,
+        });
+    }
+    if frames.len() > 1 {
+        let mut series = Vec::new();
+        for io in &ios {
+            for (goal, dashed) in [("NDR", false), ("PDR", true)] {
+                let mut pts: Vec<(f64, f64)> = searched
+                    .iter()
+                    .filter(|(p, _)| &search_key(p).1 == io)
+                    .filter_map(|(p, o)| {
+                        let b = if dashed { o.pdr } else { o.ndr };
+                        Some((f64::from(search_key(p).0), b.lower?))
+                    })
+                    .collect();
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                if !pts.is_empty() {
+                    series.push(Series {
+                        name: format!("{goal} --io {io}"),
+                        points: pts,
+                        band: Vec::new(),
+                        dashed,
+                    });
+                }
+            }
+        }
+        plots.push(PlotSpec {
+            id: "search-rate-frame".into(),
+            title: "Loss-free rate (NDR) and partial-drop rate (PDR) against frame size".into(),
+            x_label: "frame size (bytes)".into(),
+            y_label: "offered rate (packets/s)".into(),
+            x_unit: AxisUnit::Bytes,
+            y_unit: AxisUnit::Plain,
+            log_x: true,
+            log_y: true,
+            y_max: None,
+            series,
+        });
+    }
+    plots
 }
 
 fn human_size(v: &str) -> String {
@@ -684,6 +785,8 @@ impl Study {
                 })
             })
             .collect();
+
+        plots.extend(search_plots(&points));
 
         Study {
             run,

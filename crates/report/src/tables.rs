@@ -1,7 +1,7 @@
 //! The sweep report's tables, built once from a [`Study`] and rendered by both the
 //! Markdown and the HTML writer.
 
-use netsonde_model::units::{BitRate, Bytes, Nanos};
+use netsonde_model::units::{BitRate, Bytes, Nanos, PacketRate};
 
 use crate::study::Study;
 
@@ -78,6 +78,68 @@ pub fn tables(s: &Study) -> Vec<Table> {
             ]
         })
         .collect();
+    let searched: Vec<_> = s
+        .points
+        .iter()
+        .filter_map(|p| Some((p, p.search.as_ref()?)))
+        .collect();
+    if !searched.is_empty() {
+        let pps = |v: Option<f64>| opt(v, |v| PacketRate(v).to_string());
+        let rows = searched
+            .iter()
+            .map(|(p, o)| {
+                let (frame, io) = crate::study::search_key(p);
+                vec![
+                    format!("{frame} B"),
+                    io,
+                    pps(o.ndr.lower),
+                    pps(o.ndr.upper),
+                    pps(o.pdr.lower),
+                    o.trials.len().to_string(),
+                    if o.sender_bound {
+                        "the sender: nothing lost unpaced".into()
+                    } else if o.converged {
+                        "found".into()
+                    } else if p.status == "done" {
+                        "not converged: trial budget spent".into()
+                    } else {
+                        format!("{} (search unfinished)", p.status)
+                    },
+                ]
+            })
+            .collect();
+        out.push(t(
+            "Loss-free rate search",
+            "Per frame size and strategy: NDR, the highest offered rate at which a trial lost nothing (confirmed by repeats at that rate), the lowest rate that lost (the bound above it), and PDR, the highest with loss within the partial-drop ratio. Rates are datagrams per second as the sender sent them in the measured time.",
+            &["frame", "io", "NDR", "lost at", "PDR", "trials", "limit"],
+            rows,
+        ));
+        let rows = searched
+            .iter()
+            .flat_map(|(p, o)| {
+                let (frame, io) = crate::study::search_key(p);
+                o.trials.iter().enumerate().map(move |(k, tr)| {
+                    vec![
+                        format!("{frame} B"),
+                        io.clone(),
+                        (k + 1).to_string(),
+                        tr.asked_pps
+                            .map_or("unpaced".into(), |a| PacketRate(a).to_string()),
+                        PacketRate(tr.offered_pps).to_string(),
+                        format!("{:.3}%", 100.0 * tr.loss_ratio()),
+                        tr.rcvbuf_errors.to_string(),
+                        tr.sndbuf_errors.to_string(),
+                    ]
+                })
+            })
+            .collect();
+        out.push(t(
+            "Search trials",
+            "Every trial in order: the rate asked, the rate the sender offered, the loss, and the kernel's drop counters over the trial (RcvbufErrors: a full receive buffer; SndbufErrors: a full send buffer or a queue on the sending host).",
+            &["frame", "io", "trial", "asked", "offered", "lost", "RcvbufErrors", "SndbufErrors"],
+            rows,
+        ));
+    }
     out.push(t(
         "Points",
         "Medians over repetitions with distribution-free confidence intervals of the median and their coverage (75% with 3 repetitions, at least 95% from 6; none below 3); CPU is busy cores system-wide; service demand is the client test's own CPU (its flow threads and the host's interrupt time) in µs per KiB (streams) or per transaction (RR).",

@@ -24,17 +24,18 @@ pub use study::study;
 use std::collections::BTreeMap;
 
 use netsonde_model::result::TestReport;
-use netsonde_model::sweep::{Metrics, PointSummary};
+use netsonde_model::sweep::Metrics;
 use netsonde_store::{
     FailureKind, NewRun, PlannedPoint, PointStatus, RunId, RunLock, RunStatus, Store, StoreError,
 };
-use netsonde_sweep::exec::{Outcome, RunError, Sink, SinkError};
+use netsonde_sweep::exec::{Outcome, Repeated, RunError, Schedule, Sink, SinkError, Summary};
 use netsonde_sweep::plan::Skipped;
+use netsonde_sweep::search::{self, SearchConfig, SearchSchedule, Trial};
 use netsonde_sweep::{Plan, Point};
 use serde::{Deserialize, Serialize};
 
 /// The version of [`StoredPlan`] this build writes and reads.
-pub const PLAN_VERSION: u32 = 2;
+pub const PLAN_VERSION: u32 = 3;
 
 /// What a run's `plan_json` holds: the plan and where it ran, so a resume can go
 /// on.
@@ -54,6 +55,10 @@ pub struct StoredPlan {
     /// What the server is (since version 2; before, always netsonde).
     #[serde(default)]
     pub peer: netsonde_model::spec::Peer,
+    /// Set when the run is a loss-free rate search (since version 3): each point
+    /// is searched, each trial stored as one of its repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchConfig>,
 }
 
 fn first_version() -> u32 {
@@ -76,6 +81,15 @@ impl StoredPlan {
             port,
             engine: engine.into(),
             peer,
+            search: None,
+        }
+    }
+
+    /// The same plan, each point searched for its loss-free rate.
+    pub fn searching(self, cfg: SearchConfig) -> StoredPlan {
+        StoredPlan {
+            search: Some(cfg),
+            ..self
         }
     }
 
@@ -104,6 +118,9 @@ pub enum PipelineError {
     /// No point of the plan can run.
     #[error("{0}")]
     NothingToRun(String),
+    /// A stored trial of a search that is not one (no UDP counts).
+    #[error("a stored trial: {0}")]
+    Trial(#[source] RunError),
     /// A measured result could not be stored.
     #[error("storing the result: {0}")]
     Sink(#[from] SinkError),
@@ -120,6 +137,8 @@ pub struct Opened {
     pub points: Vec<(PointStatus, Point)>,
     /// The repetitions pending points already have.
     pub prior: BTreeMap<u32, Vec<Metrics>>,
+    /// In a search, the trials pending points already have.
+    pub trials: BTreeMap<u32, Vec<Trial>>,
     /// Held while it runs: a second resume is refused.
     pub lock: RunLock,
 }
@@ -239,6 +258,7 @@ pub fn create(
         stored,
         points,
         prior: BTreeMap::new(),
+        trials: BTreeMap::new(),
         lock,
     })
 }
@@ -257,9 +277,13 @@ pub fn resume(store: &mut Store, run: RunId, stored: StoredPlan) -> Result<Opene
     let lock = store.lock_run(run)?;
     let mut points = Vec::new();
     let mut prior: BTreeMap<u32, Vec<Metrics>> = BTreeMap::new();
+    let mut trials: BTreeMap<u32, Vec<Trial>> = BTreeMap::new();
     for p in store.points(run)? {
         if p.status == PointStatus::Pending {
             prior.insert(p.idx, p.reps.iter().map(|r| r.metrics.clone()).collect());
+            if stored.search.is_some() {
+                trials.insert(p.idx, stored_trials(&p)?);
+            }
         }
         points.push((
             p.status,
@@ -276,11 +300,47 @@ pub fn resume(store: &mut Store, run: RunId, stored: StoredPlan) -> Result<Opene
         stored,
         points,
         prior,
+        trials,
         lock,
     })
 }
 
+/// A search point's stored trials, in order.
+fn stored_trials(p: &netsonde_store::PointRow) -> Result<Vec<Trial>, PipelineError> {
+    p.reps
+        .iter()
+        .map(|r| {
+            let report: TestReport =
+                serde_json::from_str(&r.report_json).map_err(PipelineError::Plan)?;
+            search::trial_of(&report).map_err(PipelineError::Trial)
+        })
+        .collect()
+}
+
 impl Opened {
+    /// Every point (the executor indexes by `idx`) and what runs them: the plan's
+    /// order less what is measured, or, for a search, each pending point's search
+    /// from the trials it has.
+    pub fn schedule(&self) -> (Vec<Point>, Box<dyn Schedule>) {
+        let (all, order) = self.remaining_order();
+        let schedule: Box<dyn Schedule> = match self.stored.search {
+            Some(cfg) => Box::new(SearchSchedule::new(
+                cfg,
+                self.points
+                    .iter()
+                    .filter(|(s, _)| *s == PointStatus::Pending)
+                    .map(|(_, p)| (p.idx, self.trials.get(&p.idx).cloned().unwrap_or_default()))
+                    .collect(),
+            )),
+            None => Box::new(Repeated::new(
+                self.stored.plan.repeat,
+                order,
+                self.prior.clone(),
+            )),
+        };
+        (all, schedule)
+    }
+
     /// The points still pending.
     pub fn pending(&self) -> usize {
         self.points
@@ -374,7 +434,7 @@ impl Sink for StoreSink<'_> {
             .map_err(SinkError::new)
     }
 
-    fn point_done(&mut self, point: &Point, summary: &PointSummary) -> Result<(), SinkError> {
+    fn point_done(&mut self, point: &Point, summary: &Summary) -> Result<(), SinkError> {
         let json = serde_json::to_string(summary).map_err(SinkError::new)?;
         self.store
             .complete_point(self.run, point.idx, &json)
@@ -488,7 +548,7 @@ pub fn record_single(
     let summary = netsonde_sweep::exec::summarize(&spec, std::slice::from_ref(&metrics));
     let mut sink = StoreSink::new(store, run, false, || 0);
     sink.rep_done(&point, 1, report, &metrics)?;
-    sink.point_done(&point, &summary)?;
+    sink.point_done(&point, &Summary::Repeated(summary))?;
     store.finish_run(run, RunStatus::Complete, meta.created_at)?;
     Ok(run)
 }

@@ -8,6 +8,8 @@ use netsonde_model::sweep::PointSummary;
 use netsonde_report::study::{PointView, RunMeta, Study};
 use netsonde_store::{RunId, Store};
 
+use netsonde_sweep::search::Search;
+
 use crate::{PipelineError, StoredPlan};
 
 /// Builds the analysed view of a stored run.
@@ -34,7 +36,21 @@ pub fn study(store: &Store, id: RunId) -> Result<Study, PipelineError> {
                 // repetitions, so a report always shows this version's intervals
                 // (runs stored by older versions included).
                 diagnosis: point_diagnosis(&p, line_rate),
+                // A search's trials, searched again from the stored ones: what
+                // this version's search makes of them.
+                search: match plan.search {
+                    Some(cfg) if !p.reps.is_empty() => {
+                        let mut s = Search::new(cfg);
+                        for t in crate::stored_trials(&p)? {
+                            s.record(t);
+                        }
+                        Some(s.outcome())
+                    }
+                    _ => None,
+                },
                 summary: match p.summary_json.as_deref() {
+                    // A search's trials are not repetitions of one measurement.
+                    _ if plan.search.is_some() => None,
                     None => None,
                     Some(_) if !p.reps.is_empty() => {
                         let spec: netsonde_model::spec::TestSpec =

@@ -60,6 +60,7 @@ fn run(line_rate: Option<f64>, pts: &[Pt]) -> Study {
                     quality: vec![],
                 }),
                 diagnosis: None,
+                search: None,
             }
         })
         .collect();

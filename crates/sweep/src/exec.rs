@@ -1,12 +1,19 @@
-//! The executor: runs a plan's order through a [`Runner`] into a [`Sink`].
+//! The executor: runs a [`Schedule`] through a [`Runner`] into a [`Sink`].
 //!
-//! Every repetition goes to the sink as soon as it ends (the store commits it in its
-//! own transaction), and a point's summary follows its last repetition. A resumed run
-//! passes the repetitions already stored in `prior` and an order without them. The
-//! stop hook is checked before each repetition, so Ctrl-C ends the run between
-//! measurements and keeps everything completed.
+//! A schedule says what to measure next and when a point is complete; it may
+//! decide from the results so far. Two kinds drive the same executor
+//! ([`drive`]): [`Repeated`], a plan's fixed interleaved order of repetitions (a
+//! sweep), and the loss-free rate search
+//! ([`SearchSchedule`](crate::search::SearchSchedule)), whose next rate depends on
+//! the last trial.
+//!
+//! Every measurement goes to the sink as soon as it ends (the store commits it in
+//! its own transaction), and a point's summary follows once the schedule says it is
+//! complete. A resumed run hands the schedule what is already stored. The stop hook
+//! is checked before each measurement, so Ctrl-C ends the run between measurements
+//! and keeps everything completed.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
 
 use netsonde_analysis::{estimate_all, point_quality};
@@ -15,6 +22,7 @@ use netsonde_model::spec::TestSpec;
 use netsonde_model::sweep::{Metrics, PointSummary};
 
 use crate::plan::Point;
+use crate::search::SearchOutcome;
 
 /// Why one measurement did not produce a report.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -73,8 +81,8 @@ pub trait Sink {
         report: &TestReport,
         metrics: &Metrics,
     ) -> Result<(), SinkError>;
-    /// A point has all its repetitions.
-    fn point_done(&mut self, point: &Point, summary: &PointSummary) -> Result<(), SinkError>;
+    /// A point is complete: all its repetitions, or its search's end.
+    fn point_done(&mut self, point: &Point, summary: &Summary) -> Result<(), SinkError>;
     /// An attempt at repetition `rep` failed (after any retries); the point keeps
     /// what it has and stays pending.
     fn rep_failed(&mut self, point: &Point, rep: u32, error: &RunError) -> Result<(), SinkError>;
@@ -142,6 +150,146 @@ pub fn summarize(spec: &TestSpec, reps: &[Metrics]) -> PointSummary {
         reps: reps.len(),
         estimates: estimate_all(reps),
         quality: point_quality(reps, spec.window.map(|w| w.0)),
+    }
+}
+
+/// What a complete point's summary is.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Summary {
+    /// Estimates over a fixed number of repetitions (a sweep's point).
+    Repeated(PointSummary),
+    /// A loss-free rate search's bounds and trials.
+    Search(SearchOutcome),
+}
+
+/// What a schedule wants next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Measure `spec` as repetition (or trial) `rep` of point `idx`.
+    Measure {
+        /// The point.
+        idx: u32,
+        /// Its repetition or trial number, from 0.
+        rep: u32,
+        /// What to run instead of the point's own spec: one the schedule derived
+        /// from it (a search's rate).
+        spec: Option<TestSpec>,
+    },
+    /// Point `idx` is complete.
+    Complete {
+        /// The point.
+        idx: u32,
+        /// Its summary.
+        summary: Summary,
+    },
+    /// Nothing is left to do.
+    Done,
+}
+
+/// Says what to measure next, from what has been measured: sans-IO, so a test
+/// drives it with a scripted runner and a resume hands it the stored results.
+pub trait Schedule {
+    /// The next step. `points` are the run's points, by index.
+    fn next(&mut self, points: &[Point]) -> Step;
+    /// The measurement `next` asked for at (`idx`, `rep`) produced `report`. An
+    /// error is a report the schedule cannot use: the point stops, pending.
+    fn record(&mut self, idx: u32, rep: u32, report: &TestReport) -> Result<(), RunError>;
+    /// The measurement at `idx` failed: the point stops, pending, for a resume.
+    fn failed(&mut self, idx: u32);
+    /// A measurement's headline for progress lines.
+    fn headline(&self, report: &TestReport) -> String {
+        headline(&Metrics::from_report(report))
+    }
+    /// Measurements left, as far as the schedule can tell (for progress bars).
+    fn remaining(&self) -> usize;
+}
+
+/// A plan's fixed order: every point measured `repeat` times, in an order
+/// computed in advance (interleaved rounds), each summarized after its last
+/// repetition.
+#[derive(Debug)]
+pub struct Repeated {
+    repeat: u32,
+    order: VecDeque<(u32, u32)>,
+    prior: BTreeMap<u32, Vec<Metrics>>,
+    failed: BTreeSet<u32>,
+    complete: VecDeque<u32>,
+}
+
+impl Repeated {
+    /// Runs `order` (pairs of point index and repetition). `prior` holds the
+    /// metrics of repetitions already recorded (a resumed run).
+    pub fn new(repeat: u32, order: Vec<(u32, u32)>, prior: BTreeMap<u32, Vec<Metrics>>) -> Self {
+        // A run killed between a point's last repetition and its summary left the
+        // point with every repetition stored and no summary: nothing is left to
+        // measure, so it is summarized first.
+        let complete = prior
+            .iter()
+            .filter(|(idx, reps)| {
+                reps.len() >= repeat as usize && !order.iter().any(|(i, _)| i == *idx)
+            })
+            .map(|(&idx, _)| idx)
+            .collect();
+        Repeated {
+            repeat,
+            order: order.into(),
+            prior,
+            failed: BTreeSet::new(),
+            complete,
+        }
+    }
+}
+
+impl Schedule for Repeated {
+    fn next(&mut self, points: &[Point]) -> Step {
+        if let Some(idx) = self.complete.pop_front() {
+            let reps = self.prior.get(&idx).map(Vec::as_slice).unwrap_or(&[]);
+            let Some(point) = points.get(idx as usize) else {
+                // Asked for, the executor reports the missing point.
+                return Step::Measure {
+                    idx,
+                    rep: 0,
+                    spec: None,
+                };
+            };
+            let summary = summarize(&point.spec, reps);
+            return Step::Complete {
+                idx,
+                summary: Summary::Repeated(summary),
+            };
+        }
+        while let Some((idx, rep)) = self.order.pop_front() {
+            if self.failed.contains(&idx) {
+                continue;
+            }
+            return Step::Measure {
+                idx,
+                rep,
+                spec: None,
+            };
+        }
+        Step::Done
+    }
+
+    fn record(&mut self, idx: u32, _: u32, report: &TestReport) -> Result<(), RunError> {
+        let reps = self.prior.entry(idx).or_default();
+        reps.push(Metrics::from_report(report));
+        if reps.len() == self.repeat as usize {
+            self.complete.push_back(idx);
+        }
+        Ok(())
+    }
+
+    fn failed(&mut self, idx: u32) {
+        self.failed.insert(idx);
+    }
+
+    fn remaining(&self) -> usize {
+        self.order
+            .iter()
+            .filter(|(i, _)| !self.failed.contains(i))
+            .count()
     }
 }
 
@@ -215,17 +363,29 @@ fn headline(metrics: &Metrics) -> String {
         .unwrap_or_default()
 }
 
-/// Runs `order` (pairs of point index and repetition). `prior` holds the metrics of
-/// repetitions already recorded (a resumed run).
-///
-/// A busy server is waited for as it asks, up to the policy's tries; any other
-/// failure is handed to the sink as a failed attempt, and the point's remaining
-/// repetitions are left for a resume. Nothing recorded is ever taken back.
+/// Runs `order` (pairs of point index and repetition) with [`drive`] and a
+/// [`Repeated`] schedule. `prior` holds the metrics of repetitions already recorded
+/// (a resumed run).
 pub fn execute(
     points: &[Point],
     repeat: u32,
     order: &[(u32, u32)],
-    mut prior: BTreeMap<u32, Vec<Metrics>>,
+    prior: BTreeMap<u32, Vec<Metrics>>,
+    policy: &RetryPolicy,
+    hooks: Hooks<'_>,
+) -> Result<Outcome, ExecError> {
+    let mut schedule = Repeated::new(repeat, order.to_vec(), prior);
+    drive(points, &mut schedule, policy, hooks)
+}
+
+/// Runs `schedule` until it is done, stopped, or gives up.
+///
+/// A busy server is waited for as it asks, up to the policy's tries; any other
+/// failure is handed to the sink as a failed attempt, and the point is left
+/// pending for a resume. Nothing recorded is ever taken back.
+pub fn drive(
+    points: &[Point],
+    schedule: &mut dyn Schedule,
     policy: &RetryPolicy,
     hooks: Hooks<'_>,
 ) -> Result<Outcome, ExecError> {
@@ -237,36 +397,29 @@ pub fn execute(
         wait,
     } = hooks;
     let mut out = Outcome::default();
-    // A run killed between a point's last repetition and its summary left the point
-    // with every repetition stored and no summary: nothing is left to measure, so
-    // summarize it now.
-    for (&idx, reps) in &prior {
-        if reps.len() >= repeat as usize && !order.iter().any(|&(i, _)| i == idx) {
-            let point = points
-                .get(idx as usize)
-                .ok_or(ExecError::NoSuchPoint(idx))?;
-            let summary = summarize(&point.spec, reps);
-            sink.point_done(point, &summary).map_err(ExecError::Sink)?;
-        }
-    }
-    let mut failed: BTreeSet<u32> = BTreeSet::new();
+    let point_at = |idx: u32| points.get(idx as usize).ok_or(ExecError::NoSuchPoint(idx));
     let mut in_a_row = 0u32;
-    'order: for &(idx, rep) in order {
+    'steps: loop {
+        let (idx, rep, spec) = match schedule.next(points) {
+            Step::Done => break,
+            Step::Complete { idx, summary } => {
+                sink.point_done(point_at(idx)?, &summary)
+                    .map_err(ExecError::Sink)?;
+                continue;
+            }
+            Step::Measure { idx, rep, spec } => (idx, rep, spec),
+        };
         if stop() {
             out.interrupted = true;
             break;
         }
-        if failed.contains(&idx) {
-            continue;
-        }
-        let point = points
-            .get(idx as usize)
-            .ok_or(ExecError::NoSuchPoint(idx))?;
+        let point = point_at(idx)?;
+        let spec = spec.as_ref().unwrap_or(&point.spec);
         progress.begin(point, rep);
         let mut tries = 0;
         let result = loop {
             tries += 1;
-            match runner.prepare(point).and_then(|()| runner.run(&point.spec)) {
+            match runner.prepare(point).and_then(|()| runner.run(spec)) {
                 Err(RunError::Busy {
                     message,
                     retry_after,
@@ -276,54 +429,55 @@ pub fn execute(
                     if !wait(pause) {
                         out.interrupted = true;
                         progress.end(point, rep, "stopped while waiting for a busy server");
-                        break 'order;
+                        break 'steps;
                     }
                 }
                 r => break r,
             }
         };
-        match result {
+        // A report is stored before the schedule judges it: a measurement is
+        // never lost to a schedule that cannot use it.
+        let error = match result {
             Ok(report) => {
-                in_a_row = 0;
                 let metrics = Metrics::from_report(&report);
                 sink.rep_done(point, rep, &report, &metrics)
                     .map_err(ExecError::Sink)?;
                 out.reps += 1;
-                progress.end(point, rep, &headline(&metrics));
-                let reps = prior.entry(idx).or_default();
-                reps.push(metrics);
-                if reps.len() == repeat as usize {
-                    let summary = summarize(&point.spec, reps);
-                    sink.point_done(point, &summary).map_err(ExecError::Sink)?;
+                match schedule.record(idx, rep, &report) {
+                    Ok(()) => {
+                        in_a_row = 0;
+                        progress.end(point, rep, &schedule.headline(&report));
+                        continue;
+                    }
+                    Err(e) => e,
                 }
             }
-            Err(error) => {
-                let tried = if tries > 1 {
-                    format!(" (after {tries} tries)")
-                } else {
-                    String::new()
-                };
-                progress.end(point, rep, &format!("failed{tried}: {error}"));
-                sink.rep_failed(point, rep, &error)
-                    .map_err(ExecError::Sink)?;
-                failed.insert(idx);
-                // A refusal is the point's own, and proves the server answers.
-                in_a_row = match error {
-                    RunError::Refused(_) => 0,
-                    _ => in_a_row + 1,
-                };
-                out.failures.push(Failure { idx, rep, error });
-                if in_a_row >= policy.max_consecutive_failures {
-                    out.gave_up = Some(format!(
-                        "{in_a_row} measurements in a row failed, the last: {}",
-                        out.failures
-                            .last()
-                            .map(|f| f.error.to_string())
-                            .unwrap_or_default()
-                    ));
-                    break;
-                }
-            }
+            Err(e) => e,
+        };
+        let tried = if tries > 1 {
+            format!(" (after {tries} tries)")
+        } else {
+            String::new()
+        };
+        progress.end(point, rep, &format!("failed{tried}: {error}"));
+        sink.rep_failed(point, rep, &error)
+            .map_err(ExecError::Sink)?;
+        schedule.failed(idx);
+        // A refusal is the point's own, and proves the server answers.
+        in_a_row = match error {
+            RunError::Refused(_) => 0,
+            _ => in_a_row + 1,
+        };
+        out.failures.push(Failure { idx, rep, error });
+        if in_a_row >= policy.max_consecutive_failures {
+            out.gave_up = Some(format!(
+                "{in_a_row} measurements in a row failed, the last: {}",
+                out.failures
+                    .last()
+                    .map(|f| f.error.to_string())
+                    .unwrap_or_default()
+            ));
+            break;
         }
     }
     Ok(out)
@@ -388,7 +542,7 @@ mod tests {
             self.0.push(p.idx);
             Ok(())
         }
-        fn point_done(&mut self, p: &Point, _: &PointSummary) -> Result<(), SinkError> {
+        fn point_done(&mut self, p: &Point, _: &Summary) -> Result<(), SinkError> {
             self.2.push(p.idx);
             Ok(())
         }

@@ -26,6 +26,21 @@ pub const A_NS_PER_BYTE: f64 = 0.4;
 pub const B_STREAM_NS: f64 = 3_000.0;
 /// Fixed cost of one direction of a transaction, ns.
 pub const B_RR_NS: f64 = 10_000.0;
+/// Fixed cost of receiving one UDP datagram, ns: a UDP receiver takes at most
+/// `1 / (a*B + b_udp_rx)` datagrams per second and loses the rest, fewer than
+/// the sender offers for short datagrams, so a loss-free rate search has a limit
+/// to find. Receive strategies that batch (`batch`, `uring`) halve it.
+pub const B_UDP_RX_NS: f64 = 5_000.0;
+
+/// The datagrams per second the scripted UDP receiver of `spec` takes.
+pub fn udp_receiver_pps(spec: &TestSpec) -> f64 {
+    use netsonde_model::spec::IoStrategy;
+    let fixed = match spec.rx_io {
+        IoStrategy::Batch | IoStrategy::Uring => B_UDP_RX_NS / 2.0,
+        _ => B_UDP_RX_NS,
+    };
+    1e9 / (A_NS_PER_BYTE * spec.size.0 as f64 + fixed)
+}
 
 /// The scripted engine.
 #[derive(Debug)]
@@ -151,6 +166,9 @@ impl Runner for FakeRunner {
         let secs = spec.duration.as_secs_f64();
         let (mut cflows, mut sflows) = (Vec::new(), Vec::new());
         let mut intervals = Vec::new();
+        let udp = spec.test == netsonde_model::spec::TestKind::UdpStream;
+        // Datagrams the scripted receivers' sockets dropped.
+        let mut lost = 0u64;
         let latency;
         if spec.test.is_rr() {
             let b = spec.request_size.0 as f64;
@@ -212,7 +230,24 @@ impl Runner for FakeRunner {
                     FlowDir::Down => (&mut sflows, &mut cflows),
                 };
                 snd.push(flow(i as u32, dir, Role::Sender, bytes, msgs, 0, secs));
-                rcv.push(flow(i as u32, dir, Role::Receiver, bytes, msgs, 0, secs));
+                let mut got = flow(i as u32, dir, Role::Receiver, bytes, msgs, 0, secs);
+                if udp {
+                    // The receiver takes what it can; its socket drops the rest.
+                    let cap = (udp_receiver_pps(spec) * self.scale * secs) as u64;
+                    let took = msgs.min(cap);
+                    lost += msgs - took;
+                    snd.last_mut().expect("pushed").datagrams_sent = Some(msgs);
+                    got.bytes = Bytes(took * spec.size.0);
+                    got.bytes_total = got.bytes;
+                    got.messages = took;
+                    got.udp = Some(netsonde_model::result::UdpStats {
+                        packets: took,
+                        lost: msgs - took,
+                        packets_total: took,
+                        ..Default::default()
+                    });
+                }
+                rcv.push(got);
                 let steps = 5u64;
                 for k in 0..steps {
                     let len = secs / steps as f64;
@@ -238,18 +273,27 @@ impl Runner for FakeRunner {
             mss: None,
             congestion: None,
         });
+        // One host: both ends see the same drop counters.
+        let drops = |c: CpuReport| CpuReport {
+            udp_drops: udp.then_some(netsonde_model::cpu::UdpDrops {
+                rcvbuf_errors: lost,
+                in_errors: lost,
+                sndbuf_errors: 0,
+            }),
+            ..c
+        };
         let client = SideResult {
             tcp_samples: Vec::new(),
             host: host(),
             flows: cflows,
-            cpu: Some(cpu(busy, secs)),
+            cpu: Some(drops(cpu(busy, secs))),
             socket: socket.clone(),
         };
         let server = SideResult {
             tcp_samples: Vec::new(),
             host: host(),
             flows: sflows,
-            cpu: Some(cpu(busy, secs)),
+            cpu: Some(drops(cpu(busy, secs))),
             socket,
         };
         Ok(TestReport::assemble(

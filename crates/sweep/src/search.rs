@@ -4,8 +4,10 @@
 //! whose next rate depends on the last results.
 //!
 //! [`Search`] is sans-IO: it proposes the next trial ([`Search::next`]) and is
-//! told what the trial saw ([`Search::record`]); [`run`] drives it with any
-//! [`Runner`] (the real client, or a scripted one in tests).
+//! told what the trial saw ([`Search::record`]). [`SearchSchedule`] searches a
+//! run's points one after another as a [`Schedule`] of the executor
+//! ([`crate::exec::drive`]), which sweeps use too: each trial is stored as a
+//! repetition of its point, and a resumed search goes on from its stored trials.
 //!
 //! The method:
 //! 1. A first trial unpaced finds the most the sender offers (the maximum
@@ -29,150 +31,15 @@
 //! judged at the rate it sent.
 
 use netsonde_model::result::TestReport;
+pub use netsonde_model::search::{
+    Bounds, Goal, SearchConfig, SearchOutcome, Trial, FRAME_L2, FRAME_OVERHEAD, RFC2544_FRAMES,
+    WIRE_GAP,
+};
 use netsonde_model::spec::TestSpec;
 use netsonde_model::units::BitRate;
-use serde::{Deserialize, Serialize};
 
-use crate::exec::{RunError, Runner};
-
-/// Ethernet bytes of a frame beyond the IP packet that RFC 2544's frame sizes
-/// count: MAC header 14 and FCS 4.
-pub const FRAME_L2: u32 = 18;
-/// Bytes a frame carries beyond its UDP payload: L2 18, IPv4 20, UDP 8.
-pub const FRAME_OVERHEAD: u32 = FRAME_L2 + 28;
-/// Bytes on the wire per frame beyond the frame: preamble 8, inter-frame gap 12.
-pub const WIRE_GAP: u32 = 20;
-/// RFC 2544's frame sizes for Ethernet (§9.1), in bytes.
-pub const RFC2544_FRAMES: [u32; 7] = [64, 128, 256, 512, 1024, 1280, 1518];
-
-/// How a search runs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SearchConfig {
-    /// PDR's loss ratio (0.005 is 0.5%).
-    pub loss_ratio: f64,
-    /// The bounds' relative width at which a goal is found (0.01 is 1%).
-    pub precision: f64,
-    /// Below this many packets per second a goal is given up (nothing passes).
-    pub min_pps: f64,
-    /// Trials at the NDR found that must see no loss.
-    pub final_trials: u32,
-    /// At most this many trials in all.
-    pub max_trials: u32,
-}
-
-impl Default for SearchConfig {
-    fn default() -> SearchConfig {
-        SearchConfig {
-            loss_ratio: 0.005,
-            precision: 0.01,
-            min_pps: 100.0,
-            final_trials: 2,
-            max_trials: 40,
-        }
-    }
-}
-
-impl SearchConfig {
-    /// About how many trials one search takes (for the estimate a user sees before
-    /// it starts): the probe, a few narrowing steps per goal, and the confirmations.
-    pub fn expected_trials(&self) -> u32 {
-        let halvings = (1.0 / self.precision.max(1e-6)).log2().ceil() as u32;
-        (1 + 2 * (2 + halvings / 2) + self.final_trials).min(self.max_trials)
-    }
-}
-
-/// What one trial saw.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Trial {
-    /// The rate asked, in packets per second; `None` for the unpaced probe.
-    pub asked_pps: Option<f64>,
-    /// The rate offered: datagrams per second the sender sent in its measured
-    /// interval.
-    pub offered_pps: f64,
-    /// Datagrams the sender sent in its measured interval.
-    pub sent: u64,
-    /// Datagrams lost of those.
-    pub lost: u64,
-    /// Datagrams the host's kernel dropped at full receive buffers
-    /// (`RcvbufErrors`) during the trial: the receiver could not keep up.
-    pub rcvbuf_errors: u64,
-    /// Datagrams dropped on the sending host (`SndbufErrors`): at a full send
-    /// buffer, or by a qdisc or device queue there (the kernel counts both).
-    pub sndbuf_errors: u64,
-}
-
-impl Trial {
-    /// The offered rate, packets per second.
-    pub fn offered_pps(&self) -> f64 {
-        self.offered_pps
-    }
-
-    /// The forwarding rate: packets per second that arrived.
-    pub fn received_pps(&self) -> f64 {
-        self.offered_pps * (1.0 - self.loss_ratio())
-    }
-
-    /// Lost over sent.
-    pub fn loss_ratio(&self) -> f64 {
-        if self.sent == 0 {
-            0.0
-        } else {
-            self.lost as f64 / self.sent as f64
-        }
-    }
-
-    /// The trial of a UDP stream's report: its first direction's counts over the
-    /// measured interval, and the kernel's drop counters over it (one host's when
-    /// both ends share it).
-    pub fn from_report(asked_pps: Option<f64>, r: &TestReport) -> Option<Trial> {
-        let d = r.directions.first()?;
-        let udp = d.udp.as_ref()?;
-        let sent = d.datagrams_sent_measured?;
-        let drops = |s: &netsonde_model::result::SideResult| {
-            s.cpu.as_ref().and_then(|c| c.udp_drops).unwrap_or_default()
-        };
-        let (c, s) = (drops(&r.client), drops(&r.server));
-        let one_host = r.client.same_host(&r.server);
-        Some(Trial {
-            asked_pps,
-            offered_pps: d.messages_per_sec,
-            sent,
-            lost: udp.lost,
-            rcvbuf_errors: if one_host {
-                c.rcvbuf_errors.max(s.rcvbuf_errors)
-            } else {
-                c.rcvbuf_errors + s.rcvbuf_errors
-            },
-            sndbuf_errors: if one_host {
-                c.sndbuf_errors.max(s.sndbuf_errors)
-            } else {
-                c.sndbuf_errors + s.sndbuf_errors
-            },
-        })
-    }
-}
-
-/// NDR or PDR.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Goal {
-    /// No loss.
-    Ndr,
-    /// Loss at or below the configured ratio.
-    Pdr,
-}
-
-/// What the trials say about one goal.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Bounds {
-    /// The highest offered rate that met the goal (below every failure), pps.
-    pub lower: Option<f64>,
-    /// The lowest offered rate that did not, pps; `None` if every trial met it.
-    pub upper: Option<f64>,
-    /// Whether the bounds are as close as asked (or nothing passes above the
-    /// floor, or nothing failed).
-    pub found: bool,
-}
+use crate::exec::{RunError, Schedule, Step, Summary};
+use crate::plan::Point;
 
 /// What to do next.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -249,7 +116,9 @@ impl Search {
         let at = self
             .trials
             .iter()
-            .filter(|t| t.asked_pps.is_some_and(|a| a == ndr) && t.lost == 0)
+            // The asked rate as a stored trial's spec gives it back: within
+            // rounding of the one asked.
+            .filter(|t| t.asked_pps.is_some_and(|a| (a - ndr).abs() <= 1e-9 * ndr) && t.lost == 0)
             .count();
         at as u32 > self.cfg.final_trials
     }
@@ -335,47 +204,300 @@ impl Search {
     }
 }
 
-/// A finished search.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SearchOutcome {
-    /// No-drop rate bounds.
-    pub ndr: Bounds,
-    /// Partial-drop rate bounds.
-    pub pdr: Bounds,
-    /// Nothing was lost even unpaced: the sender is the limit.
-    pub sender_bound: bool,
-    /// Every trial, in order.
-    pub trials: Vec<Trial>,
-    /// False when the trial budget ran out first.
-    pub converged: bool,
+/// The asked rate of a trial of `spec`, packets per second: its rate over its
+/// datagram's bits (`None`: unpaced). A live trial and one read back from the
+/// store compute it alike.
+fn asked_pps(spec: &TestSpec) -> Option<f64> {
+    let bits = spec.size.0 as f64 * 8.0;
+    spec.rate.filter(|r| r.0 > 0.0).map(|r| r.0 / bits)
 }
 
-/// Runs one search of `base` (a UDP stream; its size is the datagram's payload)
-/// through `runner`, calling `each` after every trial.
-pub fn run(
-    runner: &mut dyn Runner,
-    base: &TestSpec,
+/// A spec for a trial at `pps` packets per second (`None`: unpaced).
+fn at_rate(base: &TestSpec, pps: Option<f64>) -> TestSpec {
+    let mut spec = base.clone();
+    spec.rate = pps.map(|p| BitRate(p * spec.size.0 as f64 * 8.0));
+    spec
+}
+
+/// The trial `report` is; an error when it has no UDP counts.
+pub fn trial_of(report: &TestReport) -> Result<Trial, RunError> {
+    Trial::from_report(asked_pps(&report.spec), report).ok_or_else(|| {
+        RunError::Failed("the trial's report has no UDP counts (is it a udp-stream?)".into())
+    })
+}
+
+/// Searches each pending point in turn, as a [`Schedule`] for the executor: each
+/// trial is one measurement of its point (stored as a repetition), and a point is
+/// complete when its search is over ([`Summary::Search`]). A resumed run hands it
+/// the trials already stored; the search picks up where they leave it, since it
+/// decides only from its trials.
+#[derive(Debug)]
+pub struct SearchSchedule {
     cfg: SearchConfig,
-    each: &mut dyn FnMut(&Trial),
-) -> Result<SearchOutcome, RunError> {
-    let mut s = Search::new(cfg);
-    let bits_per_packet = base.size.0 as f64 * 8.0;
-    while let Next::Trial(pps) = s.next() {
-        let mut spec = base.clone();
-        spec.rate = pps.map(|p| BitRate(p * bits_per_packet));
-        let report = runner.run(&spec)?;
-        let t = Trial::from_report(pps, &report).ok_or_else(|| {
-            RunError::Failed("the trial's report has no UDP counts (is it a udp-stream?)".into())
-        })?;
-        each(&t);
-        s.record(t);
+    queue: std::collections::VecDeque<(u32, Vec<Trial>)>,
+    current: Option<(u32, Search)>,
+}
+
+impl SearchSchedule {
+    /// Searches `pending` points, each with the trials it already has.
+    pub fn new(cfg: SearchConfig, pending: Vec<(u32, Vec<Trial>)>) -> SearchSchedule {
+        SearchSchedule {
+            cfg,
+            queue: pending.into(),
+            current: None,
+        }
     }
-    Ok(s.outcome())
+}
+
+impl Schedule for SearchSchedule {
+    fn next(&mut self, points: &[Point]) -> Step {
+        let (idx, search) = match &mut self.current {
+            Some(c) => c,
+            None => match self.queue.pop_front() {
+                None => return Step::Done,
+                Some((idx, trials)) => {
+                    let mut s = Search::new(self.cfg);
+                    for t in trials {
+                        s.record(t);
+                    }
+                    self.current.insert((idx, s))
+                }
+            },
+        };
+        let idx = *idx;
+        match search.next() {
+            Next::Trial(pps) => Step::Measure {
+                idx,
+                rep: search.trials().len() as u32,
+                // A missing point gets no spec; the executor reports it.
+                spec: points.get(idx as usize).map(|p| at_rate(&p.spec, pps)),
+            },
+            Next::Done => {
+                let summary = Summary::Search(search.outcome());
+                self.current = None;
+                Step::Complete { idx, summary }
+            }
+        }
+    }
+
+    fn record(&mut self, idx: u32, _: u32, report: &TestReport) -> Result<(), RunError> {
+        let t = trial_of(report)?;
+        match &mut self.current {
+            Some((i, s)) if *i == idx => {
+                s.record(t);
+                Ok(())
+            }
+            _ => Err(RunError::Failed(format!(
+                "a trial of point {idx}, which is not being searched"
+            ))),
+        }
+    }
+
+    fn failed(&mut self, idx: u32) {
+        if self.current.as_ref().is_some_and(|(i, _)| *i == idx) {
+            self.current = None;
+        }
+    }
+
+    fn headline(&self, report: &TestReport) -> String {
+        match trial_of(report) {
+            Ok(t) => t.to_string(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn remaining(&self) -> usize {
+        let per = self.cfg.expected_trials() as usize;
+        let current = self
+            .current
+            .as_ref()
+            .map_or(0, |(_, s)| per.saturating_sub(s.trials().len()).max(1));
+        current
+            + self
+                .queue
+                .iter()
+                .map(|(_, t)| per.saturating_sub(t.len()).max(1))
+                .sum::<usize>()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::{drive, Hooks, NoProgress, RetryPolicy, Sink, SinkError};
+    use crate::fake::{udp_receiver_pps, FakeRunner};
+    use netsonde_model::spec::{IoStrategy, TestKind};
+    use netsonde_model::sweep::Metrics;
+    use netsonde_model::units::Bytes;
+    use std::cell::Cell;
+
+    /// Keeps the reports (the store's part) and the summaries.
+    #[derive(Default)]
+    struct Kept {
+        reports: Vec<(u32, TestReport)>,
+        done: Vec<(u32, SearchOutcome)>,
+    }
+
+    impl Sink for Kept {
+        fn rep_done(
+            &mut self,
+            p: &Point,
+            _: u32,
+            r: &TestReport,
+            _: &Metrics,
+        ) -> Result<(), SinkError> {
+            self.reports.push((p.idx, r.clone()));
+            Ok(())
+        }
+        fn point_done(&mut self, p: &Point, s: &Summary) -> Result<(), SinkError> {
+            match s {
+                Summary::Search(o) => self.done.push((p.idx, o.clone())),
+                Summary::Repeated(_) => panic!("a search point summarized as a sweep's"),
+            }
+            Ok(())
+        }
+        fn rep_failed(&mut self, _: &Point, _: u32, e: &RunError) -> Result<(), SinkError> {
+            panic!("{e}")
+        }
+    }
+
+    fn points() -> Vec<Point> {
+        [
+            (18, IoStrategy::Copy),
+            (18, IoStrategy::Batch),
+            (1472, IoStrategy::Copy),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (size, io))| {
+            let mut spec = TestSpec::new(TestKind::UdpStream);
+            spec.size = Bytes(size);
+            (spec.tx_io, spec.rx_io) = (io, io);
+            Point {
+                idx: i as u32,
+                axes: Default::default(),
+                spec,
+            }
+        })
+        .collect()
+    }
+
+    /// Drives a search schedule over the scripted engine, stopping after `stop_at`
+    /// measurements.
+    fn go(
+        schedule: &mut SearchSchedule,
+        runner: &mut FakeRunner,
+        stop_at: usize,
+    ) -> (crate::exec::Outcome, Kept) {
+        let mut kept = Kept::default();
+        let n = Cell::new(0usize);
+        let out = drive(
+            &points(),
+            schedule,
+            &RetryPolicy::default(),
+            Hooks {
+                runner,
+                sink: &mut kept,
+                progress: &mut NoProgress,
+                stop: &|| {
+                    n.set(n.get() + 1);
+                    n.get() > stop_at
+                },
+                wait: &|_| true,
+            },
+        )
+        .unwrap();
+        (out, kept)
+    }
+
+    /// The scripted receiver takes `udp_receiver_pps` and loses the rest: each
+    /// search, through the executor, finds that limit within its precision (and
+    /// the sender's limit where the receiver keeps up: batching's at 18 B).
+    #[test]
+    fn through_the_executor_each_search_finds_the_scripted_receivers_limit() {
+        let cfg = SearchConfig::default();
+        let pending = (0..3).map(|i| (i, Vec::new())).collect();
+        let (out, kept) = go(
+            &mut SearchSchedule::new(cfg, pending),
+            &mut FakeRunner::new(3),
+            usize::MAX,
+        );
+        assert!(!out.interrupted && out.failures.is_empty());
+        assert_eq!(kept.done.len(), 3);
+        for (idx, o) in &kept.done {
+            let spec = &points()[*idx as usize].spec;
+            let cap = udp_receiver_pps(spec);
+            let ndr = o.ndr.lower.unwrap();
+            if o.sender_bound {
+                assert!(ndr <= cap, "{idx}: {o:?}");
+                continue;
+            }
+            assert!(o.converged, "{idx}: {o:?}");
+            // Nothing above the receiver's limit passes; the found rate is within
+            // the precision (and the sender's ±2% noise) below it.
+            assert!(
+                ndr <= cap && ndr >= cap * (1.0 - cfg.precision - 0.04),
+                "{idx}: NDR {ndr} vs the receiver's {cap}: {o:?}"
+            );
+        }
+        // Batching lifts the 18 B rate above copying's: the classic result.
+        let ndr = |i: u32| {
+            kept.done
+                .iter()
+                .find(|d| d.0 == i)
+                .unwrap()
+                .1
+                .ndr
+                .lower
+                .unwrap()
+        };
+        assert!(ndr(1) > ndr(0) * 1.3, "{} vs {}", ndr(1), ndr(0));
+    }
+
+    /// A search stopped mid-way and resumed from its stored trials goes on from
+    /// them: it keeps every trial, repeats none, and still converges.
+    #[test]
+    fn a_search_stopped_mid_way_resumes_from_its_stored_trials() {
+        let cfg = SearchConfig::default();
+        let pending: Vec<(u32, Vec<Trial>)> = (0..3).map(|i| (i, Vec::new())).collect();
+        let mut runner = FakeRunner::new(5);
+        let (out, first) = go(&mut SearchSchedule::new(cfg, pending), &mut runner, 4);
+        assert!(out.interrupted);
+        assert_eq!(first.reports.len(), 4);
+        assert!(first.done.len() <= 1);
+        // What a store would give back: each pending point's trials, in order.
+        let done: Vec<u32> = first.done.iter().map(|d| d.0).collect();
+        let pending: Vec<(u32, Vec<Trial>)> = (0..3)
+            .filter(|i| !done.contains(i))
+            .map(|i| {
+                let trials = first
+                    .reports
+                    .iter()
+                    .filter(|(p, _)| *p == i)
+                    .map(|(_, r)| trial_of(r).unwrap())
+                    .collect();
+                (i, trials)
+            })
+            .collect();
+        let before: Vec<Trial> = pending[0].1.clone();
+        assert!(!before.is_empty(), "the first point was mid-search");
+        let (out, rest) = go(
+            &mut SearchSchedule::new(cfg, pending),
+            &mut runner,
+            usize::MAX,
+        );
+        assert!(!out.interrupted);
+        assert_eq!(first.done.len() + rest.done.len(), 3);
+        let (_, o) = rest.done.iter().find(|d| d.0 == 0).unwrap();
+        assert!(o.converged, "{o:?}");
+        assert_eq!(
+            &o.trials[..before.len()],
+            &before[..],
+            "stored trials kept, in order"
+        );
+        // No unpaced probe again: the resumed search went on from its trials.
+        assert_eq!(o.trials.iter().filter(|t| t.asked_pps.is_none()).count(), 1);
+    }
 
     /// A scripted path: the sender reaches `max` pps; the receiver takes at most
     /// `cap` pps and loses the rest.

@@ -1,0 +1,180 @@
+//! The loss-free rate search's vocabulary (RFC 2544 §26.1 throughput, NDR and
+//! PDR): frame sizes and their overheads, the search's settings, one trial and
+//! what the trials found. The search itself is `netsonde_sweep::search`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::result::TestReport;
+use crate::units::PacketRate;
+
+/// Ethernet bytes of a frame beyond the IP packet that RFC 2544's frame sizes
+/// count: MAC header 14 and FCS 4.
+pub const FRAME_L2: u32 = 18;
+/// Bytes a frame carries beyond its UDP payload: L2 18, IPv4 20, UDP 8.
+pub const FRAME_OVERHEAD: u32 = FRAME_L2 + 28;
+/// Bytes on the wire per frame beyond the frame: preamble 8, inter-frame gap 12.
+pub const WIRE_GAP: u32 = 20;
+/// RFC 2544's frame sizes for Ethernet (§9.1), in bytes.
+pub const RFC2544_FRAMES: [u32; 7] = [64, 128, 256, 512, 1024, 1280, 1518];
+
+/// How a search runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SearchConfig {
+    /// PDR's loss ratio (0.005 is 0.5%).
+    pub loss_ratio: f64,
+    /// The bounds' relative width at which a goal is found (0.01 is 1%).
+    pub precision: f64,
+    /// Below this many packets per second a goal is given up (nothing passes).
+    pub min_pps: f64,
+    /// Trials at the NDR found that must see no loss.
+    pub final_trials: u32,
+    /// At most this many trials in all.
+    pub max_trials: u32,
+}
+
+impl Default for SearchConfig {
+    fn default() -> SearchConfig {
+        SearchConfig {
+            loss_ratio: 0.005,
+            precision: 0.01,
+            min_pps: 100.0,
+            final_trials: 2,
+            max_trials: 40,
+        }
+    }
+}
+
+impl SearchConfig {
+    /// About how many trials one search takes (for the estimate a user sees before
+    /// it starts): the probe, a few narrowing steps per goal, and the confirmations.
+    pub fn expected_trials(&self) -> u32 {
+        let halvings = (1.0 / self.precision.max(1e-6)).log2().ceil() as u32;
+        (1 + 2 * (2 + halvings / 2) + self.final_trials).min(self.max_trials)
+    }
+}
+
+/// What one trial saw.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    /// The rate asked, in packets per second; `None` for the unpaced probe.
+    pub asked_pps: Option<f64>,
+    /// The rate offered: datagrams per second the sender sent in its measured
+    /// interval.
+    pub offered_pps: f64,
+    /// Datagrams the sender sent in its measured interval.
+    pub sent: u64,
+    /// Datagrams lost of those.
+    pub lost: u64,
+    /// Datagrams the host's kernel dropped at full receive buffers
+    /// (`RcvbufErrors`) during the trial: the receiver could not keep up.
+    pub rcvbuf_errors: u64,
+    /// Datagrams dropped on the sending host (`SndbufErrors`): at a full send
+    /// buffer, or by a qdisc or device queue there (the kernel counts both).
+    pub sndbuf_errors: u64,
+}
+
+impl std::fmt::Display for Trial {
+    /// `asked A offered O lost L% (kernel: ...)`: the search's progress line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let asked = self
+            .asked_pps
+            .map_or("unpaced".to_string(), |p| PacketRate(p).to_string());
+        write!(
+            f,
+            "asked {asked:<12} offered {:<12} lost {:>7.3}% (kernel: {} at full receive \
+             buffers, {} at the sender's buffers or queues)",
+            PacketRate(self.offered_pps).to_string(),
+            100.0 * self.loss_ratio(),
+            self.rcvbuf_errors,
+            self.sndbuf_errors
+        )
+    }
+}
+
+impl Trial {
+    /// The offered rate, packets per second.
+    pub fn offered_pps(&self) -> f64 {
+        self.offered_pps
+    }
+
+    /// The forwarding rate: packets per second that arrived.
+    pub fn received_pps(&self) -> f64 {
+        self.offered_pps * (1.0 - self.loss_ratio())
+    }
+
+    /// Lost over sent.
+    pub fn loss_ratio(&self) -> f64 {
+        if self.sent == 0 {
+            0.0
+        } else {
+            self.lost as f64 / self.sent as f64
+        }
+    }
+
+    /// The trial of a UDP stream's report: its first direction's counts over the
+    /// measured interval, and the kernel's drop counters over it (one host's when
+    /// both ends share it).
+    pub fn from_report(asked_pps: Option<f64>, r: &TestReport) -> Option<Trial> {
+        let d = r.directions.first()?;
+        let udp = d.udp.as_ref()?;
+        let sent = d.datagrams_sent_measured?;
+        let drops = |s: &crate::result::SideResult| {
+            s.cpu.as_ref().and_then(|c| c.udp_drops).unwrap_or_default()
+        };
+        let (c, s) = (drops(&r.client), drops(&r.server));
+        let one_host = r.client.same_host(&r.server);
+        Some(Trial {
+            asked_pps,
+            offered_pps: d.messages_per_sec,
+            sent,
+            lost: udp.lost,
+            rcvbuf_errors: if one_host {
+                c.rcvbuf_errors.max(s.rcvbuf_errors)
+            } else {
+                c.rcvbuf_errors + s.rcvbuf_errors
+            },
+            sndbuf_errors: if one_host {
+                c.sndbuf_errors.max(s.sndbuf_errors)
+            } else {
+                c.sndbuf_errors + s.sndbuf_errors
+            },
+        })
+    }
+}
+
+/// NDR or PDR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Goal {
+    /// No loss.
+    Ndr,
+    /// Loss at or below the configured ratio.
+    Pdr,
+}
+
+/// What the trials say about one goal.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bounds {
+    /// The highest offered rate that met the goal (below every failure), pps.
+    pub lower: Option<f64>,
+    /// The lowest offered rate that did not, pps; `None` if every trial met it.
+    pub upper: Option<f64>,
+    /// Whether the bounds are as close as asked (or nothing passes above the
+    /// floor, or nothing failed).
+    pub found: bool,
+}
+
+/// A finished search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchOutcome {
+    /// No-drop rate bounds.
+    pub ndr: Bounds,
+    /// Partial-drop rate bounds.
+    pub pdr: Bounds,
+    /// Nothing was lost even unpaced: the sender is the limit.
+    pub sender_bound: bool,
+    /// Every trial, in order.
+    pub trials: Vec<Trial>,
+    /// False when the trial budget ran out first.
+    pub converged: bool,
+}
