@@ -167,7 +167,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s w -l window
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l precision -d 'The bounds\' width, relative to the rate, at which a rate counts as found' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l pdr-loss -d 'PDR\'s loss ratio: the highest rate losing at most this share' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l final-trials -d 'Trials at the NDR found that must lose nothing' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l max-trials -d 'At most this many trials per frame size and strategy' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l max-trials -d 'At most this many trials per frame size and strategy (and as many bursts with --back-to-back)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l label -d 'A label for the stored run' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l resume -d 'Go on with a stored search that was interrupted or left incomplete (run id, or `last`): its trials so far are kept and its searches pick up from them' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
@@ -180,6 +180,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l fake-scale 
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised' -r -f -a "netsonde\t'`netsonde server`'
 iperf3\t'An unmodified `iperf3 -s`'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l back-to-back -d 'Also find the longest burst at the sender\'s full rate that loses nothing (RFC 2544 §26.4 back-to-back frames), after NDR and PDR'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l json -d 'Print one JSON document instead of text'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l no-report -d 'Do not write a report'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -216,7 +216,7 @@ _arguments "${_arguments_options[@]}" : \
 '--precision=[The bounds'\'' width, relative to the rate, at which a rate counts as found]:PRECISION:_default' \
 '--pdr-loss=[PDR'\''s loss ratio\: the highest rate losing at most this share]:PDR_LOSS:_default' \
 '--final-trials=[Trials at the NDR found that must lose nothing]:FINAL_TRIALS:_default' \
-'--max-trials=[At most this many trials per frame size and strategy]:MAX_TRIALS:_default' \
+'--max-trials=[At most this many trials per frame size and strategy (and as many bursts with --back-to-back)]:MAX_TRIALS:_default' \
 '--label=[A label for the stored run]:LABEL:_default' \
 '--resume=[Go on with a stored search that was interrupted or left incomplete (run id, or \`last\`)\: its trials so far are kept and its searches pick up from them]:RUN:_default' \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
@@ -228,6 +228,7 @@ _arguments "${_arguments_options[@]}" : \
 '--peer=[What the server is\: netsonde, or an unmodified \`iperf3 -s\` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised]:PEER:((netsonde\:"\`netsonde server\`"
 iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'--back-to-back[Also find the longest burst at the sender'\''s full rate that loses nothing (RFC 2544 §26.4 back-to-back frames), after NDR and PDR]' \
 '--json[Print one JSON document instead of text]' \
 '--no-report[Do not write a report]' \
 '-h[Print help (see more with '\''--help'\'')]' \

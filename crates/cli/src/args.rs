@@ -119,9 +119,14 @@ pub struct SearchArgs {
     /// Trials at the NDR found that must lose nothing.
     #[arg(long, default_value_t = 2)]
     pub final_trials: u32,
-    /// At most this many trials per frame size and strategy.
+    /// At most this many trials per frame size and strategy (and as many bursts
+    /// with --back-to-back).
     #[arg(long, default_value_t = 40)]
     pub max_trials: u32,
+    /// Also find the longest burst at the sender's full rate that loses nothing
+    /// (RFC 2544 §26.4 back-to-back frames), after NDR and PDR.
+    #[arg(long)]
+    pub back_to_back: bool,
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub json: bool,

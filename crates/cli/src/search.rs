@@ -119,6 +119,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         precision: a.precision.max(1e-4),
         final_trials: a.final_trials,
         max_trials: a.max_trials.max(1),
+        back_to_back: a.back_to_back,
         ..SearchConfig::default()
     };
     let db = a.common.store.db.clone();
@@ -223,6 +224,34 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
                 "  (not converged: trial budget spent)"
             }
         )?;
+    }
+    let bursts: Vec<_> = rows
+        .iter()
+        .filter_map(|r| Some((r, r.outcome.back_to_back.as_ref()?)))
+        .collect();
+    if !bursts.is_empty() {
+        writeln!(
+            out,
+            "\nback-to-back (RFC 2544 §26.4): the longest burst at the sender's full rate that lost nothing"
+        )?;
+        for (r, b) in bursts {
+            let line = match (b.lower, b.upper) {
+                (Some(l), None) => {
+                    format!("{l} datagrams or more: a whole trial at full rate lost nothing")
+                }
+                (Some(l), Some(u)) => format!("{l} datagrams (a burst of {u} lost)"),
+                (None, Some(u)) => format!("none: even {u} datagram(s) lost"),
+                (None, None) => "not measured".into(),
+            };
+            writeln!(
+                out,
+                "{:>4} B {:<8} {line}, {} bursts{}",
+                r.frame,
+                r.io,
+                b.trials.len(),
+                if b.found { "" } else { " (not converged)" }
+            )?;
+        }
     }
     writeln!(
         out,

@@ -28,8 +28,13 @@ pub struct SearchConfig {
     pub min_pps: f64,
     /// Trials at the NDR found that must see no loss.
     pub final_trials: u32,
-    /// At most this many trials in all.
+    /// At most this many trials in all (per goal: the rate search, and the
+    /// back-to-back search).
     pub max_trials: u32,
+    /// After NDR and PDR, also find the longest burst at the sender's full rate
+    /// that loses nothing (RFC 2544 §26.4, back-to-back frames).
+    #[serde(default)]
+    pub back_to_back: bool,
 }
 
 impl Default for SearchConfig {
@@ -40,6 +45,7 @@ impl Default for SearchConfig {
             min_pps: 100.0,
             final_trials: 2,
             max_trials: 40,
+            back_to_back: false,
         }
     }
 }
@@ -177,4 +183,24 @@ pub struct SearchOutcome {
     pub trials: Vec<Trial>,
     /// False when the trial budget ran out first.
     pub converged: bool,
+    /// Back-to-back (RFC 2544 §26.4), when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub back_to_back: Option<BurstOutcome>,
+}
+
+/// The back-to-back search's result: bursts of datagrams sent at the sender's full
+/// rate (unpaced), each alone, counted whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BurstOutcome {
+    /// The longest burst that lost nothing (below every burst that lost), in
+    /// datagrams.
+    pub lower: Option<u64>,
+    /// The shortest burst that lost, datagrams; `None` when none did (the longest
+    /// burst tried, a whole trial's worth, passed: the receiver keeps up).
+    pub upper: Option<u64>,
+    /// Whether the bounds are as close as asked (or nothing was lost, or even the
+    /// shortest burst lost).
+    pub found: bool,
+    /// Every burst: its length and what it saw.
+    pub trials: Vec<(u64, Trial)>,
 }

@@ -96,6 +96,15 @@ pub fn tables(s: &Study) -> Vec<Table> {
                     pps(o.ndr.upper),
                     pps(o.pdr.lower),
                     o.trials.len().to_string(),
+                    match &o.back_to_back {
+                        None => "-".into(),
+                        Some(b) => match (b.lower, b.upper) {
+                            (Some(l), None) => format!("≥ {l} (nothing lost)"),
+                            (Some(l), Some(u)) => format!("{l} (lost at {u})"),
+                            (None, Some(u)) => format!("none (lost at {u})"),
+                            (None, None) => "-".into(),
+                        },
+                    },
                     if o.sender_bound {
                         "the sender: nothing lost unpaced".into()
                     } else if o.converged {
@@ -110,8 +119,8 @@ pub fn tables(s: &Study) -> Vec<Table> {
             .collect();
         out.push(t(
             "Loss-free rate search",
-            "Per frame size and strategy: NDR, the highest offered rate at which a trial lost nothing (confirmed by repeats at that rate), the lowest rate that lost (the bound above it), and PDR, the highest with loss within the partial-drop ratio. Rates are datagrams per second as the sender sent them in the measured time.",
-            &["frame", "io", "NDR", "lost at", "PDR", "trials", "limit"],
+            "Per frame size and strategy: NDR, the highest offered rate at which a trial lost nothing (confirmed by repeats at that rate), the lowest rate that lost (the bound above it), and PDR, the highest with loss within the partial-drop ratio. Rates are datagrams per second as the sender sent them in the measured time. Back-to-back (when asked): the longest burst, in datagrams, sent at the sender's full rate that lost nothing.",
+            &["frame", "io", "NDR", "lost at", "PDR", "trials", "back-to-back", "limit"],
             rows,
         ));
         let rows = searched

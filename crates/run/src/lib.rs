@@ -30,7 +30,7 @@ use netsonde_store::{
 };
 use netsonde_sweep::exec::{Outcome, Repeated, RunError, Schedule, Sink, SinkError, Summary};
 use netsonde_sweep::plan::Skipped;
-use netsonde_sweep::search::{self, SearchConfig, SearchSchedule, Trial};
+use netsonde_sweep::search::{self, Measured, SearchConfig, SearchSchedule};
 use netsonde_sweep::{Plan, Point};
 use serde::{Deserialize, Serialize};
 
@@ -137,8 +137,8 @@ pub struct Opened {
     pub points: Vec<(PointStatus, Point)>,
     /// The repetitions pending points already have.
     pub prior: BTreeMap<u32, Vec<Metrics>>,
-    /// In a search, the trials pending points already have.
-    pub trials: BTreeMap<u32, Vec<Trial>>,
+    /// In a search, the measurements pending points already have.
+    pub trials: BTreeMap<u32, Vec<Measured>>,
     /// Held while it runs: a second resume is refused.
     pub lock: RunLock,
 }
@@ -277,7 +277,7 @@ pub fn resume(store: &mut Store, run: RunId, stored: StoredPlan) -> Result<Opene
     let lock = store.lock_run(run)?;
     let mut points = Vec::new();
     let mut prior: BTreeMap<u32, Vec<Metrics>> = BTreeMap::new();
-    let mut trials: BTreeMap<u32, Vec<Trial>> = BTreeMap::new();
+    let mut trials: BTreeMap<u32, Vec<Measured>> = BTreeMap::new();
     for p in store.points(run)? {
         if p.status == PointStatus::Pending {
             prior.insert(p.idx, p.reps.iter().map(|r| r.metrics.clone()).collect());
@@ -305,14 +305,14 @@ pub fn resume(store: &mut Store, run: RunId, stored: StoredPlan) -> Result<Opene
     })
 }
 
-/// A search point's stored trials, in order.
-fn stored_trials(p: &netsonde_store::PointRow) -> Result<Vec<Trial>, PipelineError> {
+/// A search point's stored measurements, in order.
+fn stored_trials(p: &netsonde_store::PointRow) -> Result<Vec<Measured>, PipelineError> {
     p.reps
         .iter()
         .map(|r| {
             let report: TestReport =
                 serde_json::from_str(&r.report_json).map_err(PipelineError::Plan)?;
-            search::trial_of(&report).map_err(PipelineError::Trial)
+            search::measured(&report).map_err(PipelineError::Trial)
         })
         .collect()
 }

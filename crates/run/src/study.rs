@@ -8,7 +8,7 @@ use netsonde_model::sweep::PointSummary;
 use netsonde_report::study::{PointView, RunMeta, Study};
 use netsonde_store::{RunId, Store};
 
-use netsonde_sweep::search::Search;
+use netsonde_sweep::search;
 
 use crate::{PipelineError, StoredPlan};
 
@@ -40,11 +40,7 @@ pub fn study(store: &Store, id: RunId) -> Result<Study, PipelineError> {
                 // this version's search makes of them.
                 search: match plan.search {
                     Some(cfg) if !p.reps.is_empty() => {
-                        let mut s = Search::new(cfg);
-                        for t in crate::stored_trials(&p)? {
-                            s.record(t);
-                        }
-                        Some(s.outcome())
+                        Some(search::replay(cfg, &crate::stored_trials(&p)?))
                     }
                     _ => None,
                 },

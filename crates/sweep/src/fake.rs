@@ -32,6 +32,10 @@ pub const B_RR_NS: f64 = 10_000.0;
 /// to find. Receive strategies that batch (`batch`, `uring`) halve it.
 pub const B_UDP_RX_NS: f64 = 5_000.0;
 
+/// Datagrams the scripted UDP receiver's socket buffer holds: a burst at a rate
+/// above the receiver's loses nothing until it overflows them.
+pub const UDP_RX_BUFFERED: u64 = 1000;
+
 /// The datagrams per second the scripted UDP receiver of `spec` takes.
 pub fn udp_receiver_pps(spec: &TestSpec) -> f64 {
     use netsonde_model::spec::IoStrategy;
@@ -223,7 +227,11 @@ impl Runner for FakeRunner {
                 .collect();
             for (i, &dir) in dirs.iter().enumerate() {
                 let r = rate * noise() * self.scale;
-                let bytes = (r / 8.0 * secs) as u64;
+                let mut bytes = (r / 8.0 * secs) as u64;
+                // A test that ends by volume sends its share, no more.
+                if let Some(v) = spec.volume {
+                    bytes = bytes.min(v.0);
+                }
                 let msgs = bytes / spec.size.0.max(1);
                 let (snd, rcv) = match dir {
                     FlowDir::Up => (&mut cflows, &mut sflows),
@@ -233,8 +241,17 @@ impl Runner for FakeRunner {
                 let mut got = flow(i as u32, dir, Role::Receiver, bytes, msgs, 0, secs);
                 if udp {
                     // The receiver takes what it can; its socket drops the rest.
-                    let cap = (udp_receiver_pps(spec) * self.scale * secs) as u64;
-                    let took = msgs.min(cap);
+                    // A burst (a test by volume) also fills the socket's buffer
+                    // first: it loses only what overflows that.
+                    let cap = udp_receiver_pps(spec) * self.scale;
+                    let took = match spec.volume {
+                        None => msgs.min((cap * secs) as u64),
+                        Some(_) => {
+                            let offered = r / 8.0 / spec.size.0.max(1) as f64;
+                            let drained = msgs as f64 * (cap / offered).min(1.0);
+                            msgs.min(UDP_RX_BUFFERED + drained as u64)
+                        }
+                    };
                     lost += msgs - took;
                     snd.last_mut().expect("pushed").datagrams_sent = Some(msgs);
                     got.bytes = Bytes(took * spec.size.0);

@@ -32,8 +32,8 @@
 
 use netsonde_model::result::TestReport;
 pub use netsonde_model::search::{
-    Bounds, Goal, SearchConfig, SearchOutcome, Trial, FRAME_L2, FRAME_OVERHEAD, RFC2544_FRAMES,
-    WIRE_GAP,
+    Bounds, BurstOutcome, Goal, SearchConfig, SearchOutcome, Trial, FRAME_L2, FRAME_OVERHEAD,
+    RFC2544_FRAMES, WIRE_GAP,
 };
 use netsonde_model::spec::TestSpec;
 use netsonde_model::units::BitRate;
@@ -200,6 +200,7 @@ impl Search {
             trials: self.trials.clone(),
             converged: matches!(self.next(), Next::Done)
                 && (self.trials.len() as u32) < self.cfg.max_trials,
+            back_to_back: None,
         }
     }
 }
@@ -226,21 +227,214 @@ pub fn trial_of(report: &TestReport) -> Result<Trial, RunError> {
     })
 }
 
+/// One stored measurement of a searched point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Measured {
+    /// A trial at a rate (or unpaced) of the NDR/PDR search.
+    Rate(Trial),
+    /// A back-to-back burst of this many datagrams.
+    Burst(u64, Trial),
+}
+
+/// What `report` was in a search: a burst ends by volume, a rate trial by time.
+pub fn measured(report: &TestReport) -> Result<Measured, RunError> {
+    let t = trial_of(report)?;
+    let spec = &report.spec;
+    Ok(match spec.volume {
+        Some(v) => Measured::Burst(v.0 / spec.size.0.max(1), t),
+        None => Measured::Rate(t),
+    })
+}
+
+/// The back-to-back search (RFC 2544 §26.4): bursts at the sender's full rate,
+/// each alone, for the longest that loses nothing. It starts from a whole trial's
+/// worth (the unpaced probe's count), halves until a burst passes, then bisects
+/// to `precision` (at least one datagram), and confirms the longest that passed
+/// `final_trials` more times.
+#[derive(Debug, Clone)]
+pub struct Burst {
+    cfg: SearchConfig,
+    longest: u64,
+    trials: Vec<(u64, Trial)>,
+}
+
+impl Burst {
+    /// A search from bursts of `longest` datagrams down.
+    pub fn new(cfg: SearchConfig, longest: u64) -> Burst {
+        Burst {
+            cfg,
+            longest: longest.max(1),
+            trials: Vec::new(),
+        }
+    }
+
+    /// Adds a burst's outcome.
+    pub fn record(&mut self, n: u64, t: Trial) {
+        self.trials.push((n, t));
+    }
+
+    fn bounds(&self) -> (Option<u64>, Option<u64>) {
+        let upper = self
+            .trials
+            .iter()
+            .filter(|(_, t)| t.lost > 0)
+            .map(|(n, _)| *n)
+            .min();
+        let lower = self
+            .trials
+            .iter()
+            .filter(|(n, t)| t.lost == 0 && upper.is_none_or(|u| *n < u))
+            .map(|(n, _)| *n)
+            .max();
+        (lower, upper)
+    }
+
+    fn close(&self, l: u64, u: u64) -> bool {
+        u - l <= ((self.cfg.precision * u as f64) as u64).max(1)
+    }
+
+    /// The next burst's length, or `None` when the search is over.
+    pub fn next(&self) -> Option<u64> {
+        if self.trials.len() as u32 >= self.cfg.max_trials {
+            return None;
+        }
+        match self.bounds() {
+            _ if self.trials.is_empty() => Some(self.longest),
+            (_, None) => None,
+            (None, Some(u)) => (u > 1).then_some(u / 2),
+            (Some(l), Some(u)) if self.close(l, u) => {
+                let passed = self
+                    .trials
+                    .iter()
+                    .filter(|(n, t)| *n == l && t.lost == 0)
+                    .count();
+                (passed as u32 <= self.cfg.final_trials).then_some(l)
+            }
+            (Some(l), Some(u)) => Some(l + (u - l) / 2),
+        }
+    }
+
+    /// What the bursts found.
+    pub fn outcome(&self) -> BurstOutcome {
+        let (lower, upper) = self.bounds();
+        BurstOutcome {
+            lower,
+            upper,
+            found: self.next().is_none() && (self.trials.len() as u32) < self.cfg.max_trials,
+            trials: self.trials.clone(),
+        }
+    }
+}
+
+/// A burst of `n` datagrams at full rate: unpaced, no warm-up (the burst is the
+/// first thing sent), ended by its volume; time only caps it.
+fn burst_spec(base: &TestSpec, n: u64) -> TestSpec {
+    let mut spec = at_rate(base, None);
+    spec.warmup = netsonde_model::units::Nanos::ZERO;
+    spec.volume = Some(netsonde_model::units::Bytes(n * spec.size.0));
+    spec.duration = netsonde_model::units::Nanos(base.duration.0.saturating_mul(2));
+    spec
+}
+
+/// One point's search: the rates, then (when asked) the bursts.
+#[derive(Debug, Clone)]
+struct PointSearch {
+    rates: Search,
+    bursts: Option<Burst>,
+}
+
+impl PointSearch {
+    fn new(cfg: SearchConfig, stored: &[Measured]) -> PointSearch {
+        let mut p = PointSearch {
+            rates: Search::new(cfg),
+            bursts: None,
+        };
+        for m in stored {
+            p.record(*m);
+        }
+        p
+    }
+
+    fn record(&mut self, m: Measured) {
+        match m {
+            Measured::Rate(t) => self.rates.record(t),
+            Measured::Burst(n, t) => {
+                let longest = self.longest();
+                self.bursts
+                    .get_or_insert_with(|| Burst::new(self.rates.cfg, longest))
+                    .record(n, t)
+            }
+        }
+    }
+
+    /// A whole trial's worth at full rate: what the unpaced probe sent.
+    fn longest(&self) -> u64 {
+        self.rates
+            .trials()
+            .iter()
+            .find(|t| t.asked_pps.is_none())
+            .map_or(1, |t| t.sent)
+    }
+
+    fn measurements(&self) -> usize {
+        self.rates.trials().len() + self.bursts.as_ref().map_or(0, |b| b.trials.len())
+    }
+
+    /// The next burst, once the rates are found; `None` when there is none to run.
+    fn next_burst(&mut self) -> Option<u64> {
+        let cfg = self.rates.cfg;
+        let o = self.rates.outcome();
+        // Nothing lost unpaced for a whole trial: no burst can lose either.
+        if !cfg.back_to_back || o.sender_bound || o.trials.is_empty() {
+            return None;
+        }
+        let longest = self.longest();
+        self.bursts
+            .get_or_insert_with(|| Burst::new(cfg, longest))
+            .next()
+    }
+
+    fn outcome(&self) -> SearchOutcome {
+        let mut o = self.rates.outcome();
+        let cfg = self.rates.cfg;
+        o.back_to_back = match &self.bursts {
+            Some(b) => Some(b.outcome()),
+            None if cfg.back_to_back && o.sender_bound => Some(BurstOutcome {
+                lower: Some(self.longest()),
+                upper: None,
+                found: true,
+                trials: Vec::new(),
+            }),
+            None => None,
+        };
+        if let Some(b) = &o.back_to_back {
+            o.converged &= b.found;
+        }
+        o
+    }
+}
+
+/// What a point's stored measurements say: the outcome a search that made them
+/// would give (a report shows this version's search of the stored trials).
+pub fn replay(cfg: SearchConfig, stored: &[Measured]) -> SearchOutcome {
+    PointSearch::new(cfg, stored).outcome()
+}
+
 /// Searches each pending point in turn, as a [`Schedule`] for the executor: each
 /// trial is one measurement of its point (stored as a repetition), and a point is
 /// complete when its search is over ([`Summary::Search`]). A resumed run hands it
-/// the trials already stored; the search picks up where they leave it, since it
-/// decides only from its trials.
+/// the measurements already stored; the search picks up where they leave it,
+/// since it decides only from them.
 #[derive(Debug)]
 pub struct SearchSchedule {
     cfg: SearchConfig,
-    queue: std::collections::VecDeque<(u32, Vec<Trial>)>,
-    current: Option<(u32, Search)>,
+    queue: std::collections::VecDeque<(u32, Vec<Measured>)>,
+    current: Option<(u32, PointSearch)>,
 }
 
 impl SearchSchedule {
-    /// Searches `pending` points, each with the trials it already has.
-    pub fn new(cfg: SearchConfig, pending: Vec<(u32, Vec<Trial>)>) -> SearchSchedule {
+    /// Searches `pending` points, each with the measurements it already has.
+    pub fn new(cfg: SearchConfig, pending: Vec<(u32, Vec<Measured>)>) -> SearchSchedule {
         SearchSchedule {
             cfg,
             queue: pending.into(),
@@ -255,36 +449,39 @@ impl Schedule for SearchSchedule {
             Some(c) => c,
             None => match self.queue.pop_front() {
                 None => return Step::Done,
-                Some((idx, trials)) => {
-                    let mut s = Search::new(self.cfg);
-                    for t in trials {
-                        s.record(t);
-                    }
-                    self.current.insert((idx, s))
-                }
+                Some((idx, stored)) => self
+                    .current
+                    .insert((idx, PointSearch::new(self.cfg, &stored))),
             },
         };
         let idx = *idx;
-        match search.next() {
-            Next::Trial(pps) => Step::Measure {
+        let rep = search.measurements() as u32;
+        // A missing point gets no spec; the executor reports it.
+        let base = points.get(idx as usize).map(|p| &p.spec);
+        if let Next::Trial(pps) = search.rates.next() {
+            return Step::Measure {
                 idx,
-                rep: search.trials().len() as u32,
-                // A missing point gets no spec; the executor reports it.
-                spec: points.get(idx as usize).map(|p| at_rate(&p.spec, pps)),
-            },
-            Next::Done => {
-                let summary = Summary::Search(search.outcome());
-                self.current = None;
-                Step::Complete { idx, summary }
-            }
+                rep,
+                spec: base.map(|b| at_rate(b, pps)),
+            };
         }
+        if let Some(n) = search.next_burst() {
+            return Step::Measure {
+                idx,
+                rep,
+                spec: base.map(|b| burst_spec(b, n)),
+            };
+        }
+        let summary = Summary::Search(search.outcome());
+        self.current = None;
+        Step::Complete { idx, summary }
     }
 
     fn record(&mut self, idx: u32, _: u32, report: &TestReport) -> Result<(), RunError> {
-        let t = trial_of(report)?;
+        let m = measured(report)?;
         match &mut self.current {
             Some((i, s)) if *i == idx => {
-                s.record(t);
+                s.record(m);
                 Ok(())
             }
             _ => Err(RunError::Failed(format!(
@@ -300,18 +497,22 @@ impl Schedule for SearchSchedule {
     }
 
     fn headline(&self, report: &TestReport) -> String {
-        match trial_of(report) {
-            Ok(t) => t.to_string(),
+        match measured(report) {
+            Ok(Measured::Rate(t)) => t.to_string(),
+            Ok(Measured::Burst(n, t)) => format!(
+                "burst of {n} at full rate: {} sent, {} lost (kernel: {} at full receive buffers)",
+                t.sent, t.lost, t.rcvbuf_errors
+            ),
             Err(e) => e.to_string(),
         }
     }
 
     fn remaining(&self) -> usize {
-        let per = self.cfg.expected_trials() as usize;
+        let per = self.cfg.expected_trials() as usize * if self.cfg.back_to_back { 2 } else { 1 };
         let current = self
             .current
             .as_ref()
-            .map_or(0, |(_, s)| per.saturating_sub(s.trials().len()).max(1));
+            .map_or(0, |(_, s)| per.saturating_sub(s.measurements()).max(1));
         current
             + self
                 .queue
@@ -454,12 +655,63 @@ mod tests {
         assert!(ndr(1) > ndr(0) * 1.3, "{} vs {}", ndr(1), ndr(0));
     }
 
+    /// Back-to-back: the scripted receiver's socket holds `UDP_RX_BUFFERED`
+    /// datagrams, so a burst at rate R to a receiver taking C loses nothing up to
+    /// `buffered / (1 - C/R)` datagrams; the burst search finds that within its
+    /// precision, and a sender the receiver keeps up with has no such limit.
+    #[test]
+    fn back_to_back_finds_the_longest_burst_the_receivers_buffer_absorbs() {
+        use crate::fake::{A_NS_PER_BYTE, B_STREAM_NS, UDP_RX_BUFFERED};
+        let cfg = SearchConfig {
+            back_to_back: true,
+            ..SearchConfig::default()
+        };
+        let pending = (0..2).map(|i| (i, Vec::new())).collect();
+        let (out, kept) = go(
+            &mut SearchSchedule::new(cfg, pending),
+            &mut FakeRunner::new(9),
+            usize::MAX,
+        );
+        assert!(out.failures.is_empty());
+        let (_, copy) = kept.done.iter().find(|d| d.0 == 0).unwrap();
+        let b = copy.back_to_back.as_ref().expect("asked for");
+        assert!(b.found && copy.converged, "{b:?}");
+        let spec = &points()[0].spec;
+        let (c, r) = (
+            udp_receiver_pps(spec),
+            1e9 / (A_NS_PER_BYTE * spec.size.0 as f64 + B_STREAM_NS),
+        );
+        // The sender's rate carries ±2% noise.
+        let at = |r: f64| UDP_RX_BUFFERED as f64 / (1.0 - c / r);
+        let (lo, hi) = (at(r * 1.02), at(r * 0.98));
+        let l = b.lower.unwrap() as f64;
+        assert!(
+            l >= lo * (1.0 - cfg.precision) - 1.0 && l <= hi,
+            "{l} outside [{lo}, {hi}]: {b:?}"
+        );
+        assert!(b.upper.unwrap() as f64 > l);
+        // Every burst was sent whole, with no warm-up.
+        assert!(b.trials.iter().all(|(n, t)| t.sent == *n), "{b:?}");
+        let (_, batch) = kept.done.iter().find(|d| d.0 == 1).unwrap();
+        let b = batch.back_to_back.as_ref().unwrap();
+        assert!(batch.sender_bound && b.upper.is_none() && b.trials.is_empty());
+        assert_eq!(b.lower, Some(batch.trials[0].sent));
+        // Replaying the stored measurements gives the same outcome.
+        let stored: Vec<Measured> = kept
+            .reports
+            .iter()
+            .filter(|(p, _)| *p == 0)
+            .map(|(_, r)| measured(r).unwrap())
+            .collect();
+        assert_eq!(&replay(cfg, &stored), copy);
+    }
+
     /// A search stopped mid-way and resumed from its stored trials goes on from
     /// them: it keeps every trial, repeats none, and still converges.
     #[test]
     fn a_search_stopped_mid_way_resumes_from_its_stored_trials() {
         let cfg = SearchConfig::default();
-        let pending: Vec<(u32, Vec<Trial>)> = (0..3).map(|i| (i, Vec::new())).collect();
+        let pending: Vec<(u32, Vec<Measured>)> = (0..3).map(|i| (i, Vec::new())).collect();
         let mut runner = FakeRunner::new(5);
         let (out, first) = go(&mut SearchSchedule::new(cfg, pending), &mut runner, 4);
         assert!(out.interrupted);
@@ -467,19 +719,26 @@ mod tests {
         assert!(first.done.len() <= 1);
         // What a store would give back: each pending point's trials, in order.
         let done: Vec<u32> = first.done.iter().map(|d| d.0).collect();
-        let pending: Vec<(u32, Vec<Trial>)> = (0..3)
+        let pending: Vec<(u32, Vec<Measured>)> = (0..3)
             .filter(|i| !done.contains(i))
             .map(|i| {
                 let trials = first
                     .reports
                     .iter()
                     .filter(|(p, _)| *p == i)
-                    .map(|(_, r)| trial_of(r).unwrap())
+                    .map(|(_, r)| measured(r).unwrap())
                     .collect();
                 (i, trials)
             })
             .collect();
-        let before: Vec<Trial> = pending[0].1.clone();
+        let before: Vec<Trial> = pending[0]
+            .1
+            .iter()
+            .map(|m| match m {
+                Measured::Rate(t) => *t,
+                Measured::Burst(..) => panic!("no bursts asked for"),
+            })
+            .collect();
         assert!(!before.is_empty(), "the first point was mid-search");
         let (out, rest) = go(
             &mut SearchSchedule::new(cfg, pending),
