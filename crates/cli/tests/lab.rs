@@ -985,8 +985,22 @@ fn the_search_finds_a_shaped_links_frame_rate() {
     up_to_three("NDR at 1518 B on 100 Mbit/s", || {
         let out = run(
             &[
-                "lab", "run", "--rate", "100M", "--queue", "10p", "--", "search", "--frames",
-                "1518", "--trial", "1s", "--warmup", "0.3s", "--json",
+                "lab",
+                "run",
+                "--rate",
+                "100M",
+                "--queue",
+                "10p",
+                "--",
+                "search",
+                "--frames",
+                "1518",
+                "--trial",
+                "1s",
+                "--warmup",
+                "0.3s",
+                "--json",
+                "--no-report",
             ],
             Duration::from_secs(120),
         );

@@ -498,6 +498,7 @@ fn search_reports_every_trial_and_consistent_bounds() {
                 "--precision",
                 "5%",
                 "--json",
+                "--no-report",
             ],
             Duration::from_secs(180),
         );
@@ -594,7 +595,15 @@ fn a_killed_search_resumes_from_its_stored_trials() {
     child.wait().unwrap();
     let before = trials(&db);
     assert!(before.len() >= 4, "{} trials stored", before.len());
-    let out = ok(&["search", "--resume", "1", "--json", "--db", s(&db)]);
+    let out = ok(&[
+        "search",
+        "--resume",
+        "1",
+        "--json",
+        "--no-report",
+        "--db",
+        s(&db),
+    ]);
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["run"], 1);
     let after = trials(&db);
