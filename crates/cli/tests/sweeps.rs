@@ -639,6 +639,12 @@ fn a_killed_search_resumes_from_its_stored_trials() {
     ok(&["report", "1", "--db", s(&db), "--out", s(&rep)]);
     let html = std::fs::read_to_string(rep.join("report.html")).unwrap();
     assert!(html.contains("Loss-free rate search") && html.contains("Search trials"));
+    // Its trials are not repetitions of one setting: the header says so.
+    assert!(
+        html.contains("each point searched for its loss-free rate")
+            && !html.contains("repetitions per point"),
+        "the header"
+    );
     assert!(rep.join("search-loss-64.svg").exists());
     assert!(rep.join("search-rate-frame.svg").exists());
     let _ = std::fs::remove_dir_all(&d);

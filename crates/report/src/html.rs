@@ -36,9 +36,9 @@ pub fn render(s: &Study) -> String {
     let _ = writeln!(o, "<h1>netsonde run {}: {}</h1>", r.id, esc(&r.label));
     let _ = writeln!(
         o,
-        "<p class=\"note\">status {} · {} repetitions per point · netsonde {} · <code>{}</code></p>",
+        "<p class=\"note\">status {} · {} · netsonde {} · <code>{}</code></p>",
         esc(&r.status),
-        r.repeat,
+        esc(&s.measured_as()),
         esc(&r.tool_version),
         esc(&r.command)
     );

@@ -50,8 +50,10 @@ fn render_inner(s: &Study, figures: bool) -> String {
     let _ = writeln!(o, "# netsonde run {}: {}\n", r.id, r.label);
     let _ = writeln!(
         o,
-        "- status: {}, {} repetitions per point, netsonde {}",
-        r.status, r.repeat, r.tool_version
+        "- status: {}, {}, netsonde {}",
+        r.status,
+        s.measured_as(),
+        r.tool_version
     );
     let _ = writeln!(o, "- command: `{}`", r.command);
     if let Some(l) = &r.link {

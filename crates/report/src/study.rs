@@ -801,6 +801,16 @@ impl Study {
         }
     }
 
+    /// How the points were measured, for the report's header: repetitions, or a
+    /// loss-free rate search (whose trials are not repetitions of one setting).
+    pub fn measured_as(&self) -> String {
+        if self.points.iter().any(|p| p.search.is_some()) {
+            "each point searched for its loss-free rate".into()
+        } else {
+            format!("{} repetitions per point", self.run.repeat)
+        }
+    }
+
     /// A point's label with every varying axis.
     pub fn label(&self, p: &PointView) -> String {
         Labeler::new(&self.points).label(p, &[])
