@@ -181,6 +181,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l peer -d 'Wh
 iperf3\t'An unmodified `iperf3 -s`'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l back-to-back -d 'Also find the longest burst at the sender\'s full rate that loses nothing (RFC 2544 §26.4 back-to-back frames), after NDR and PDR'
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l latency -d 'Also measure latency beside a load at 10, 50, 90 and 100% of the NDR found (RFC 2544 §26.2): UDP probes echoed by the server, 100 a second, alone for 0.5 s and then beside at least 2 s of the load; round-trip percentiles and the one-way delay on one clock'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l json -d 'Print one JSON document instead of text'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l no-report -d 'Do not write a report'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s h -l help -d 'Print help (see more with \'--help\')'

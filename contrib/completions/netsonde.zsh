@@ -229,6 +229,7 @@ _arguments "${_arguments_options[@]}" : \
 iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--back-to-back[Also find the longest burst at the sender'\''s full rate that loses nothing (RFC 2544 §26.4 back-to-back frames), after NDR and PDR]' \
+'--latency[Also measure latency beside a load at 10, 50, 90 and 100% of the NDR found (RFC 2544 §26.2)\: UDP probes echoed by the server, 100 a second, alone for 0.5 s and then beside at least 2 s of the load; round-trip percentiles and the one-way delay on one clock]' \
 '--json[Print one JSON document instead of text]' \
 '--no-report[Do not write a report]' \
 '-h[Print help (see more with '\''--help'\'')]' \

@@ -127,6 +127,12 @@ pub struct SearchArgs {
     /// (RFC 2544 §26.4 back-to-back frames), after NDR and PDR.
     #[arg(long)]
     pub back_to_back: bool,
+    /// Also measure latency beside a load at 10, 50, 90 and 100% of the NDR found
+    /// (RFC 2544 §26.2): UDP probes echoed by the server, 100 a second, alone for
+    /// 0.5 s and then beside at least 2 s of the load; round-trip percentiles and
+    /// the one-way delay on one clock.
+    #[arg(long)]
+    pub latency: bool,
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub json: bool,

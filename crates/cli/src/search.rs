@@ -120,6 +120,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         final_trials: a.final_trials,
         max_trials: a.max_trials.max(1),
         back_to_back: a.back_to_back,
+        latency: a.latency,
         ..SearchConfig::default()
     };
     let db = a.common.store.db.clone();
@@ -251,6 +252,59 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
                 b.trials.len(),
                 if b.found { "" } else { " (not converged)" }
             )?;
+        }
+    }
+    let latency: Vec<_> = rows
+        .iter()
+        .filter(|r| !r.outcome.latency.is_empty())
+        .collect();
+    if !latency.is_empty() {
+        writeln!(
+            out,
+            "\nlatency at rate (RFC 2544 §26.2): UDP probes' round trip, idle and beside the load; \
+             one-way: the median in the load's direction"
+        )?;
+        writeln!(
+            out,
+            "{:>6} {:<8} {:>6} {:>13} {:>7} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
+            "frame",
+            "io",
+            "of NDR",
+            "load",
+            "lost",
+            "idle p50",
+            "p50",
+            "p90",
+            "p99",
+            "one-way",
+            "probes"
+        )?;
+        for r in latency {
+            for l in &r.outcome.latency {
+                let at = |p: Option<netsonde_model::units::Nanos>| {
+                    p.map_or("-".to_string(), |v| v.to_string())
+                };
+                let (p50, p90, p99, n) = match &l.loaded {
+                    Some(p) => (at(p.p50), at(p.p90), at(p.p99), p.answered.to_string()),
+                    None => ("-".into(), "-".into(), "-".into(), "0".into()),
+                };
+                writeln!(
+                    out,
+                    "{:>4} B {:<8} {:>5.0}% {:>13} {:>6.3}% {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
+                    r.frame,
+                    r.io,
+                    100.0 * l.fraction,
+                    PacketRate(l.trial.offered_pps()).to_string(),
+                    100.0 * l.trial.loss_ratio(),
+                    at(l.idle.as_ref().and_then(|p| p.p50)),
+                    p50,
+                    p90,
+                    p99,
+                    l.one_way_ms
+                        .map_or("-".to_string(), |ms| format!("{:.3} ms", ms)),
+                    n
+                )?;
+            }
         }
     }
     writeln!(

@@ -392,10 +392,10 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
         run, stored, lock, ..
     } = opened;
     let plan = &stored.plan;
-    let per = plan.base.duration.as_secs_f64() + plan.base.warmup.as_secs_f64();
     let planned = schedule.remaining();
+    let secs = schedule.remaining_secs(&all);
     eprintln!(
-        "run {run}: {}, about {planned} measurements of {per:.2} s: about {:.0} s of measuring",
+        "run {run}: {}, about {planned} measurements: about {} of measuring",
         match &stored.search {
             None => format!("{pending} points x {} repetitions", plan.repeat),
             Some(cfg) => format!(
@@ -404,7 +404,7 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
                 cfg.max_trials
             ),
         },
-        planned as f64 * per
+        netsonde_model::units::Nanos((secs * 1e9) as u64)
     );
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -472,6 +472,7 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
     let (status, pending) = pipeline::finish(&mut store, run, &outcome, now())?;
     drop(lock);
     let wall = started.elapsed().as_secs_f64();
+    let per = plan.base.duration.as_secs_f64() + plan.base.warmup.as_secs_f64();
     let measured = outcome.reps as f64 * per;
     // A search's bursts end by volume, before the time its measurements are
     // planned for: no overhead can be told from that.

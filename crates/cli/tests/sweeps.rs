@@ -550,6 +550,74 @@ fn search_reports_every_trial_and_consistent_bounds() {
     assert!(err.contains("frame size 40"), "{err}");
 }
 
+/// `search --latency` on loopback: after the rate search, one probed trial at
+/// 10, 50, 90 and 100% of the NDR found, each with the UDP probes' round trip
+/// idle and beside the load (at least 2 s of it, 100 probes a second: a 99th
+/// percentile), the load offered at its share, and the one-way delay on the one
+/// clock loopback has.
+#[test]
+fn search_measures_latency_at_shares_of_the_ndr() {
+    let out = run(
+        &[
+            "search",
+            "--frames",
+            "1518",
+            "--trial",
+            "0.3s",
+            "--warmup",
+            "0.1s",
+            "--precision",
+            "5%",
+            "--max-trials",
+            "12",
+            "--latency",
+            "--json",
+            "--no-report",
+        ],
+        Duration::from_secs(180),
+    );
+    // Exit 4 is a search that spent its budget; latency is measured at what it
+    // found all the same.
+    assert!(
+        matches!(out.status.code(), Some(0 | 4)),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &doc["searches"][0];
+    let ndr = s["ndr"]["lower"].as_f64().expect("an NDR on loopback");
+    let lat = s["latency"].as_array().expect("latency measured");
+    let shares: Vec<f64> = lat
+        .iter()
+        .map(|l| l["fraction"].as_f64().unwrap())
+        .collect();
+    assert_eq!(shares.len(), 4, "{shares:?}");
+    for (got, want) in shares.iter().zip([0.1, 0.5, 0.9, 1.0]) {
+        assert!((got - want).abs() < 1e-6, "{shares:?}");
+    }
+    for l in lat {
+        // The sender reaches a share of a rate it reached, bar pacing's noise.
+        let offered = l["trial"]["offered_pps"].as_f64().unwrap();
+        let share = l["fraction"].as_f64().unwrap();
+        assert!(
+            offered <= ndr * share * 1.05 && offered >= ndr * share * 0.5,
+            "{offered} pps for {share} of {ndr}: {l}"
+        );
+        let loaded = &l["loaded"];
+        assert_eq!(loaded["phase"], "loaded", "{l}");
+        assert!(loaded["answered"].as_u64().unwrap() >= 100, "{l}");
+        let (p50, p99) = (
+            loaded["p50"].as_u64().unwrap(),
+            loaded["p99"].as_u64().unwrap(),
+        );
+        assert!(p50 > 0 && p50 <= p99, "{l}");
+        assert!(l["idle"]["p50"].as_u64().unwrap() > 0, "{l}");
+        let one_way = l["one_way_ms"].as_f64().expect("one clock on loopback");
+        assert!(one_way > 0.0 && one_way * 1e6 <= p99 as f64 * 1.5, "{l}");
+    }
+}
+
 /// A search is a stored run: killed mid-way (SIGKILL), `search --resume` keeps
 /// every trial it had, goes on from them without starting over, and finds the
 /// scripted receiver's limit; `report` renders its table and figures.

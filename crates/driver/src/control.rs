@@ -49,6 +49,33 @@ impl Control {
         }
     }
 
+    /// Waits until the peer closes the connection or `until` passes, whichever is
+    /// first, discarding anything it sends: a session that is over keeps its
+    /// peer's side of the test alive no longer than the peer needs it.
+    pub fn wait_closed(&mut self, until: std::time::Instant) {
+        while !self.closed {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let _ = self
+                .stream
+                .set_read_timeout(Some(left.max(Duration::from_millis(1))));
+            match self.stream.read(&mut self.buf) {
+                Ok(0) => self.closed = true,
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) => {}
+                Err(_) => self.closed = true,
+            }
+        }
+    }
+
     /// Flushes, then waits up to `max_wait` (or the session's deadline, if sooner)
     /// for input, feeds it, fires a passed deadline, flushes again, and returns the
     /// events the session produced.

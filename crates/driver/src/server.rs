@@ -902,7 +902,9 @@ fn serve_connection_netsonde(
             match ev {
                 Event::Finished => {
                     if answering.is_some() {
-                        std::thread::sleep(answer_until.saturating_duration_since(Instant::now()));
+                        // The client closes the control connection once its
+                        // after phase is over: answers stop then.
+                        ctl.wait_closed(answer_until);
                     }
                     return fail(log, "ok", String::new());
                 }

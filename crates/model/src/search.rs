@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::load::PhaseLatency;
 use crate::result::TestReport;
 use crate::units::PacketRate;
 
@@ -35,7 +36,22 @@ pub struct SearchConfig {
     /// that loses nothing (RFC 2544 §26.4, back-to-back frames).
     #[serde(default)]
     pub back_to_back: bool,
+    /// After the rates (and bursts), measure latency beside a load at each of
+    /// [`LATENCY_AT`] of the NDR found (RFC 2544 §26.2 measures it at the
+    /// throughput).
+    #[serde(default)]
+    pub latency: bool,
 }
+
+/// The loads, as fractions of the NDR found, at which `latency` measures.
+pub const LATENCY_AT: [f64; 4] = [0.1, 0.5, 0.9, 1.0];
+/// Probes a second in a latency trial (the most a probe kind may send).
+pub const LATENCY_PROBE_RATE: u32 = crate::spec::MAX_PROBE_RATE;
+/// A latency trial's load lasts at least this long: 200 probes, enough for a 99th
+/// percentile.
+pub const LATENCY_MIN_TRIAL: crate::units::Nanos = crate::units::Nanos(2_000_000_000);
+/// Probing alone before a latency trial's load (and after it): the idle round trip.
+pub const LATENCY_IDLE: crate::units::Nanos = crate::units::Nanos(500_000_000);
 
 impl Default for SearchConfig {
     fn default() -> SearchConfig {
@@ -46,6 +62,7 @@ impl Default for SearchConfig {
             final_trials: 2,
             max_trials: 40,
             back_to_back: false,
+            latency: false,
         }
     }
 }
@@ -186,6 +203,32 @@ pub struct SearchOutcome {
     /// Back-to-back (RFC 2544 §26.4), when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub back_to_back: Option<BurstOutcome>,
+    /// Latency beside a load at fractions of NDR, when asked for, in the order
+    /// measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency: Vec<LatencyAt>,
+}
+
+/// Latency beside a UDP load at a fraction of NDR: UDP probes, each echoed by the
+/// server and stamped at both ends, sent alone first (idle) and then beside the
+/// load (loaded), on the same path as the load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyAt {
+    /// The load asked, as a fraction of the NDR it was measured at (1.0: at NDR).
+    pub fraction: f64,
+    /// The load: what it offered and lost beside the probes.
+    pub trial: Trial,
+    /// The probes' round trip before the load.
+    pub idle: Option<PhaseLatency>,
+    /// The probes' round trip beside the load (its measured interval).
+    pub loaded: Option<PhaseLatency>,
+    /// The median one-way delay in the load's direction (client to server) beside
+    /// the load, ms, when both ends read one clock (loopback, the lab).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_way_ms: Option<f64>,
+    /// The same before the load, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_way_idle_ms: Option<f64>,
 }
 
 /// The back-to-back search's result: bursts of datagrams sent at the sender's full

@@ -148,6 +148,38 @@ pub fn tables(s: &Study) -> Vec<Table> {
             &["frame", "io", "trial", "asked", "offered", "lost", "RcvbufErrors", "SndbufErrors"],
             rows,
         ));
+        let at = |v: Option<Nanos>| opt(v, |v| v.to_string());
+        let rows: Vec<Vec<String>> = searched
+            .iter()
+            .flat_map(|(p, o)| {
+                let (frame, io) = crate::study::search_key(p);
+                o.latency.iter().map(move |l| {
+                    let loaded = l.loaded.as_ref();
+                    vec![
+                        format!("{frame} B"),
+                        io.clone(),
+                        format!("{:.0}%", 100.0 * l.fraction),
+                        PacketRate(l.trial.offered_pps).to_string(),
+                        format!("{:.3}%", 100.0 * l.trial.loss_ratio()),
+                        at(l.idle.as_ref().and_then(|p| p.p50)),
+                        at(loaded.and_then(|p| p.p50)),
+                        at(loaded.and_then(|p| p.p90)),
+                        at(loaded.and_then(|p| p.p99)),
+                        opt(l.one_way_idle_ms, |ms| ns(ms * 1e6)),
+                        opt(l.one_way_ms, |ms| ns(ms * 1e6)),
+                        opt(loaded, |p| format!("{} ({} lost)", p.answered, p.lost)),
+                    ]
+                })
+            })
+            .collect();
+        if !rows.is_empty() {
+            out.push(t(
+                "Latency at rate",
+                "Latency beside a UDP load at a share of the NDR found (RFC 2544 §26.2 measures it at the throughput): UDP probes, each echoed by the server and stamped at both ends, 100 a second, first alone (idle) and then beside the load. Round-trip percentiles beside the load (the 99th from 100 answers on); one-way: the median delay in the load's direction, idle and loaded, where both ends read one clock. On a host whose cores idle between packets, a light load can show a longer round trip than a heavy one: waking an idle core costs tens of microseconds.",
+                &["frame", "io", "of NDR", "load", "load lost", "idle p50", "p50", "p90", "p99", "one-way idle", "one-way", "probes"],
+                rows,
+            ));
+        }
     }
     out.push(t(
         "Points",

@@ -203,6 +203,16 @@ pub trait Schedule {
     }
     /// Measurements left, as far as the schedule can tell (for progress bars).
     fn remaining(&self) -> usize;
+    /// Seconds of measuring left, as far as the schedule can tell (for the
+    /// estimate a user sees before a run starts).
+    fn remaining_secs(&self, points: &[Point]) -> f64;
+}
+
+/// Seconds one measurement of `spec` takes: its warm-up, its measured time and
+/// its probes' idle phases before and after the load.
+pub fn measuring_secs(spec: &TestSpec) -> f64 {
+    let idle = spec.probe.map_or(0.0, |p| 2.0 * p.idle.as_secs_f64());
+    spec.warmup.as_secs_f64() + spec.duration.as_secs_f64() + idle
 }
 
 /// A plan's fixed order: every point measured `repeat` times, in an order
@@ -290,6 +300,15 @@ impl Schedule for Repeated {
             .iter()
             .filter(|(i, _)| !self.failed.contains(i))
             .count()
+    }
+
+    fn remaining_secs(&self, points: &[Point]) -> f64 {
+        self.order
+            .iter()
+            .filter(|(i, _)| !self.failed.contains(i))
+            .filter_map(|(i, _)| points.get(*i as usize))
+            .map(|p| measuring_secs(&p.spec))
+            .sum()
     }
 }
 

@@ -174,6 +174,8 @@ impl Runner for FakeRunner {
         // Datagrams the scripted receivers' sockets dropped.
         let mut lost = 0u64;
         let latency;
+        // The load's share of the receiver's capacity, for the probes' queueing.
+        let mut utilization = 0.5;
         if spec.test.is_rr() {
             let b = spec.request_size.0 as f64;
             let rtt = 2.0 * (A_NS_PER_BYTE * b + B_RR_NS) * noise() / self.scale;
@@ -217,6 +219,9 @@ impl Runner for FakeRunner {
             }
             if let Some(r) = spec.rate {
                 rate = rate.min(r.bps());
+            }
+            if udp {
+                utilization = rate / 8.0 / b.max(1.0) / (udp_receiver_pps(spec) * self.scale);
             }
             let dirs: Vec<FlowDir> = [FlowDir::Up, FlowDir::Down]
                 .into_iter()
@@ -313,16 +318,78 @@ impl Runner for FakeRunner {
             cpu: Some(drops(cpu(busy, secs))),
             socket,
         };
-        Ok(TestReport::assemble(
+        let mut report = TestReport::assemble(
             spec.clone(),
             "fake".into(),
             client,
             server,
             intervals,
             latency,
-        ))
+        );
+        if let Some(p) = spec.probe {
+            report.load = Some(probes(spec, p, utilization, &mut noise));
+        }
+        Ok(report)
     }
 }
+
+/// The probes of a load-latency test over a receiver at `utilization` of its
+/// capacity: a probe's round trip is [`PROBE_RTT_NS`] alone; beside the load its
+/// way up also waits in the receiver's queue, `u / (1 - u)` services (an M/M/1
+/// queue) below capacity, a full socket buffer ([`UDP_RX_BUFFERED`]) at or above
+/// it. UDP and kept-TCP probes, every `1 / rate` s, on one clock.
+fn probes(
+    spec: &TestSpec,
+    p: netsonde_model::spec::ProbeSpec,
+    utilization: f64,
+    noise: &mut impl FnMut() -> f64,
+) -> netsonde_model::load::LoadLatency {
+    use netsonde_model::load::{LoadLatency, Phases, ProbeKind, ProbeSample};
+    let load_start = p.idle;
+    let measured_start = Nanos(load_start.0 + spec.warmup.0);
+    let measured_end = Nanos(measured_start.0 + spec.duration.0);
+    let phases = Phases {
+        load_start,
+        measured_start,
+        measured_end,
+        load_end: measured_end,
+        end: Nanos(measured_end.0 + p.idle.0),
+    };
+    let service = 1e9 / udp_receiver_pps(spec);
+    let wait = if utilization < 1.0 {
+        service * utilization / (1.0 - utilization)
+    } else {
+        service * UDP_RX_BUFFERED as f64
+    };
+    let period = 1_000_000_000 / u64::from(p.rate.max(1));
+    let mut out = Vec::new();
+    let mut t = 0;
+    while t < phases.end.0 {
+        let loaded = (load_start.0..measured_end.0).contains(&t);
+        for kind in [ProbeKind::Tcp, ProbeKind::Udp] {
+            let half = PROBE_RTT_NS / 2.0 * noise();
+            let up = half + if loaded { wait * noise() } else { 0.0 };
+            out.push(ProbeSample {
+                kind,
+                t: Nanos(t),
+                rtt: Some(Nanos((up + half) as u64)),
+                connect: None,
+                up: (kind == ProbeKind::Udp).then_some(up as i64),
+                down: (kind == ProbeKind::Udp).then_some(half as i64),
+            });
+        }
+        t += period;
+    }
+    LoadLatency {
+        phases,
+        probes: out,
+        same_clock: true,
+        summary: None,
+    }
+}
+
+/// A scripted probe's round trip with no load, ns.
+pub const PROBE_RTT_NS: f64 = 20_000.0;
 
 #[cfg(test)]
 mod tests {

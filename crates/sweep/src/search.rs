@@ -30,13 +30,15 @@
 //! count over the measured time), not as asked: a sender that falls short is
 //! judged at the rate it sent.
 
+use netsonde_model::load::{Phase, ProbeKind};
 use netsonde_model::result::TestReport;
 pub use netsonde_model::search::{
-    Bounds, BurstOutcome, Goal, SearchConfig, SearchOutcome, Trial, FRAME_L2, FRAME_OVERHEAD,
-    RFC2544_FRAMES, WIRE_GAP,
+    Bounds, BurstOutcome, Goal, LatencyAt, SearchConfig, SearchOutcome, Trial, FRAME_L2,
+    FRAME_OVERHEAD, LATENCY_AT, RFC2544_FRAMES, WIRE_GAP,
 };
+use netsonde_model::search::{LATENCY_IDLE, LATENCY_MIN_TRIAL, LATENCY_PROBE_RATE};
 use netsonde_model::spec::TestSpec;
-use netsonde_model::units::BitRate;
+use netsonde_model::units::{BitRate, PacketRate};
 
 use crate::exec::{RunError, Schedule, Step, Summary};
 use crate::plan::Point;
@@ -201,6 +203,7 @@ impl Search {
             converged: matches!(self.next(), Next::Done)
                 && (self.trials.len() as u32) < self.cfg.max_trials,
             back_to_back: None,
+            latency: Vec::new(),
         }
     }
 }
@@ -228,22 +231,65 @@ pub fn trial_of(report: &TestReport) -> Result<Trial, RunError> {
 }
 
 /// One stored measurement of a searched point.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Measured {
     /// A trial at a rate (or unpaced) of the NDR/PDR search.
     Rate(Trial),
     /// A back-to-back burst of this many datagrams.
     Burst(u64, Trial),
+    /// A latency trial: probes beside a load at a fraction of NDR (the fraction
+    /// is set when the search places it, from its asked rate).
+    Latency(Box<LatencyAt>),
 }
 
-/// What `report` was in a search: a burst ends by volume, a rate trial by time.
+/// What `report` was in a search: a latency trial carries probes, a burst ends
+/// by volume, a rate trial by time.
 pub fn measured(report: &TestReport) -> Result<Measured, RunError> {
     let t = trial_of(report)?;
     let spec = &report.spec;
+    if spec.probe.is_some() {
+        return latency_of(t, report).map(|l| Measured::Latency(Box::new(l)));
+    }
     Ok(match spec.volume {
         Some(v) => Measured::Burst(v.0 / spec.size.0.max(1), t),
         None => Measured::Rate(t),
     })
+}
+
+/// What a latency trial's UDP probes saw, idle and beside the load.
+fn latency_of(trial: Trial, report: &TestReport) -> Result<LatencyAt, RunError> {
+    let summary = netsonde_analysis::load::summarize(report).ok_or_else(|| {
+        RunError::Failed("the latency trial's report has no probes (was --probe refused?)".into())
+    })?;
+    let udp = |phase| {
+        summary
+            .phases
+            .iter()
+            .find(|p| p.kind == ProbeKind::Udp && p.phase == phase)
+            .cloned()
+    };
+    let exact = summary.one_way.as_ref().filter(|o| o.clock == "exact");
+    Ok(LatencyAt {
+        fraction: f64::NAN,
+        trial,
+        idle: udp(Phase::Idle),
+        loaded: udp(Phase::Loaded),
+        one_way_ms: exact.and_then(|o| o.up_loaded_ms),
+        one_way_idle_ms: exact.and_then(|o| o.up_idle_ms),
+    })
+}
+
+/// A latency trial at `pps`: the load at that rate for at least
+/// [`LATENCY_MIN_TRIAL`], with UDP, TCP and connection probes at
+/// [`LATENCY_PROBE_RATE`] a second, alone for [`LATENCY_IDLE`] before and after.
+pub fn latency_spec(base: &TestSpec, pps: f64) -> TestSpec {
+    let mut spec = at_rate(base, Some(pps));
+    spec.duration = spec.duration.max(LATENCY_MIN_TRIAL);
+    spec.probe = Some(netsonde_model::spec::ProbeSpec {
+        rate: LATENCY_PROBE_RATE,
+        idle: LATENCY_IDLE,
+    });
+    spec
 }
 
 /// The back-to-back search (RFC 2544 §26.4): bursts at the sender's full rate,
@@ -341,6 +387,7 @@ fn burst_spec(base: &TestSpec, n: u64) -> TestSpec {
 struct PointSearch {
     rates: Search,
     bursts: Option<Burst>,
+    latency: Vec<LatencyAt>,
 }
 
 impl PointSearch {
@@ -348,9 +395,10 @@ impl PointSearch {
         let mut p = PointSearch {
             rates: Search::new(cfg),
             bursts: None,
+            latency: Vec::new(),
         };
         for m in stored {
-            p.record(*m);
+            p.record(m.clone());
         }
         p
     }
@@ -358,6 +406,13 @@ impl PointSearch {
     fn record(&mut self, m: Measured) {
         match m {
             Measured::Rate(t) => self.rates.record(t),
+            Measured::Latency(mut l) => {
+                l.fraction = match (l.trial.asked_pps, self.ndr_rate()) {
+                    (Some(a), Some(n)) if n > 0.0 => a / n,
+                    _ => f64::NAN,
+                };
+                self.latency.push(*l)
+            }
             Measured::Burst(n, t) => {
                 let longest = self.longest();
                 self.bursts
@@ -377,7 +432,34 @@ impl PointSearch {
     }
 
     fn measurements(&self) -> usize {
-        self.rates.trials().len() + self.bursts.as_ref().map_or(0, |b| b.trials.len())
+        self.rates.trials().len()
+            + self.bursts.as_ref().map_or(0, |b| b.trials.len())
+            + self.latency.len()
+    }
+
+    /// The rate latency is measured against: the asked rate of the NDR trials
+    /// (so that 100% repeats them), or the unpaced probe's offered rate when the
+    /// sender was the limit; `None` when nothing passed.
+    fn ndr_rate(&self) -> Option<f64> {
+        let ndr = self.rates.bounds(Goal::Ndr).lower?;
+        let t = self
+            .rates
+            .trials()
+            .iter()
+            .find(|t| t.lost == 0 && t.offered_pps() == ndr)?;
+        Some(t.asked_pps.unwrap_or(ndr))
+    }
+
+    /// The next latency trial's rate, once the rates and bursts are found.
+    fn next_latency(&self) -> Option<f64> {
+        if !self.rates.cfg.latency {
+            return None;
+        }
+        let ndr = self.ndr_rate()?;
+        LATENCY_AT
+            .into_iter()
+            .find(|f| !self.latency.iter().any(|l| (l.fraction - f).abs() < 1e-6))
+            .map(|f| f * ndr)
     }
 
     /// The next burst, once the rates are found; `None` when there is none to run.
@@ -410,6 +492,7 @@ impl PointSearch {
         if let Some(b) = &o.back_to_back {
             o.converged &= b.found;
         }
+        o.latency = self.latency.clone();
         o
     }
 }
@@ -443,6 +526,28 @@ impl SearchSchedule {
     }
 }
 
+impl SearchSchedule {
+    /// Each point still to search, and about how many measurements it needs.
+    fn left(&self) -> impl Iterator<Item = (u32, usize)> + '_ {
+        let latency = if self.cfg.latency {
+            LATENCY_AT.len()
+        } else {
+            0
+        };
+        let per = self.cfg.expected_trials() as usize * if self.cfg.back_to_back { 2 } else { 1 }
+            + latency;
+        let current = self
+            .current
+            .as_ref()
+            .map(|(i, s)| (*i, per.saturating_sub(s.measurements()).max(1)));
+        current.into_iter().chain(
+            self.queue
+                .iter()
+                .map(move |(i, t)| (*i, per.saturating_sub(t.len()).max(1))),
+        )
+    }
+}
+
 impl Schedule for SearchSchedule {
     fn next(&mut self, points: &[Point]) -> Step {
         let (idx, search) = match &mut self.current {
@@ -470,6 +575,13 @@ impl Schedule for SearchSchedule {
                 idx,
                 rep,
                 spec: base.map(|b| burst_spec(b, n)),
+            };
+        }
+        if let Some(pps) = search.next_latency() {
+            return Step::Measure {
+                idx,
+                rep,
+                spec: base.map(|b| latency_spec(b, pps)),
             };
         }
         let summary = Summary::Search(search.outcome());
@@ -503,22 +615,41 @@ impl Schedule for SearchSchedule {
                 "burst of {n} at full rate: {} sent, {} lost (kernel: {} at full receive buffers)",
                 t.sent, t.lost, t.rcvbuf_errors
             ),
+            Ok(Measured::Latency(l)) => format!(
+                "latency beside {}: {}",
+                PacketRate(l.trial.offered_pps()),
+                l.loaded
+                    .as_ref()
+                    .and_then(|p| Some(format!(
+                        "round trip median {}, 90th {} over {} probes",
+                        p.p50?, p.p90?, p.answered
+                    )))
+                    .unwrap_or_else(|| "no probe answered".into())
+            ),
             Err(e) => e.to_string(),
         }
     }
 
     fn remaining(&self) -> usize {
-        let per = self.cfg.expected_trials() as usize * if self.cfg.back_to_back { 2 } else { 1 };
-        let current = self
-            .current
-            .as_ref()
-            .map_or(0, |(_, s)| per.saturating_sub(s.measurements()).max(1));
-        current
-            + self
-                .queue
-                .iter()
-                .map(|(_, t)| per.saturating_sub(t.len()).max(1))
-                .sum::<usize>()
+        self.left().map(|(_, n)| n).sum()
+    }
+
+    fn remaining_secs(&self, points: &[Point]) -> f64 {
+        let latency = if self.cfg.latency {
+            LATENCY_AT.len()
+        } else {
+            0
+        };
+        self.left()
+            .filter_map(|(idx, n)| Some((points.get(idx as usize)?, n)))
+            .map(|(p, n)| {
+                // Latency trials last longer; bursts are a fraction of a trial.
+                let lat = latency.min(n);
+                let lat_secs =
+                    lat as f64 * crate::exec::measuring_secs(&latency_spec(&p.spec, 1.0));
+                lat_secs + (n - lat) as f64 * crate::exec::measuring_secs(&p.spec)
+            })
+            .sum()
     }
 }
 
@@ -706,6 +837,59 @@ mod tests {
         assert_eq!(&replay(cfg, &stored), copy);
     }
 
+    /// Latency at rate: after the NDR search, one trial with probes at each of
+    /// 10, 50, 90 and 100% of NDR. The scripted receiver queues a probe behind
+    /// the load as an M/M/1 queue would, so the loaded round trip grows with the
+    /// load and stays at the idle one below it; replaying the stored trials gives
+    /// the same figures.
+    #[test]
+    fn latency_is_measured_at_fractions_of_the_ndr_found() {
+        use crate::fake::PROBE_RTT_NS;
+        let cfg = SearchConfig {
+            latency: true,
+            ..SearchConfig::default()
+        };
+        let (out, kept) = go(
+            &mut SearchSchedule::new(cfg, vec![(0, Vec::new())]),
+            &mut FakeRunner::new(4),
+            usize::MAX,
+        );
+        assert!(out.failures.is_empty());
+        let (_, o) = &kept.done[0];
+        assert!(o.converged, "{o:?}");
+        let fractions: Vec<f64> = o.latency.iter().map(|l| l.fraction).collect();
+        assert_eq!(fractions.len(), LATENCY_AT.len(), "{fractions:?}");
+        for (f, want) in fractions.iter().zip(LATENCY_AT) {
+            assert!((f - want).abs() < 1e-6, "{fractions:?}");
+        }
+        let ndr = o.ndr.lower.unwrap();
+        let p50 = |l: &LatencyAt| l.loaded.as_ref().unwrap().p50.unwrap().0 as f64;
+        for l in &o.latency {
+            // Each load was offered at its fraction of NDR (the sender's ±2%).
+            let offered = l.trial.offered_pps() / ndr;
+            assert!((offered / l.fraction - 1.0).abs() < 0.05, "{l:?}");
+            let idle = l.idle.as_ref().unwrap();
+            assert!((idle.p50.unwrap().0 as f64 / PROBE_RTT_NS - 1.0).abs() < 0.05);
+            // 2 s at 100 probes a second: enough answers for a 99th percentile.
+            let loaded = l.loaded.as_ref().unwrap();
+            assert!(loaded.answered >= 190 && loaded.p99.is_some(), "{loaded:?}");
+            assert!(l.one_way_ms.is_some() && l.one_way_idle_ms.is_some());
+        }
+        let medians: Vec<f64> = o.latency.iter().map(p50).collect();
+        assert!(
+            medians.windows(2).all(|w| w[1] > w[0]),
+            "latency grows with the load: {medians:?}"
+        );
+        // At 10% the queue adds about a ninth of a service time: near idle.
+        assert!(medians[0] < PROBE_RTT_NS * 1.1, "{medians:?}");
+        let stored: Vec<Measured> = kept
+            .reports
+            .iter()
+            .map(|(_, r)| measured(r).unwrap())
+            .collect();
+        assert_eq!(&replay(cfg, &stored), o);
+    }
+
     /// A search stopped mid-way and resumed from its stored trials goes on from
     /// them: it keeps every trial, repeats none, and still converges.
     #[test]
@@ -736,7 +920,7 @@ mod tests {
             .iter()
             .map(|m| match m {
                 Measured::Rate(t) => *t,
-                Measured::Burst(..) => panic!("no bursts asked for"),
+                _ => panic!("no bursts or latency asked for"),
             })
             .collect();
         assert!(!before.is_empty(), "the first point was mid-search");
