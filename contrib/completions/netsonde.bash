@@ -1529,7 +1529,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__search)
-            opts="-p -w -h --port --frames --io --trial --warmup --window --precision --pdr-loss --final-trials --max-trials --back-to-back --latency --json --label --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --help"
+            opts="-p -w -h --port --frames --io --trial --warmup --window --precision --pdr-loss --final-trials --max-trials --back-to-back --latency --repeat --json --label --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1580,6 +1580,10 @@ _netsonde() {
                     return 0
                     ;;
                 --max-trials)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repeat)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

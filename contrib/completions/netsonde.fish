@@ -168,6 +168,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l precision -
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l pdr-loss -d 'PDR\'s loss ratio: the highest rate losing at most this share' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l final-trials -d 'Trials at the NDR found that must lose nothing' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l max-trials -d 'At most this many trials per frame size and strategy (and as many bursts with --back-to-back)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l repeat -d 'Search each frame size and strategy this many times, one search after another: one search\'s rate moves between runs (on loopback by 10% and more), so `compare` judges two searches by their repeats (5 a side let it judge a table of 7 sizes)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l label -d 'A label for the stored run' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l resume -d 'Go on with a stored search that was interrupted or left incomplete (run id, or `last`): its trials so far are kept and its searches pick up from them' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F

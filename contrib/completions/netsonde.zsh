@@ -217,6 +217,7 @@ _arguments "${_arguments_options[@]}" : \
 '--pdr-loss=[PDR'\''s loss ratio\: the highest rate losing at most this share]:PDR_LOSS:_default' \
 '--final-trials=[Trials at the NDR found that must lose nothing]:FINAL_TRIALS:_default' \
 '--max-trials=[At most this many trials per frame size and strategy (and as many bursts with --back-to-back)]:MAX_TRIALS:_default' \
+'--repeat=[Search each frame size and strategy this many times, one search after another\: one search'\''s rate moves between runs (on loopback by 10% and more), so \`compare\` judges two searches by their repeats (5 a side let it judge a table of 7 sizes)]:REPEAT:_default' \
 '--label=[A label for the stored run]:LABEL:_default' \
 '--resume=[Go on with a stored search that was interrupted or left incomplete (run id, or \`last\`)\: its trials so far are kept and its searches pick up from them]:RUN:_default' \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \

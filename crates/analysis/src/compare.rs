@@ -63,10 +63,9 @@ pub struct Delta {
     pub verdict: Verdict,
 }
 
-/// Compares the repetitions `b` of a candidate against those of a baseline `a`
-/// for `metric`. `None` when either side has no finite value. The verdict is
-/// [`Verdict::Same`] until [`judge`] decides.
-pub fn delta(metric: Metric, a: &[f64], b: &[f64]) -> Option<Delta> {
+/// The estimates of `a` and `b`, `b`'s change relative to `a`'s median, and the
+/// one-sided p-values that `b` is lower and that it is higher.
+fn ranked(a: &[f64], b: &[f64]) -> Option<(Estimate, Estimate, f64, f64, f64)> {
     let (ea, eb) = (estimate(a)?, estimate(b)?);
     let diff = eb.median - ea.median;
     let rel_change = if ea.median != 0.0 {
@@ -78,6 +77,14 @@ pub fn delta(metric: Metric, a: &[f64], b: &[f64]) -> Option<Delta> {
     };
     let p_lower = mann_whitney_less(a, b)?;
     let p_higher = mann_whitney_less(b, a)?;
+    Some((ea, eb, rel_change, p_lower, p_higher))
+}
+
+/// Compares the repetitions `b` of a candidate against those of a baseline `a`
+/// for `metric`. `None` when either side has no finite value. The verdict is
+/// [`Verdict::Same`] until [`judge`] decides.
+pub fn delta(metric: Metric, a: &[f64], b: &[f64]) -> Option<Delta> {
+    let (ea, eb, rel_change, p_lower, p_higher) = ranked(a, b)?;
     let (p_worse, p_better) = if metric.higher_is_better() {
         (p_lower, p_higher)
     } else {
@@ -95,41 +102,75 @@ pub fn delta(metric: Metric, a: &[f64], b: &[f64]) -> Option<Delta> {
     })
 }
 
-/// Decides every delta of one run pair together: Holm's procedure at `alpha` over
-/// the p-values of worsening, and separately of improvement, each change also
-/// beyond `min_rel`.
-pub fn judge(deltas: &mut [Delta], alpha: f64, min_rel: f64) {
+/// What Holm's procedure needs of a comparison.
+trait Judged {
+    /// The one-sided p-value of worsening (`worse`) or of improvement.
+    fn p(&self, worse: bool) -> f64;
+    /// Whether the change in that direction exceeds `min_rel`.
+    fn moved(&self, worse: bool, min_rel: f64) -> bool;
+    /// Sets the verdict.
+    fn set(&mut self, v: Verdict);
+    /// The verdict so far.
+    fn verdict(&self) -> Verdict;
+}
+
+impl Judged for Delta {
+    fn p(&self, worse: bool) -> f64 {
+        if worse {
+            self.p_worse
+        } else {
+            self.p_better
+        }
+    }
+    fn moved(&self, worse: bool, min_rel: f64) -> bool {
+        if worse == self.metric.higher_is_better() {
+            self.rel_change < -min_rel
+        } else {
+            self.rel_change > min_rel
+        }
+    }
+    fn set(&mut self, v: Verdict) {
+        self.significant = v != Verdict::Same;
+        self.verdict = v;
+    }
+    fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+}
+
+/// Holm's step-down procedure at `alpha` over the p-values of worsening, and
+/// separately of improvement, each change also beyond `min_rel`.
+fn holm<T: Judged>(deltas: &mut [T], alpha: f64, min_rel: f64) {
     for d in deltas.iter_mut() {
-        d.significant = false;
-        d.verdict = Verdict::Same;
+        d.set(Verdict::Same);
     }
     for worse in [true, false] {
-        let p = |d: &Delta| if worse { d.p_worse } else { d.p_better };
         let mut order: Vec<usize> = (0..deltas.len()).collect();
-        order.sort_by(|&i, &j| p(&deltas[i]).total_cmp(&p(&deltas[j])));
+        order.sort_by(|&i, &j| deltas[i].p(worse).total_cmp(&deltas[j].p(worse)));
         let m = order.len();
         for (k, &i) in order.iter().enumerate() {
             // Holm: the k-th smallest p must be at most alpha / (m - k); the first
             // that is not ends the procedure.
-            if p(&deltas[i]) > alpha / (m - k) as f64 {
+            if deltas[i].p(worse) > alpha / (m - k) as f64 {
                 break;
             }
             let d = &mut deltas[i];
-            let moved = if worse == d.metric.higher_is_better() {
-                d.rel_change < -min_rel
-            } else {
-                d.rel_change > min_rel
-            };
-            if moved && d.verdict == Verdict::Same {
-                d.significant = true;
-                d.verdict = if worse {
+            if d.moved(worse, min_rel) && d.verdict() == Verdict::Same {
+                d.set(if worse {
                     Verdict::Worse
                 } else {
                     Verdict::Better
-                };
+                });
             }
         }
     }
+}
+
+/// Decides every delta of one run pair together: Holm's procedure at `alpha` over
+/// the p-values of worsening, and separately of improvement, each change also
+/// beyond `min_rel`.
+pub fn judge(deltas: &mut [Delta], alpha: f64, min_rel: f64) {
+    holm(deltas, alpha, min_rel)
 }
 
 /// The smallest one-sided p-value `n_a` against `n_b` repetitions can give:
@@ -144,6 +185,78 @@ pub fn smallest_p(n_a: usize, n_b: usize) -> f64 {
 pub fn reps_for(comparisons: usize, alpha: f64) -> usize {
     let need = alpha / comparisons.max(1) as f64;
     (2..=64).find(|&n| smallest_p(n, n) <= need).unwrap_or(64)
+}
+
+/// One goal (NDR or PDR) of a point's loss-free rate searches compared: the
+/// lower bounds the baseline's repeated searches (`search --repeat`) found
+/// against the candidate's, as repetitions of a measurement (higher is better).
+/// One search's bounds are a single draw of a rate that moves between runs (on
+/// loopback by 10% and more), so the rank test on repeated searches, not the
+/// bounds of one, decides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchDelta {
+    /// NDR or PDR.
+    pub goal: netsonde_model::search::Goal,
+    /// The baseline's lower bounds.
+    pub a: Estimate,
+    /// The candidate's.
+    pub b: Estimate,
+    /// `(b.median − a.median) / a.median`.
+    pub rel_change: f64,
+    /// The one-sided p-value that b is lower (exact Mann–Whitney).
+    pub p_worse: f64,
+    /// The one-sided p-value that b is higher.
+    pub p_better: f64,
+    /// Set by [`judge_searches`].
+    pub verdict: Verdict,
+}
+
+impl Judged for SearchDelta {
+    fn p(&self, worse: bool) -> f64 {
+        if worse {
+            self.p_worse
+        } else {
+            self.p_better
+        }
+    }
+    fn moved(&self, worse: bool, min_rel: f64) -> bool {
+        if worse {
+            self.rel_change < -min_rel
+        } else {
+            self.rel_change > min_rel
+        }
+    }
+    fn set(&mut self, v: Verdict) {
+        self.verdict = v;
+    }
+    fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+}
+
+/// Compares `goal`'s lower bounds of the baseline's searches `a` with the
+/// candidate's `b`; `None` when either side found none. The verdict is
+/// [`Verdict::Same`] until [`judge_searches`] decides.
+pub fn search_delta(
+    goal: netsonde_model::search::Goal,
+    a: &[f64],
+    b: &[f64],
+) -> Option<SearchDelta> {
+    let (ea, eb, rel_change, p_worse, p_better) = ranked(a, b)?;
+    Some(SearchDelta {
+        goal,
+        a: ea,
+        b: eb,
+        rel_change,
+        p_worse,
+        p_better,
+        verdict: Verdict::Same,
+    })
+}
+
+/// Decides every search delta of one run pair together, as [`judge`] does.
+pub fn judge_searches(deltas: &mut [SearchDelta], alpha: f64, min_rel: f64) {
+    holm(deltas, alpha, min_rel)
 }
 
 #[cfg(test)]
@@ -247,6 +360,26 @@ mod tests {
         assert_eq!(d.verdict, Verdict::Worse);
         let d = judged(Metric::Retransmits, &[0.0; 3], &[0.0; 3]);
         assert_eq!((d.rel_change, d.verdict), (0.0, Verdict::Same));
+    }
+
+    #[test]
+    fn repeated_searches_are_judged_like_repetitions() {
+        use netsonde_model::search::Goal;
+        let a = [100e3, 101e3, 99e3, 100.5e3, 99.5e3];
+        let lower: Vec<f64> = a.iter().map(|v| v * 0.9).collect();
+        let mut ds = vec![
+            search_delta(Goal::Ndr, &a, &lower).unwrap(),
+            search_delta(Goal::Pdr, &a, &a).unwrap(),
+        ];
+        judge_searches(&mut ds, FAMILY_ALPHA, 0.02);
+        assert_eq!(ds[0].verdict, Verdict::Worse);
+        assert!((ds[0].rel_change + 0.1).abs() < 1e-9);
+        assert_eq!(ds[1].verdict, Verdict::Same);
+        // One search a side: no p-value small enough, however far apart.
+        let mut one = vec![search_delta(Goal::Ndr, &[100e3], &[50e3]).unwrap()];
+        judge_searches(&mut one, FAMILY_ALPHA, 0.02);
+        assert_eq!(one[0].verdict, Verdict::Same);
+        assert!(search_delta(Goal::Ndr, &[], &[1.0]).is_none());
     }
 
     #[test]

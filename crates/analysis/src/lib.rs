@@ -37,7 +37,10 @@ pub mod rfc6349;
 pub mod stats;
 pub mod steady;
 
-pub use compare::{delta, judge, reps_for, smallest_p, Delta, Verdict, FAMILY_ALPHA};
+pub use compare::{
+    delta, judge, judge_searches, reps_for, search_delta, smallest_p, Delta, SearchDelta, Verdict,
+    FAMILY_ALPHA,
+};
 pub use diagnose::{
     diagnose, input_from_report, Bottleneck, CoreLoad, CpuKind, Diagnosis, DiagnosisInput,
 };

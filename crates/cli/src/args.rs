@@ -133,6 +133,12 @@ pub struct SearchArgs {
     /// the one-way delay on one clock.
     #[arg(long)]
     pub latency: bool,
+    /// Search each frame size and strategy this many times, one search after
+    /// another: one search's rate moves between runs (on loopback by 10% and
+    /// more), so `compare` judges two searches by their repeats (5 a side let it
+    /// judge a table of 7 sizes).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub json: bool,

@@ -209,14 +209,164 @@ fn spec_differences(a: &str, b: &str) -> Vec<String> {
         .collect()
 }
 
-/// `compare A B`: per-point deltas; returns the text and whether B regressed.
-///
-/// Points are matched by their axes. A matched pair whose full specs differ (an
-/// `--io`, a duration, any option) is not judged and says which fields differ;
-/// host facts that differ are named at the top. Each metric is tested with the
-/// exact one-sided Mann–Whitney test on the repetitions, the whole comparison with
-/// Holm's procedure at a 5% family level, and a change must also exceed `min_rel`.
-pub fn compare(store: &Store, a: RunId, b: RunId, min_rel: f64) -> anyhow::Result<(String, bool)> {
+/// `compare A B` of two loss-free rate searches: per frame size and strategy, NDR
+/// and PDR, each point's repeated searches (`search --repeat`) set against the
+/// other run's as repetitions (`netsonde_analysis::search_delta`), judged together
+/// as `compare` judges a sweep's metrics. Returns the text and whether B regressed.
+fn compare_searches(
+    store: &Store,
+    (a, ca): (RunId, netsonde_model::search::SearchConfig),
+    (b, cb): (RunId, netsonde_model::search::SearchConfig),
+    min_rel: f64,
+) -> anyhow::Result<(String, bool)> {
+    use netsonde_model::search::{Goal, FRAME_OVERHEAD};
+    use netsonde_model::units::PacketRate;
+    let mut o = differing_hosts(store, a, b)?;
+    let (sa, sb) = (study(store, a)?, study(store, b)?);
+    let pdr_too = ca.loss_ratio == cb.loss_ratio;
+    if !pdr_too {
+        o.push_str(&format!(
+            "note: PDR not compared: run {a} allows {:.2}% loss and run {b} {:.2}%\n",
+            100.0 * ca.loss_ratio,
+            100.0 * cb.loss_ratio
+        ));
+    }
+    type Row = (String, [Vec<f64>; 2], netsonde_analysis::SearchDelta);
+    let mut rows: Vec<Row> = Vec::new();
+    let mut unjudged: Vec<String> = Vec::new();
+    let (mut not_comparable, mut unmatched, mut min_n) = (0, 0, usize::MAX);
+    for q in &sb.points {
+        let Some(qo) = &q.search else { continue };
+        let Some(p) = sa.points.iter().find(|p| p.axes == q.axes) else {
+            unmatched += 1;
+            continue;
+        };
+        let Some(po) = &p.search else { continue };
+        let frame = q.spec.size.0 + u64::from(FRAME_OVERHEAD);
+        let key = format!("{frame} B {}", q.spec.rx_io);
+        let json = |s| serde_json::to_string(s).unwrap_or_default();
+        let differs = spec_differences(&json(&p.spec), &json(&q.spec));
+        if !differs.is_empty() {
+            not_comparable += 1;
+            unjudged.push(format!(
+                "{key}: not compared (the options differ: {})",
+                differs.join("; ")
+            ));
+            continue;
+        }
+        // Nothing lost in any search of either: the bounds are what the senders
+        // reached unpaced, not a loss-free rate.
+        if po.searches().chain(qo.searches()).all(|s| s.sender_bound) {
+            unjudged.push(format!(
+                "{key}: not judged: nothing was lost in any search, so the rates are the \
+                 senders' unpaced ones ({} against {})",
+                PacketRate(po.ndr.lower.unwrap_or(0.0)),
+                PacketRate(qo.ndr.lower.unwrap_or(0.0))
+            ));
+            continue;
+        }
+        for goal in [Goal::Ndr, Goal::Pdr] {
+            if goal == Goal::Pdr && !pdr_too {
+                continue;
+            }
+            let (xa, xb) = (po.lower_bounds(goal), qo.lower_bounds(goal));
+            if let Some(d) = netsonde_analysis::search_delta(goal, &xa, &xb) {
+                min_n = min_n.min(xa.len()).min(xb.len());
+                rows.push((key.clone(), [xa, xb], d));
+            }
+        }
+    }
+    if rows.is_empty() {
+        let why = if not_comparable > 0 {
+            format!(" ({not_comparable} differ in their options)")
+        } else if !unjudged.is_empty() {
+            format!(" ({} lost nothing in any search)", unjudged.len())
+        } else {
+            String::new()
+        };
+        bail!(
+            "searches {a} and {b} have no frame size and strategy with a loss-free rate found \
+             in both with the same options{why}"
+        );
+    }
+    let mut ds: Vec<netsonde_analysis::SearchDelta> =
+        rows.iter().map(|(_, _, d)| d.clone()).collect();
+    netsonde_analysis::judge_searches(&mut ds, netsonde_analysis::FAMILY_ALPHA, min_rel);
+    o.push_str(&format!(
+        "{} comparisons of loss-free rates: each point's repeated searches (search --repeat) \
+         are its repetitions; a change is significant when the exact one-sided Mann-Whitney \
+         test passes Holm's procedure at a 5% family level and exceeds {:.1}%\n",
+        ds.len(),
+        100.0 * min_rel
+    ));
+    let need = netsonde_analysis::reps_for(ds.len(), netsonde_analysis::FAMILY_ALPHA);
+    if min_n < need {
+        o.push_str(&format!(
+            "note: with {min_n} search(es) a point, the smallest p-value is {:.3}; {} comparisons \
+             need {need} searches a point in each run for any change to be significant \
+             (search --repeat {need}); one search's rate moves between runs (on loopback by 10% \
+             and more)\n",
+            netsonde_analysis::smallest_p(min_n, min_n),
+            ds.len()
+        ));
+    }
+    let shown = |e: &netsonde_model::sweep::Estimate, xs: &[f64]| {
+        let r = |v: f64| PacketRate(v).to_string();
+        let (lo, hi) = xs
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
+        if e.n > 1 {
+            format!("{} [{} – {}, {}]", r(e.median), r(lo), r(hi), e.n)
+        } else {
+            format!("{} (1 search)", r(e.median))
+        }
+    };
+    o.push_str(&format!(
+        "\n  {:<16} {:<4} {:>40} {:>40} {:>8} {:>8}  verdict\n",
+        "point",
+        "",
+        format!("run {a}: median [range, searches]"),
+        format!("run {b}: median [range, searches]"),
+        "change",
+        "p"
+    ));
+    let mut regressed = false;
+    for ((key, [xa, xb], _), d) in rows.iter().zip(&ds) {
+        let (verdict, p) = match d.verdict {
+            netsonde_analysis::Verdict::Better => ("better", d.p_better),
+            netsonde_analysis::Verdict::Worse => {
+                regressed = true;
+                ("REGRESSION", d.p_worse)
+            }
+            netsonde_analysis::Verdict::Same => ("same", d.p_worse.min(d.p_better)),
+        };
+        o.push_str(&format!(
+            "  {:<16} {:<4} {:>40} {:>40} {:>+7.1}% {:>8}  {verdict}\n",
+            key,
+            if d.goal == Goal::Ndr { "NDR" } else { "PDR" },
+            shown(&d.a, xa),
+            shown(&d.b, xb),
+            100.0 * d.rel_change,
+            if p < 0.001 {
+                format!("{p:.1e}")
+            } else {
+                format!("{p:.3}")
+            }
+        ));
+    }
+    for u in &unjudged {
+        o.push_str(&format!("{u}\n"));
+    }
+    if unmatched > 0 {
+        o.push_str(&format!(
+            "{unmatched} point(s) of run {b} have no counterpart in run {a}\n"
+        ));
+    }
+    Ok((o, regressed))
+}
+
+/// Warnings that the two runs' hosts or links differ, one line each.
+fn differing_hosts(store: &Store, a: RunId, b: RunId) -> anyhow::Result<String> {
     let (ra, rb) = (store.run(a)?, store.run(b)?);
     let host = |j: Option<&str>| j.and_then(|j| serde_json::from_str::<HostFacts>(j).ok());
     let mut o = String::new();
@@ -243,6 +393,29 @@ pub fn compare(store: &Store, a: RunId, b: RunId, min_rel: f64) -> anyhow::Resul
     if ra.link_json != rb.link_json {
         o.push_str("warning: the runs were measured over different links\n");
     }
+    Ok(o)
+}
+
+/// `compare A B`: per-point deltas; returns the text and whether B regressed.
+///
+/// Points are matched by their axes. A matched pair whose full specs differ (an
+/// `--io`, a duration, any option) is not judged and says which fields differ;
+/// host facts that differ are named at the top. Each metric is tested with the
+/// exact one-sided Mann–Whitney test on the repetitions, the whole comparison with
+/// Holm's procedure at a 5% family level, and a change must also exceed `min_rel`.
+pub fn compare(store: &Store, a: RunId, b: RunId, min_rel: f64) -> anyhow::Result<(String, bool)> {
+    let (sa, _) = netsonde_run::load(store, a)?;
+    let (sb, _) = netsonde_run::load(store, b)?;
+    match (sa.search, sb.search) {
+        (None, None) => {}
+        (Some(ca), Some(cb)) => return compare_searches(store, (a, ca), (b, cb), min_rel),
+        (x, _) => bail!(
+            "run {} is a loss-free rate search and run {} a sweep: compare a search with a search",
+            if x.is_some() { a } else { b },
+            if x.is_some() { b } else { a }
+        ),
+    }
+    let mut o = differing_hosts(store, a, b)?;
     let (pa, pb) = (store.points(a)?, store.points(b)?);
     let values = |p: &netsonde_store::PointRow, m: Metric| -> Vec<f64> {
         p.reps.iter().filter_map(|r| r.metrics.value(m)).collect()

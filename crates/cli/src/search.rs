@@ -121,6 +121,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         max_trials: a.max_trials.max(1),
         back_to_back: a.back_to_back,
         latency: a.latency,
+        searches: a.repeat,
         ..SearchConfig::default()
     };
     let db = a.common.store.db.clone();
@@ -251,6 +252,43 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
                 r.io,
                 b.trials.len(),
                 if b.found { "" } else { " (not converged)" }
+            )?;
+        }
+    }
+    let repeated: Vec<_> = rows
+        .iter()
+        .filter(|r| !r.outcome.repeats.is_empty())
+        .collect();
+    if !repeated.is_empty() {
+        writeln!(
+            out,
+            "\nrepeated searches (--repeat): the table above is each point's first; the median \
+             and range of the lower bounds over all of them"
+        )?;
+        for r in repeated {
+            let o = &r.outcome;
+            let spread = |goal| {
+                let mut v = o.lower_bounds(goal);
+                v.sort_by(f64::total_cmp);
+                match (v.first(), v.last()) {
+                    (Some(lo), Some(hi)) => format!(
+                        "{} [{} – {}] over {}",
+                        PacketRate(v[v.len() / 2]),
+                        PacketRate(*lo),
+                        PacketRate(*hi),
+                        v.len()
+                    ),
+                    _ => "none found".into(),
+                }
+            };
+            writeln!(
+                out,
+                "{:>4} B {:<8} NDR {}; PDR {}; {} searches",
+                r.frame,
+                r.io,
+                spread(netsonde_model::search::Goal::Ndr),
+                spread(netsonde_model::search::Goal::Pdr),
+                o.searches().count()
             )?;
         }
     }

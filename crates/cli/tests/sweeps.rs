@@ -166,6 +166,86 @@ fn compare_is_a_performance_gate() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// `compare` of two searches judges NDR and PDR by each point's repeated
+/// searches: a host 10% slower (the scripted receiver takes 10% less) is a
+/// regression where the receiver limits, exit 3; one search a side is not enough
+/// to judge and says so; where nothing was lost the senders' rates are shown, not
+/// judged; a search is not compared with a sweep.
+#[test]
+fn compare_of_two_searches_flags_a_lower_loss_free_rate() {
+    let d = tmpdir("compare-search");
+    let db = d.join("c.db");
+    let base = [
+        "search",
+        "--engine",
+        "fake",
+        "--no-report",
+        "--db",
+        s(&db),
+        "--frames",
+        "64,512",
+        "--io",
+        "copy,batch",
+        "--repeat",
+        "5",
+    ];
+    ok(&base);
+    ok(&[&base[..], &["--fake-scale", "0.9"]].concat());
+    let cmp = |x: &str, y: &str| run(&["compare", x, y, "--db", s(&db)], Duration::from_secs(30));
+    let same = cmp("1", "1");
+    let text = String::from_utf8_lossy(&same.stdout);
+    assert_eq!(same.status.code(), Some(0), "{text}");
+    assert!(!text.contains("REGRESSION"), "{text}");
+    let worse = cmp("1", "2");
+    let text = String::from_utf8_lossy(&worse.stdout);
+    assert_eq!(worse.status.code(), Some(3), "{text}");
+    let copy: Vec<&str> = text.lines().filter(|l| l.contains(" copy ")).collect();
+    assert_eq!(copy.len(), 4, "NDR and PDR of two frame sizes: {text}");
+    assert!(
+        copy.iter().all(|l| l.contains("REGRESSION")
+            && (l.contains("-9.") || l.contains("-10."))
+            && l.contains(", 5]")),
+        "{text}"
+    );
+    let batch: Vec<&str> = text.lines().filter(|l| l.contains(" batch")).collect();
+    assert!(
+        batch.len() == 2 && batch.iter().all(|l| l.contains("not judged")),
+        "{text}"
+    );
+    // Swapped: better, exit 0.
+    let better = cmp("2", "1");
+    let text = String::from_utf8_lossy(&better.stdout);
+    assert_eq!(better.status.code(), Some(0), "{text}");
+    assert!(text.contains("better"), "{text}");
+    // One search a side: the change is shown, and why it cannot be judged.
+    let one = [&base[..10], &["--repeat", "1"]].concat();
+    ok(&one);
+    ok(&[&one[..], &["--fake-scale", "0.9"]].concat());
+    let single = cmp("3", "4");
+    let text = String::from_utf8_lossy(&single.stdout);
+    assert_eq!(single.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("--repeat 5") && !text.contains("REGRESSION"),
+        "{text}"
+    );
+    ok(&[
+        "sweep",
+        "--engine",
+        "fake",
+        "--no-report",
+        "--db",
+        s(&db),
+        "--sizes",
+        "1K",
+    ]);
+    let mixed = cmp("1", "5");
+    let err = String::from_utf8_lossy(&mixed.stderr);
+    assert_eq!(mixed.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("a search with a search"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn experiment_file_runs_and_rejects_unknown_keys() {
     let d = tmpdir("file");

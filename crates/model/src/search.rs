@@ -41,6 +41,14 @@ pub struct SearchConfig {
     /// throughput).
     #[serde(default)]
     pub latency: bool,
+    /// Independent searches of each point, one after another (`--repeat`): the
+    /// spread of their NDRs is what `compare` judges a change against.
+    #[serde(default = "one")]
+    pub searches: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// The loads, as fractions of the NDR found, at which `latency` measures.
@@ -63,6 +71,7 @@ impl Default for SearchConfig {
             max_trials: 40,
             back_to_back: false,
             latency: false,
+            searches: 1,
         }
     }
 }
@@ -207,6 +216,27 @@ pub struct SearchOutcome {
     /// measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency: Vec<LatencyAt>,
+    /// The point's further independent searches (`--repeat`), each whole, in the
+    /// order run; this one is the first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<SearchOutcome>,
+}
+
+impl SearchOutcome {
+    /// This search and its repeats.
+    pub fn searches(&self) -> impl Iterator<Item = &SearchOutcome> {
+        std::iter::once(self).chain(&self.repeats)
+    }
+
+    /// `goal`'s lower bound in each search that found one.
+    pub fn lower_bounds(&self, goal: Goal) -> Vec<f64> {
+        self.searches()
+            .filter_map(|s| match goal {
+                Goal::Ndr => s.ndr.lower,
+                Goal::Pdr => s.pdr.lower,
+            })
+            .collect()
+    }
 }
 
 /// Latency beside a UDP load at a fraction of NDR: UDP probes, each echoed by the

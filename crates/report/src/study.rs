@@ -265,8 +265,8 @@ fn search_plots(points: &[PointView]) -> Vec<PlotSpec> {
             .filter(|(p, _)| search_key(p).0 == frame)
             .map(|(p, o)| {
                 let mut pts: Vec<(f64, f64)> = o
-                    .trials
-                    .iter()
+                    .searches()
+                    .flat_map(|x| &x.trials)
                     .map(|t| (t.offered_pps, t.loss_ratio()))
                     .collect();
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));

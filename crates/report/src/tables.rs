@@ -89,13 +89,33 @@ pub fn tables(s: &Study) -> Vec<Table> {
             .iter()
             .map(|(p, o)| {
                 let (frame, io) = crate::study::search_key(p);
+                // Repeated searches: the median and range of their lower bounds
+                // beside the first search's.
+                let over = |goal, first: Option<f64>| {
+                    let mut v = o.lower_bounds(goal);
+                    if o.repeats.is_empty() || v.is_empty() {
+                        return pps(first);
+                    }
+                    v.sort_by(f64::total_cmp);
+                    format!(
+                        "{} (median of {}: {}, {} – {})",
+                        pps(first),
+                        v.len(),
+                        PacketRate(v[v.len() / 2]),
+                        PacketRate(v[0]),
+                        PacketRate(v[v.len() - 1])
+                    )
+                };
                 vec![
                     format!("{frame} B"),
                     io,
-                    pps(o.ndr.lower),
+                    over(netsonde_model::search::Goal::Ndr, o.ndr.lower),
                     pps(o.ndr.upper),
-                    pps(o.pdr.lower),
-                    o.trials.len().to_string(),
+                    over(netsonde_model::search::Goal::Pdr, o.pdr.lower),
+                    o.searches()
+                        .map(|x| x.trials.len())
+                        .sum::<usize>()
+                        .to_string(),
                     match &o.back_to_back {
                         None => "-".into(),
                         Some(b) => match (b.lower, b.upper) {
@@ -119,7 +139,7 @@ pub fn tables(s: &Study) -> Vec<Table> {
             .collect();
         out.push(t(
             "Loss-free rate search",
-            "Per frame size and strategy: NDR, the highest offered rate at which a trial lost nothing (confirmed by repeats at that rate), the lowest rate that lost (the bound above it), and PDR, the highest with loss within the partial-drop ratio. Rates are datagrams per second as the sender sent them in the measured time. Back-to-back (when asked): the longest burst, in datagrams, sent at the sender's full rate that lost nothing.",
+            "Per frame size and strategy: NDR, the highest offered rate at which a trial lost nothing (confirmed by repeats at that rate), the lowest rate that lost (the bound above it), and PDR, the highest with loss within the partial-drop ratio. Rates are datagrams per second as the sender sent them in the measured time. Back-to-back (when asked): the longest burst, in datagrams, sent at the sender's full rate that lost nothing. With repeated searches (--repeat), the first search's figures, and the median and range over all of them; the trials below are every search's.",
             &["frame", "io", "NDR", "lost at", "PDR", "trials", "back-to-back", "limit"],
             rows,
         ));
@@ -127,19 +147,22 @@ pub fn tables(s: &Study) -> Vec<Table> {
             .iter()
             .flat_map(|(p, o)| {
                 let (frame, io) = crate::study::search_key(p);
-                o.trials.iter().enumerate().map(move |(k, tr)| {
-                    vec![
-                        format!("{frame} B"),
-                        io.clone(),
-                        (k + 1).to_string(),
-                        tr.asked_pps
-                            .map_or("unpaced".into(), |a| PacketRate(a).to_string()),
-                        PacketRate(tr.offered_pps).to_string(),
-                        format!("{:.3}%", 100.0 * tr.loss_ratio()),
-                        tr.rcvbuf_errors.to_string(),
-                        tr.sndbuf_errors.to_string(),
-                    ]
-                })
+                o.searches()
+                    .flat_map(|x| &x.trials)
+                    .enumerate()
+                    .map(move |(k, tr)| {
+                        vec![
+                            format!("{frame} B"),
+                            io.clone(),
+                            (k + 1).to_string(),
+                            tr.asked_pps
+                                .map_or("unpaced".into(), |a| PacketRate(a).to_string()),
+                            PacketRate(tr.offered_pps).to_string(),
+                            format!("{:.3}%", 100.0 * tr.loss_ratio()),
+                            tr.rcvbuf_errors.to_string(),
+                            tr.sndbuf_errors.to_string(),
+                        ]
+                    })
             })
             .collect();
         out.push(t(

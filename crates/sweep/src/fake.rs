@@ -217,6 +217,8 @@ impl Runner for FakeRunner {
             if let Some(w) = spec.window {
                 rate = rate.min(w.0 as f64 * 8.0 / 100e-6);
             }
+            // The scale is the host's: a paced sender still reaches its rate.
+            rate *= self.scale;
             if let Some(r) = spec.rate {
                 rate = rate.min(r.bps());
             }
@@ -231,7 +233,7 @@ impl Runner for FakeRunner {
                 })
                 .collect();
             for (i, &dir) in dirs.iter().enumerate() {
-                let r = rate * noise() * self.scale;
+                let r = rate * noise();
                 let mut bytes = (r / 8.0 * secs) as u64;
                 // A test that ends by volume sends its share, no more.
                 if let Some(v) = spec.volume {

@@ -204,6 +204,7 @@ impl Search {
                 && (self.trials.len() as u32) < self.cfg.max_trials,
             back_to_back: None,
             latency: Vec::new(),
+            repeats: Vec::new(),
         }
     }
 }
@@ -476,6 +477,18 @@ impl PointSearch {
             .next()
     }
 
+    /// The next measurement's spec from the point's `base`; `None`: this search
+    /// is over.
+    fn next_spec(&mut self, base: &TestSpec) -> Option<TestSpec> {
+        if let Next::Trial(pps) = self.rates.next() {
+            return Some(at_rate(base, pps));
+        }
+        if let Some(n) = self.next_burst() {
+            return Some(burst_spec(base, n));
+        }
+        self.next_latency().map(|pps| latency_spec(base, pps))
+    }
+
     fn outcome(&self) -> SearchOutcome {
         let mut o = self.rates.outcome();
         let cfg = self.rates.cfg;
@@ -497,10 +510,67 @@ impl PointSearch {
     }
 }
 
-/// What a point's stored measurements say: the outcome a search that made them
-/// would give (a report shows this version's search of the stored trials).
+/// A point's independent searches (`SearchConfig::searches`), one after another.
+/// Each starts with its unpaced probe, so stored measurements split into their
+/// searches there.
+#[derive(Debug, Clone)]
+struct PointSearches {
+    cfg: SearchConfig,
+    runs: Vec<PointSearch>,
+}
+
+impl PointSearches {
+    fn new(cfg: SearchConfig, stored: &[Measured]) -> PointSearches {
+        let mut p = PointSearches {
+            cfg,
+            runs: vec![PointSearch::new(cfg, &[])],
+        };
+        for m in stored {
+            p.record(m.clone());
+        }
+        p
+    }
+
+    fn record(&mut self, m: Measured) {
+        let starts = matches!(&m, Measured::Rate(t) if t.asked_pps.is_none());
+        let last = self.runs.last_mut().expect("one search at least");
+        if starts && !last.rates.trials().is_empty() {
+            self.runs.push(PointSearch::new(self.cfg, &[]));
+        }
+        self.runs.last_mut().expect("pushed").record(m);
+    }
+
+    fn measurements(&self) -> usize {
+        self.runs.iter().map(PointSearch::measurements).sum()
+    }
+
+    /// The next measurement, starting the next search when one is over.
+    fn next_spec(&mut self, base: &TestSpec) -> Option<TestSpec> {
+        let last = self.runs.last_mut().expect("one search at least");
+        if let Some(spec) = last.next_spec(base) {
+            return Some(spec);
+        }
+        if (self.runs.len() as u32) < self.cfg.searches.max(1) {
+            self.runs.push(PointSearch::new(self.cfg, &[]));
+            return self.runs.last_mut().expect("pushed").next_spec(base);
+        }
+        None
+    }
+
+    /// The first search's outcome, with the others as its `repeats`.
+    fn outcome(&self) -> SearchOutcome {
+        let mut o = self.runs[0].outcome();
+        o.repeats = self.runs[1..].iter().map(PointSearch::outcome).collect();
+        o.converged &= o.repeats.iter().all(|r| r.converged)
+            && self.runs.len() as u32 >= self.cfg.searches.max(1);
+        o
+    }
+}
+
+/// What a point's stored measurements say: the outcome the searches that made
+/// them would give (a report shows this version's search of the stored trials).
 pub fn replay(cfg: SearchConfig, stored: &[Measured]) -> SearchOutcome {
-    PointSearch::new(cfg, stored).outcome()
+    PointSearches::new(cfg, stored).outcome()
 }
 
 /// Searches each pending point in turn, as a [`Schedule`] for the executor: each
@@ -512,7 +582,7 @@ pub fn replay(cfg: SearchConfig, stored: &[Measured]) -> SearchOutcome {
 pub struct SearchSchedule {
     cfg: SearchConfig,
     queue: std::collections::VecDeque<(u32, Vec<Measured>)>,
-    current: Option<(u32, PointSearch)>,
+    current: Option<(u32, PointSearches)>,
 }
 
 impl SearchSchedule {
@@ -534,8 +604,9 @@ impl SearchSchedule {
         } else {
             0
         };
-        let per = self.cfg.expected_trials() as usize * if self.cfg.back_to_back { 2 } else { 1 }
-            + latency;
+        let per = (self.cfg.expected_trials() as usize * if self.cfg.back_to_back { 2 } else { 1 }
+            + latency)
+            * self.cfg.searches.max(1) as usize;
         let current = self
             .current
             .as_ref()
@@ -556,32 +627,24 @@ impl Schedule for SearchSchedule {
                 None => return Step::Done,
                 Some((idx, stored)) => self
                     .current
-                    .insert((idx, PointSearch::new(self.cfg, &stored))),
+                    .insert((idx, PointSearches::new(self.cfg, &stored))),
             },
         };
         let idx = *idx;
         let rep = search.measurements() as u32;
-        // A missing point gets no spec; the executor reports it.
-        let base = points.get(idx as usize).map(|p| &p.spec);
-        if let Next::Trial(pps) = search.rates.next() {
+        let Some(base) = points.get(idx as usize).map(|p| &p.spec) else {
+            // A missing point gets no spec; the executor reports it.
             return Step::Measure {
                 idx,
                 rep,
-                spec: base.map(|b| at_rate(b, pps)),
+                spec: None,
             };
-        }
-        if let Some(n) = search.next_burst() {
+        };
+        if let Some(spec) = search.next_spec(base) {
             return Step::Measure {
                 idx,
                 rep,
-                spec: base.map(|b| burst_spec(b, n)),
-            };
-        }
-        if let Some(pps) = search.next_latency() {
-            return Step::Measure {
-                idx,
-                rep,
-                spec: base.map(|b| latency_spec(b, pps)),
+                spec: Some(spec),
             };
         }
         let summary = Summary::Search(search.outcome());
@@ -882,6 +945,42 @@ mod tests {
         );
         // At 10% the queue adds about a ninth of a service time: near idle.
         assert!(medians[0] < PROBE_RTT_NS * 1.1, "{medians:?}");
+        let stored: Vec<Measured> = kept
+            .reports
+            .iter()
+            .map(|(_, r)| measured(r).unwrap())
+            .collect();
+        assert_eq!(&replay(cfg, &stored), o);
+    }
+
+    /// `searches: 3`: each point is searched three times over, each search whole
+    /// (its own unpaced probe first), and replaying the stored trials splits them
+    /// into the same searches.
+    #[test]
+    fn repeated_searches_are_whole_and_replay_alike() {
+        let cfg = SearchConfig {
+            searches: 3,
+            ..SearchConfig::default()
+        };
+        let (out, kept) = go(
+            &mut SearchSchedule::new(cfg, vec![(0, Vec::new())]),
+            &mut FakeRunner::new(8),
+            usize::MAX,
+        );
+        assert!(out.failures.is_empty());
+        let (_, o) = &kept.done[0];
+        assert_eq!(o.repeats.len(), 2, "{o:?}");
+        assert!(o.converged);
+        let cap = udp_receiver_pps(&points()[0].spec);
+        for s in o.searches() {
+            assert!(s.trials[0].asked_pps.is_none());
+            assert_eq!(s.trials.iter().filter(|t| t.asked_pps.is_none()).count(), 1);
+            let ndr = s.ndr.lower.unwrap();
+            assert!(ndr <= cap && ndr >= cap * 0.95, "{ndr} vs {cap}");
+        }
+        let n: usize = o.searches().map(|s| s.trials.len()).sum();
+        assert_eq!(n, kept.reports.len());
+        assert_eq!(o.lower_bounds(Goal::Ndr).len(), 3);
         let stored: Vec<Measured> = kept
             .reports
             .iter()
