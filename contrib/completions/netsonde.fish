@@ -159,7 +159,9 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l logfile -d 'Ap
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l no-report -d 'Do not write a report'
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s p -l port -d 'Server control port' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l frames -d 'Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544 counts them); the UDP payload is the frame less 46 B' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l test -d 'What to search: `udp`, the highest rate of datagrams with no loss; or `tcp`, the highest paced rate of one TCP connection with no retransmission (messages sent one segment each, TCP_NODELAY)' -r -f -a "udp\t'UDP datagrams: loss is datagrams that never arrived'
+tcp\t'One TCP connection: loss is retransmitted segments'"
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l frames -d 'Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544 counts them); the UDP payload is the frame less 46 B, a TCP segment\'s the frame less 70 B [default: 64,128,256,512,1024,1280,1518; for tcp from 128]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l io -d 'I/O strategies to search, each on its own: copy,batch,uring,... (both ends)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l trial -d 'Measured time of one trial' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l warmup -d 'Warm-up before each trial\'s measured time (its traffic is not counted)' -r

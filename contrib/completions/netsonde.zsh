@@ -207,7 +207,9 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 _arguments "${_arguments_options[@]}" : \
 '-p+[Server control port]:PORT:_default' \
 '--port=[Server control port]:PORT:_default' \
-'*--frames=[Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544 counts them); the UDP payload is the frame less 46 B]:FRAMES:_default' \
+'--test=[What to search\: \`udp\`, the highest rate of datagrams with no loss; or \`tcp\`, the highest paced rate of one TCP connection with no retransmission (messages sent one segment each, TCP_NODELAY)]:TEST:((udp\:"UDP datagrams\: loss is datagrams that never arrived"
+tcp\:"One TCP connection\: loss is retransmitted segments"))' \
+'*--frames=[Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544 counts them); the UDP payload is the frame less 46 B, a TCP segment'\''s the frame less 70 B \[default\: 64,128,256,512,1024,1280,1518; for tcp from 128\]]:FRAMES:_default' \
 '*--io=[I/O strategies to search, each on its own\: copy,batch,uring,... (both ends)]:IO:_default' \
 '--trial=[Measured time of one trial]:TRIAL:_default' \
 '--warmup=[Warm-up before each trial'\''s measured time (its traffic is not counted)]:WARMUP:_default' \

@@ -86,14 +86,16 @@ pub struct SearchArgs {
     /// Server control port.
     #[arg(short, long, default_value_t = netsonde_driver::client::DEFAULT_PORT)]
     pub port: u16,
+    /// What to search: `udp`, the highest rate of datagrams with no loss; or
+    /// `tcp`, the highest paced rate of one TCP connection with no
+    /// retransmission (messages sent one segment each, TCP_NODELAY).
+    #[arg(long, value_enum, default_value_t = SearchTest::Udp)]
+    pub test: SearchTest,
     /// Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544
-    /// counts them); the UDP payload is the frame less 46 B.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "64,128,256,512,1024,1280,1518"
-    )]
-    pub frames: Vec<u32>,
+    /// counts them); the UDP payload is the frame less 46 B, a TCP segment's the
+    /// frame less 70 B [default: 64,128,256,512,1024,1280,1518; for tcp from 128].
+    #[arg(long, value_delimiter = ',')]
+    pub frames: Option<Vec<u32>>,
     /// I/O strategies to search, each on its own: copy,batch,uring,... (both ends).
     #[arg(long, value_delimiter = ',', default_value = "copy", value_parser = parse_io)]
     pub io: Vec<IoStrategy>,
@@ -151,6 +153,15 @@ pub struct SearchArgs {
     pub resume: Option<String>,
     #[command(flatten)]
     pub common: SweepCommon,
+}
+
+/// What `netsonde search` searches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SearchTest {
+    /// UDP datagrams: loss is datagrams that never arrived.
+    Udp,
+    /// One TCP connection: loss is retransmitted segments.
+    Tcp,
 }
 
 /// A ratio as `0.5%` or `0.005`.

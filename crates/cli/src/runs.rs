@@ -219,7 +219,7 @@ fn compare_searches(
     (b, cb): (RunId, netsonde_model::search::SearchConfig),
     min_rel: f64,
 ) -> anyhow::Result<(String, bool)> {
-    use netsonde_model::search::{Goal, FRAME_OVERHEAD};
+    use netsonde_model::search::{frame_of, Goal};
     use netsonde_model::units::PacketRate;
     let mut o = differing_hosts(store, a, b)?;
     let (sa, sb) = (study(store, a)?, study(store, b)?);
@@ -242,7 +242,7 @@ fn compare_searches(
             continue;
         };
         let Some(po) = &p.search else { continue };
-        let frame = q.spec.size.0 + u64::from(FRAME_OVERHEAD);
+        let frame = frame_of(&q.spec);
         let key = format!("{frame} B {}", q.spec.rx_io);
         let json = |s| serde_json::to_string(s).unwrap_or_default();
         let differs = spec_differences(&json(&p.spec), &json(&q.spec));

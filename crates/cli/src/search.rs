@@ -9,12 +9,13 @@ use anyhow::Context;
 use netsonde_model::spec::{Direction, TestKind, TestSpec};
 use netsonde_model::units::{BitRate, Bytes, PacketRate};
 use netsonde_sweep::search::{
-    Bounds, SearchConfig, SearchOutcome, Trial, FRAME_OVERHEAD, WIRE_GAP,
+    frame_of, Bounds, SearchConfig, SearchOutcome, Trial, FRAME_OVERHEAD, RFC2544_FRAMES,
+    TCP_FRAME_OVERHEAD, WIRE_GAP,
 };
 use netsonde_sweep::Plan;
 use serde::Serialize;
 
-use crate::args::{SearchArgs, UsageError};
+use crate::args::{SearchArgs, SearchTest, UsageError};
 
 /// One frame size and strategy's result.
 #[derive(Debug, Serialize)]
@@ -33,9 +34,14 @@ fn wire(pps: f64, frame: u32) -> String {
 }
 
 /// Where the packets at the upper bound were lost.
-fn where_lost(o: &SearchOutcome) -> String {
+fn where_lost(o: &SearchOutcome, tcp: bool) -> String {
     if o.sender_bound {
         return "sender (nothing lost unpaced)".into();
+    }
+    if tcp {
+        // A retransmission says a segment (or its ACK) was lost or late, not
+        // where.
+        return "path: retransmitted segments".into();
     }
     let lossy: Vec<&Trial> = o.trials.iter().filter(|t| t.lost > 0).collect();
     let (lost, rcv, snd) = lossy.iter().fold((0, 0, 0), |a, t| {
@@ -58,20 +64,49 @@ fn where_lost(o: &SearchOutcome) -> String {
 }
 
 /// The plan of a search: one point per frame size and strategy, each a UDP
-/// stream of the frame's payload.
+/// stream of the frame's payload, or a TCP stream of one segment per message.
 fn plan(a: &SearchArgs) -> anyhow::Result<Plan> {
-    if a.frames.is_empty() || a.io.is_empty() {
+    let tcp = a.test == SearchTest::Tcp;
+    // A TCP segment's payload is the frame less 70 B: from 128 B frames on.
+    let frames: Vec<u32> = match &a.frames {
+        Some(f) => f.clone(),
+        None => RFC2544_FRAMES
+            .into_iter()
+            .filter(|&f| !tcp || f >= 128)
+            .collect(),
+    };
+    if frames.is_empty() || a.io.is_empty() {
         return Err(UsageError("nothing to search: give --frames and --io".into()).into());
     }
-    for &f in &a.frames {
+    let (overhead, least, what) = if tcp {
+        (
+            TCP_FRAME_OVERHEAD,
+            TCP_FRAME_OVERHEAD + 16,
+            "a TCP segment's payload is the frame less",
+        )
+    } else {
         // The datagram carries a 16-byte sequence number and send time.
-        if !(FRAME_OVERHEAD + 16..=65_535).contains(&f) {
+        (
+            FRAME_OVERHEAD,
+            FRAME_OVERHEAD + 16,
+            "the UDP payload is the frame less",
+        )
+    };
+    let most = if tcp { 9_018 } else { 65_535 };
+    for &f in &frames {
+        if !(least..=most).contains(&f) {
             return Err(UsageError(format!(
-                "frame size {f} B: between {} and 65535 B (the UDP payload is the frame less {FRAME_OVERHEAD} B and carries a 16-byte header)",
-                FRAME_OVERHEAD + 16
+                "frame size {f} B: between {least} and {most} B ({what} {overhead} B and carries a 16-byte header)"
             ))
             .into());
         }
+    }
+    if tcp && a.back_to_back {
+        return Err(UsageError(
+            "--back-to-back is a UDP search's: a TCP sender's bursts are its congestion window's"
+                .into(),
+        )
+        .into());
     }
     let window = match a.window.trim() {
         "default" => None,
@@ -80,19 +115,25 @@ fn plan(a: &SearchArgs) -> anyhow::Result<Plan> {
                 .map_err(|e| UsageError(format!("--window: {e}")))?,
         ),
     };
-    let mut base = TestSpec::new(TestKind::UdpStream);
+    let test = if tcp {
+        TestKind::TcpStream
+    } else {
+        TestKind::UdpStream
+    };
+    let mut base = TestSpec::new(test);
     base.duration = a.trial;
     base.warmup = a.warmup;
     base.window = window;
+    // One segment per message, sent when written.
+    base.nodelay = tcp;
     base.validate().map_err(|e| UsageError(e.to_string()))?;
     let mut plan = Plan::default_characterization();
     plan.base = base;
-    plan.tests = vec![TestKind::UdpStream];
+    plan.tests = vec![test];
     plan.directions = vec![Direction::Out];
-    plan.sizes = a
-        .frames
+    plan.sizes = frames
         .iter()
-        .map(|&f| Bytes(u64::from(f - FRAME_OVERHEAD)))
+        .map(|&f| Bytes(u64::from(f - overhead)))
         .collect();
     plan.windows = vec![window];
     plan.parallel = vec![1];
@@ -161,7 +202,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
             let outcome = p.search.clone()?;
             let payload = p.spec.size.0 as u32;
             Some(Row {
-                frame: payload + FRAME_OVERHEAD,
+                frame: frame_of(&p.spec) as u32,
                 payload,
                 io: p.spec.rx_io.to_string(),
                 outcome,
@@ -185,10 +226,17 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         writeln!(out, "{doc}").context("writing the result")?;
         return Ok(converged);
     }
+    let tcp = stored.plan.base.test == TestKind::TcpStream;
     writeln!(
         out,
-        "\nloss-free rate (RFC 2544 throughput), UDP over IPv4; trials of {} after {} warm-up; \
+        "\nloss-free rate (RFC 2544 throughput), {}; trials of {} after {} warm-up; \
          precision {:.2}%, PDR at {:.2}% loss, NDR confirmed by {} trial(s)",
+        if tcp {
+            "one TCP connection over IPv4, a segment per message; loss: retransmitted \
+             segments over the connection, warm-up included"
+        } else {
+            "UDP over IPv4"
+        },
         trial,
         warmup,
         100.0 * cfg.precision,
@@ -219,7 +267,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
             p,
             pw,
             o.trials.len(),
-            where_lost(o),
+            where_lost(o, tcp),
             if o.converged {
                 ""
             } else {

@@ -975,6 +975,76 @@ fn a_sweep_diagnoses_each_point_from_its_repetitions() {
     before.assert_restored();
 }
 
+/// The TCP search (`--test tcp`) on a 100 Mbit/s link with a 10-frame queue: the
+/// highest paced rate of one connection without a retransmission is the link's
+/// frame rate for 1518 B frames (1448 B segments with timestamps), 8,127.6
+/// frames/s, within 2%; above it the connection retransmits.
+#[test]
+fn the_tcp_search_finds_a_shaped_links_frame_rate() {
+    let Some(_g) = ready("search-tcp") else {
+        return;
+    };
+    let before = Before::take();
+    up_to_three("TCP NDR at 1518 B on 100 Mbit/s", || {
+        let out = run(
+            &[
+                "lab",
+                "run",
+                "--rate",
+                "100M",
+                "--queue",
+                "10p",
+                "--",
+                "search",
+                "--test",
+                "tcp",
+                "--frames",
+                "1518",
+                "--trial",
+                "1s",
+                "--warmup",
+                "0.3s",
+                "--json",
+                "--no-report",
+            ],
+            Duration::from_secs(120),
+        );
+        if !out.status.success() {
+            return Err(format!(
+                "search failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+        let s = &doc["searches"][0];
+        assert_eq!(s["payload"], 1448);
+        assert_eq!(s["frame"], 1518);
+        let ndr = f(&s["ndr"]["lower"]);
+        let want = 100e6 / (1538.0 * 8.0);
+        let err = ndr / want - 1.0;
+        eprintln!(
+            "TCP NDR {ndr:.1} frames/s, want {want:.1}: {:+.2}%",
+            err * 100.0
+        );
+        if s["converged"] != true || err.abs() > 0.02 {
+            return Err(format!(
+                "NDR {ndr:.1} is {:+.2}% from {want:.1}: {s}",
+                err * 100.0
+            ));
+        }
+        assert!(
+            s["trials"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["lost"].as_u64().unwrap() > 0),
+            "above the link's rate the connection retransmits: {s}"
+        );
+        Ok(())
+    });
+    before.assert_restored();
+}
+
 /// The loss-free rate search on a 100 Mbit/s link with a 10-frame queue: NDR at
 /// 1518 B frames is the link's frame rate, 100e6 / (1538 x 8) = 8,127.6 frames/s,
 /// within 2% (issue 14), and the losses above it are not the hosts' (the qdisc's).

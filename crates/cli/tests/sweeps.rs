@@ -628,6 +628,23 @@ fn search_reports_every_trial_and_consistent_bounds() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("frame size 40"), "{err}");
+    // A TCP segment needs a 128 B frame at least, and back-to-back is UDP's.
+    for (args, says) in [
+        (
+            &["search", "--test", "tcp", "--frames", "64"][..],
+            "frame size 64",
+        ),
+        (
+            &["search", "--test", "tcp", "--back-to-back"][..],
+            "--back-to-back",
+        ),
+    ] {
+        let out = run(args, Duration::from_secs(10));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{err}");
+    }
 }
 
 /// `search --latency` on loopback: after the rate search, one probed trial at

@@ -13,6 +13,22 @@ use crate::units::PacketRate;
 pub const FRAME_L2: u32 = 18;
 /// Bytes a frame carries beyond its UDP payload: L2 18, IPv4 20, UDP 8.
 pub const FRAME_OVERHEAD: u32 = FRAME_L2 + 28;
+/// Bytes a frame carries beyond a TCP segment's payload: L2 18, IPv4 20, TCP 20
+/// and the timestamp option 12 (Linux sends it by default).
+pub const TCP_FRAME_OVERHEAD: u32 = FRAME_L2 + 52;
+
+/// The Ethernet frame that carries one message of a searched `spec`: a UDP
+/// datagram, or a TCP segment of the message's size (the search sends TCP
+/// messages one segment each, with `TCP_NODELAY`).
+pub fn frame_of(spec: &crate::spec::TestSpec) -> u64 {
+    let overhead = if spec.test == crate::spec::TestKind::TcpStream {
+        TCP_FRAME_OVERHEAD
+    } else {
+        FRAME_OVERHEAD
+    };
+    spec.size.0 + u64::from(overhead)
+}
+
 /// Bytes on the wire per frame beyond the frame: preamble 8, inter-frame gap 12.
 pub const WIRE_GAP: u32 = 20;
 /// RFC 2544's frame sizes for Ethernet (§9.1), in bytes.
@@ -148,6 +164,9 @@ impl Trial {
     /// both ends share it).
     pub fn from_report(asked_pps: Option<f64>, r: &TestReport) -> Option<Trial> {
         let d = r.directions.first()?;
+        if r.spec.test == crate::spec::TestKind::TcpStream {
+            return Self::from_tcp(asked_pps, r, d);
+        }
         let udp = d.udp.as_ref()?;
         let sent = d.datagrams_sent_measured?;
         let drops = |s: &crate::result::SideResult| {
@@ -170,6 +189,44 @@ impl Trial {
             } else {
                 c.sndbuf_errors + s.sndbuf_errors
             },
+        })
+    }
+}
+
+impl Trial {
+    /// The trial of a TCP stream's report: messages as packets (the offered rate
+    /// is the sender's writes per second over the measured interval); sent and
+    /// lost are the sending connections' bytes sent and bytes retransmitted
+    /// (`TCP_INFO`) over their whole life, warm-up included, in messages (a
+    /// retransmitted byte counts as a lost message: a rate that needed a
+    /// retransmission anywhere is not loss-free). Bytes, not segments: the kernel
+    /// may coalesce messages into larger segments. The UDP drop counters do not
+    /// apply (0).
+    fn from_tcp(
+        asked_pps: Option<f64>,
+        r: &TestReport,
+        d: &crate::result::DirectionSummary,
+    ) -> Option<Trial> {
+        let infos: Vec<&crate::result::TcpInfoSummary> = [&r.client, &r.server]
+            .into_iter()
+            .flat_map(|s| &s.flows)
+            .filter(|f| f.dir == d.dir && f.role == crate::result::Role::Sender)
+            .filter_map(|f| f.tcp_info.as_ref())
+            .collect();
+        if infos.is_empty() {
+            return None;
+        }
+        let size = r.spec.size.0.max(1);
+        let bytes = |f: fn(&crate::result::TcpInfoSummary) -> u64| -> u64 {
+            infos.iter().map(|t| f(t)).sum()
+        };
+        Some(Trial {
+            asked_pps,
+            offered_pps: d.messages_per_sec,
+            sent: bytes(|t| t.bytes_sent) / size,
+            lost: bytes(|t| t.bytes_retrans).div_ceil(size),
+            rcvbuf_errors: 0,
+            sndbuf_errors: 0,
         })
     }
 }

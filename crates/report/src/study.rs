@@ -236,7 +236,7 @@ pub struct Study {
 /// and strategy.
 pub fn search_key(p: &PointView) -> (u32, String) {
     (
-        p.spec.size.0 as u32 + netsonde_model::search::FRAME_OVERHEAD,
+        netsonde_model::search::frame_of(&p.spec) as u32,
         p.spec.rx_io.to_string(),
     )
 }

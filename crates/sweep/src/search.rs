@@ -33,8 +33,8 @@
 use netsonde_model::load::{Phase, ProbeKind};
 use netsonde_model::result::TestReport;
 pub use netsonde_model::search::{
-    Bounds, BurstOutcome, Goal, LatencyAt, SearchConfig, SearchOutcome, Trial, FRAME_L2,
-    FRAME_OVERHEAD, LATENCY_AT, RFC2544_FRAMES, WIRE_GAP,
+    frame_of, Bounds, BurstOutcome, Goal, LatencyAt, SearchConfig, SearchOutcome, Trial, FRAME_L2,
+    FRAME_OVERHEAD, LATENCY_AT, RFC2544_FRAMES, TCP_FRAME_OVERHEAD, WIRE_GAP,
 };
 use netsonde_model::search::{LATENCY_IDLE, LATENCY_MIN_TRIAL, LATENCY_PROBE_RATE};
 use netsonde_model::spec::TestSpec;
@@ -227,7 +227,9 @@ fn at_rate(base: &TestSpec, pps: Option<f64>) -> TestSpec {
 /// The trial `report` is; an error when it has no UDP counts.
 pub fn trial_of(report: &TestReport) -> Result<Trial, RunError> {
     Trial::from_report(asked_pps(&report.spec), report).ok_or_else(|| {
-        RunError::Failed("the trial's report has no UDP counts (is it a udp-stream?)".into())
+        RunError::Failed(
+            "the trial's report has neither UDP counts nor the TCP senders' TCP_INFO".into(),
+        )
     })
 }
 
@@ -594,9 +596,7 @@ impl SearchSchedule {
             current: None,
         }
     }
-}
 
-impl SearchSchedule {
     /// Each point still to search, and about how many measurements it needs.
     fn left(&self) -> impl Iterator<Item = (u32, usize)> + '_ {
         let latency = if self.cfg.latency {
