@@ -45,7 +45,11 @@ fn where_lost(o: &SearchOutcome, tcp: bool) -> String {
     }
     let lossy: Vec<&Trial> = o.trials.iter().filter(|t| t.lost > 0).collect();
     let (lost, rcv, snd) = lossy.iter().fold((0, 0, 0), |a, t| {
-        (a.0 + t.lost, a.1 + t.rcvbuf_errors, a.2 + t.sndbuf_errors)
+        (
+            a.0 + t.lost,
+            a.1 + t.rcvbuf_errors.unwrap_or(0),
+            a.2 + t.sndbuf_errors.unwrap_or(0),
+        )
     });
     if lost == 0 {
         "-".into()

@@ -115,10 +115,12 @@ pub struct Trial {
     pub lost: u64,
     /// Datagrams the host's kernel dropped at full receive buffers
     /// (`RcvbufErrors`) during the trial: the receiver could not keep up.
-    pub rcvbuf_errors: u64,
+    /// `None` for a TCP trial, which these UDP counters do not describe.
+    pub rcvbuf_errors: Option<u64>,
     /// Datagrams dropped on the sending host (`SndbufErrors`): at a full send
     /// buffer, or by a qdisc or device queue there (the kernel counts both).
-    pub sndbuf_errors: u64,
+    /// `None` for a TCP trial.
+    pub sndbuf_errors: Option<u64>,
 }
 
 impl std::fmt::Display for Trial {
@@ -129,13 +131,17 @@ impl std::fmt::Display for Trial {
             .map_or("unpaced".to_string(), |p| PacketRate(p).to_string());
         write!(
             f,
-            "asked {asked:<12} offered {:<12} lost {:>7.3}% (kernel: {} at full receive \
-             buffers, {} at the sender's buffers or queues)",
+            "asked {asked:<12} offered {:<12} lost {:>7.3}% ",
             PacketRate(self.offered_pps).to_string(),
             100.0 * self.loss_ratio(),
-            self.rcvbuf_errors,
-            self.sndbuf_errors
-        )
+        )?;
+        match (self.rcvbuf_errors, self.sndbuf_errors) {
+            (Some(r), Some(s)) => write!(
+                f,
+                "(kernel: {r} at full receive buffers, {s} at the sender's buffers or queues)"
+            ),
+            _ => write!(f, "(retransmitted)"),
+        }
     }
 }
 
@@ -179,16 +185,16 @@ impl Trial {
             offered_pps: d.messages_per_sec,
             sent,
             lost: udp.lost,
-            rcvbuf_errors: if one_host {
+            rcvbuf_errors: Some(if one_host {
                 c.rcvbuf_errors.max(s.rcvbuf_errors)
             } else {
                 c.rcvbuf_errors + s.rcvbuf_errors
-            },
-            sndbuf_errors: if one_host {
+            }),
+            sndbuf_errors: Some(if one_host {
                 c.sndbuf_errors.max(s.sndbuf_errors)
             } else {
                 c.sndbuf_errors + s.sndbuf_errors
-            },
+            }),
         })
     }
 }
@@ -201,7 +207,7 @@ impl Trial {
     /// retransmitted byte counts as a lost message: a rate that needed a
     /// retransmission anywhere is not loss-free). Bytes, not segments: the kernel
     /// may coalesce messages into larger segments. The UDP drop counters do not
-    /// apply (0).
+    /// apply (`None`).
     fn from_tcp(
         asked_pps: Option<f64>,
         r: &TestReport,
@@ -225,8 +231,8 @@ impl Trial {
             offered_pps: d.messages_per_sec,
             sent: bytes(|t| t.bytes_sent) / size,
             lost: bytes(|t| t.bytes_retrans).div_ceil(size),
-            rcvbuf_errors: 0,
-            sndbuf_errors: 0,
+            rcvbuf_errors: None,
+            sndbuf_errors: None,
         })
     }
 }

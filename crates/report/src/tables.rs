@@ -159,15 +159,15 @@ pub fn tables(s: &Study) -> Vec<Table> {
                                 .map_or("unpaced".into(), |a| PacketRate(a).to_string()),
                             PacketRate(tr.offered_pps).to_string(),
                             format!("{:.3}%", 100.0 * tr.loss_ratio()),
-                            tr.rcvbuf_errors.to_string(),
-                            tr.sndbuf_errors.to_string(),
+                            opt(tr.rcvbuf_errors, |v| v.to_string()),
+                            opt(tr.sndbuf_errors, |v| v.to_string()),
                         ]
                     })
             })
             .collect();
         out.push(t(
             "Search trials",
-            "Every trial in order: the rate asked, the rate the sender offered, the loss, and the kernel's drop counters over the trial (RcvbufErrors: a full receive buffer; SndbufErrors: a full send buffer or a queue on the sending host).",
+            "Every trial in order: the rate asked, the rate the sender offered, the loss, and the kernel's drop counters over the trial (RcvbufErrors: a full receive buffer; SndbufErrors: a full send buffer or a queue on the sending host; '-' for a TCP search, whose loss is retransmissions).",
             &["frame", "io", "trial", "asked", "offered", "lost", "RcvbufErrors", "SndbufErrors"],
             rows,
         ));

@@ -676,7 +676,9 @@ impl Schedule for SearchSchedule {
             Ok(Measured::Rate(t)) => t.to_string(),
             Ok(Measured::Burst(n, t)) => format!(
                 "burst of {n} at full rate: {} sent, {} lost (kernel: {} at full receive buffers)",
-                t.sent, t.lost, t.rcvbuf_errors
+                t.sent,
+                t.lost,
+                t.rcvbuf_errors.unwrap_or(0)
             ),
             Ok(Measured::Latency(l)) => format!(
                 "latency beside {}: {}",
@@ -698,8 +700,9 @@ impl Schedule for SearchSchedule {
     }
 
     fn remaining_secs(&self, points: &[Point]) -> f64 {
+        // Each search of a point ends with its latency trials.
         let latency = if self.cfg.latency {
-            LATENCY_AT.len()
+            LATENCY_AT.len() * self.cfg.searches.max(1) as usize
         } else {
             0
         };
@@ -731,6 +734,18 @@ mod tests {
     struct Kept {
         reports: Vec<(u32, TestReport)>,
         done: Vec<(u32, SearchOutcome)>,
+    }
+
+    impl Kept {
+        /// What a store would give back for point `idx`: its measurements, in
+        /// order.
+        fn stored(&self, idx: u32) -> Vec<Measured> {
+            self.reports
+                .iter()
+                .filter(|(p, _)| *p == idx)
+                .map(|(_, r)| measured(r).unwrap())
+                .collect()
+        }
     }
 
     impl Sink for Kept {
@@ -891,13 +906,7 @@ mod tests {
         assert!(batch.sender_bound && b.upper.is_none() && b.trials.is_empty());
         assert_eq!(b.lower, Some(batch.trials[0].sent));
         // Replaying the stored measurements gives the same outcome.
-        let stored: Vec<Measured> = kept
-            .reports
-            .iter()
-            .filter(|(p, _)| *p == 0)
-            .map(|(_, r)| measured(r).unwrap())
-            .collect();
-        assert_eq!(&replay(cfg, &stored), copy);
+        assert_eq!(&replay(cfg, &kept.stored(0)), copy);
     }
 
     /// Latency at rate: after the NDR search, one trial with probes at each of
@@ -945,12 +954,7 @@ mod tests {
         );
         // At 10% the queue adds about a ninth of a service time: near idle.
         assert!(medians[0] < PROBE_RTT_NS * 1.1, "{medians:?}");
-        let stored: Vec<Measured> = kept
-            .reports
-            .iter()
-            .map(|(_, r)| measured(r).unwrap())
-            .collect();
-        assert_eq!(&replay(cfg, &stored), o);
+        assert_eq!(&replay(cfg, &kept.stored(0)), o);
     }
 
     /// `searches: 3`: each point is searched three times over, each search whole
@@ -981,12 +985,7 @@ mod tests {
         let n: usize = o.searches().map(|s| s.trials.len()).sum();
         assert_eq!(n, kept.reports.len());
         assert_eq!(o.lower_bounds(Goal::Ndr).len(), 3);
-        let stored: Vec<Measured> = kept
-            .reports
-            .iter()
-            .map(|(_, r)| measured(r).unwrap())
-            .collect();
-        assert_eq!(&replay(cfg, &stored), o);
+        assert_eq!(&replay(cfg, &kept.stored(0)), o);
     }
 
     /// A search stopped mid-way and resumed from its stored trials goes on from
@@ -1004,15 +1003,7 @@ mod tests {
         let done: Vec<u32> = first.done.iter().map(|d| d.0).collect();
         let pending: Vec<(u32, Vec<Measured>)> = (0..3)
             .filter(|i| !done.contains(i))
-            .map(|i| {
-                let trials = first
-                    .reports
-                    .iter()
-                    .filter(|(p, _)| *p == i)
-                    .map(|(_, r)| measured(r).unwrap())
-                    .collect();
-                (i, trials)
-            })
+            .map(|i| (i, first.stored(i)))
             .collect();
         let before: Vec<Trial> = pending[0]
             .1
@@ -1052,8 +1043,8 @@ mod tests {
             offered_pps: offered,
             sent,
             lost: sent - got,
-            rcvbuf_errors: sent - got,
-            sndbuf_errors: 0,
+            rcvbuf_errors: Some(sent - got),
+            sndbuf_errors: Some(0),
         }
     }
 
