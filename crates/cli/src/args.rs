@@ -96,9 +96,14 @@ pub struct SearchArgs {
     /// frame less 70 B [default: 64,128,256,512,1024,1280,1518; for tcp from 128].
     #[arg(long, value_delimiter = ',')]
     pub frames: Option<Vec<u32>>,
-    /// I/O strategies to search, each on its own: copy,batch,uring,... (both ends).
+    /// I/O strategies to search, each on its own: copy,batch,uring,xdp,... (both
+    /// ends; a strategy that only receives, xdp, sends with copy).
     #[arg(long, value_delimiter = ',', default_value = "copy", value_parser = parse_io)]
     pub io: Vec<IoStrategy>,
+    /// One sender for every point, so the receivers of --io are compared behind it:
+    /// `--tx-io batch --io copy,xdp`.
+    #[arg(long, value_parser = parse_io)]
+    pub tx_io: Option<IoStrategy>,
     /// Measured time of one trial.
     #[arg(long, default_value = "1s", value_parser = parse_time)]
     pub trial: Nanos,
@@ -839,8 +844,9 @@ impl ClientArgs {
             .clone()
             .map(|c| c.0)
             .unwrap_or_default();
-        s.tx_io = self.tx_io.or(self.io).unwrap_or_default();
-        s.rx_io = self.rx_io.or(self.io).unwrap_or_default();
+        let (tx, rx) = self.io.unwrap_or_default().sides(s.test);
+        s.tx_io = self.tx_io.unwrap_or(tx);
+        s.rx_io = self.rx_io.unwrap_or(rx);
         s.verify = self.verify;
         if let Some(p) = self.cport {
             let flows = s.flows().len() as u32;

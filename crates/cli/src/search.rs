@@ -22,9 +22,24 @@ use crate::args::{SearchArgs, SearchTest, UsageError};
 struct Row {
     frame: u32,
     payload: u32,
+    /// The receiving strategy.
     io: String,
+    /// The sending strategy.
+    tx_io: String,
     #[serde(flatten)]
     outcome: SearchOutcome,
+}
+
+impl Row {
+    /// The strategy as the tables show it: the receiver's, and the sender's when
+    /// it differs (`xdp (tx batch)`).
+    fn label(&self) -> String {
+        if self.io == self.tx_io {
+            self.io.clone()
+        } else {
+            format!("{} (tx {})", self.io, self.tx_io)
+        }
+    }
 }
 
 /// Bits per second on an Ethernet line for `pps` frames of `frame` bytes
@@ -44,17 +59,20 @@ fn where_lost(o: &SearchOutcome, tcp: bool) -> String {
         return "path: retransmitted segments".into();
     }
     let lossy: Vec<&Trial> = o.trials.iter().filter(|t| t.lost > 0).collect();
-    let (lost, rcv, snd) = lossy.iter().fold((0, 0, 0), |a, t| {
+    let (lost, rcv, snd, ring) = lossy.iter().fold((0, 0, 0, 0), |a, t| {
         (
             a.0 + t.lost,
             a.1 + t.rcvbuf_errors.unwrap_or(0),
             a.2 + t.sndbuf_errors.unwrap_or(0),
+            a.3 + t.ring_drops.unwrap_or(0),
         )
     });
     if lost == 0 {
         "-".into()
     } else if rcv * 10 >= lost * 9 {
         "receiver (RcvbufErrors)".into()
+    } else if ring * 10 >= lost * 9 {
+        "receiver (AF_XDP rings)".into()
     } else if snd * 10 >= lost * 9 {
         // The kernel counts a datagram a qdisc or device queue dropped on the
         // sending host as a send-buffer error too.
@@ -62,7 +80,7 @@ fn where_lost(o: &SearchOutcome, tcp: bool) -> String {
     } else {
         format!(
             "path: {:.0}% not in the hosts' UDP counters",
-            100.0 * (lost.saturating_sub(rcv + snd)) as f64 / lost as f64
+            100.0 * (lost.saturating_sub(rcv + snd + ring)) as f64 / lost as f64
         )
     }
 }
@@ -142,6 +160,7 @@ fn plan(a: &SearchArgs) -> anyhow::Result<Plan> {
     plan.windows = vec![window];
     plan.parallel = vec![1];
     plan.io = a.io.clone();
+    plan.tx_io = a.tx_io;
     plan.repeat = 1;
     Ok(plan)
 }
@@ -209,6 +228,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
                 frame: frame_of(&p.spec) as u32,
                 payload,
                 io: p.spec.rx_io.to_string(),
+                tx_io: p.spec.tx_io.to_string(),
                 outcome,
             })
         })
@@ -247,9 +267,15 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         100.0 * cfg.loss_ratio,
         cfg.final_trials
     )?;
+    let w = rows
+        .iter()
+        .map(|r| r.label().len())
+        .max()
+        .unwrap_or(0)
+        .max(8);
     writeln!(
         out,
-        "{:>6} {:>7} {:<8} {:>13} {:>16} {:>13} {:>16} {:>6}  lost where",
+        "{:>6} {:>7} {:<w$} {:>13} {:>16} {:>13} {:>16} {:>6}  lost where",
         "frame", "payload", "io", "NDR", "NDR on the wire", "PDR", "PDR on the wire", "trials"
     )?;
     for r in &rows {
@@ -262,10 +288,10 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         let (p, pw) = show(&o.pdr);
         writeln!(
             out,
-            "{:>4} B {:>5} B {:<8} {:>13} {:>16} {:>13} {:>16} {:>6}  {}{}",
+            "{:>4} B {:>5} B {:<w$} {:>13} {:>16} {:>13} {:>16} {:>6}  {}{}",
             r.frame,
             r.payload,
-            r.io,
+            r.label(),
             n,
             nw,
             p,
@@ -301,7 +327,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
                 out,
                 "{:>4} B {:<8} {line}, {} bursts{}",
                 r.frame,
-                r.io,
+                r.label(),
                 b.trials.len(),
                 if b.found { "" } else { " (not converged)" }
             )?;
@@ -337,7 +363,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
                 out,
                 "{:>4} B {:<8} NDR {}; PDR {}; {} searches",
                 r.frame,
-                r.io,
+                r.label(),
                 spread(netsonde_model::search::Goal::Ndr),
                 spread(netsonde_model::search::Goal::Pdr),
                 o.searches().count()
@@ -382,7 +408,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
                     out,
                     "{:>4} B {:<8} {:>5.0}% {:>13} {:>6.3}% {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
                     r.frame,
-                    r.io,
+                    r.label(),
                     100.0 * l.fraction,
                     PacketRate(l.trial.offered_pps()).to_string(),
                     100.0 * l.trial.loss_ratio(),

@@ -12,12 +12,13 @@ use crate::util::{bin, is_root, json, run, NsServer, VethPair};
 const ALL: [&str; 9] = [
     "copy", "epoll", "batch", "zerocopy", "sendfile", "splice", "uring", "busypoll", "auto",
 ];
-const UDP: [&str; 7] = [
-    "copy", "epoll", "batch", "zerocopy", "uring", "busypoll", "auto",
+/// `--io xdp` receives through AF_XDP and sends with copy (xdp only receives).
+const UDP: [&str; 8] = [
+    "copy", "epoll", "batch", "zerocopy", "uring", "busypoll", "auto", "xdp",
 ];
 
 /// Strategies `netsonde caps` says this host supports.
-fn supported() -> Vec<String> {
+pub(crate) fn supported() -> Vec<String> {
     let out = run(&["caps"], Duration::from_secs(30));
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout).to_string();
@@ -502,4 +503,76 @@ fn every_strategy_across_a_veth_pair() {
     }
     drop(server);
     assert!(failures.is_empty(), "{failures:?}");
+}
+
+/// Packets the interface `dev` in namespace `ns` has received.
+fn rx_packets(ns: &str, dev: &str) -> u64 {
+    let out = Command::new("ip")
+        .args(["-n", ns, "-j", "-s", "link", "show", dev])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("ip -j");
+    doc[0]["stats64"]["rx"]["packets"]
+        .as_u64()
+        .expect("rx packets")
+}
+
+/// The AF_XDP receiver on a veth pair: its XDP program runs in the veth driver
+/// (native XDP), and it receives every datagram the client sent; the server's
+/// interface received those and only a few packets more (the control
+/// connection's and the UDP handshake's).
+#[test]
+fn xdp_receives_every_datagram_the_veth_delivered() {
+    if !is_root() {
+        eprintln!("SKIPPED io_strategies::xdp_receives_every_datagram_the_veth_delivered: needs root for network namespaces and XDP");
+        return;
+    }
+    if !supported().iter().any(|s| s == "xdp") {
+        eprintln!("SKIPPED io_strategies::xdp_receives_every_datagram_the_veth_delivered: this host cannot run xdp (netsonde caps says why)");
+        return;
+    }
+    let pair = VethPair::new("xdp", "10.205.0", 1500);
+    let (a, b) = (pair.server.clone(), pair.client.clone());
+    let server = NsServer::start(&a, "10.205.0.1");
+    let before = rx_packets(&a, &pair.server_dev);
+    let out = Command::new("ip")
+        .args(["netns", "exec", &b, bin(), "client", "10.205.0.1"])
+        .args([
+            "-u", "-l", "1400", "-b", "200M", "-t", "1", "--rx-io", "xdp",
+        ])
+        .args(["--verify", "--no-store", "--json"])
+        .output()
+        .unwrap();
+    let after = rx_packets(&a, &pair.server_dev);
+    drop(server);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &doc["directions"][0];
+    let (sent, got) = (
+        d["datagrams_sent"].as_u64().unwrap(),
+        d["udp"]["packets_total"].as_u64().unwrap(),
+    );
+    let io = &doc["server"]["flows"][0]["io"];
+    assert_eq!(io["strategy"], "xdp", "{io}");
+    let note = io["note"].as_str().unwrap();
+    assert!(note.contains("native (driver) mode"), "{note}");
+    assert_eq!(io["verify_errors"], 0, "{io}");
+    assert_eq!(io["ring_drops"], 0, "{io}");
+    // 200 Mbit/s of 1400 B for a second: about 17,800 datagrams.
+    assert!(sent > 10_000, "sent {sent}");
+    assert_eq!(got, sent, "every datagram sent arrived: {io}");
+    let more = after - before - got;
+    eprintln!(
+        "xdp: {got} datagrams received, the interface {} packets",
+        after - before
+    );
+    assert!(
+        after - before >= got && more <= 100,
+        "interface received {} packets for {got} datagrams",
+        after - before
+    );
 }

@@ -1089,6 +1089,45 @@ fn the_search_finds_a_shaped_links_frame_rate() {
     before.assert_restored();
 }
 
+/// The same search with the AF_XDP receiver (`--io xdp`, sent with copy): its
+/// program runs in the veth driver, it finds the same frame rate, and above it
+/// the link's queue drops, not the socket's rings.
+#[test]
+fn the_xdp_receiver_finds_a_shaped_links_frame_rate() {
+    let Some(_g) = ready("search-xdp") else {
+        return;
+    };
+    if !crate::io_strategies::supported().iter().any(|s| s == "xdp") {
+        eprintln!("SKIPPED lab::search-xdp: this host cannot run xdp (netsonde caps says why)");
+        return;
+    }
+    let before = Before::take();
+    up_to_three("NDR at 1518 B on 100 Mbit/s through AF_XDP", || {
+        let s = search_on_a_100m_link(&["--io", "xdp"])?;
+        assert_eq!((&s["io"], &s["tx_io"]), (&"xdp".into(), &"copy".into()));
+        let ndr = f(&s["ndr"]["lower"]);
+        let want = 100e6 / (1538.0 * 8.0);
+        let err = ndr / want - 1.0;
+        eprintln!(
+            "xdp NDR {ndr:.1} frames/s, want {want:.1}: {:+.2}%",
+            err * 100.0
+        );
+        if s["converged"] != true || err.abs() > 0.02 {
+            return Err(format!(
+                "NDR {ndr:.1} is {:+.2}% from {want:.1}: {s}",
+                err * 100.0
+            ));
+        }
+        let trials = s["trials"].as_array().unwrap();
+        assert!(trials.iter().any(|t| t["lost"].as_u64().unwrap() > 0));
+        for t in trials {
+            assert_eq!(t["ring_drops"], 0, "{t}");
+        }
+        Ok(())
+    });
+    before.assert_restored();
+}
+
 /// `lab run LINK -- client --probe ...`: the load summary's added median of
 /// `kind` (ms), the one-way delays, and the document.
 fn added_ms(doc: &Value, kind: &str) -> f64 {

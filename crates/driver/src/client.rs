@@ -453,7 +453,7 @@ fn connect_flows(
                 .map_err(io("setsockopt"))?;
             u.set_write_timeout(Some(sockopt::WAKE))
                 .map_err(io("setsockopt"))?;
-            FlowSocket::Udp(u)
+            crate::flows::udp_flow(crate::flows::End::Client, u, spec, dir).map_err(fail)?
         };
         plans.push(FlowPlan { id, dir, socket });
     }

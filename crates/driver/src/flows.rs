@@ -39,6 +39,9 @@ pub enum FlowSocket {
     Tcp(TcpStream),
     /// A connected UDP socket.
     Udp(UdpSocket),
+    /// A connected UDP socket whose receiving strategy was built before the start
+    /// ([`udp_flow`]).
+    UdpReady(UdpSocket, netsonde_engine::io::Ready),
     /// CRR requester: where to connect for each transaction.
     CrrConnect(SocketAddr, Token),
     /// CRR responder: the session's data listener.
@@ -110,6 +113,30 @@ fn pin(core: usize) -> Result<(), EngineError> {
     })
 }
 
+/// A UDP flow's transport at `end`: the socket, with its receiving strategy
+/// built now when this end receives and the strategy is one built early
+/// ([`netsonde_engine::io::rx_early`]), so it is ready when the sender starts.
+pub fn udp_flow(
+    end: End,
+    sock: UdpSocket,
+    spec: &TestSpec,
+    dir: FlowDir,
+) -> Result<FlowSocket, EngineError> {
+    if spec.test != TestKind::UdpStream || sends(end, dir) {
+        return Ok(FlowSocket::Udp(sock));
+    }
+    Ok(
+        match netsonde_engine::io::rx_early(
+            spec.rx_io,
+            netsonde_engine::io::Sock::Udp(&sock),
+            spec,
+        )? {
+            Some(r) => FlowSocket::UdpReady(sock, r),
+            None => FlowSocket::Udp(sock),
+        },
+    )
+}
+
 fn sends(end: End, dir: FlowDir) -> bool {
     matches!(
         (end, dir),
@@ -146,7 +173,10 @@ fn shared_flow(end: End, socket: FlowSocket, ctx: &FlowCtx) -> Result<Box<dyn Fl
         (TestKind::UdpStream, FlowSocket::Udp(s)) if sends => {
             Box::new(udp::UdpSender::new(s, ctx)?)
         }
-        (TestKind::UdpStream, FlowSocket::Udp(s)) => Box::new(udp::UdpReceiver::new(s, ctx)?),
+        (TestKind::UdpStream, FlowSocket::Udp(s)) => Box::new(udp::UdpReceiver::new(s, None, ctx)?),
+        (TestKind::UdpStream, FlowSocket::UdpReady(s, r)) => {
+            Box::new(udp::UdpReceiver::new(s, Some(r), ctx)?)
+        }
         (TestKind::TcpRr, FlowSocket::Tcp(s)) if client => Box::new(rr::TcpRequester::new(s, ctx)?),
         (TestKind::TcpRr, FlowSocket::Tcp(s)) => Box::new(rr::TcpResponder::new(s, ctx)?),
         (TestKind::UdpRr, FlowSocket::Udp(s)) if client => Box::new(rr::UdpRequester::new(s, ctx)?),
@@ -166,7 +196,8 @@ fn run_flow(end: End, socket: FlowSocket, ctx: &FlowCtx) -> Result<FlowOutput, E
         (TestKind::TcpStream, FlowSocket::Tcp(s)) if sends => stream::tcp_send(s, ctx),
         (TestKind::TcpStream, FlowSocket::Tcp(s)) => stream::tcp_recv(s, ctx),
         (TestKind::UdpStream, FlowSocket::Udp(s)) if sends => udp::udp_send(s, ctx),
-        (TestKind::UdpStream, FlowSocket::Udp(s)) => udp::udp_recv(s, ctx),
+        (TestKind::UdpStream, FlowSocket::Udp(s)) => udp::udp_recv(s, None, ctx),
+        (TestKind::UdpStream, FlowSocket::UdpReady(s, r)) => udp::udp_recv(s, Some(r), ctx),
         (TestKind::TcpRr, FlowSocket::Tcp(s)) if end == End::Client => rr::tcp_requester(s, ctx),
         (TestKind::TcpRr, FlowSocket::Tcp(s)) => rr::tcp_responder(s, ctx),
         (TestKind::UdpRr, FlowSocket::Udp(s)) if end == End::Client => rr::udp_requester(s, ctx),

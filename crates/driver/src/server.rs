@@ -579,6 +579,9 @@ fn accept_flows(
         sock.set_write_timeout(Some(sockopt::WAKE))
             .map_err(|e| e.to_string())
     };
+    let welcome = |sock: &UdpSocket, id: u32| -> Result<(), String> {
+        netsonde_engine::udp::server_welcome(sock, &token, id).map_err(|e| e.to_string())
+    };
     let probe_udp = match probe {
         Some(p) => {
             let sock = udp.pop().ok_or("no UDP socket for the probe")?;
@@ -601,15 +604,19 @@ fn accept_flows(
     } else {
         for ((id, dir), sock) in wanted.into_iter().zip(udp) {
             handshake(&sock, id)?;
-            plans.push(FlowPlan {
-                id,
-                dir,
-                socket: FlowSocket::Udp(sock),
-            });
+            // A receiving strategy built early is ready before the client hears
+            // back, so before it can start.
+            let socket = crate::flows::udp_flow(crate::flows::End::Server, sock, spec, dir)
+                .map_err(|e| e.to_string())?;
+            if let FlowSocket::Udp(sock) | FlowSocket::UdpReady(sock, _) = &socket {
+                welcome(sock, id)?;
+            }
+            plans.push(FlowPlan { id, dir, socket });
         }
     }
     if let Some((p, sock)) = &probe_udp {
         handshake(sock, p.udp)?;
+        welcome(sock, p.udp)?;
     }
     let load_tcp = tcp.len();
     if let Some(p) = probe {

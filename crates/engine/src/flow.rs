@@ -345,7 +345,7 @@ mod tests {
             b.connect(a.local_addr().unwrap()).unwrap();
             let cx = ctx(&spec, id, &stop);
             flows.push(Box::new(UdpSender::new(a, &cx).unwrap()));
-            flows.push(Box::new(UdpReceiver::new(b, &cx).unwrap()));
+            flows.push(Box::new(UdpReceiver::new(b, None, &cx).unwrap()));
         }
         let clock = FlowClock::new(Instant::now(), &spec);
         let out = run_group(flows, clock, &stop);

@@ -51,6 +51,8 @@ fn strategy(io: IoStrategy, size: u64, udp: bool, send: bool) -> u64 {
             (true, false) => 128 * (size + 1),
             (false, false) => 64 * 64 * KIB + big_read,
         },
+        // The AF_XDP socket's UMEM: 4096 frames of 4 KiB, whatever the size.
+        IoStrategy::Xdp => 16 * MIB,
         IoStrategy::Auto => [
             IoStrategy::Batch,
             IoStrategy::Zerocopy,

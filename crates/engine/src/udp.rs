@@ -137,9 +137,14 @@ pub fn udp_send(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineErro
     run_one(UdpSender::new(sock, ctx)?, ctx.spec.tx_io, ctx)
 }
 
-/// Receives datagrams until the sender's FIN (or a second past the end).
-pub fn udp_recv(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    run_one(UdpReceiver::new(sock, ctx)?, ctx.spec.rx_io, ctx)
+/// Receives datagrams until the sender's FIN (or a second past the end), with the
+/// strategy built early when there is one ([`io::rx_early`]).
+pub fn udp_recv(
+    sock: UdpSocket,
+    ready: Option<io::Ready>,
+    ctx: &FlowCtx,
+) -> Result<FlowOutput, EngineError> {
+    run_one(UdpReceiver::new(sock, ready, ctx)?, ctx.spec.rx_io, ctx)
 }
 
 /// FINs a sender sends, and how far apart.
@@ -284,10 +289,18 @@ pub struct UdpReceiver {
 }
 
 impl UdpReceiver {
-    /// Builds the flow.
-    pub fn new(sock: UdpSocket, ctx: &FlowCtx) -> Result<UdpReceiver, EngineError> {
+    /// Builds the flow, and its receiving strategy unless it was built early.
+    pub fn new(
+        sock: UdpSocket,
+        ready: Option<io::Ready>,
+        ctx: &FlowCtx,
+    ) -> Result<UdpReceiver, EngineError> {
+        let rx = match ready {
+            Some(r) => r.into_rx(),
+            None => io::rx(ctx.spec.rx_io, Sock::Udp(&sock), &ctx.spec)?,
+        };
         Ok(UdpReceiver {
-            rx: io::rx(ctx.spec.rx_io, Sock::Udp(&sock), &ctx.spec)?,
+            rx,
             verifier: ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0)),
             m: Meter::new(ctx),
             seqs: SeqTracker::default(),
@@ -456,9 +469,10 @@ pub fn client_handshake(
 }
 
 /// Server side of the UDP handshake: waits for a preamble with `token` from
-/// `peer_ip` (the control connection's peer, never an address the client names),
-/// connects the socket to its source and echoes it. Gives up at `deadline`, or
-/// within 100 ms of `cancel` being set.
+/// `peer_ip` (the control connection's peer, never an address the client names)
+/// and connects the socket to its source. [`server_welcome`] echoes it once the
+/// flow is ready to receive. Gives up at `deadline`, or within 100 ms of `cancel`
+/// being set.
 pub fn server_handshake(
     sock: &UdpSocket,
     token: &Token,
@@ -476,7 +490,6 @@ pub fn server_handshake(
                 if let Some((t, flow)) = decode_preamble(pre) {
                     if t == *token {
                         sock.connect(from).map_err(EngineError::io("connect"))?;
-                        sock.send(pre).map_err(EngineError::io("send"))?;
                         return Ok((flow, from));
                     }
                 }
@@ -490,6 +503,14 @@ pub fn server_handshake(
         op: "UDP handshake",
         source: std::io::Error::new(std::io::ErrorKind::TimedOut, "no hello from the client"),
     })
+}
+
+/// Ends the server's side of the handshake: echoes flow `flow`'s preamble, which
+/// tells the client the flow is ready (the client sends it again until then).
+pub fn server_welcome(sock: &UdpSocket, token: &Token, flow: u32) -> Result<(), EngineError> {
+    sock.send(&encode_preamble(token, flow))
+        .map(drop)
+        .map_err(EngineError::io("send"))
 }
 
 #[cfg(test)]

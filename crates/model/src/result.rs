@@ -155,6 +155,11 @@ pub struct IoReport {
     /// `None` when the flow had a thread of its own.
     #[serde(default)]
     pub thread_flows: Option<u32>,
+    /// Datagrams the strategy's own receive rings dropped (`xdp`: the AF_XDP
+    /// socket's receive ring was full or its fill ring empty, `XDP_STATISTICS`),
+    /// or `None` for a strategy without such rings.
+    #[serde(default)]
+    pub ring_drops: Option<u64>,
 }
 
 /// One flow on one end.

@@ -121,6 +121,11 @@ pub struct Trial {
     /// buffer, or by a qdisc or device queue there (the kernel counts both).
     /// `None` for a TCP trial.
     pub sndbuf_errors: Option<u64>,
+    /// Datagrams the receiver's AF_XDP socket dropped (`--io xdp`: its receive
+    /// ring full or no free frame), which never reach the UDP counters; `None`
+    /// when the receiver has no such rings.
+    #[serde(default)]
+    pub ring_drops: Option<u64>,
 }
 
 impl std::fmt::Display for Trial {
@@ -138,7 +143,11 @@ impl std::fmt::Display for Trial {
         match (self.rcvbuf_errors, self.sndbuf_errors) {
             (Some(r), Some(s)) => write!(
                 f,
-                "(kernel: {r} at full receive buffers, {s} at the sender's buffers or queues)"
+                "(kernel: {r} at full receive buffers, {s} at the sender's buffers or queues{})",
+                match self.ring_drops {
+                    Some(x) => format!(", {x} at the AF_XDP rings"),
+                    None => String::new(),
+                }
             ),
             _ => write!(f, "(retransmitted)"),
         }
@@ -180,6 +189,12 @@ impl Trial {
         };
         let (c, s) = (drops(&r.client), drops(&r.server));
         let one_host = r.client.same_host(&r.server);
+        let ring_drops = [&r.client, &r.server]
+            .into_iter()
+            .flat_map(|side| &side.flows)
+            .filter(|f| f.dir == d.dir && f.role == crate::result::Role::Receiver)
+            .filter_map(|f| f.io.as_ref().and_then(|io| io.ring_drops))
+            .reduce(|a, b| a + b);
         Some(Trial {
             asked_pps,
             offered_pps: d.messages_per_sec,
@@ -195,6 +210,7 @@ impl Trial {
             } else {
                 c.sndbuf_errors + s.sndbuf_errors
             }),
+            ring_drops,
         })
     }
 }
@@ -233,6 +249,7 @@ impl Trial {
             lost: bytes(|t| t.bytes_retrans).div_ceil(size),
             rcvbuf_errors: None,
             sndbuf_errors: None,
+            ring_drops: None,
         })
     }
 }

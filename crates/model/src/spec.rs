@@ -211,11 +211,15 @@ pub enum IoStrategy {
     Busypoll,
     /// Calibrates the candidates on the live connection and keeps the best.
     Auto,
+    /// AF_XDP (UDP receives): an XDP program on the receiving interface hands the
+    /// test's datagrams to an AF_XDP socket before the kernel's IP and UDP layers;
+    /// the flow reads them from shared memory rings.
+    Xdp,
 }
 
 impl IoStrategy {
     /// Every strategy.
-    pub const ALL: [IoStrategy; 9] = [
+    pub const ALL: [IoStrategy; 10] = [
         IoStrategy::Copy,
         IoStrategy::Epoll,
         IoStrategy::Batch,
@@ -225,6 +229,7 @@ impl IoStrategy {
         IoStrategy::Uring,
         IoStrategy::Busypoll,
         IoStrategy::Auto,
+        IoStrategy::Xdp,
     ];
 
     /// Command-line and JSON name.
@@ -239,6 +244,7 @@ impl IoStrategy {
             IoStrategy::Uring => "uring",
             IoStrategy::Busypoll => "busypoll",
             IoStrategy::Auto => "auto",
+            IoStrategy::Xdp => "xdp",
         }
     }
 
@@ -247,6 +253,12 @@ impl IoStrategy {
         use IoStrategy::*;
         match (test, self) {
             (_, Copy | Epoll | Busypoll) => Ok(()),
+            (TestKind::UdpStream, Xdp) if tx => {
+                Err("xdp receives; its datagrams are sent by the kernel's stack")
+            }
+            (_, Xdp) if test != TestKind::UdpStream => {
+                Err("xdp receives UDP streams; TCP and request/response need the kernel's stack")
+            }
             (TestKind::TcpCrr, _) => Err(
                 "tcp-crr opens a connection per transaction; only copy, epoll and busypoll apply",
             ),
@@ -256,6 +268,21 @@ impl IoStrategy {
             (TestKind::UdpStream, Sendfile | Splice) => Err("sendfile and splice move TCP streams"),
             (TestKind::TcpStream, Sendfile) if !tx => Err("sendfile only sends"),
             _ => Ok(()),
+        }
+    }
+
+    /// The sending and receiving strategies of a flow asked to run `self` on both
+    /// ends (`--io`, a sweep's or a search's strategy axis): itself on each side
+    /// it applies to, and `copy` on a side it does not when it applies to the
+    /// other (sendfile only sends, xdp only receives), so the pair measures the
+    /// one-sided strategy against the baseline's other end. A strategy that fits
+    /// neither side stays on both, for [`TestSpec::validate`] to say why.
+    pub fn sides(self, test: TestKind) -> (IoStrategy, IoStrategy) {
+        let (tx, rx) = (self.applies(test, true), self.applies(test, false));
+        match (tx.is_ok(), rx.is_ok()) {
+            (true, false) => (self, IoStrategy::Copy),
+            (false, true) => (IoStrategy::Copy, self),
+            _ => (self, self),
         }
     }
 }
@@ -698,6 +725,14 @@ impl TestSpec {
                     why,
                 })?;
         }
+        if self.rx_io == IoStrategy::Xdp && self.parallel > 1 {
+            return Err(SpecError::IoNotApplicable {
+                side: "rx",
+                io: self.rx_io,
+                test: t,
+                why: "xdp binds one AF_XDP socket to the receiving interface's queue, for one flow",
+            });
+        }
         if self.verify && matches!(self.rx_io, IoStrategy::Zerocopy | IoStrategy::Splice) {
             return Err(SpecError::IoNotApplicable {
                 side: "rx",
@@ -935,6 +970,32 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("unknown I/O strategy"));
+    }
+
+    #[test]
+    fn a_one_sided_strategy_pairs_with_copy_on_its_other_side() {
+        use IoStrategy::*;
+        assert_eq!(Xdp.sides(TestKind::UdpStream), (Copy, Xdp));
+        assert_eq!(Sendfile.sides(TestKind::TcpStream), (Sendfile, Copy));
+        assert_eq!(Batch.sides(TestKind::UdpStream), (Batch, Batch));
+        // Neither side: kept, and validation says why.
+        assert_eq!(Xdp.sides(TestKind::TcpStream), (Xdp, Xdp));
+        let mut s = TestSpec::new(TestKind::TcpStream);
+        (s.tx_io, s.rx_io) = Xdp.sides(s.test);
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("xdp receives UDP"));
+        let mut u = TestSpec::new(TestKind::UdpStream);
+        (u.tx_io, u.rx_io) = Xdp.sides(u.test);
+        u.validate().unwrap();
+        u.parallel = 2;
+        assert!(u
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("for one flow"));
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub const B_RR_NS: f64 = 10_000.0;
 /// Fixed cost of receiving one UDP datagram, ns: a UDP receiver takes at most
 /// `1 / (a*B + b_udp_rx)` datagrams per second and loses the rest, fewer than
 /// the sender offers for short datagrams, so a loss-free rate search has a limit
-/// to find. Receive strategies that batch (`batch`, `uring`) halve it.
+/// to find. Receive strategies that batch (`batch`, `uring`, `xdp`) halve it.
 pub const B_UDP_RX_NS: f64 = 5_000.0;
 
 /// Datagrams the scripted UDP receiver's socket buffer holds: a burst at a rate
@@ -40,7 +40,7 @@ pub const UDP_RX_BUFFERED: u64 = 1000;
 pub fn udp_receiver_pps(spec: &TestSpec) -> f64 {
     use netsonde_model::spec::IoStrategy;
     let fixed = match spec.rx_io {
-        IoStrategy::Batch | IoStrategy::Uring => B_UDP_RX_NS / 2.0,
+        IoStrategy::Batch | IoStrategy::Uring | IoStrategy::Xdp => B_UDP_RX_NS / 2.0,
         _ => B_UDP_RX_NS,
     };
     1e9 / (A_NS_PER_BYTE * spec.size.0 as f64 + fixed)

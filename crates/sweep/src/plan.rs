@@ -42,6 +42,12 @@ pub struct Plan {
     /// I/O strategy axis (both ends; empty: the base spec's strategies).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub io: Vec<IoStrategy>,
+    /// The sender of every point of the I/O axis, so its receiving strategies are
+    /// compared behind one sender (`search --tx-io batch --io copy,xdp`); `None`:
+    /// each point sends with its own strategy, or `copy` where that only receives
+    /// ([`IoStrategy::sides`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_io: Option<IoStrategy>,
     /// Pacing axis: each stream's rate (`0`: unpaced); stream tests only, on any
     /// path (the lab's link rate is `link_axes.rate`). Empty: the base spec's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -170,6 +176,7 @@ impl Plan {
             seed: 1,
             line_rate: None,
             io: Vec::new(),
+            tx_io: None,
             pacing: Vec::new(),
             link_axes: LinkAxes::default(),
             link: None,
@@ -213,13 +220,10 @@ impl Plan {
         for p in points {
             for &io in &self.io {
                 let mut spec = p.spec.clone();
-                spec.tx_io = io;
-                // sendfile only sends: its receiver copies.
-                spec.rx_io = if io == IoStrategy::Sendfile {
-                    IoStrategy::Copy
-                } else {
-                    io
-                };
+                (spec.tx_io, spec.rx_io) = io.sides(spec.test);
+                if let Some(tx) = self.tx_io {
+                    spec.tx_io = tx;
+                }
                 let mut axes = p.axes.clone();
                 axes.insert("io".to_string(), io.name().to_string());
                 match spec.validate() {

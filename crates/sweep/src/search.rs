@@ -1045,6 +1045,7 @@ mod tests {
             lost: sent - got,
             rcvbuf_errors: Some(sent - got),
             sndbuf_errors: Some(0),
+            ring_drops: None,
         }
     }
 

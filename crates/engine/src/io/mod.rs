@@ -34,12 +34,14 @@
 //! | splice | splice memfd → pipe → socket | splice socket → pipe → /dev/null | — | — |
 //! | uring | SEND_ZC on trial, then 4 linked WRITE_FIXED (or SEND_ZC where it avoids the copy) per submission | multishot RECV into provided buffers | 32 linked datagrams per submission, SEND_ZC on trial as for TCP | multishot RECV |
 //! | auto | races the send candidates on the live connection, keeps the winner, re-checks | races batch, splice, zerocopy (batch alone with --verify) | same as TCP | races batch, zerocopy |
+//! | xdp | — | — | — | an XDP program redirects the flow's datagrams to an AF_XDP socket; frames read from its ring, `poll` when empty |
 
 mod auto;
 mod batch;
 mod file;
 mod plain;
 mod uring;
+mod xdp;
 mod zerocopy;
 
 use crate::datagram::Format;
@@ -207,6 +209,7 @@ pub fn tx(
         }
         IoStrategy::Uring => Box::new(uring::UringTx::new(sock, size)?),
         IoStrategy::Auto => auto::tx(sock, spec)?,
+        IoStrategy::Xdp => return Err(unsupported(strategy, "xdp only receives")),
     })
 }
 
@@ -223,14 +226,54 @@ pub fn rx(strategy: IoStrategy, sock: Sock<'_>, spec: &TestSpec) -> Result<Box<d
         IoStrategy::Splice => Box::new(file::SpliceRx::new(sock)?),
         IoStrategy::Uring => Box::new(uring::UringRx::new(sock, size)?),
         IoStrategy::Sendfile => return Err(unsupported(strategy, "sendfile only sends")),
+        IoStrategy::Xdp => match sock {
+            Sock::Udp(u) => Box::new(xdp::XdpRx::new(u, spec)?),
+            Sock::Tcp(_) => return Err(unsupported(strategy, "xdp receives UDP datagrams")),
+        },
     })
 }
 
+/// A flow's receiving strategy built before the flow starts ([`rx_early`]).
+pub struct Ready(Box<dyn Rx>);
+
+impl std::fmt::Debug for Ready {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Ready")
+    }
+}
+
+impl Ready {
+    /// The strategy.
+    pub fn into_rx(self) -> Box<dyn Rx> {
+        self.0
+    }
+}
+
+/// Builds now, while the flow's socket waits for the start, a receiving strategy
+/// whose building takes long enough to lose the first datagrams if the flow built
+/// it as it starts (both ends start at once): xdp, whose program takes 30-50 ms to
+/// load and attach. `None` for the others, which the flow builds itself.
+pub fn rx_early(
+    strategy: IoStrategy,
+    sock: Sock<'_>,
+    spec: &TestSpec,
+) -> Result<Option<Ready>, IoError> {
+    match strategy {
+        IoStrategy::Xdp => rx(strategy, sock, spec).map(|r| Some(Ready(r))),
+        _ => Ok(None),
+    }
+}
+
 /// What this host supports, strategy by strategy, probed on real sockets: each
-/// strategy built on a loopback TCP connection (both ends) and a UDP socket.
+/// strategy built on a loopback TCP connection (both ends) and a UDP socket;
+/// xdp, which would attach to an interface, by opening an AF_XDP socket and
+/// having the kernel load its program.
 pub fn caps() -> Vec<(IoStrategy, Result<(), IoError>)> {
     use std::net::{TcpListener, UdpSocket};
     let probe = |s: IoStrategy| -> Result<(), IoError> {
+        if s == IoStrategy::Xdp {
+            return xdp::probe();
+        }
         // The probe's own sockets failing is a setup failure of the strategy's
         // probe, said as such.
         let socket = |source| IoError::Setup {

@@ -118,6 +118,7 @@ macro_rules! syscall {
 
 pub mod net;
 pub mod uring;
+pub mod xdp;
 
 /// Sets an integer socket option.
 pub fn setsockopt_int(fd: &impl AsRawFd, level: i32, name: i32, value: i32) -> io::Result<()> {
