@@ -428,5 +428,17 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         "NDR/PDR: offered packets per second as the sender sent them; on the wire: that \
          rate of Ethernet frames with preamble and gap (frame + 20 B)"
     )?;
+    if rows
+        .iter()
+        .any(|r| !tcp && matches!(r.tx_io.as_str(), "batch" | "auto"))
+    {
+        writeln!(
+            out,
+            "batch (and auto, which may pick it) sends UDP GSO: the kernel cuts a super-packet \
+             into frames only where a device needs them; across loopback or a veth pair it \
+             stays whole (unless an XDP program there needs frames), so its rates count \
+             datagrams, not frames that crossed a wire"
+        )?;
+    }
     Ok(converged)
 }

@@ -747,3 +747,42 @@ fn negative_numbers_get_one_clear_line() {
         assert!(err.contains("invalid value '-"), "{args:?}: {err}");
     }
 }
+
+/// A UDP receiver the server could not set up (here `--rx-io xdp` behind a GSO
+/// sender on loopback, refused before anything is loaded, so without root too)
+/// reached the client as "UDP handshake failed: no answer from the server"
+/// after the 10 s connect deadline, its hellos spinning on ICMP refusals the
+/// whole time. The server now says why as soon as it knows, and the client
+/// gives up on a port that refuses for a second.
+#[test]
+fn a_receiver_the_server_cannot_set_up_is_reported_with_its_reason_at_once() {
+    let t0 = Instant::now();
+    let out = run(
+        &[
+            "client",
+            "-u",
+            "-t",
+            "1",
+            "-l",
+            "18",
+            "--tx-io",
+            "batch",
+            "--rx-io",
+            "xdp",
+            "--no-store",
+        ],
+        Duration::from_secs(30),
+    );
+    let took = t0.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--io xdp is not supported here") && err.contains("GSO sender"),
+        "{err}"
+    );
+    assert!(
+        took < Duration::from_secs(8),
+        "took {took:?}: waited for the deadline"
+    );
+}

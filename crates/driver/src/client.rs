@@ -268,7 +268,11 @@ pub fn run(
         }
     };
     let deadline = Instant::now() + cfg.deadlines.connect.as_duration();
-    let (plans, socket) = connect_flows(cfg, &spec, &ack, addr.ip(), local_ip, deadline)?;
+    let (plans, socket) = match connect_flows(cfg, &spec, &ack, addr.ip(), local_ip, deadline) {
+        Ok(v) => v,
+        // The server may have said why (a receiver it could not set up).
+        Err(e) => return Err(server_reason(&mut ctl, &mut s, addr).unwrap_or(e)),
+    };
     let probe_conns = match spec.probe_flows() {
         Some(f) => Some(connect_probes(&ack, f, addr.ip(), local_ip, deadline)?),
         None => None,
@@ -630,6 +634,25 @@ impl Intervals {
             self.next = Some(at + p);
         }
     }
+}
+
+/// What the server said when a session failed on the client's side, if it said
+/// anything within a second: its reason beats the client's view of the symptom
+/// (a UDP handshake the server never answered).
+fn server_reason(
+    ctl: &mut Control,
+    s: &mut ClientSession,
+    addr: SocketAddr,
+) -> Option<ClientError> {
+    let until = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < until && !s.is_over() {
+        for ev in ctl.pump(s, Duration::from_millis(100)) {
+            if let Event::Failed(e) = ev {
+                return Some(session_error(addr, e));
+            }
+        }
+    }
+    None
 }
 
 /// Waits for the local flows and the server's results, making interval records.

@@ -397,6 +397,18 @@ struct Acceptor {
 }
 
 impl Acceptor {
+    /// Its result, once it has one (a flow it could not set up, before the
+    /// client asks to start, is told to the client at once).
+    fn poll(&mut self) -> Option<Result<Accepted, String>> {
+        if !self.thread.as_ref()?.is_finished() {
+            return None;
+        }
+        Some(match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            _ => Err("data acceptor failed".into()),
+        })
+    }
+
     fn join(mut self) -> Result<Accepted, String> {
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(r)) => r,
@@ -795,7 +807,7 @@ fn serve_connection_netsonde(
     let socket: Option<SocketFacts> = ack.socket.clone();
     s.accept_setup(now(), ack);
     let spec = Arc::new(spec);
-    let acceptor = {
+    let mut acceptor = {
         let (spec, listener) = (spec.clone(), listener.clone());
         let deadline = Instant::now() + d.connect.as_duration();
         let cancel = Arc::new(AtomicBool::new(false));
@@ -813,7 +825,19 @@ fn serve_connection_netsonde(
     drop(listener);
 
     // Wait for start.
+    let mut accepted = None;
     'start: loop {
+        if accepted.is_none() {
+            match acceptor.poll() {
+                Some(Ok(a)) => accepted = Some(a),
+                Some(Err(msg)) => {
+                    s.abort(now(), ErrorCode::Internal, format!("server: {msg}"));
+                    ctl.flush(&mut s);
+                    return fail(log, "failed", msg);
+                }
+                None => {}
+            }
+        }
         for ev in ctl.pump(&mut s, tick) {
             match ev {
                 Event::StartRequested => break 'start,
@@ -825,7 +849,7 @@ fn serve_connection_netsonde(
             return fail(log, "dropped", "closed before start".into());
         }
     }
-    let (plans, probes) = match acceptor.join() {
+    let (plans, probes) = match accepted.map_or_else(|| acceptor.join(), Ok) {
         Ok(p) => p,
         Err(msg) => {
             s.abort(now(), ErrorCode::Internal, format!("server: {msg}"));

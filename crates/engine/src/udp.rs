@@ -451,14 +451,36 @@ pub fn client_handshake(
 ) -> Result<(), EngineError> {
     let hello = encode_preamble(token, flow);
     let mut buf = [0u8; PREAMBLE_LEN + 1];
-    sock.set_read_timeout(Some(Duration::from_millis(100)))
+    let retry = Duration::from_millis(100);
+    sock.set_read_timeout(Some(retry))
         .map_err(EngineError::io("setsockopt"))?;
+    let refused = std::io::ErrorKind::ConnectionRefused;
+    // Since when every hello has been refused (the port closed: the server has
+    // not opened it yet, or gave up on the flow).
+    let mut refused_since: Option<Instant> = None;
     while Instant::now() < deadline {
-        sock.send(&hello).map_err(EngineError::io("send"))?;
-        match sock.recv(&mut buf) {
+        let r = match sock.send(&hello) {
+            Ok(_) => sock.recv(&mut buf),
+            Err(e) => Err(e),
+        };
+        match r {
             Ok(n) if n == PREAMBLE_LEN && buf[..n] == hello => return Ok(()),
-            Ok(_) => {}
-            Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::ConnectionRefused => {}
+            Ok(_) => refused_since = None,
+            Err(e) if is_timeout(&e) => refused_since = None,
+            Err(e) if e.kind() == refused => {
+                let since = *refused_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= REFUSED_FOR {
+                    return Err(EngineError::Io {
+                        op: "UDP handshake",
+                        source: std::io::Error::new(
+                            refused,
+                            "the server's port for this flow is closed",
+                        ),
+                    });
+                }
+                // An ICMP error answers at once: wait out the retry period.
+                std::thread::sleep(retry);
+            }
             Err(e) => return Err(EngineError::io("recv")(e)),
         }
     }
@@ -467,6 +489,9 @@ pub fn client_handshake(
         source: std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer from the server"),
     })
 }
+
+/// How long every hello may be refused before the client gives up on the flow.
+const REFUSED_FOR: Duration = Duration::from_secs(1);
 
 /// Server side of the UDP handshake: waits for a preamble with `token` from
 /// `peer_ip` (the control connection's peer, never an address the client names)

@@ -155,9 +155,9 @@ pub struct IoReport {
     /// `None` when the flow had a thread of its own.
     #[serde(default)]
     pub thread_flows: Option<u32>,
-    /// Datagrams the strategy's own receive rings dropped (`xdp`: the AF_XDP
-    /// socket's receive ring was full or its fill ring empty, `XDP_STATISTICS`),
-    /// or `None` for a strategy without such rings.
+    /// Frames the strategy's own receive rings dropped (`xdp`: the AF_XDP
+    /// socket's receive ring was full, its fill ring empty, or a frame longer
+    /// than a chunk; `XDP_STATISTICS`), or `None` for a strategy without them.
     #[serde(default)]
     pub ring_drops: Option<u64>,
 }

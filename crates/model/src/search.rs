@@ -121,9 +121,9 @@ pub struct Trial {
     /// buffer, or by a qdisc or device queue there (the kernel counts both).
     /// `None` for a TCP trial.
     pub sndbuf_errors: Option<u64>,
-    /// Datagrams the receiver's AF_XDP socket dropped (`--io xdp`: its receive
-    /// ring full or no free frame), which never reach the UDP counters; `None`
-    /// when the receiver has no such rings.
+    /// Frames the receiver's AF_XDP socket dropped (`--io xdp`: its receive ring
+    /// full, no free frame, or a frame longer than a chunk), which never reach the
+    /// UDP counters; `None` when the receiver has no such socket.
     #[serde(default)]
     pub ring_drops: Option<u64>,
 }

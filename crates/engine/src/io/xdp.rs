@@ -51,6 +51,8 @@ pub struct XdpRx {
     _ebpf: Ebpf,
     interface: String,
     native: bool,
+    /// The flow's datagram size.
+    size: usize,
     /// A datagram read from the flow's kernel socket.
     buf: PageBuf,
     /// Datagrams that reached the flow through the kernel's stack instead.
@@ -158,6 +160,15 @@ impl XdpRx {
             }
             _ => {}
         }
+        if ip.is_loopback() && matches!(spec.tx_io, IoStrategy::Batch | IoStrategy::Auto) {
+            return Err(xdp_unsupported(format!(
+                "on loopback a GSO sender's ({}) super-packets of up to 64 KiB reach the XDP \
+                 program whole, and an AF_XDP frame holds {} B: send with --tx-io copy, or \
+                 across a veth pair, whose driver cuts them into frames for XDP",
+                spec.tx_io,
+                FRAME - KERNEL_HEADROOM
+            )));
+        }
         let ifindex = nix::net::if_::if_nametoindex(interface.as_str())
             .map_err(|e| super::setup(IoStrategy::Xdp)(e.into()))?;
         let port = local.port().to_be();
@@ -214,6 +225,7 @@ impl XdpRx {
             _ebpf: ebpf,
             interface,
             native,
+            size,
             buf: PageBuf::zeroed(size + 1).map_err(super::setup(IoStrategy::Xdp))?,
             via_stack: 0,
         })
@@ -235,11 +247,17 @@ impl Rx for XdpRx {
         };
         let mut moved = Moved::default();
         for attempt in 0..2 {
+            let size = self.size;
             let n = self.xsk.recv(&mut |frame| {
-                if let Some(p) = udp_payload(frame) {
-                    moved.bytes += p.len() as u64;
+                let Some(p) = udp_payload(frame) else { return };
+                // A payload longer than the flow's datagrams is several of them that
+                // the kernel kept together (a GSO super-packet, or GRO's merge,
+                // seen by a generic-mode program): the sender's datagrams all have
+                // the spec's size, so it cuts back into them.
+                for d in p.chunks(size.max(1)) {
+                    moved.bytes += d.len() as u64;
                     moved.messages += 1;
-                    on(p, p.len());
+                    on(d, d.len());
                 }
             });
             if n > 0 {
@@ -292,7 +310,8 @@ impl Rx for XdpRx {
         if let Some(n) = r.ring_drops.filter(|&n| n > 0) {
             let note = r.note.get_or_insert_with(String::new);
             note.push_str(&format!(
-                "; its rings dropped {n} datagram(s) (a full receive ring or no free frame)"
+                "; its socket dropped {n} frame(s) (a full receive ring, no free frame, or a \
+                 frame longer than a chunk)"
             ));
         }
         if self.via_stack > 0 {
