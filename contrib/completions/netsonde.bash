@@ -1529,7 +1529,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__search)
-            opts="-p -w -h --port --test --frames --io --trial --warmup --window --precision --pdr-loss --final-trials --max-trials --back-to-back --latency --repeat --json --label --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --help"
+            opts="-p -w -h --port --test --frames --io --tx-io --trial --warmup --window --precision --pdr-loss --final-trials --max-trials --back-to-back --latency --repeat --json --label --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1552,6 +1552,10 @@ _netsonde() {
                     return 0
                     ;;
                 --io)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tx-io)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

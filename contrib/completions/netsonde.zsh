@@ -210,7 +210,8 @@ _arguments "${_arguments_options[@]}" : \
 '--test=[What to search\: \`udp\`, the highest rate of datagrams with no loss; or \`tcp\`, the highest paced rate of one TCP connection with no retransmission (messages sent one segment each, TCP_NODELAY)]:TEST:((udp\:"UDP datagrams\: loss is datagrams that never arrived"
 tcp\:"One TCP connection\: loss is retransmitted segments"))' \
 '*--frames=[Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544 counts them); the UDP payload is the frame less 46 B, a TCP segment'\''s the frame less 70 B \[default\: 64,128,256,512,1024,1280,1518; for tcp from 128\]]:FRAMES:_default' \
-'*--io=[I/O strategies to search, each on its own\: copy,batch,uring,... (both ends)]:IO:_default' \
+'*--io=[I/O strategies to search, each on its own\: copy,batch,uring,xdp,... (both ends; a strategy that only receives, xdp, sends with copy)]:IO:_default' \
+'--tx-io=[One sender for every point, so the receivers of --io are compared behind it\: \`--tx-io batch --io copy,xdp\`]:TX_IO:_default' \
 '--trial=[Measured time of one trial]:TRIAL:_default' \
 '--warmup=[Warm-up before each trial'\''s measured time (its traffic is not counted)]:WARMUP:_default' \
 '-w+[Socket buffers of both ends (the kernel caps them at net.core.rmem_max and wmem_max)\: the tester'\''s own receive buffer should not be what loses the packets when its thread is late by a millisecond. \`default\` leaves the kernel'\''s (about 200 KB\: a third of a millisecond of 1518 B frames at 10 Gbit/s)]:WINDOW:_default' \

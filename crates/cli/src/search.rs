@@ -26,6 +26,11 @@ struct Row {
     io: String,
     /// The sending strategy.
     tx_io: String,
+    /// The lab link's frame rate at this size (its rate over the frame plus
+    /// preamble and gap, the slower direction's): the bound a loss-free rate
+    /// cannot pass. Absent off the lab or on an unlimited link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    link_pps: Option<f64>,
     #[serde(flatten)]
     outcome: SearchOutcome,
 }
@@ -49,8 +54,15 @@ fn wire(pps: f64, frame: u32) -> String {
 }
 
 /// Where the packets at the upper bound were lost.
-fn where_lost(o: &SearchOutcome, tcp: bool) -> String {
+fn where_lost(o: &SearchOutcome, tcp: bool, link_pps: Option<f64>) -> String {
     if o.sender_bound {
+        // A shaped link's qdisc on the sending host holds an unpaced sender to
+        // the link's rate instead of dropping.
+        if let (Some(n), Some(l)) = (o.ndr.lower, link_pps) {
+            if n >= 0.98 * l {
+                return "link (nothing lost: its qdisc held the sender to its rate)".into();
+            }
+        }
         return "sender (nothing lost unpaced)".into();
     }
     if tcp {
@@ -218,15 +230,22 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         .into());
     };
     let study = crate::runs::study(&store, run)?;
+    let link_bps = store
+        .run(run)?
+        .link_json
+        .and_then(|j| serde_json::from_str::<netsonde_model::link::LinkRecord>(&j).ok())
+        .and_then(|l| l.rate_bps());
     let rows: Vec<Row> = study
         .points
         .iter()
         .filter_map(|p| {
             let outcome = p.search.clone()?;
             let payload = p.spec.size.0 as u32;
+            let frame = frame_of(&p.spec) as u32;
             Some(Row {
-                frame: frame_of(&p.spec) as u32,
+                frame,
                 payload,
+                link_pps: link_bps.map(|b| b / (f64::from(frame + WIRE_GAP) * 8.0)),
                 io: p.spec.rx_io.to_string(),
                 tx_io: p.spec.tx_io.to_string(),
                 outcome,
@@ -273,10 +292,34 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         .max()
         .unwrap_or(0)
         .max(8);
+    // On a lab link: its frame rate per size, and NDR's share of it.
+    let link = |r: &Row| match r.link_pps {
+        Some(l) => format!(
+            " {:>13} {:>7}",
+            PacketRate(l).to_string(),
+            r.outcome
+                .ndr
+                .lower
+                .map_or("-".into(), |n| format!("{:.1}%", 100.0 * n / l))
+        ),
+        None => String::new(),
+    };
     writeln!(
         out,
-        "{:>6} {:>7} {:<w$} {:>13} {:>16} {:>13} {:>16} {:>6}  lost where",
-        "frame", "payload", "io", "NDR", "NDR on the wire", "PDR", "PDR on the wire", "trials"
+        "{:>6} {:>7} {:<w$} {:>13} {:>16} {:>13} {:>16}{} {:>6}  lost where",
+        "frame",
+        "payload",
+        "io",
+        "NDR",
+        "NDR on the wire",
+        "PDR",
+        "PDR on the wire",
+        if link_bps.is_some() {
+            format!(" {:>13} {:>7}", "link's rate", "NDR/it")
+        } else {
+            String::new()
+        },
+        "trials"
     )?;
     for r in &rows {
         let o = &r.outcome;
@@ -288,7 +331,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         let (p, pw) = show(&o.pdr);
         writeln!(
             out,
-            "{:>4} B {:>5} B {:<w$} {:>13} {:>16} {:>13} {:>16} {:>6}  {}{}",
+            "{:>4} B {:>5} B {:<w$} {:>13} {:>16} {:>13} {:>16}{} {:>6}  {}{}",
             r.frame,
             r.payload,
             r.label(),
@@ -296,8 +339,9 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
             nw,
             p,
             pw,
+            link(r),
             o.trials.len(),
-            where_lost(o, tcp),
+            where_lost(o, tcp, r.link_pps),
             if o.converged {
                 ""
             } else {
@@ -428,6 +472,24 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         "NDR/PDR: offered packets per second as the sender sent them; on the wire: that \
          rate of Ethernet frames with preamble and gap (frame + 20 B)"
     )?;
+    if link_bps.is_some() {
+        writeln!(
+            out,
+            "link's rate: the lab link's frame rate at each size (its rate over frame + 20 B), \
+             which no loss-free rate can pass; NDR/it: NDR's share of it"
+        )?;
+        if rows
+            .iter()
+            .any(|r| matches!((r.outcome.ndr.lower, r.link_pps), (Some(n), Some(l)) if n > l))
+        {
+            writeln!(
+                out,
+                "an NDR above the link's rate passed because the link's queue and its \
+                 shaper's burst absorbed the excess within one trial of {trial}: the longer \
+                 the trials (--trial), the less they can hide"
+            )?;
+        }
+    }
     if rows
         .iter()
         .any(|r| !tcp && matches!(r.tx_io.as_str(), "batch" | "auto"))

@@ -3,8 +3,9 @@
 // netsonde's XDP program for the `xdp` I/O strategy (crates/engine/src/io/xdp.rs).
 //
 // It hands the AF_XDP socket of the receiving queue every UDP datagram, IPv4 or
-// IPv6, addressed to the test's port (PORT, set by the loader before the program
-// is loaded) and passes every other frame to the kernel stack untouched: the
+// IPv6, of the test's flow (to PORT from PEER_PORT, and over IPv4 to ADDR4 from
+// PEER4, set by the loader before the program is loaded) and passes every other
+// frame to the kernel stack untouched: the
 // control connection, ARP and neighbour discovery, latency probes and other
 // flows keep working while a test receives through XDP. A datagram whose queue
 // has no socket in XSKS goes to the stack too (bpf_redirect_map's fallback).
@@ -28,12 +29,18 @@ struct {
 	__type(value, __u32);
 } XSKS SEC(".maps");
 
-// The test's UDP port, in network byte order.
+// The flow, as its connected socket would take it, in network byte order: its
+// port, its peer's port, and over IPv4 its address and its peer's (0: any).
 volatile const __u16 PORT = 0;
+volatile const __u16 PEER_PORT = 0;
+volatile const __u32 ADDR4 = 0;
+volatile const __u32 PEER4 = 0;
 
 static __always_inline int to_socket(struct xdp_md *ctx, struct udphdr *udp, void *end)
 {
 	if ((void *)(udp + 1) > end || udp->dest != PORT)
+		return XDP_PASS;
+	if (PEER_PORT && udp->source != PEER_PORT)
 		return XDP_PASS;
 	return bpf_redirect_map(&XSKS, ctx->rx_queue_index, XDP_PASS);
 }
@@ -53,6 +60,8 @@ int netsonde_xsk(struct xdp_md *ctx)
 			return XDP_PASS;
 		// Fragments (more to come, or an offset) are the stack's to reassemble.
 		if (ip->frag_off & bpf_htons(0x3fff))
+			return XDP_PASS;
+		if ((ADDR4 && ip->daddr != ADDR4) || (PEER4 && ip->saddr != PEER4))
 			return XDP_PASS;
 		return to_socket(ctx, (void *)ip + ip->ihl * 4, end);
 	}

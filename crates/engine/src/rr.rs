@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use netsonde_model::result::{Role, UdpStats};
 use netsonde_model::spec::IoStrategy;
-use netsonde_proto::message::PREAMBLE_LEN;
+use netsonde_proto::message::{PREAMBLE_LEN, PREAMBLE_MAGIC};
 
 use crate::buf::PageBuf;
 use crate::flow::{run_one, Flow, Progress};
@@ -398,7 +398,7 @@ impl Flow for UdpRequester {
                 }
             }
             Leg::Recv(_) => match net::recv_once(&rr.sock, &mut rr.resp) {
-                Ok(PREAMBLE_LEN) if rr.resp[..8] == *b"NSDATA01" => {
+                Ok(PREAMBLE_LEN) if rr.resp[..8] == *PREAMBLE_MAGIC => {
                     rr.m.call();
                     Ok(Progress::Moved)
                 }
@@ -486,7 +486,7 @@ impl Flow for UdpResponder {
         let now = Instant::now();
         rr.m.tick(now);
         let progress = match r {
-            Ok(PREAMBLE_LEN) if rr.req[..8] == *b"NSDATA01" => {
+            Ok(PREAMBLE_LEN) if rr.req[..8] == *PREAMBLE_MAGIC => {
                 rr.m.call();
                 Progress::Moved
             }

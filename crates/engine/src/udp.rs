@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use netsonde_model::result::{Role, UdpStats};
 use netsonde_model::units::Nanos;
-use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_LEN};
+use netsonde_proto::message::{
+    decode_preamble, encode_preamble, Token, PREAMBLE_LEN, PREAMBLE_MAGIC,
+};
 
 use crate::datagram::{stamp, Format, FIN, HEADER};
 use crate::flow::{run_one, Flow, Progress};
@@ -364,7 +366,7 @@ impl Flow for UdpReceiver {
                 Format::Iperf3 { .. } => at.saturating_duration_since(t0).as_nanos() as u64,
             };
             let netsonde = format == Format::Netsonde;
-            if netsonde && (seq == FIN || (len == PREAMBLE_LEN && d[..8] == *b"NSDATA01")) {
+            if netsonde && (seq == FIN || (len == PREAMBLE_LEN && d[..8] == *PREAMBLE_MAGIC)) {
                 if seq == FIN {
                     fin = Some(tx);
                 }

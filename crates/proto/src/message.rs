@@ -64,7 +64,8 @@ impl<'de> Deserialize<'de> for Hex32 {
 /// The first bytes a client sends on every data connection (TCP) and in every UDP
 /// hello datagram: `"NSDATA01"`, the token, and the flow number (u32 big-endian).
 pub const PREAMBLE_LEN: usize = 8 + 16 + 4;
-const PREAMBLE_MAGIC: &[u8; 8] = b"NSDATA01";
+/// The preamble's first 8 bytes.
+pub const PREAMBLE_MAGIC: &[u8; 8] = b"NSDATA01";
 
 /// Encodes a data preamble.
 pub fn encode_preamble(token: &Token, flow: u32) -> [u8; PREAMBLE_LEN] {

@@ -25,6 +25,7 @@ use aya::programs::{Xdp, XdpMode};
 use aya::{Ebpf, EbpfLoader};
 use netsonde_model::result::IoReport;
 use netsonde_model::spec::{IoStrategy, TestSpec};
+use netsonde_proto::message::PREAMBLE_MAGIC;
 
 use rustix::net::RecvFlags;
 
@@ -73,8 +74,9 @@ fn xdp_unsupported(feature: impl Into<String>) -> IoError {
     unsupported(IoStrategy::Xdp, feature)
 }
 
-/// The interface that holds `ip` (IPv4-mapped addresses as IPv4).
-fn interface_of(ip: IpAddr) -> Option<String> {
+/// The interface that holds `ip` (IPv4-mapped addresses as IPv4), and whether
+/// it is a loopback device.
+fn interface_of(ip: IpAddr) -> Option<(String, bool)> {
     let ip = ip.to_canonical();
     nix::ifaddrs::getifaddrs().ok()?.find_map(|ifa| {
         let a = ifa.address?;
@@ -83,8 +85,29 @@ fn interface_of(ip: IpAddr) -> Option<String> {
             (_, Some(v6)) => IpAddr::V6(v6.ip()),
             _ => return None,
         };
-        (held == ip).then_some(ifa.interface_name)
+        let lo = ifa
+            .flags
+            .contains(nix::net::if_::InterfaceFlags::IFF_LOOPBACK);
+        (held == ip).then_some((ifa.interface_name, lo))
     })
+}
+
+/// The loopback interface's name.
+fn loopback() -> Option<String> {
+    nix::ifaddrs::getifaddrs().ok()?.find_map(|ifa| {
+        ifa.flags
+            .contains(nix::net::if_::InterfaceFlags::IFF_LOOPBACK)
+            .then_some(ifa.interface_name)
+    })
+}
+
+/// `interface`'s MTU, as `/sys` shows it.
+fn mtu(interface: &str) -> Option<usize> {
+    std::fs::read_to_string(format!("/sys/class/net/{interface}/mtu"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// How many receive queues `/sys` shows for `interface` (`None` when it cannot
@@ -122,16 +145,54 @@ fn udp_payload(frame: &[u8]) -> Option<&[u8]> {
     frame.get(udp + UDP..end)
 }
 
-fn aya_setup(what: &str, e: impl std::fmt::Display) -> IoError {
-    let text = e.to_string();
-    if text.contains("Operation not permitted") || text.contains("EPERM") {
+/// The OS error at the root of an error chain (aya's errors print their call,
+/// and keep the errno as their source).
+fn errno(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(code) = err
+            .downcast_ref::<io::Error>()
+            .and_then(io::Error::raw_os_error)
+        {
+            return Some(code);
+        }
+        cur = err.source();
+    }
+    None
+}
+
+/// An aya error while doing `what`: not permitted is a missing capability,
+/// anything else a setup failure, each with the OS's words.
+fn aya_setup(what: &str, e: &(dyn std::error::Error + 'static)) -> IoError {
+    let code = errno(e);
+    if matches!(code, Some(libc::EPERM | libc::EACCES)) {
         return xdp_unsupported(format!(
             "{what}: not permitted (loading an XDP program needs CAP_BPF and CAP_NET_ADMIN)"
         ));
     }
+    let os = code.map_or(String::new(), |c| {
+        format!(": {}", io::Error::from_raw_os_error(c))
+    });
     IoError::Setup {
         strategy: IoStrategy::Xdp,
-        source: io::Error::other(format!("{what}: {text}")),
+        source: io::Error::other(format!("{what}: {e}{os}")),
+    }
+}
+
+/// A missing part of the committed program object.
+fn broken(what: &str) -> IoError {
+    IoError::Setup {
+        strategy: IoStrategy::Xdp,
+        source: io::Error::other(format!("the XDP program object has no {what}")),
+    }
+}
+
+/// The IPv4 address as the program's globals take it (network order), or 0
+/// (any) for IPv6.
+fn v4(ip: IpAddr) -> u32 {
+    match ip.to_canonical() {
+        IpAddr::V4(a) => u32::from_ne_bytes(a.octets()),
+        IpAddr::V6(_) => 0,
     }
 }
 
@@ -140,8 +201,10 @@ impl XdpRx {
     /// binds an AF_XDP socket to its queue.
     pub fn new(sock: &UdpSocket, spec: &TestSpec) -> Result<XdpRx, IoError> {
         let local = sock.local_addr().map_err(super::setup(IoStrategy::Xdp))?;
+        let peer = sock.peer_addr().map_err(super::setup(IoStrategy::Xdp))?;
         let ip = local.ip().to_canonical();
         let size = spec.size.0 as usize;
+        let ip_header = if ip.is_ipv6() { 40 } else { 20 };
         if size > max_payload(ip.is_ipv6()) {
             return Err(xdp_unsupported(format!(
                 "a frame must fit one {FRAME} B chunk less the kernel's {KERNEL_HEADROOM} B \
@@ -149,8 +212,19 @@ impl XdpRx {
                 max_payload(ip.is_ipv6())
             )));
         }
-        let interface =
-            interface_of(ip).ok_or_else(|| xdp_unsupported(format!("no interface holds {ip}")))?;
+        // A peer on this host sends through loopback, whatever address it uses.
+        let (interface, is_lo) = match interface_of(peer.ip()) {
+            Some(_) => loopback().map(|lo| (lo, true)),
+            None => interface_of(ip),
+        }
+        .ok_or_else(|| xdp_unsupported(format!("no interface holds {ip}")))?;
+        if let Some(m) = mtu(&interface).filter(|&m| size + ip_header + UDP > m) {
+            return Err(xdp_unsupported(format!(
+                "{size} B datagrams do not fit {interface}'s MTU of {m} B in one frame, and \
+                 the program leaves fragments to the kernel: at most {} B",
+                m.saturating_sub(ip_header + UDP)
+            )));
+        }
         match rx_queues(&interface) {
             Some(n) if n > 1 => {
                 return Err(xdp_unsupported(format!(
@@ -160,7 +234,7 @@ impl XdpRx {
             }
             _ => {}
         }
-        if ip.is_loopback() && matches!(spec.tx_io, IoStrategy::Batch | IoStrategy::Auto) {
+        if is_lo && matches!(spec.tx_io, IoStrategy::Batch | IoStrategy::Auto) {
             return Err(xdp_unsupported(format!(
                 "on loopback a GSO sender's ({}) super-packets of up to 64 KiB reach the XDP \
                  program whole, and an AF_XDP frame holds {} B: send with --tx-io copy, or \
@@ -171,11 +245,17 @@ impl XdpRx {
         }
         let ifindex = nix::net::if_::if_nametoindex(interface.as_str())
             .map_err(|e| super::setup(IoStrategy::Xdp)(e.into()))?;
-        let port = local.port().to_be();
+        // The flow's datagrams only: to its port (and IPv4 address), from its
+        // peer's, as the connected socket would take them.
+        let (port, peer_port) = (local.port().to_be(), peer.port().to_be());
+        let (addr4, peer4) = (v4(ip), v4(peer.ip()));
         let mut ebpf = EbpfLoader::new()
             .override_global("PORT", &port, true)
+            .override_global("PEER_PORT", &peer_port, true)
+            .override_global("ADDR4", &addr4, true)
+            .override_global("PEER4", &peer4, true)
             .load(PROGRAM)
-            .map_err(|e| aya_setup("loading the XDP program", e))?;
+            .map_err(|e| aya_setup("loading the XDP program", &e))?;
         let xsk = Xsk::bind(ifindex, 0).map_err(|e| match e.raw_os_error() {
             Some(libc::EPERM) => xdp_unsupported(
                 "opening an AF_XDP socket: not permitted (it needs CAP_NET_RAW and CAP_NET_ADMIN)",
@@ -183,40 +263,43 @@ impl XdpRx {
             Some(libc::EAFNOSUPPORT) => {
                 xdp_unsupported("this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)")
             }
+            Some(libc::EBUSY) => xdp_unsupported(format!(
+                "{interface}'s queue 0 already has an AF_XDP socket (another flow's, as in a \
+                 bidirectional test on one host, or another tool's)"
+            )),
             _ => IoError::Setup {
                 strategy: IoStrategy::Xdp,
                 source: io::Error::new(e.kind(), format!("binding an AF_XDP socket: {e}")),
             },
         })?;
-        let map = ebpf
-            .map_mut("XSKS")
-            .ok_or_else(|| aya_setup("the XDP program", "has no XSKS map"))?;
+        let map = ebpf.map_mut("XSKS").ok_or_else(|| broken("XSKS map"))?;
         XskMap::try_from(map)
             .and_then(|mut m| m.set(0, xsk.fd(), 0))
-            .map_err(|e| aya_setup("registering the AF_XDP socket", e))?;
+            .map_err(|e| aya_setup("registering the AF_XDP socket", &e))?;
         let prog: &mut Xdp = ebpf
             .program_mut(PROGRAM_NAME)
-            .ok_or_else(|| aya_setup("the XDP program", "has no program netsonde_xsk"))?
+            .ok_or_else(|| broken("program netsonde_xsk"))?
             .try_into()
-            .map_err(|e| aya_setup("the XDP program", e))?;
+            .map_err(|e| aya_setup("the XDP program", &e))?;
         prog.load()
-            .map_err(|e| aya_setup("loading the XDP program", e))?;
-        // Native (in the driver) where it exists, else generic.
+            .map_err(|e| aya_setup("loading the XDP program", &e))?;
+        // Native (in the driver) where it exists, else generic; a program already
+        // there refuses both.
+        let attach_error = |e: aya::programs::ProgramError| match errno(&e) {
+            Some(libc::EBUSY | libc::EEXIST) => xdp_unsupported(format!(
+                "{interface} already runs an XDP program (another flow's, as in a \
+                 bidirectional test on one host, or another tool's)"
+            )),
+            _ => aya_setup(&format!("attaching the XDP program to {interface}"), &e),
+        };
         let native = match prog.attach_to_if_index(ifindex, XdpMode::Driver) {
             Ok(_) => true,
+            Err(e) if matches!(errno(&e), Some(libc::EBUSY | libc::EEXIST)) => {
+                return Err(attach_error(e))
+            }
             Err(_) => {
                 prog.attach_to_if_index(ifindex, XdpMode::Skb)
-                    .map_err(|e| {
-                        let text = e.to_string();
-                        if text.contains("busy") || text.contains("exists") {
-                            xdp_unsupported(format!(
-                                "{interface} already runs an XDP program (another flow's or \
-                                 another tool's)"
-                            ))
-                        } else {
-                            aya_setup(&format!("attaching the XDP program to {interface}"), e)
-                        }
-                    })?;
+                    .map_err(attach_error)?;
                 false
             }
         };
@@ -226,7 +309,8 @@ impl XdpRx {
             interface,
             native,
             size,
-            buf: PageBuf::zeroed(size + 1).map_err(super::setup(IoStrategy::Xdp))?,
+            // As copy's: a repeated hello (28 B) read whole whatever the size.
+            buf: PageBuf::zeroed(size.max(64) + 1).map_err(super::setup(IoStrategy::Xdp))?,
             via_stack: 0,
         })
     }
@@ -234,8 +318,8 @@ impl XdpRx {
 
 impl Rx for XdpRx {
     /// Frames from the ring; when it is empty, a datagram waiting on the flow's
-    /// kernel socket (one that arrived before the program was attached: both ends
-    /// start at once and attaching takes milliseconds), then `poll` on both.
+    /// kernel socket (one the program passed on: a fragment, an IPv6 extension
+    /// header, another queue's), then `poll` on both.
     #[inline]
     fn recv(
         &mut self,
@@ -253,8 +337,11 @@ impl Rx for XdpRx {
                 // A payload longer than the flow's datagrams is several of them that
                 // the kernel kept together (a GSO super-packet, or GRO's merge,
                 // seen by a generic-mode program): the sender's datagrams all have
-                // the spec's size, so it cuts back into them.
-                for d in p.chunks(size.max(1)) {
+                // the spec's size, so it cuts back into them. A repeated hello
+                // (longer than datagrams under 28 B) stays whole.
+                let whole = p.len() <= size || p.starts_with(PREAMBLE_MAGIC);
+                let piece = if whole { p.len().max(1) } else { size.max(1) };
+                for d in p.chunks(piece) {
                     moved.bytes += d.len() as u64;
                     moved.messages += 1;
                     on(d, d.len());
@@ -317,8 +404,8 @@ impl Rx for XdpRx {
         if self.via_stack > 0 {
             let note = r.note.get_or_insert_with(String::new);
             note.push_str(&format!(
-                "; {} datagram(s) came through the kernel's stack (sent before the program \
-                 was attached)",
+                "; {} datagram(s) reached the flow's kernel socket instead (fragments, IPv6 \
+                 extension headers, another receive queue)",
                 self.via_stack
             ));
         }
@@ -338,15 +425,18 @@ pub fn probe() -> Result<(), IoError> {
     })?;
     let mut ebpf = EbpfLoader::new()
         .override_global("PORT", &0u16, true)
+        .override_global("PEER_PORT", &0u16, true)
+        .override_global("ADDR4", &0u32, true)
+        .override_global("PEER4", &0u32, true)
         .load(PROGRAM)
-        .map_err(|e| aya_setup("loading the XDP program", e))?;
+        .map_err(|e| aya_setup("loading the XDP program", &e))?;
     let prog: &mut Xdp = ebpf
         .program_mut(PROGRAM_NAME)
-        .ok_or_else(|| aya_setup("the XDP program", "has no program netsonde_xsk"))?
+        .ok_or_else(|| broken("program netsonde_xsk"))?
         .try_into()
-        .map_err(|e| aya_setup("the XDP program", e))?;
+        .map_err(|e| aya_setup("the XDP program", &e))?;
     prog.load()
-        .map_err(|e| aya_setup("loading the XDP program", e))
+        .map_err(|e| aya_setup("loading the XDP program", &e))
 }
 
 #[cfg(test)]

@@ -139,9 +139,15 @@ impl Xsk {
             descs: Vec::with_capacity(BATCH),
         };
         let mut w = xsk.fill.fill(FRAMES);
-        w.insert((0..FRAMES).map(|i| u64::from(i * FRAME)));
+        let lent = w.insert((0..FRAMES).map(|i| u64::from(i * FRAME)));
         w.commit();
         drop(w);
+        debug_assert_eq!(lent, FRAMES, "a new fill ring takes every frame");
+        // xdpilone opens the socket without close-on-exec: a child exec'd while a
+        // flow runs must not keep the pinned UMEM.
+        let fd = xsk.fd();
+        let flags = syscall!(fcntl(fd, libc::F_GETFD))?;
+        syscall!(fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC))?;
         Ok(xsk)
     }
 
@@ -184,10 +190,23 @@ impl Xsk {
                 on(frame);
             }
         }
-        let mut w = self.fill.fill(n as u32);
+        // Every frame goes back. A reservation may come back short (the ring's
+        // cached free count is only reloaded when it reaches zero), so lend in as
+        // many reservations as it takes; the fill ring holds every frame, so room
+        // is always there.
         let mask = !u64::from(FRAME - 1);
-        w.insert(self.descs.iter().map(|d| d.addr & mask));
-        w.commit();
+        let mut rest = &self.descs[..];
+        while !rest.is_empty() {
+            let mut w = self.fill.fill(rest.len() as u32);
+            let k = w.insert(rest.iter().map(|d| d.addr & mask)) as usize;
+            w.commit();
+            drop(w);
+            if k == 0 {
+                debug_assert!(false, "the fill ring, which holds every frame, is full");
+                break;
+            }
+            rest = &rest[k..];
+        }
         n
     }
 
