@@ -65,6 +65,21 @@ impl CpuSampler {
         })
     }
 
+    /// As [`CpuSampler::start_with`], with the UDP drop counters' starting values
+    /// read earlier (`udp`): a measured interval that starts as the flows do
+    /// (no warm-up) takes them before the flows start, since a short burst is
+    /// over, and its drops counted, before the sampler's own thread gets here.
+    pub fn start_from(
+        threads: &[i32],
+        udp: Option<netsonde_model::cpu::UdpDrops>,
+    ) -> Result<CpuSampler, CpuError> {
+        let mut s = CpuSampler::start_with(threads)?;
+        if udp.is_some() {
+            s.udp = udp;
+        }
+        Ok(s)
+    }
+
     /// Reads again and returns the report for the interval since [`CpuSampler::start`].
     /// Does not consume the sampler, so it can be called at any time, more than once.
     /// A thread that exited in between counts what `last` says it had when it

@@ -260,6 +260,13 @@ pub fn start_with(
     // Before the flow threads exist, so they share an arena (see its doc).
     netsonde_engine::limit_malloc_arenas();
     let clock = FlowClock::new(t0, &spec);
+    // With no warm-up the measured interval starts with the flows: the UDP drop
+    // counters' baseline is read before they exist (a burst of a few datagrams
+    // is sent, and dropped, in microseconds).
+    // (A load-latency test's load starts after its probes' idle phase.)
+    let udp_at_start = (spec.warmup.0 == 0 && spec.probe.is_none())
+        .then(netsonde_cpu::snmp::read_udp_drops)
+        .flatten();
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, done) = channel();
     let mut counters = Vec::new();
@@ -385,7 +392,7 @@ pub fn start_with(
             std::thread::sleep(std::time::Duration::from_millis(1));
         };
         let ids: Vec<i32> = tids.iter().map(|(t, _)| *t).collect();
-        let sampler = netsonde_cpu::CpuSampler::start_with(&ids).ok()?;
+        let sampler = netsonde_cpu::CpuSampler::start_from(&ids, udp_at_start).ok()?;
         // A test that ends by volume ends when its flows do: look often enough
         // that the CPU's interval is within 2 ms of the bytes'.
         let step = Duration::from_millis(if volume { 2 } else { 50 });
