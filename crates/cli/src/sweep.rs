@@ -113,14 +113,14 @@ fn run_error(e: ClientError) -> RunError {
             message,
             retry_after: retry_after_ms.map(Duration::from_millis),
         },
-        e @ ClientError::Refused { .. } => RunError::Refused(e.to_string()),
+        e @ ClientError::Refused { .. } => RunError::refused(e),
         // A point an iperf3 server cannot run (request/response, a time that
         // is not whole seconds): the point's own, as a refusal is.
         e @ ClientError::Iperf3 {
             source: netsonde_proto::iperf3::Iperf3Error::Unsupported(_),
             ..
-        } => RunError::Refused(e.to_string()),
-        e => RunError::Failed(crate::one_line(&anyhow::Error::from(e))),
+        } => RunError::refused(e),
+        e => RunError::failed(e),
     }
 }
 
@@ -150,20 +150,19 @@ impl Runner for RealRunner {
     /// In the lab, asks for the point's link (only when its link axes differ from
     /// the last asked; the lab itself rebuilds only what changed).
     fn prepare(&mut self, point: &Point) -> Result<(), RunError> {
-        let want = netsonde_model::link::LinkPoint::from_axes(&point.axes)
-            .map_err(|e| RunError::Refused(e.to_string()))?;
+        let want =
+            netsonde_model::link::LinkPoint::from_axes(&point.axes).map_err(RunError::refused)?;
         if want.is_empty() {
             return Ok(());
         }
         let lab = self.lab.as_mut().ok_or_else(|| {
-            RunError::Refused(
-                "link axes need the lab: run the sweep with `netsonde lab run -- sweep ...`".into(),
+            RunError::refused(
+                "link axes need the lab: run the sweep with `netsonde lab run -- sweep ...`",
             )
         })?;
         if lab.asked != Some(want) {
             lab.current = Some(
-                netsonde_lab::control::request(&lab.control, &want)
-                    .map_err(|e| RunError::Failed(e.to_string()))?,
+                netsonde_lab::control::request(&lab.control, &want).map_err(RunError::failed)?,
             );
             lab.asked = Some(want);
         }

@@ -37,12 +37,67 @@ pub enum RunError {
     },
     /// The server refused this point's configuration (a limit, a bad spec): other
     /// points may still run.
-    #[error("{0}")]
-    Refused(String),
+    #[error(transparent)]
+    Refused(Cause),
     /// Anything else: unreachable, a broken connection, a failed flow, a link the
     /// lab could not build.
-    #[error("{0}")]
-    Failed(String),
+    #[error(transparent)]
+    Failed(Cause),
+}
+
+impl RunError {
+    /// A refusal, for the runner's own error.
+    pub fn refused(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> RunError {
+        RunError::Refused(Cause::new(e))
+    }
+
+    /// A failure, for the runner's own error.
+    pub fn failed(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> RunError {
+        RunError::Failed(Cause::new(e))
+    }
+}
+
+/// What a runner's measurement failed with: its own error, kept whole and
+/// shared (a failure is both recorded and returned). It shows as one line, the
+/// error and its causes, as the store keeps it; two are equal when they read
+/// the same.
+#[derive(Debug, Clone)]
+pub struct Cause(std::sync::Arc<dyn std::error::Error + Send + Sync>);
+
+impl Cause {
+    /// Wraps any error (or words: `&str` and `String` convert).
+    pub fn new(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Cause {
+        Cause(std::sync::Arc::from(e.into()))
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut line = self.0.to_string();
+        let mut source = self.0.source();
+        while let Some(e) = source {
+            // Errors that print their cause in their own words show it once.
+            let text = e.to_string();
+            if !line.contains(&text) {
+                line.push_str(": ");
+                line.push_str(&text);
+            }
+            source = e.source();
+        }
+        f.write_str(&line.replace('\n', " "))
+    }
+}
+
+impl std::error::Error for Cause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl PartialEq for Cause {
+    fn eq(&self, other: &Cause) -> bool {
+        self.to_string() == other.to_string()
+    }
 }
 
 /// Runs one measurement.
@@ -539,7 +594,7 @@ mod tests {
         fn prepare(&mut self, point: &Point) -> Result<(), RunError> {
             let key = crate::plan::link_key(&point.axes);
             if key.contains("mtu=9000") {
-                return Err(RunError::Failed("no 9000 here".into()));
+                return Err(RunError::failed("no 9000 here"));
             }
             self.links.push(key);
             Ok(())
@@ -691,10 +746,7 @@ mod tests {
     #[test]
     fn a_failure_in_round_two_keeps_round_one() {
         let (points, order) = plan(&[1024], 3);
-        let mut r = Scripted::new(vec![
-            None,
-            Some(RunError::Failed("connection refused".into())),
-        ]);
+        let mut r = Scripted::new(vec![None, Some(RunError::failed("connection refused"))]);
         let (out, sink, _) = run(&points, 3, &order, &mut r, &RetryPolicy::default());
         assert_eq!(sink.0, vec![0], "round one is kept");
         assert_eq!(sink.1, vec![(0, 1)]);
@@ -707,8 +759,8 @@ mod tests {
     #[test]
     fn the_run_gives_up_after_failures_in_a_row_but_not_after_refusals() {
         let (points, order) = plan(&[64, 256, 1024, 4096, 16384], 1);
-        let gone = || Some(RunError::Failed("connection refused".into()));
-        let refused = || Some(RunError::Refused("server limit".into()));
+        let gone = || Some(RunError::failed("connection refused"));
+        let refused = || Some(RunError::refused("server limit"));
         let mut r = Scripted::new(vec![refused(), gone(), refused(), gone(), gone()]);
         let (out, sink, _) = run(&points, 1, &order, &mut r, &RetryPolicy::default());
         assert_eq!(out.failures.len(), 5);

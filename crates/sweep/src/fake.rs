@@ -157,7 +157,7 @@ impl Runner for FakeRunner {
                 spec.size
             };
             if s == *size {
-                return Err(RunError::Failed(msg.clone()));
+                return Err(RunError::failed(msg.clone()));
             }
         }
         let key = fnv(&serde_json::to_string(spec).expect("specs serialize"));

@@ -227,9 +227,7 @@ fn at_rate(base: &TestSpec, pps: Option<f64>) -> TestSpec {
 /// The trial `report` is; an error when it has no UDP counts.
 pub fn trial_of(report: &TestReport) -> Result<Trial, RunError> {
     Trial::from_report(asked_pps(&report.spec), report).ok_or_else(|| {
-        RunError::Failed(
-            "the trial's report has neither UDP counts nor the TCP senders' TCP_INFO".into(),
-        )
+        RunError::failed("the trial's report has neither UDP counts nor the TCP senders' TCP_INFO")
     })
 }
 
@@ -262,7 +260,7 @@ pub fn measured(report: &TestReport) -> Result<Measured, RunError> {
 /// What a latency trial's UDP probes saw, idle and beside the load.
 fn latency_of(trial: Trial, report: &TestReport) -> Result<LatencyAt, RunError> {
     let summary = netsonde_analysis::load::summarize(report).ok_or_else(|| {
-        RunError::Failed("the latency trial's report has no probes (was --probe refused?)".into())
+        RunError::failed("the latency trial's report has no probes (was --probe refused?)")
     })?;
     let udp = |phase| {
         summary
@@ -659,7 +657,7 @@ impl Schedule for SearchSchedule {
                 s.record(m);
                 Ok(())
             }
-            _ => Err(RunError::Failed(format!(
+            _ => Err(RunError::failed(format!(
                 "a trial of point {idx}, which is not being searched"
             ))),
         }
