@@ -8,6 +8,7 @@
 //!   efficiency, plot specifications), rendered by [`html`], [`markdown`], [`csv`]
 //!   and as JSON; [`plot`] draws plot specifications as SVG, and [`raster`]
 //!   turns a figure into PNG (the crate's one I/O: reading the system's fonts).
+//! - [`search`]: a loss-free rate search's rows, tables and `--json` document.
 //!
 //! Every renderer has a golden test over fixed inputs.
 #![forbid(unsafe_code)]
@@ -19,6 +20,7 @@ pub mod load_plot;
 pub mod markdown;
 pub mod plot;
 pub mod raster;
+pub mod search;
 pub mod study;
 pub mod tables;
 pub mod text;
