@@ -408,10 +408,11 @@ impl PointSearch {
         match m {
             Measured::Rate(t) => self.rates.record(t),
             Measured::Latency(mut l) => {
-                l.fraction = match (l.trial.asked_pps, self.ndr_rate()) {
-                    (Some(a), Some(n)) if n > 0.0 => a / n,
-                    _ => f64::NAN,
-                };
+                l.fraction = l
+                    .trial
+                    .asked_pps
+                    .and_then(|a| self.latency_fraction(a))
+                    .unwrap_or(f64::NAN);
                 self.latency.push(*l)
             }
             Measured::Burst(n, t) => {
@@ -441,14 +442,18 @@ impl PointSearch {
     /// The rate latency is measured against: the asked rate of the NDR trials
     /// (so that 100% repeats them), or the unpaced probe's offered rate when the
     /// sender was the limit; `None` when nothing passed.
-    fn ndr_rate(&self) -> Option<f64> {
-        let ndr = self.rates.bounds(Goal::Ndr).lower?;
-        let t = self
-            .rates
-            .trials()
-            .iter()
-            .find(|t| t.lost == 0 && t.offered_pps() == ndr)?;
-        Some(t.asked_pps.unwrap_or(ndr))
+    /// The rate to ask for latency at `fraction` of NDR: that share of the NDR
+    /// shown (the offered rate of the trial that found it), so "10% of NDR" is
+    /// 10% of the figure in the table and "at NDR" is never above it (asking
+    /// the NDR trial's own asked rate again could offer more than it did).
+    fn latency_rate(&self, fraction: f64) -> Option<f64> {
+        Some(fraction * self.rates.bounds(Goal::Ndr).lower?)
+    }
+
+    /// The fraction of NDR a latency trial that asked `asked` was placed at.
+    fn latency_fraction(&self, asked: f64) -> Option<f64> {
+        let ndr = self.rates.bounds(Goal::Ndr).lower.filter(|&n| n > 0.0)?;
+        Some(asked / ndr)
     }
 
     /// The next latency trial's rate, once the rates and bursts are found.
@@ -456,11 +461,10 @@ impl PointSearch {
         if !self.rates.cfg.latency {
             return None;
         }
-        let ndr = self.ndr_rate()?;
         LATENCY_AT
             .into_iter()
             .find(|f| !self.latency.iter().any(|l| (l.fraction - f).abs() < 1e-6))
-            .map(|f| f * ndr)
+            .and_then(|f| self.latency_rate(f))
     }
 
     /// The next burst, once the rates are found; `None` when there is none to run.
