@@ -249,13 +249,7 @@ impl XdpRx {
         // peer's, as the connected socket would take them.
         let (port, peer_port) = (local.port().to_be(), peer.port().to_be());
         let (addr4, peer4) = (v4(ip), v4(peer.ip()));
-        let mut ebpf = EbpfLoader::new()
-            .override_global("PORT", &port, true)
-            .override_global("PEER_PORT", &peer_port, true)
-            .override_global("ADDR4", &addr4, true)
-            .override_global("PEER4", &peer4, true)
-            .load(PROGRAM)
-            .map_err(|e| aya_setup("loading the XDP program", &e))?;
+        let mut ebpf = load([port, peer_port], [addr4, peer4])?;
         let xsk = Xsk::bind(ifindex, 0).map_err(|e| match e.raw_os_error() {
             Some(libc::EPERM) => xdp_unsupported(
                 "opening an AF_XDP socket: not permitted (it needs CAP_NET_RAW and CAP_NET_ADMIN)",
@@ -276,13 +270,7 @@ impl XdpRx {
         XskMap::try_from(map)
             .and_then(|mut m| m.set(0, xsk.fd(), 0))
             .map_err(|e| aya_setup("registering the AF_XDP socket", &e))?;
-        let prog: &mut Xdp = ebpf
-            .program_mut(PROGRAM_NAME)
-            .ok_or_else(|| broken("program netsonde_xsk"))?
-            .try_into()
-            .map_err(|e| aya_setup("the XDP program", &e))?;
-        prog.load()
-            .map_err(|e| aya_setup("loading the XDP program", &e))?;
+        let prog = program(&mut ebpf)?;
         // Native (in the driver) where it exists, else generic; a program already
         // there refuses both.
         let attach_error = |e: aya::programs::ProgramError| match errno(&e) {
@@ -423,20 +411,32 @@ pub fn probe() -> Result<(), IoError> {
         Some(libc::EPERM) => xdp_unsupported("opening an AF_XDP socket is not permitted"),
         _ => super::setup(IoStrategy::Xdp)(e),
     })?;
-    let mut ebpf = EbpfLoader::new()
-        .override_global("PORT", &0u16, true)
-        .override_global("PEER_PORT", &0u16, true)
-        .override_global("ADDR4", &0u32, true)
-        .override_global("PEER4", &0u32, true)
+    program(&mut load([0, 0], [0, 0])?).map(drop)
+}
+
+/// The program's object with its globals set to a flow (ports, then IPv4
+/// addresses, network order; 0: any): its map created, its program not yet
+/// loaded.
+fn load(ports: [u16; 2], addrs: [u32; 2]) -> Result<Ebpf, IoError> {
+    EbpfLoader::new()
+        .override_global("PORT", &ports[0], true)
+        .override_global("PEER_PORT", &ports[1], true)
+        .override_global("ADDR4", &addrs[0], true)
+        .override_global("PEER4", &addrs[1], true)
         .load(PROGRAM)
-        .map_err(|e| aya_setup("loading the XDP program", &e))?;
+        .map_err(|e| aya_setup("loading the XDP program", &e))
+}
+
+/// The program, verified and loaded by the kernel (not attached).
+fn program(ebpf: &mut Ebpf) -> Result<&mut Xdp, IoError> {
     let prog: &mut Xdp = ebpf
         .program_mut(PROGRAM_NAME)
         .ok_or_else(|| broken("program netsonde_xsk"))?
         .try_into()
         .map_err(|e| aya_setup("the XDP program", &e))?;
     prog.load()
-        .map_err(|e| aya_setup("loading the XDP program", &e))
+        .map_err(|e| aya_setup("loading the XDP program", &e))?;
+    Ok(prog)
 }
 
 #[cfg(test)]
