@@ -1,29 +1,44 @@
 //! Bottleneck diagnosis: [`diagnose`] reads what was measured about one test or
-//! sweep point ([`DiagnosisInput`]) and names what limited it ([`Bottleneck`]),
-//! with the evidence and one concrete piece of advice ([`Diagnosis`]).
+//! sweep point ([`DiagnosisInput`], built from a report by
+//! [`crate::evidence::input_from_report`]) and names what limited it
+//! ([`Bottleneck`]), with the evidence and one concrete piece of advice
+//! ([`Diagnosis`]).
 //!
 //! A verdict is given only when its evidence holds; the rules are ordered and the
 //! first that holds wins, because the earlier limits explain the later symptoms:
 //!
 //! 1. **input error**: the line rate the user gave is below the measured goodput
 //!    (never "efficiency 376%");
-//! 2. **link**: goodput at 90% or more of the link's ceiling after header overhead;
-//! 3. **application**: the sender was paced (`-b`) and reached 90% of that rate;
-//! 4. **CPU**: a core of either end at 90% busy or more, named with its side and
-//!    whether user, system or softirq time filled it (a saturated receiver also
-//!    fills the sender's buffer, so CPU comes before the window rules);
-//! 5. **receiver window**: TCP_INFO says the receiver's advertised window held the
+//! 2. **link**: goodput at 90% or more of the link's ceiling after the header
+//!    overhead of the frames actually sent (a clamped MSS or small UDP datagrams
+//!    put more headers on the wire per byte);
+//! 3. **link overloaded**: a UDP sender offered more than the link's ceiling and
+//!    lost more than 0.1%: the link dropped the rest;
+//! 4. **application**: the sender was paced (`-b`) and reached 90% of that rate;
+//! 5. **CPU, one thread**: a flow thread of either end (or a peer tool's
+//!    single-threaded process) ran 95% or more of the measured interval: one
+//!    thread is the limit even when the host has idle cores. Busy-polling threads
+//!    spin by design and are left out;
+//! 6. **CPU, one core**: a core of either end at 90% busy or more, named with its
+//!    side and whether user, system or softirq time filled it (a saturated
+//!    receiver also fills the sender's buffer, so CPU comes before the window
+//!    rules);
+//! 7. **receiver window**: TCP_INFO says the receiver's advertised window held the
 //!    sender 30% of its busy time or more;
-//! 6. **sender buffer**: the sender's socket buffer did (`sndbuf_limited`);
-//! 7. **window**: a window was set (`-w`) and goodput reached 80% of window/RTT;
-//! 8. **loss**: UDP loss over 0.1%, or TCP retransmitted over 0.1% of its segments;
-//! 9. **round trip** (request/response tests): the transactions ran one at a time
-//!    per flow at 90% of flows/latency or more;
-//! 10. otherwise **no single bottleneck**, with the candidates that came within
+//! 8. **sender buffer**: the sender's socket buffer did (`sndbuf_limited`);
+//! 9. **window**: a window was set (`-w`, `--rcv-window`) and goodput reached 80%
+//!    of the *granted* window over the RTT (never more than 110% of it: a goodput
+//!    above window/RTT means the window figure is not the one in force);
+//! 10. **loss**: UDP loss over 0.1%, or TCP retransmitted over 0.1% of its
+//!     segments *and* the goodput within reach of what that loss allows (a
+//!     quarter of the Mathis bound `MSS/RTT · 1.22/√p`); far below it, loss was
+//!     not the limit;
+//! 11. **round trip** (request/response tests): the transactions ran one at a time
+//!     per flow at 90% of flows/latency or more;
+//! 12. otherwise **no single bottleneck**, with the candidates that came within
 //!     reach of their rule (70% of its threshold).
 
-pub use netsonde_model::diagnosis::{Bottleneck, CpuKind, Diagnosis};
-use netsonde_model::result::TestReport;
+pub use netsonde_model::diagnosis::{Bottleneck, BusyThread, CpuKind, Diagnosis};
 use netsonde_model::units::{BitRate, Bytes, Nanos};
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +54,10 @@ pub const PACED_SHARE: f64 = 0.90;
 /// A busiest core at or above this busy share, in percent, is CPU-limited.
 pub const CPU_BUSY_PCT: f64 = 90.0;
 
+/// A thread that ran at least this share of the measured interval, in percent,
+/// is the limit: it had no time to do more.
+pub const THREAD_BUSY_PCT: f64 = 95.0;
+
 /// A share of the sender's busy time limited by a window, from which it is the
 /// bottleneck.
 pub const LIMITED_SHARE: f64 = 0.30;
@@ -46,9 +65,16 @@ pub const LIMITED_SHARE: f64 = 0.30;
 /// Goodput within this share of window/RTT is window-limited.
 pub const WINDOW_SHARE: f64 = 0.80;
 
+/// Goodput above window/RTT by more than this share means the window figure is
+/// not the one in force: the window rule does not apply.
+pub const WINDOW_ABOVE: f64 = 1.10;
+
 /// Loss above this, in percent, is loss-limited (UDP loss, or TCP retransmitted
 /// segments over segments sent).
 pub const LOSS_PCT: f64 = 0.1;
+
+/// TCP goodput below this share of the Mathis bound was not held down by loss.
+pub const MATHIS_SHARE: f64 = 0.25;
 
 /// Transactions per second within this share of flows/latency are round-trip
 /// bound.
@@ -97,6 +123,67 @@ impl CoreLoad {
     }
 }
 
+/// One flow thread's CPU over the measured interval.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ThreadLoad {
+    /// `client` or `server`.
+    pub side: String,
+    /// The flows it ran.
+    pub flows: Vec<u32>,
+    /// What its flows did (`sender`, `receiver`, `requester`, `responder`).
+    pub role: String,
+    /// The share of the measured interval it ran, percent.
+    pub busy: f64,
+    /// Its user time, percent of the interval (at the kernel's tick).
+    pub user: Option<f64>,
+    /// Its system time, percent of the interval (with the softirq work run in
+    /// its context).
+    pub sys: Option<f64>,
+    /// The core it last ran on.
+    pub core: Option<u32>,
+    /// That core's irq + softirq share over the interval, percent.
+    pub core_softirq: Option<f64>,
+    /// Idle cores on its host over the interval.
+    pub idle_cores: Option<f64>,
+    /// It busy-polls (`--io busypoll`): it spins by design, so its busy share
+    /// says nothing about its work.
+    pub spins: bool,
+    /// It checks every received byte (`--verify`).
+    pub verifies: bool,
+}
+
+impl ThreadLoad {
+    fn kind(&self) -> Option<CpuKind> {
+        match (self.user, self.sys) {
+            (Some(u), Some(s)) if u + s > 0.0 => Some(if u > s {
+                CpuKind::User
+            } else {
+                CpuKind::System
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// A peer tool's process on the other end (`--peer iperf3`), as it reported its
+/// own CPU.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PeerProcess {
+    /// The tool (`iperf3`).
+    pub tool: String,
+    /// Its end (`server`).
+    pub side: String,
+    /// Its CPU time over its test, percent of one core.
+    pub busy: f64,
+    /// The user part, percent.
+    pub user: f64,
+    /// The system part, percent.
+    pub sys: f64,
+    /// How many threads carried its streams (1: iperf3 before 3.16 runs every
+    /// stream on its one thread).
+    pub threads: u32,
+}
+
 /// What was measured about one test, as [`diagnose`] needs it. `None` means
 /// unknown, and a rule that needs an unknown figure does not apply.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -105,8 +192,8 @@ pub struct DiagnosisInput {
     pub goodput_bps: f64,
     /// Line rate of the link, bit/s, as given (`--line-rate`) or known (the lab).
     pub line_rate_bps: Option<f64>,
-    /// Theoretical maximum goodput of the link, bit/s (see
-    /// [`crate::link::theoretical_goodput`]).
+    /// Theoretical maximum goodput of the link, bit/s, for the frames the test
+    /// sent (see [`crate::link::path_ceiling`]).
     pub theoretical_bps: Option<f64>,
     /// The client's busiest core.
     pub client_core: Option<CoreLoad>,
@@ -115,10 +202,27 @@ pub struct DiagnosisInput {
     /// Both ends ran on one host (loopback, the lab): their CPU figures are the
     /// same host's, so a busy core is named as the host's, not one end's.
     pub one_host: bool,
-    /// The window set with `-w` (the request, bytes).
+    /// Each flow thread of both ends.
+    #[serde(default)]
+    pub threads: Vec<ThreadLoad>,
+    /// A peer tool's process, when the other end was one.
+    #[serde(default)]
+    pub peer_process: Option<PeerProcess>,
+    /// The window in force when one was set (`-w`, `--rcv-window`): what the
+    /// kernel granted (the receiver's advertised window from TCP_INFO, else half
+    /// the granted receive buffer), bytes.
     pub window_bytes: Option<f64>,
-    /// Round-trip time, ns.
+    /// Where `window_bytes` came from, for the evidence.
+    #[serde(default)]
+    pub window_source: String,
+    /// Round-trip time, ns (the senders' smoothed RTT).
     pub rtt_ns: Option<f64>,
+    /// The least round trip the senders measured (TCP_INFO `min_rtt`), ns.
+    #[serde(default)]
+    pub base_rtt_ns: Option<f64>,
+    /// Payload per TCP segment on the wire, bytes.
+    #[serde(default)]
+    pub segment_bytes: Option<f64>,
     /// Share of the TCP senders' busy time limited by the receiver's window.
     pub rwnd_limited: Option<f64>,
     /// Share of the TCP senders' busy time limited by their socket buffer.
@@ -127,6 +231,9 @@ pub struct DiagnosisInput {
     pub retransmit_pct: Option<f64>,
     /// Loss, percent (UDP).
     pub loss_pct: Option<f64>,
+    /// What the UDP senders offered in the measured interval, bit/s.
+    #[serde(default)]
+    pub offered_bps: Option<f64>,
     /// Pacing rate the senders were held to, all flows, bit/s.
     pub paced_bps: Option<f64>,
     /// Request/response: transactions per second measured.
@@ -136,217 +243,49 @@ pub struct DiagnosisInput {
     pub round_trip_bound: Option<f64>,
 }
 
-fn rate(v: f64) -> String {
+pub(crate) fn rate(v: f64) -> String {
     BitRate(v).to_string()
 }
+
+fn verdict(b: Bottleneck, evidence: String, advice: impl Into<String>) -> Diagnosis {
+    Diagnosis {
+        bottleneck: b,
+        evidence,
+        advice: advice.into(),
+        candidates: Vec::new(),
+    }
+}
+
+fn positive(v: Option<f64>) -> Option<f64> {
+    v.filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// One rule: a verdict when its evidence holds; a candidate's name in `near`
+/// when it came within reach.
+type Rule = fn(&DiagnosisInput, &mut Vec<String>) -> Option<Diagnosis>;
+
+/// The rules in order: the first that holds wins.
+const RULES: [Rule; 11] = [
+    input_error,
+    link,
+    link_overload,
+    application,
+    busy_thread,
+    busy_core,
+    receiver_window,
+    sender_buffer,
+    window,
+    loss,
+    round_trip,
+];
 
 /// Names the bottleneck, with evidence and advice. See the module docs for the
 /// rules.
 pub fn diagnose(d: &DiagnosisInput) -> Diagnosis {
-    let g = d.goodput_bps;
-    let positive = |v: Option<f64>| v.filter(|v| v.is_finite() && *v > 0.0);
-    let verdict = |b: Bottleneck, evidence: String, advice: String| Diagnosis {
-        bottleneck: b,
-        evidence,
-        advice,
-        candidates: Vec::new(),
-    };
-    let ceiling = positive(d.theoretical_bps).or(positive(d.line_rate_bps));
     let mut near: Vec<String> = Vec::new();
-
-    if let (Some(line), Some(max)) = (positive(d.line_rate_bps), ceiling) {
-        if g > ABOVE_LINE * max {
-            return verdict(
-                Bottleneck::LineRateBelowGoodput {
-                    line_rate_bps: line,
-                },
-                format!(
-                    "the measured goodput {} is above what a {} link can carry ({} after \
-                     headers): the line rate given is wrong",
-                    rate(g),
-                    rate(line),
-                    rate(max)
-                ),
-                format!(
-                    "give the link's real rate with --line-rate (at least {})",
-                    rate(g / max * line)
-                ),
-            );
-        }
-    }
-    if let Some(max) = ceiling {
-        if g >= LINK_SHARE * max {
-            return verdict(
-                Bottleneck::Link,
-                format!(
-                    "goodput {} is {:.1}% of the link's ceiling {} after header overhead",
-                    rate(g),
-                    100.0 * g / max,
-                    rate(max)
-                ),
-                "nothing on the hosts raises it: a faster link, or a larger MTU (less header \
-                 overhead per byte)"
-                    .into(),
-            );
-        }
-        if g >= NEAR * LINK_SHARE * max {
-            near.push(Bottleneck::Link.name());
-        }
-    }
-    if let Some(paced) = positive(d.paced_bps) {
-        if g >= PACED_SHARE * paced {
-            return verdict(
-                Bottleneck::Application,
-                format!(
-                    "goodput {} reached {:.1}% of the pacing rate {}",
-                    rate(g),
-                    100.0 * g / paced,
-                    rate(paced)
-                ),
-                "raise the pacing rate -b, or -b 0 for unlimited".into(),
-            );
-        }
-    }
-    let client = if d.one_host { "host" } else { "client" };
-    let busiest = [(client, &d.client_core), ("server", &d.server_core)]
-        .into_iter()
-        .filter_map(|(side, c)| Some((side, c.as_ref()?)))
-        .reduce(|a, b| if b.1.busy > a.1.busy { b } else { a });
-    if let Some((side, c)) = busiest {
-        if c.busy >= CPU_BUSY_PCT {
-            let kind = c.kind();
-            let core = c
-                .core
-                .map(|n| format!("core {n}"))
-                .unwrap_or("a core".into());
-            let split = if kind.is_some() {
-                format!(
-                    " (user {:.0}%, system {:.0}%, irq+softirq {:.0}%)",
-                    c.user, c.sys, c.softirq
-                )
-            } else {
-                String::new()
-            };
-            let advice = match kind {
-                Some(CpuKind::Softirq) => {
-                    "spread the receive work over cores: more streams (-P 2), or RPS \
-                     (/sys/class/net/DEV/queues/rx-0/rps_cpus)"
-                }
-                Some(CpuKind::User) => {
-                    "less work per byte in the application: larger messages (-l 128K)"
-                }
-                _ => {
-                    "fewer system calls per byte: --io batch (or auto), larger messages \
-                     (-l 128K), or more streams on more cores (-P 2)"
-                }
-            };
-            return verdict(
-                Bottleneck::Cpu {
-                    side: side.into(),
-                    core: c.core,
-                    cpu: kind,
-                },
-                format!("{side} {core} was {:.1}% busy{split}", c.busy),
-                advice.into(),
-            );
-        }
-        if c.busy >= NEAR * CPU_BUSY_PCT {
-            near.push(format!("CPU ({side} core {:.0}% busy)", c.busy));
-        }
-    }
-    if let Some(share) = d.rwnd_limited.filter(|s| s.is_finite()) {
-        if share >= LIMITED_SHARE {
-            return verdict(
-                Bottleneck::ReceiverWindow,
-                format!(
-                    "the receiver's advertised window held the sender {:.0}% of its busy time \
-                     (TCP_INFO rwnd_limited)",
-                    100.0 * share
-                ),
-                bdp_advice(
-                    d,
-                    "a larger receive buffer: -w, or raise net.ipv4.tcp_rmem's maximum \
-                     (and net.core.rmem_max)",
-                ),
-            );
-        }
-        if share >= NEAR * LIMITED_SHARE {
-            near.push(Bottleneck::ReceiverWindow.name());
-        }
-    }
-    if let Some(share) = d.sndbuf_limited.filter(|s| s.is_finite()) {
-        if share >= LIMITED_SHARE {
-            return verdict(
-                Bottleneck::SenderBuffer,
-                format!(
-                    "the sender's socket buffer held it {:.0}% of its busy time (TCP_INFO \
-                     sndbuf_limited)",
-                    100.0 * share
-                ),
-                bdp_advice(
-                    d,
-                    "a larger send buffer: -w, or raise net.ipv4.tcp_wmem's maximum (and \
-                     net.core.wmem_max)",
-                ),
-            );
-        }
-        if share >= NEAR * LIMITED_SHARE {
-            near.push(Bottleneck::SenderBuffer.name());
-        }
-    }
-    if let (Some(w), Some(rtt)) = (positive(d.window_bytes), positive(d.rtt_ns)) {
-        let window_rate = w * 8.0 / (rtt * 1e-9);
-        if g >= WINDOW_SHARE * window_rate {
-            return verdict(
-                Bottleneck::Window,
-                format!(
-                    "goodput {} is {:.0}% of window/RTT = {} / {} = {}",
-                    rate(g),
-                    100.0 * g / window_rate,
-                    Bytes(w as u64),
-                    Nanos(rtt as u64),
-                    rate(window_rate)
-                ),
-                bdp_advice(d, "a larger -w"),
-            );
-        }
-    }
-    let loss = d.loss_pct.or(d.retransmit_pct).filter(|l| l.is_finite());
-    if let Some(l) = loss {
-        if l > LOSS_PCT {
-            let what = if d.loss_pct.is_some() {
-                "of the datagrams were lost"
-            } else {
-                "of the segments were retransmitted"
-            };
-            return verdict(
-                Bottleneck::Loss,
-                format!("{l:.2}% {what}"),
-                "find where packets are dropped (interface, qdisc and socket drop counters); \
-                 with TCP, BBR (--congestion bbr) keeps more rate under random loss"
-                    .into(),
-            );
-        }
-        if l > NEAR * LOSS_PCT {
-            near.push(Bottleneck::Loss.name());
-        }
-    }
-    if let (Some(tps), Some(bound)) = (
-        positive(d.transactions_per_sec),
-        positive(d.round_trip_bound),
-    ) {
-        if tps >= RTT_SHARE * bound {
-            return verdict(
-                Bottleneck::RoundTrip,
-                format!(
-                    "{tps:.0} transactions/s is {:.0}% of flows / mean latency = {bound:.0}/s: \
-                     one transaction at a time per flow",
-                    100.0 * tps / bound
-                ),
-                "more transactions in flight: more flows (-P), or a lower latency path \
-                 (--io busypoll, pinning with -A)"
-                    .into(),
-            );
+    for rule in RULES {
+        if let Some(v) = rule(d, &mut near) {
+            return v;
         }
     }
     Diagnosis {
@@ -357,11 +296,416 @@ pub fn diagnose(d: &DiagnosisInput) -> Diagnosis {
     }
 }
 
-/// The advice for a window, with the path's bandwidth-delay product when the line
-/// rate and RTT are known.
+fn ceiling(d: &DiagnosisInput) -> Option<f64> {
+    positive(d.theoretical_bps).or(positive(d.line_rate_bps))
+}
+
+fn input_error(d: &DiagnosisInput, _: &mut Vec<String>) -> Option<Diagnosis> {
+    let (line, max) = (positive(d.line_rate_bps)?, ceiling(d)?);
+    let g = d.goodput_bps;
+    (g > ABOVE_LINE * max).then(|| {
+        verdict(
+            Bottleneck::LineRateBelowGoodput {
+                line_rate_bps: line,
+            },
+            format!(
+                "the measured goodput {} is above what a {} link can carry ({} after \
+                 headers): the line rate given is wrong",
+                rate(g),
+                rate(line),
+                rate(max)
+            ),
+            format!(
+                "give the link's real rate with --line-rate (at least {})",
+                rate(g / max * line)
+            ),
+        )
+    })
+}
+
+fn segment_note(d: &DiagnosisInput) -> String {
+    match positive(d.segment_bytes) {
+        Some(s) => format!(" for segments of {} of payload", Bytes(s as u64)),
+        None => String::new(),
+    }
+}
+
+fn link(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
+    let max = ceiling(d)?;
+    let g = d.goodput_bps;
+    if g >= LINK_SHARE * max {
+        return Some(verdict(
+            Bottleneck::Link,
+            format!(
+                "goodput {} is {:.1}% of the link's ceiling {} after header overhead{}",
+                rate(g),
+                100.0 * g / max,
+                rate(max),
+                segment_note(d)
+            ),
+            "nothing on the hosts raises it: a faster link, or larger frames (a larger MTU, \
+             an unclamped MSS, larger datagrams: less header overhead per byte)",
+        ));
+    }
+    if g >= NEAR * LINK_SHARE * max {
+        near.push(Bottleneck::Link.name());
+    }
+    None
+}
+
+fn link_overload(d: &DiagnosisInput, _: &mut Vec<String>) -> Option<Diagnosis> {
+    let (offered, max) = (positive(d.offered_bps)?, ceiling(d)?);
+    let loss = d.loss_pct.filter(|l| *l > LOSS_PCT)?;
+    (offered > ABOVE_LINE * max).then(|| {
+        verdict(
+            Bottleneck::LinkOverload {
+                offered_bps: offered,
+                ceiling_bps: max,
+            },
+            format!(
+                "the senders offered {} into a link that carries {} of such datagrams: {:.2}% \
+                 were lost to the link, not to the hosts",
+                rate(offered),
+                rate(max),
+                loss
+            ),
+            format!(
+                "pace the senders below the link's ceiling (-b, at most {} in all)",
+                rate(max)
+            ),
+        )
+    })
+}
+
+fn application(d: &DiagnosisInput, _: &mut Vec<String>) -> Option<Diagnosis> {
+    let paced = positive(d.paced_bps)?;
+    let g = d.goodput_bps;
+    (g >= PACED_SHARE * paced).then(|| {
+        verdict(
+            Bottleneck::Application,
+            format!(
+                "goodput {} reached {:.1}% of the pacing rate {}",
+                rate(g),
+                100.0 * g / paced,
+                rate(paced)
+            ),
+            "raise the pacing rate -b, or -b 0 for unlimited",
+        )
+    })
+}
+
+fn busy_thread(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
+    let mut busy: Vec<&ThreadLoad> = d.threads.iter().filter(|t| !t.spins).collect();
+    busy.sort_by(|a, b| b.busy.total_cmp(&a.busy));
+    if let Some(t) = busy.first().filter(|t| t.busy >= THREAD_BUSY_PCT) {
+        let also: Vec<String> = busy[1..]
+            .iter()
+            .filter(|o| o.busy >= THREAD_BUSY_PCT)
+            .map(|o| format!("{} flow thread {:?} at {:.1}%", o.side, o.flows, o.busy))
+            .collect();
+        return Some(thread_verdict(t, &also));
+    }
+    if let Some(p) = d
+        .peer_process
+        .as_ref()
+        .filter(|p| p.busy >= THREAD_BUSY_PCT * f64::from(p.threads.max(1)))
+    {
+        return Some(peer_verdict(p));
+    }
+    if let Some(t) = busy.first().filter(|t| t.busy >= NEAR * THREAD_BUSY_PCT) {
+        near.push(format!("CPU ({} flow thread {:.0}% busy)", t.side, t.busy));
+    }
+    None
+}
+
+fn thread_verdict(t: &ThreadLoad, also: &[String]) -> Diagnosis {
+    let kind = t.kind();
+    let split = match (t.user, t.sys) {
+        (Some(u), Some(s)) => format!(
+            ": user {u:.0}%, system {s:.0}% (system includes the softirq work run in its \
+             context: on loopback and veth, the receiving stack)"
+        ),
+        _ => String::new(),
+    };
+    let core = match (t.core, t.core_softirq) {
+        (Some(c), Some(si)) => format!("; it last ran on core {c}, whose irq+softirq was {si:.0}%"),
+        (Some(c), None) => format!("; it last ran on core {c}"),
+        _ => String::new(),
+    };
+    let idle = match t.idle_cores {
+        Some(i) if i >= 0.2 => {
+            format!("; the host had {i:.1} idle cores: one thread, not the host, is the limit")
+        }
+        _ => String::new(),
+    };
+    let also = if also.is_empty() {
+        String::new()
+    } else {
+        format!("; also {}", also.join(", "))
+    };
+    let flows = t
+        .flows
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let advice = match (kind, t.role.as_str()) {
+        (Some(CpuKind::User), _) if t.verifies => {
+            "--verify checks every byte in user space: leave it off to measure the path, or \
+             spread the flows over cores (-P 2)"
+        }
+        (Some(CpuKind::User), _) => "less work per byte in the application: larger messages (-l)",
+        (_, "sender") => {
+            "fewer system calls and copies per byte: larger writes (-l 256K), --tx-io \
+             zerocopy or sendfile; or more streams (-P 2) on more cores: one thread goes no \
+             faster"
+        }
+        (_, "receiver") => {
+            "a cheaper receive: --rx-io batch or uring, or more streams (-P 2) on more cores \
+             (with RPS on a real NIC)"
+        }
+        _ => "more flows (-P 2) on more cores: one thread goes no faster",
+    };
+    verdict(
+        Bottleneck::Cpu {
+            side: t.side.clone(),
+            core: t.core,
+            cpu: kind,
+            thread: Some(BusyThread {
+                what: "flow thread".into(),
+                flows: t.flows.clone(),
+                busy: t.busy,
+            }),
+        },
+        format!(
+            "the {} flow thread of flow {flows} ({}) ran {:.1}% of the measured \
+             interval{split}{core}{idle}{also}",
+            t.side, t.role, t.busy
+        ),
+        advice,
+    )
+}
+
+fn peer_verdict(p: &PeerProcess) -> Diagnosis {
+    let kind = if p.user > p.sys {
+        CpuKind::User
+    } else {
+        CpuKind::System
+    };
+    verdict(
+        Bottleneck::Cpu {
+            side: p.side.clone(),
+            core: None,
+            cpu: Some(kind),
+            thread: Some(BusyThread {
+                what: format!("{} process", p.tool),
+                flows: Vec::new(),
+                busy: p.busy,
+            }),
+        },
+        format!(
+            "the {} {} process ran {:.1}% of one core (user {:.0}%, system {:.0}%, as it \
+             reported), on {} thread(s)",
+            p.side, p.tool, p.busy, p.user, p.sys, p.threads
+        ),
+        format!(
+            "{} before 3.16 runs every stream on one thread: against `netsonde server` each \
+             flow has a thread of its own; with {} 3.16 or later, more streams (-P)",
+            p.tool, p.tool
+        ),
+    )
+}
+
+fn busy_core(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
+    let client = if d.one_host { "host" } else { "client" };
+    let (side, c) = [(client, &d.client_core), ("server", &d.server_core)]
+        .into_iter()
+        .filter_map(|(side, c)| Some((side, c.as_ref()?)))
+        .reduce(|a, b| if b.1.busy > a.1.busy { b } else { a })?;
+    if c.busy < CPU_BUSY_PCT {
+        if c.busy >= NEAR * CPU_BUSY_PCT {
+            near.push(format!("CPU ({side} core {:.0}% busy)", c.busy));
+        }
+        return None;
+    }
+    let kind = c.kind();
+    let core = c
+        .core
+        .map(|n| format!("core {n}"))
+        .unwrap_or("a core".into());
+    let split = if kind.is_some() {
+        format!(
+            " (user {:.0}%, system {:.0}%, irq+softirq {:.0}%)",
+            c.user, c.sys, c.softirq
+        )
+    } else {
+        String::new()
+    };
+    let advice = match kind {
+        Some(CpuKind::Softirq) => {
+            "spread the receive work over cores: more streams (-P 2), or RPS \
+             (/sys/class/net/DEV/queues/rx-0/rps_cpus)"
+        }
+        Some(CpuKind::User) => "less work per byte in the application: larger messages (-l 128K)",
+        _ => {
+            "fewer system calls per byte: --io batch (or auto), larger messages (-l 128K), or \
+             more streams on more cores (-P 2)"
+        }
+    };
+    Some(verdict(
+        Bottleneck::Cpu {
+            side: side.into(),
+            core: c.core,
+            cpu: kind,
+            thread: None,
+        },
+        format!("{side} {core} was {:.1}% busy{split}", c.busy),
+        advice,
+    ))
+}
+
+fn receiver_window(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
+    let share = d.rwnd_limited.filter(|s| s.is_finite())?;
+    if share >= LIMITED_SHARE {
+        return Some(verdict(
+            Bottleneck::ReceiverWindow,
+            format!(
+                "the receiver's advertised window held the sender {:.0}% of its busy time \
+                 (TCP_INFO rwnd_limited)",
+                100.0 * share
+            ),
+            bdp_advice(
+                d,
+                "a larger receive buffer: -w, or raise net.ipv4.tcp_rmem's maximum \
+                 (and net.core.rmem_max)",
+            ),
+        ));
+    }
+    if share >= NEAR * LIMITED_SHARE {
+        near.push(Bottleneck::ReceiverWindow.name());
+    }
+    None
+}
+
+fn sender_buffer(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
+    let share = d.sndbuf_limited.filter(|s| s.is_finite())?;
+    if share >= LIMITED_SHARE {
+        return Some(verdict(
+            Bottleneck::SenderBuffer,
+            format!(
+                "the sender's socket buffer held it {:.0}% of its busy time (TCP_INFO \
+                 sndbuf_limited)",
+                100.0 * share
+            ),
+            bdp_advice(
+                d,
+                "a larger send buffer: -w, or raise net.ipv4.tcp_wmem's maximum (and \
+                 net.core.wmem_max)",
+            ),
+        ));
+    }
+    if share >= NEAR * LIMITED_SHARE {
+        near.push(Bottleneck::SenderBuffer.name());
+    }
+    None
+}
+
+fn window(d: &DiagnosisInput, _: &mut Vec<String>) -> Option<Diagnosis> {
+    let (w, rtt) = (positive(d.window_bytes)?, positive(d.rtt_ns)?);
+    let g = d.goodput_bps;
+    let window_rate = w * 8.0 / (rtt * 1e-9);
+    let share = g / window_rate;
+    (WINDOW_SHARE..=WINDOW_ABOVE).contains(&share).then(|| {
+        let source = if d.window_source.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", d.window_source)
+        };
+        verdict(
+            Bottleneck::Window,
+            format!(
+                "goodput {} is {:.0}% of window/RTT = {}{source} / {} = {}",
+                rate(g),
+                100.0 * share.min(1.0),
+                Bytes(w as u64),
+                Nanos(rtt as u64),
+                rate(window_rate)
+            ),
+            bdp_advice(d, "a larger -w"),
+        )
+    })
+}
+
+/// The most a loss-based TCP flow gets at loss `p` (a fraction): Mathis et al.,
+/// `MSS/RTT · 1.22/√p`, bit/s.
+pub fn mathis_bound(segment_bytes: f64, rtt_ns: f64, p: f64) -> f64 {
+    segment_bytes * 8.0 / (rtt_ns * 1e-9) * 1.22 / p.sqrt()
+}
+
+fn loss(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
+    let l = d.loss_pct.or(d.retransmit_pct).filter(|l| l.is_finite())?;
+    if l <= LOSS_PCT {
+        if l > NEAR * LOSS_PCT {
+            near.push(Bottleneck::Loss.name());
+        }
+        return None;
+    }
+    if d.loss_pct.is_some() {
+        return Some(verdict(
+            Bottleneck::Loss,
+            format!("{l:.2}% of the datagrams were lost"),
+            "find where packets are dropped (interface, qdisc and socket drop counters)",
+        ));
+    }
+    let bound = match (positive(d.segment_bytes), positive(d.rtt_ns)) {
+        (Some(s), Some(rtt)) => Some(mathis_bound(s, rtt, l / 100.0)),
+        _ => None,
+    };
+    if let Some(b) = bound.filter(|b| d.goodput_bps < MATHIS_SHARE * b) {
+        near.push(format!(
+            "loss ({l:.2}% retransmitted, but the goodput is {:.1}% of the {} that loss \
+             allows)",
+            100.0 * d.goodput_bps / b,
+            rate(b)
+        ));
+        return None;
+    }
+    let mathis = bound
+        .map(|b| format!("; that loss allows about {} (Mathis)", rate(b)))
+        .unwrap_or_default();
+    Some(verdict(
+        Bottleneck::Loss,
+        format!("{l:.2}% of the segments were retransmitted{mathis}"),
+        "find where packets are dropped (interface, qdisc and socket drop counters); \
+         BBR (--congestion bbr) keeps more rate under random loss",
+    ))
+}
+
+fn round_trip(d: &DiagnosisInput, _: &mut Vec<String>) -> Option<Diagnosis> {
+    let (tps, bound) = (
+        positive(d.transactions_per_sec)?,
+        positive(d.round_trip_bound)?,
+    );
+    (tps >= RTT_SHARE * bound).then(|| {
+        verdict(
+            Bottleneck::RoundTrip,
+            format!(
+                "{tps:.0} transactions/s is {:.0}% of flows / mean latency = {bound:.0}/s: \
+                 one transaction at a time per flow",
+                100.0 * tps / bound
+            ),
+            "more transactions in flight: more flows (-P), or a lower latency path \
+             (--io busypoll, pinning with -A)",
+        )
+    })
+}
+
+/// The advice for a window, with the path's bandwidth-delay product (the line
+/// rate times the base RTT, as RFC 6349 defines it) when both are known.
 fn bdp_advice(d: &DiagnosisInput, what: &str) -> String {
-    match (d.line_rate_bps, d.rtt_ns) {
-        (Some(r), Some(rtt)) if r > 0.0 && rtt > 0.0 => {
+    let rtt = positive(d.base_rtt_ns).or(positive(d.rtt_ns));
+    match (positive(d.line_rate_bps), rtt) {
+        (Some(r), Some(rtt)) => {
             let bdp = crate::link::bdp_bytes(r, rtt);
             format!(
                 "{what}; the path's bandwidth-delay product is {} ({} x {})",
@@ -374,236 +718,6 @@ fn bdp_advice(d: &DiagnosisInput, what: &str) -> String {
     }
 }
 
-/// What a single test's report says, for [`diagnose`]. `line_rate_bps` is the
-/// user's `--line-rate`; in the lab the link's own rate stands in when none is
-/// given.
-pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> DiagnosisInput {
-    let spec = &r.spec;
-    let (line, theoretical) = crate::link::path_ceiling(r, line_rate_bps);
-    let directions = r.directions.len().max(1) as f64;
-    let core = |side: &netsonde_model::result::SideResult| {
-        let cpu = side.cpu.as_ref()?;
-        let c = cpu
-            .cores
-            .iter()
-            .max_by(|a, b| a.busy().0.total_cmp(&b.busy().0))?;
-        Some(CoreLoad {
-            core: c.core,
-            busy: c.busy().0,
-            user: c.user.0 + c.nice.0,
-            sys: c.sys.0,
-            softirq: c.irq.0 + c.softirq.0,
-        })
-    };
-    // The TCP senders' TCP_INFO: how their busy time was limited, RTT, segments.
-    let senders = crate::link::tcp_senders(r);
-    let busy: u64 = senders.iter().map(|(_, t)| t.busy.0).sum();
-    let share = |v: u64| (busy > 0).then(|| v as f64 / busy as f64);
-    let rtt = (!senders.is_empty())
-        .then(|| senders.iter().map(|(_, t)| t.srtt.0 as f64).sum::<f64>() / senders.len() as f64);
-    let segments: f64 = senders
-        .iter()
-        .map(|(f, t)| f.bytes_total.0 as f64 / f64::from(t.mss.max(1)))
-        .sum();
-    let retrans: u64 = senders.iter().map(|(_, t)| t.retransmits).sum();
-    let goodput: f64 = r.directions.iter().map(|d| d.goodput.bps()).sum();
-    let loss = r
-        .directions
-        .iter()
-        .filter_map(|d| d.loss.map(|l| l.0))
-        .reduce(f64::max);
-    let (tps, bound) = match &r.rr {
-        Some(rr) if rr.latency.mean.0 > 0 => (
-            Some(rr.transactions_per_sec),
-            Some(f64::from(spec.parallel) / (rr.latency.mean.0 as f64 * 1e-9)),
-        ),
-        _ => (None, None),
-    };
-    let one_host = r.client.same_host(&r.server);
-    DiagnosisInput {
-        goodput_bps: goodput,
-        line_rate_bps: line,
-        theoretical_bps: theoretical,
-        client_core: core(&r.client),
-        // One host: one /proc/stat, read by both ends.
-        server_core: if one_host { None } else { core(&r.server) },
-        one_host,
-        window_bytes: spec.window.map(|w| w.0 as f64),
-        rtt_ns: rtt,
-        rwnd_limited: share(senders.iter().map(|(_, t)| t.rwnd_limited.0).sum()),
-        sndbuf_limited: share(senders.iter().map(|(_, t)| t.sndbuf_limited.0).sum()),
-        retransmit_pct: (segments > 0.0).then(|| 100.0 * retrans as f64 / segments),
-        loss_pct: loss,
-        paced_bps: spec
-            .rate
-            .filter(|_| !spec.test.is_rr())
-            .map(|r| r.bps() * f64::from(spec.parallel) * directions),
-        transactions_per_sec: tps,
-        round_trip_bound: bound,
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A 10 Gbit/s link, 1 ms RTT, quiet CPUs, no loss, and goodput far below every
-    /// limit.
-    fn base() -> DiagnosisInput {
-        DiagnosisInput {
-            goodput_bps: 2e9,
-            line_rate_bps: Some(10e9),
-            theoretical_bps: Some(9.415e9),
-            client_core: Some(CoreLoad::busy(40.0)),
-            server_core: Some(CoreLoad::busy(50.0)),
-            rtt_ns: Some(1e6),
-            rwnd_limited: Some(0.0),
-            sndbuf_limited: Some(0.0),
-            retransmit_pct: Some(0.0),
-            ..DiagnosisInput::default()
-        }
-    }
-
-    fn kind(d: &DiagnosisInput) -> Bottleneck {
-        diagnose(d).bottleneck
-    }
-
-    #[test]
-    fn nothing_applies() {
-        assert_eq!(kind(&base()), Bottleneck::Unknown);
-        assert_eq!(kind(&DiagnosisInput::default()), Bottleneck::Unknown);
-    }
-
-    /// The reported failure: "link-limited at 376% efficiency" with CPU warnings.
-    #[test]
-    fn a_line_rate_below_the_goodput_is_an_input_error() {
-        let d = DiagnosisInput {
-            goodput_bps: 35.4e9,
-            client_core: Some(CoreLoad::busy(99.7)),
-            ..base()
-        };
-        let v = diagnose(&d);
-        assert!(matches!(
-            v.bottleneck,
-            Bottleneck::LineRateBelowGoodput { .. }
-        ));
-        assert!(v.evidence.contains("line rate given is wrong"), "{v}");
-        assert!(v.advice.contains("--line-rate"), "{v}");
-    }
-
-    #[test]
-    fn link() {
-        let d = DiagnosisInput {
-            goodput_bps: 9.3e9,
-            // A saturated core does not matter once the link is full.
-            client_core: Some(CoreLoad::busy(99.0)),
-            ..base()
-        };
-        assert_eq!(kind(&d), Bottleneck::Link);
-        let d = DiagnosisInput {
-            theoretical_bps: None,
-            goodput_bps: 9.1e9,
-            ..base()
-        };
-        assert_eq!(kind(&d), Bottleneck::Link);
-    }
-
-    #[test]
-    fn application() {
-        let d = DiagnosisInput {
-            goodput_bps: 0.98e9,
-            paced_bps: Some(1e9),
-            ..base()
-        };
-        assert_eq!(kind(&d), Bottleneck::Application);
-        assert!(diagnose(&d).advice.contains("-b 0"));
-    }
-
-    #[test]
-    fn cpu_names_the_side_core_and_kind() {
-        let d = DiagnosisInput {
-            server_core: Some(CoreLoad {
-                core: Some(1),
-                busy: 97.0,
-                user: 5.0,
-                sys: 30.0,
-                softirq: 62.0,
-            }),
-            ..base()
-        };
-        let v = diagnose(&d);
-        assert_eq!(
-            v.bottleneck,
-            Bottleneck::Cpu {
-                side: "server".into(),
-                core: Some(1),
-                cpu: Some(CpuKind::Softirq)
-            }
-        );
-        assert!(v.evidence.contains("server core 1 was 97.0% busy"), "{v}");
-        assert!(v.advice.contains("RPS"), "{v}");
-    }
-
-    #[test]
-    fn windows_are_told_apart_by_tcp_info() {
-        let d = DiagnosisInput {
-            rwnd_limited: Some(0.8),
-            ..base()
-        };
-        assert_eq!(kind(&d), Bottleneck::ReceiverWindow);
-        assert!(diagnose(&d)
-            .advice
-            .contains("bandwidth-delay product is 1.19 MiB"));
-        let d = DiagnosisInput {
-            sndbuf_limited: Some(0.6),
-            ..base()
-        };
-        assert_eq!(kind(&d), Bottleneck::SenderBuffer);
-        // 64 KiB over 20 ms is 26.2 Mbit/s.
-        let d = DiagnosisInput {
-            goodput_bps: 25e6,
-            window_bytes: Some(65536.0),
-            rtt_ns: Some(20e6),
-            ..base()
-        };
-        assert_eq!(kind(&d), Bottleneck::Window);
-    }
-
-    #[test]
-    fn loss() {
-        let d = DiagnosisInput {
-            retransmit_pct: Some(1.2),
-            ..base()
-        };
-        assert_eq!(kind(&d), Bottleneck::Loss);
-        let d = DiagnosisInput {
-            loss_pct: Some(0.5),
-            retransmit_pct: None,
-            ..base()
-        };
-        assert!(diagnose(&d).evidence.contains("datagrams were lost"));
-    }
-
-    #[test]
-    fn round_trip() {
-        let d = DiagnosisInput {
-            goodput_bps: 0.0,
-            transactions_per_sec: Some(19_500.0),
-            round_trip_bound: Some(20_000.0),
-            ..base()
-        };
-        assert_eq!(kind(&d), Bottleneck::RoundTrip);
-    }
-
-    #[test]
-    fn near_misses_are_candidates_not_verdicts() {
-        let d = DiagnosisInput {
-            goodput_bps: 7e9,
-            client_core: Some(CoreLoad::busy(80.0)),
-            ..base()
-        };
-        let v = diagnose(&d);
-        assert_eq!(v.bottleneck, Bottleneck::Unknown);
-        assert_eq!(v.candidates.len(), 2, "{v}");
-    }
-}
+#[path = "diagnose_tests.rs"]
+mod tests;

@@ -16,7 +16,9 @@
 //! - [`quality`]: the [`Quality`] warnings of one point, and estimates of all its
 //!   metrics.
 //! - [`diagnose`](mod@diagnose): which [`Bottleneck`] limited a test, with evidence
-//!   and advice.
+//!   and advice; [`evidence`] reads a report into what it judges.
+//! - [`finish`](mod@finish): the one path that finishes a test's report (warnings,
+//!   verdict, RFC 6349, load summary), for every command that makes or stores one.
 //! - [`load`]: latency under load: per phase, added, one-way, responsiveness
 //!   (RPM) and fairness.
 //! - [`rfc6349`](mod@rfc6349): transfer time ratio, TCP efficiency, buffer delay and
@@ -28,6 +30,8 @@
 
 pub mod compare;
 pub mod diagnose;
+pub mod evidence;
+pub mod finish;
 pub mod fit;
 pub mod knee;
 pub mod link;
@@ -42,8 +46,11 @@ pub use compare::{
     FAMILY_ALPHA,
 };
 pub use diagnose::{
-    diagnose, input_from_report, Bottleneck, CoreLoad, CpuKind, Diagnosis, DiagnosisInput,
+    diagnose, mathis_bound, Bottleneck, CoreLoad, CpuKind, Diagnosis, DiagnosisInput, PeerProcess,
+    ThreadLoad,
 };
+pub use evidence::input_from_report;
+pub use finish::finish;
 pub use fit::{fit_linear, predicted_throughput, LinearFit};
 pub use knee::knee;
 pub use link::{

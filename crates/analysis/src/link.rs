@@ -81,6 +81,35 @@ pub fn efficiency(measured_bps: f64, line_rate_bps: f64, mtu: u64, l4: L4) -> f6
     }
 }
 
+/// Share of the line rate that can be goodput when each TCP segment carries
+/// `segment` payload bytes (a clamped MSS, small writes with `TCP_NODELAY`), at
+/// most what the MTU holds: `payload / (payload + headers + 38)`.
+pub fn tcp_share(mtu: u64, l4: L4, segment: Option<u64>) -> f64 {
+    let full = payload_per_frame(mtu, l4);
+    let payload = segment.filter(|&s| s > 0).map_or(full, |s| s.min(full));
+    if payload == 0 {
+        return 0.0;
+    }
+    payload as f64 / (payload + l4.header_bytes() + ETHERNET_WIRE_OVERHEAD) as f64
+}
+
+/// Share of the line rate that can be goodput for UDP datagrams of `size` bytes:
+/// one frame each when the datagram fits the MTU, else IP fragments, each with
+/// its own IP header and frame overhead (fragment payloads are multiples of 8).
+pub fn udp_share(mtu: u64, size: u64) -> f64 {
+    if size == 0 || mtu <= IPV4_HEADER + UDP_HEADER {
+        return 0.0;
+    }
+    let datagram = size + UDP_HEADER;
+    let per_fragment = (mtu - IPV4_HEADER) / 8 * 8;
+    let frames = if datagram + IPV4_HEADER <= mtu {
+        1
+    } else {
+        datagram.div_ceil(per_fragment.max(8))
+    };
+    size as f64 / (datagram + frames * (IPV4_HEADER + ETHERNET_WIRE_OVERHEAD)) as f64
+}
+
 /// Bandwidth-delay product in bytes: `rate_bps / 8 · rtt_ns / 10⁹`, the data in
 /// flight that keeps a path of that rate and round-trip time full, and so the window
 /// a single flow needs.
@@ -102,19 +131,40 @@ pub fn path_ceiling(
         .as_ref()
         .map(|l| u64::from(l.spec.up.mtu))
         .or_else(|| r.client.host.interface.as_ref().map(|i| u64::from(i.mtu)));
-    let l4 = if r.spec.test.is_tcp() {
-        L4::Tcp { timestamps: true }
-    } else {
-        L4::Udp
+    let share = |m: u64| {
+        if r.spec.test.is_tcp() {
+            tcp_share(m, L4::Tcp { timestamps: true }, segment_payload(r))
+        } else {
+            udp_share(m, r.spec.size.0)
+        }
     };
     let directions = r.directions.len().max(1) as f64;
     let ceiling = match (line, mtu) {
-        (Some(l), Some(m)) if !r.spec.test.is_rr() => {
-            Some(theoretical_goodput(l, m, l4) * directions)
-        }
+        (Some(l), Some(m)) if !r.spec.test.is_rr() => Some(l * share(m) * directions),
         _ => None,
     };
     (line, ceiling)
+}
+
+/// The payload each TCP segment of a test carried on the wire: the senders'
+/// bytes over their data segments (TCP_INFO, counted after GSO/TSO cut them),
+/// else the MSS in force; `None` without TCP_INFO. A clamped MSS (`-M`) or small
+/// writes with `TCP_NODELAY` put more headers on the link per byte than the MTU
+/// alone says.
+pub fn segment_payload(r: &netsonde_model::result::TestReport) -> Option<u64> {
+    let senders = tcp_senders(r);
+    let (bytes, segs) = senders
+        .iter()
+        .filter_map(|(_, t)| Some((t.bytes_sent, t.data_segs_out?)))
+        .fold((0u64, 0u64), |(b, s), (tb, ts)| (b + tb, s + ts));
+    if segs > 0 && bytes > 0 {
+        return Some(bytes.div_ceil(segs));
+    }
+    senders
+        .iter()
+        .map(|(_, t)| u64::from(t.mss))
+        .filter(|&m| m > 0)
+        .min()
 }
 
 /// The TCP senders of a test (both ends) with their `TCP_INFO`.
@@ -165,6 +215,29 @@ mod tests {
         assert!((e - 9.0e9 / g).abs() < 1e-12);
         assert!((e - 0.95594).abs() < 1e-4, "{e}");
         assert_eq!(efficiency(1e9, 10e9, 40, TCP_TS), 0.0);
+    }
+
+    #[test]
+    fn a_clamped_segment_pays_its_headers_per_frame() {
+        // -M 200 with timestamps: 188 B of payload in 188 + 52 + 38 B on the wire.
+        let s = tcp_share(1500, TCP_TS, Some(188));
+        assert!((s - 188.0 / 278.0).abs() < 1e-12, "{s}");
+        // A segment larger than the MTU holds is the MTU's.
+        assert_eq!(
+            tcp_share(1500, TCP_TS, Some(65_000)),
+            payload_share(1500, TCP_TS)
+        );
+        assert_eq!(tcp_share(1500, TCP_TS, None), payload_share(1500, TCP_TS));
+    }
+
+    #[test]
+    fn udp_datagrams_pay_per_frame_and_per_fragment() {
+        assert_eq!(udp_share(1500, 1472), 1472.0 / 1538.0);
+        // 64 B datagrams: 64 of 64 + 8 + 20 + 38 on the wire.
+        assert_eq!(udp_share(1500, 64), 64.0 / 130.0);
+        // 4 KiB over MTU 1500: 4104 B in three fragments of at most 1480.
+        assert_eq!(udp_share(1500, 4096), 4096.0 / (4104.0 + 3.0 * 58.0));
+        assert_eq!(udp_share(20, 100), 0.0);
     }
 
     #[test]

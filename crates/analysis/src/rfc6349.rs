@@ -13,9 +13,15 @@
 //! - TCP efficiency: `(bytes sent − bytes retransmitted) / bytes sent` (§3.3.2),
 //!   from TCP_INFO's byte counters (Linux 4.19 and later).
 //! - Buffer delay: `(mean RTT − baseline RTT) / baseline RTT` (§3.3.3), with the
-//!   senders' smoothed RTT at the end of the transfer as the mean.
+//!   senders' smoothed RTT at the end of the transfer as the mean. Over a
+//!   baseline below [`HOST_RTT`] (loopback, the lab without delay, one switch)
+//!   the arithmetic is kept but flagged `host_queueing`: the added delay is the
+//!   host's own queues, and a tiny base makes its percentage huge.
+//! - Maximum achievable throughput uses the payload the segments carried on the
+//!   wire (a clamped MSS pays its headers per segment; see
+//!   [`crate::link::segment_payload`]).
 
-use netsonde_model::result::{Rfc6349, TestReport};
+use netsonde_model::result::{Rfc6349, TestReport, HOST_RTT};
 use netsonde_model::units::{BitRate, Bytes, Nanos};
 
 use crate::link::bdp_bytes;
@@ -50,5 +56,6 @@ pub fn rfc6349(r: &TestReport, line_rate_bps: Option<f64>) -> Option<Rfc6349> {
         bdp: rate.map(|r| Bytes(bdp_bytes(r, baseline.0 as f64) as u64)),
         ideal: ideal.map(BitRate),
         transfer_time_ratio: ideal.filter(|_| goodput > 0.0).map(|i| i / goodput),
+        host_queueing: baseline < HOST_RTT,
     })
 }

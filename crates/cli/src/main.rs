@@ -405,7 +405,8 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                     std::sync::mpsc::sync_channel::<netsonde_model::result::TestReport>(64);
                 let (done, stored_all) = std::sync::mpsc::channel::<()>();
                 std::thread::spawn(move || {
-                    for report in rx {
+                    for mut report in rx {
+                        netsonde_analysis::finish(&mut report, None);
                         let label = format!("iperf3 client: {}", report.spec.test);
                         match store_report(&path, label, &report, None, bind.port()) {
                             Ok(run) => eprintln!(
@@ -542,17 +543,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             let mut report = client::run(&cfg, &mut on_interval)
                 .with_context(|| format!("{} test against {target}", cfg.spec.test))?;
             report.link = netsonde_lab::control::link_from_env();
-            let line_rate = a.line_rate.map(|r| r.bps());
-            let unsteady = netsonde_analysis::steadiness_warnings(&report);
-            report.warnings.extend(unsteady);
-            report.diagnosis = Some(netsonde_analysis::diagnose(
-                &netsonde_analysis::input_from_report(&report, line_rate),
-            ));
-            report.rfc6349 = netsonde_analysis::rfc6349(&report, line_rate);
-            let summary = netsonde_analysis::load::summarize(&report);
-            if let Some(l) = report.load.as_mut() {
-                l.summary = summary;
-            }
+            netsonde_analysis::finish(&mut report, a.line_rate.map(|r| r.bps()));
             if let (Some(path), Some(svg)) = (&a.plot, netsonde_report::load_plot::svg(&report)) {
                 std::fs::write(path, svg)
                     .with_context(|| format!("writing the figure to {}", path.display()))?;

@@ -138,12 +138,9 @@ impl Runner for RealRunner {
         };
         let mut report = client::run(&cfg, &mut |_| {}).map_err(run_error)?;
         report.link = self.lab.as_ref().and_then(|l| l.current.clone());
-        // Stored with the repetition: its verdict and RFC 6349 metrics (the lab's
-        // link rate is the line rate there).
-        report.diagnosis = Some(netsonde_analysis::diagnose(
-            &netsonde_analysis::input_from_report(&report, None),
-        ));
-        report.rfc6349 = netsonde_analysis::rfc6349(&report, None);
+        // Stored with the repetition, finished as a single test is: its warnings,
+        // verdict and RFC 6349 metrics (the lab's link rate is the line rate there).
+        netsonde_analysis::finish(&mut report, None);
         Ok(report)
     }
 

@@ -30,8 +30,8 @@ pub fn read_proc_stat() -> Result<StatSnapshot, CpuError> {
 pub struct CpuSampler {
     stat: StatSnapshot,
     rusage: RusageSnapshot,
-    /// The test's threads and their CPU clocks at the start.
-    threads: Vec<(i32, Option<Nanos>)>,
+    /// The test's threads, their CPU clocks and task stats at the start.
+    threads: Vec<(i32, Option<Nanos>, Option<crate::thread::TaskStat>)>,
     /// The other processes' CPU at the start.
     others: crate::processes::Others,
     /// The UDP drop counters at the start.
@@ -59,7 +59,7 @@ impl CpuSampler {
             udp,
             threads: threads
                 .iter()
-                .map(|&t| (t, crate::thread::cpu_time(t)))
+                .map(|&t| (t, crate::thread::cpu_time(t), crate::thread::task_stat(t)))
                 .collect(),
             started: Instant::now(),
         })
@@ -95,12 +95,16 @@ impl CpuSampler {
         let flow_threads: Vec<ThreadCpu> = self
             .threads
             .iter()
-            .filter_map(|&(tid, at)| {
+            .filter_map(|&(tid, at, stat_at)| {
                 let now = crate::thread::cpu_time(tid).or_else(|| last(tid))?;
+                let stat = stat_at.zip(crate::thread::task_stat(tid));
                 Some(ThreadCpu {
                     tid,
                     flows: Vec::new(),
                     cpu: Nanos(now.0.saturating_sub(at?.0)),
+                    user: stat.map(|(a, b)| Nanos(b.user.0.saturating_sub(a.user.0))),
+                    sys: stat.map(|(a, b)| Nanos(b.sys.0.saturating_sub(a.sys.0))),
+                    core: stat.and_then(|(_, b)| b.core),
                 })
             })
             .collect();

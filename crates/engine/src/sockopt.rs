@@ -120,6 +120,8 @@ pub fn tcp_info(sock: &impl std::os::fd::AsRawFd) -> Option<TcpInfoSummary> {
         min_rtt: Nanos(u64::from(i.min_rtt) * 1000),
         bytes_sent: i.bytes_sent,
         bytes_retrans: i.bytes_retrans,
+        data_segs_out: (i.data_segs_out > 0).then_some(u64::from(i.data_segs_out)),
+        snd_wnd: (i.snd_wnd > 0).then_some(u64::from(i.snd_wnd)),
     })
 }
 

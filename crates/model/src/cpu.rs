@@ -108,6 +108,17 @@ pub struct ThreadCpu {
     pub flows: Vec<u32>,
     /// CPU time it ran (user, system and the softirq work run in its context).
     pub cpu: Nanos,
+    /// Its user time over the interval, at the kernel's tick (`/proc`'s task
+    /// stat); `None` where not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<Nanos>,
+    /// Its system time over the interval (with softirq work run in its context),
+    /// at the kernel's tick; `None` where not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sys: Option<Nanos>,
+    /// The core it last ran on at the end of the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core: Option<u32>,
 }
 
 impl CpuReport {

@@ -31,14 +31,27 @@ pub enum Bottleneck {
     Link,
     /// The sender was paced at a rate it reached.
     Application,
-    /// One core on one end was (nearly) fully busy.
+    /// One core on one end was (nearly) fully busy, or one thread was (nearly)
+    /// always on a core.
     Cpu {
-        /// `client` or `server`.
+        /// `client` or `server` (`host` when a core of a host both ends share).
         side: String,
         /// The core.
         core: Option<u32>,
         /// What filled it.
         cpu: Option<CpuKind>,
+        /// The thread that was the limit, when one was: the host may have had
+        /// idle cores.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thread: Option<BusyThread>,
+    },
+    /// A UDP sender offered more than the link carries: the link was overloaded
+    /// and dropped the rest.
+    LinkOverload {
+        /// What the senders offered, bit/s.
+        offered_bps: f64,
+        /// The link's goodput ceiling, bit/s.
+        ceiling_bps: f64,
     },
     /// The receiver's advertised window held the sender back.
     ReceiverWindow,
@@ -63,12 +76,21 @@ impl Bottleneck {
             Bottleneck::LineRateBelowGoodput { .. } => "input error".into(),
             Bottleneck::Link => "link-bound".into(),
             Bottleneck::Application => "application-bound (paced)".into(),
-            Bottleneck::Cpu { side, cpu, .. } => match cpu {
-                Some(CpuKind::Softirq) => format!("CPU-bound ({side}, softirq)"),
-                Some(CpuKind::User) => format!("CPU-bound ({side}, user)"),
-                Some(CpuKind::System) => format!("CPU-bound ({side}, system)"),
-                None => format!("CPU-bound ({side})"),
-            },
+            Bottleneck::Cpu {
+                side, cpu, thread, ..
+            } => {
+                let who = match thread {
+                    Some(t) => format!("{side} {}", t.what),
+                    None => side.clone(),
+                };
+                match cpu {
+                    Some(CpuKind::Softirq) => format!("CPU-bound ({who}, softirq)"),
+                    Some(CpuKind::User) => format!("CPU-bound ({who}, user)"),
+                    Some(CpuKind::System) => format!("CPU-bound ({who}, system)"),
+                    None => format!("CPU-bound ({who})"),
+                }
+            }
+            Bottleneck::LinkOverload { .. } => "link overloaded".into(),
             Bottleneck::ReceiverWindow => "receiver-bound (receive window)".into(),
             Bottleneck::SenderBuffer => "window-bound (sender buffer)".into(),
             Bottleneck::Window => "window-bound (socket buffer)".into(),
@@ -83,6 +105,17 @@ impl fmt::Display for Bottleneck {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name())
     }
+}
+
+/// A thread that was on a core for (nearly) all of the measured interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BusyThread {
+    /// What it is: `flow thread`, or a peer tool's process (`iperf3 process`).
+    pub what: String,
+    /// The flows it carried (empty for a peer's process).
+    pub flows: Vec<u32>,
+    /// The share of the measured interval it ran, percent.
+    pub busy: f64,
 }
 
 /// A verdict with what supports it and what to do.

@@ -47,7 +47,19 @@ pub struct TcpInfoSummary {
     /// Bytes retransmitted (`tcpi_bytes_retrans`, Linux 4.19).
     #[serde(default)]
     pub bytes_retrans: u64,
+    /// Data segments sent as they went on the wire, after GSO/TSO cut them
+    /// (`tcpi_data_segs_out`); with `bytes_sent`, the payload each frame carried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_segs_out: Option<u64>,
+    /// The receiver's advertised window as this sender last saw it, bytes
+    /// (`tcpi_snd_wnd`, Linux 6.2): the window the kernel granted, not the one asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snd_wnd: Option<u64>,
 }
+
+/// A baseline round trip below this is a host's own, or one switch's: RFC 6349's
+/// buffer delay over it measures host queueing.
+pub const HOST_RTT: Nanos = Nanos(100_000);
 
 /// The RFC 6349 (framework for TCP throughput testing) metrics of a TCP test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,6 +83,12 @@ pub struct Rfc6349 {
     /// TCP transfer time ratio: actual over ideal transfer time of the same bytes,
     /// `ideal / goodput` (§3.3.1); 1.0 is the best; `None` without a rate.
     pub transfer_time_ratio: Option<f64>,
+    /// The baseline RTT is below [`HOST_RTT`]: a round trip inside one host (or
+    /// one rack's switch), so the buffer delay is the host's own queueing (socket
+    /// buffers, qdisc, backlog), not a path buffer's, and its percentage is large
+    /// because the base is tiny.
+    #[serde(default)]
+    pub host_queueing: bool,
 }
 
 /// Receive-side accounting of a UDP stream.
@@ -459,6 +477,16 @@ pub enum Warning {
         /// Coefficient of variation of the rates after settling.
         cv: f64,
     },
+    /// Nothing, or almost nothing, a UDP sender sent arrived: the goodput and the
+    /// verdict describe a test that did not get through.
+    TotalLoss {
+        /// The direction.
+        dir: FlowDir,
+        /// Datagrams sent.
+        sent: u64,
+        /// Datagrams received.
+        received: u64,
+    },
     /// The host was busy with work that is neither end's: system-wide CPU figures
     /// include it, the test's own do not.
     ForeignLoad {
@@ -511,6 +539,12 @@ impl Warning {
             }
             Warning::DiscardingReceiver { .. } => {
                 "for what an application would see, receive with --rx-io copy or batch".into()
+            }
+            Warning::TotalLoss { .. } => {
+                "the datagrams did not get through: pace the sender below the path's rate \
+                 (-b), and keep datagrams within the MTU (-l; a datagram loses every fragment \
+                 with any one of them)"
+                    .into()
             }
             Warning::ForeignLoad { .. } => {
                 "another process was busy on this host: service demand counts the test's own \
@@ -610,6 +644,16 @@ impl std::fmt::Display for Warning {
                 write!(f, "{side}: core {core} was {busy} busy")
             }
             Warning::TooShort { what } => write!(f, "too short: {what}"),
+            Warning::TotalLoss {
+                dir,
+                sent,
+                received,
+            } => write!(
+                f,
+                "{}: total loss: {received} of {sent} datagrams arrived ({:.2}%)",
+                dir.name(),
+                100.0 * *received as f64 / (*sent).max(1) as f64
+            ),
         }
     }
 }
@@ -932,6 +976,9 @@ pub const SENDER_SHORTFALL: f64 = 0.9;
 
 /// Figures that are not what they seem: a UDP sender that fell short of its rate,
 /// jitter measured on batched datagrams, receivers that discard the data.
+/// UDP loss from which a test is flagged as not having got through, percent.
+pub const TOTAL_LOSS_PCT: f64 = 99.0;
+
 fn caveats(
     spec: &TestSpec,
     client: &SideResult,
@@ -986,6 +1033,15 @@ fn caveats(
             .collect();
         if spec.rate.is_none() && d.datagrams_sent.is_some() {
             out.push(Warning::UnpacedUdp { dir: d.dir });
+        }
+        if let (Some(sent), Some(loss)) = (d.datagrams_sent_measured, d.loss) {
+            if sent > 0 && loss.0 >= TOTAL_LOSS_PCT {
+                out.push(Warning::TotalLoss {
+                    dir: d.dir,
+                    sent,
+                    received: d.udp.as_ref().map_or(0, |u| u.packets),
+                });
+            }
         }
         if let (Some(rate), Some(sent)) = (spec.rate, d.datagrams_sent_measured) {
             let asked = rate.bps() * f64::from(spec.parallel);

@@ -96,6 +96,7 @@ fn tcp_info() -> TcpInfoSummary {
         min_rtt: Nanos(30_000),
         bytes_sent: 31_300_000_000,
         bytes_retrans: 4_344,
+        ..TcpInfoSummary::default()
     }
 }
 

@@ -308,11 +308,25 @@ pub fn render(r: &TestReport) -> String {
             format!("mean RTT {}", m.mean_rtt),
             format!("buffer delay {:.1}%", m.buffer_delay_pct),
         ];
+        if m.host_queueing {
+            parts[2].push_str(&format!(
+                " (host queueing: a baseline RTT under {} is the host's own, so this is its \
+                 queues, not a path buffer)",
+                netsonde_model::result::HOST_RTT
+            ));
+        }
         if let Some(e) = m.tcp_efficiency_pct {
             parts.push(format!("TCP efficiency {e:.3}%"));
         }
         if let (Some(i), Some(t)) = (m.ideal, m.transfer_time_ratio) {
             parts.push(format!("ideal {i}, transfer time ratio {t:.3}"));
+            if t < 1.0 {
+                parts.push(
+                    "(below 1: the goodput passed the computed ceiling; a shaper that charges \
+                     its frame overhead once per GSO packet lets up to 1.6% more through)"
+                        .into(),
+                );
+            }
         }
         if let Some(b) = m.bdp {
             parts.push(format!("BDP {b}"));

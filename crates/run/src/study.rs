@@ -105,7 +105,9 @@ fn point_diagnosis(
         .map(|r| netsonde_analysis::diagnose(&netsonde_analysis::input_from_report(&r, line_rate)))
         .collect();
     let count = |d: &netsonde_analysis::Diagnosis| {
-        all.iter().filter(|x| x.bottleneck == d.bottleneck).count()
+        all.iter()
+            .filter(|x| x.bottleneck.name() == d.bottleneck.name())
+            .count()
     };
     all.iter().max_by_key(|d| count(d)).cloned()
 }

@@ -23,7 +23,7 @@ pub fn limit_malloc_arenas() {
     }
 }
 
-/// `struct tcp_info` from `linux/tcp.h`, up to `tcpi_bytes_retrans` (Linux 4.19).
+/// `struct tcp_info` from `linux/tcp.h`, up to `tcpi_snd_wnd` (Linux 6.2).
 /// Older kernels fill a prefix and leave the rest zero.
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]
@@ -78,6 +78,11 @@ pub struct TcpInfoRaw {
     pub delivered_ce: u32,
     pub bytes_sent: u64,
     pub bytes_retrans: u64,
+    pub dsack_dups: u32,
+    pub reord_seen: u32,
+    pub rcv_ooopack: u32,
+    /// The peer's advertised receive window after scaling, bytes (Linux 6.2).
+    pub snd_wnd: u32,
 }
 
 /// Reads `TCP_INFO`, zero-filling what an older kernel does not report.

@@ -1,0 +1,381 @@
+//! The rules of `diagnose`, one by one, on inputs whose answer is known.
+
+use super::*;
+
+/// A 10 Gbit/s link, 1 ms RTT, quiet CPUs, no loss, and goodput far below every
+/// limit.
+fn base() -> DiagnosisInput {
+    DiagnosisInput {
+        goodput_bps: 2e9,
+        line_rate_bps: Some(10e9),
+        theoretical_bps: Some(9.415e9),
+        client_core: Some(CoreLoad::busy(40.0)),
+        server_core: Some(CoreLoad::busy(50.0)),
+        rtt_ns: Some(1e6),
+        rwnd_limited: Some(0.0),
+        sndbuf_limited: Some(0.0),
+        retransmit_pct: Some(0.0),
+        ..DiagnosisInput::default()
+    }
+}
+
+fn kind(d: &DiagnosisInput) -> Bottleneck {
+    diagnose(d).bottleneck
+}
+
+#[test]
+fn nothing_applies() {
+    assert_eq!(kind(&base()), Bottleneck::Unknown);
+    assert_eq!(kind(&DiagnosisInput::default()), Bottleneck::Unknown);
+}
+
+/// The reported failure: "link-limited at 376% efficiency" with CPU warnings.
+#[test]
+fn a_line_rate_below_the_goodput_is_an_input_error() {
+    let d = DiagnosisInput {
+        goodput_bps: 35.4e9,
+        client_core: Some(CoreLoad::busy(99.7)),
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert!(matches!(
+        v.bottleneck,
+        Bottleneck::LineRateBelowGoodput { .. }
+    ));
+    assert!(v.evidence.contains("line rate given is wrong"), "{v}");
+    assert!(v.advice.contains("--line-rate"), "{v}");
+}
+
+#[test]
+fn link() {
+    let d = DiagnosisInput {
+        goodput_bps: 9.3e9,
+        // A saturated core does not matter once the link is full.
+        client_core: Some(CoreLoad::busy(99.0)),
+        ..base()
+    };
+    assert_eq!(kind(&d), Bottleneck::Link);
+    let d = DiagnosisInput {
+        theoretical_bps: None,
+        goodput_bps: 9.1e9,
+        ..base()
+    };
+    assert_eq!(kind(&d), Bottleneck::Link);
+}
+
+#[test]
+fn application() {
+    let d = DiagnosisInput {
+        goodput_bps: 0.98e9,
+        paced_bps: Some(1e9),
+        ..base()
+    };
+    assert_eq!(kind(&d), Bottleneck::Application);
+    assert!(diagnose(&d).advice.contains("-b 0"));
+}
+
+#[test]
+fn cpu_names_the_side_core_and_kind() {
+    let d = DiagnosisInput {
+        server_core: Some(CoreLoad {
+            core: Some(1),
+            busy: 97.0,
+            user: 5.0,
+            sys: 30.0,
+            softirq: 62.0,
+        }),
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_eq!(
+        v.bottleneck,
+        Bottleneck::Cpu {
+            side: "server".into(),
+            core: Some(1),
+            cpu: Some(CpuKind::Softirq),
+            thread: None,
+        }
+    );
+    assert!(v.evidence.contains("server core 1 was 97.0% busy"), "{v}");
+    assert!(v.advice.contains("RPS"), "{v}");
+}
+
+#[test]
+fn windows_are_told_apart_by_tcp_info() {
+    let d = DiagnosisInput {
+        rwnd_limited: Some(0.8),
+        ..base()
+    };
+    assert_eq!(kind(&d), Bottleneck::ReceiverWindow);
+    assert!(diagnose(&d)
+        .advice
+        .contains("bandwidth-delay product is 1.19 MiB"));
+    let d = DiagnosisInput {
+        sndbuf_limited: Some(0.6),
+        ..base()
+    };
+    assert_eq!(kind(&d), Bottleneck::SenderBuffer);
+    // 64 KiB over 20 ms is 26.2 Mbit/s.
+    let d = DiagnosisInput {
+        goodput_bps: 25e6,
+        window_bytes: Some(65536.0),
+        rtt_ns: Some(20e6),
+        ..base()
+    };
+    assert_eq!(kind(&d), Bottleneck::Window);
+}
+
+#[test]
+fn loss() {
+    let d = DiagnosisInput {
+        retransmit_pct: Some(1.2),
+        ..base()
+    };
+    assert_eq!(kind(&d), Bottleneck::Loss);
+    let d = DiagnosisInput {
+        loss_pct: Some(0.5),
+        retransmit_pct: None,
+        ..base()
+    };
+    assert!(diagnose(&d).evidence.contains("datagrams were lost"));
+}
+
+#[test]
+fn round_trip() {
+    let d = DiagnosisInput {
+        goodput_bps: 0.0,
+        transactions_per_sec: Some(19_500.0),
+        round_trip_bound: Some(20_000.0),
+        ..base()
+    };
+    assert_eq!(kind(&d), Bottleneck::RoundTrip);
+}
+
+#[test]
+fn near_misses_are_candidates_not_verdicts() {
+    let d = DiagnosisInput {
+        goodput_bps: 7e9,
+        client_core: Some(CoreLoad::busy(80.0)),
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_eq!(v.bottleneck, Bottleneck::Unknown);
+    assert_eq!(v.candidates.len(), 2, "{v}");
+}
+
+fn thread(side: &str, role: &str, busy: f64, user: f64, sys: f64) -> ThreadLoad {
+    ThreadLoad {
+        side: side.into(),
+        flows: vec![0],
+        role: role.into(),
+        busy,
+        user: Some(user),
+        sys: Some(sys),
+        core: Some(1),
+        core_softirq: Some(23.0),
+        idle_cores: Some(0.74),
+        ..ThreadLoad::default()
+    }
+}
+
+/// The reported failure: the default loopback test said "no single bottleneck"
+/// with its sender thread at 100% and the host's busiest core at 82%.
+#[test]
+fn a_saturated_flow_thread_is_cpu_bound_with_idle_cores() {
+    let d = DiagnosisInput {
+        goodput_bps: 26e9,
+        line_rate_bps: None,
+        theoretical_bps: None,
+        client_core: Some(CoreLoad::busy(82.0)),
+        server_core: None,
+        one_host: true,
+        threads: vec![
+            thread("client", "sender", 99.8, 1.0, 98.0),
+            thread("server", "receiver", 26.0, 0.0, 26.0),
+        ],
+        // 0.21% retransmitted on loopback is no limit: CPU comes first.
+        retransmit_pct: Some(0.21),
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_eq!(
+        v.bottleneck,
+        Bottleneck::Cpu {
+            side: "client".into(),
+            core: Some(1),
+            cpu: Some(CpuKind::System),
+            thread: Some(BusyThread {
+                what: "flow thread".into(),
+                flows: vec![0],
+                busy: 99.8
+            }),
+        }
+    );
+    assert_eq!(
+        v.bottleneck.name(),
+        "CPU-bound (client flow thread, system)"
+    );
+    for want in [
+        "flow 0 (sender)",
+        "99.8%",
+        "system 98%",
+        "core 1",
+        "0.7 idle cores",
+    ] {
+        assert!(v.evidence.contains(want), "{want}: {v}");
+    }
+    assert!(v.advice.contains("-P 2"), "{v}");
+}
+
+#[test]
+fn a_receiver_thread_checking_bytes_is_named_with_user_time() {
+    let d = DiagnosisInput {
+        threads: vec![
+            thread("client", "sender", 60.0, 1.0, 59.0),
+            ThreadLoad {
+                verifies: true,
+                ..thread("server", "receiver", 97.0, 80.0, 17.0)
+            },
+        ],
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_eq!(v.bottleneck.name(), "CPU-bound (server flow thread, user)");
+    assert!(v.advice.contains("--verify"), "{v}");
+}
+
+#[test]
+fn a_busy_polling_thread_spins_by_design_and_is_no_verdict() {
+    let d = DiagnosisInput {
+        threads: vec![ThreadLoad {
+            spins: true,
+            ..thread("client", "requester", 100.0, 50.0, 50.0)
+        }],
+        ..base()
+    };
+    assert_eq!(kind(&d), Bottleneck::Unknown);
+}
+
+/// An iperf3 server whose one thread was at 98.7% was "no single bottleneck".
+#[test]
+fn a_saturated_single_threaded_peer_is_cpu_bound() {
+    let peer = PeerProcess {
+        tool: "iperf3".into(),
+        side: "server".into(),
+        busy: 98.7,
+        user: 2.0,
+        sys: 96.7,
+        threads: 1,
+    };
+    let d = DiagnosisInput {
+        peer_process: Some(peer.clone()),
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_eq!(
+        v.bottleneck.name(),
+        "CPU-bound (server iperf3 process, system)"
+    );
+    assert!(v.evidence.contains("98.7% of one core"), "{v}");
+    // Four threads at 98.7% in all are not saturated.
+    let d = DiagnosisInput {
+        peer_process: Some(PeerProcess { threads: 4, ..peer }),
+        ..base()
+    };
+    assert_eq!(kind(&d), Bottleneck::Unknown);
+}
+
+/// 0.21% retransmitted over a 64 µs loopback round trip allows hundreds of
+/// Gbit/s: loss was no limit at 2 Gbit/s.
+#[test]
+fn loss_far_below_what_it_allows_is_a_candidate_not_a_verdict() {
+    let d = DiagnosisInput {
+        retransmit_pct: Some(0.21),
+        segment_bytes: Some(65483.0),
+        rtt_ns: Some(64e3),
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_eq!(v.bottleneck, Bottleneck::Unknown, "{v}");
+    assert!(v.candidates[0].contains("that loss allows"), "{v}");
+    // 1% over 10 ms with 1448 B segments allows 14.1 Mbit/s: 12 Mbit/s is
+    // loss-bound.
+    let d = DiagnosisInput {
+        goodput_bps: 12e6,
+        retransmit_pct: Some(1.0),
+        segment_bytes: Some(1448.0),
+        rtt_ns: Some(10e6),
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_eq!(v.bottleneck, Bottleneck::Loss);
+    assert!(v.evidence.contains("Mathis"), "{v}");
+}
+
+/// "goodput is 115% of window/RTT" is impossible as stated: the window figure
+/// was the one asked, not the one granted.
+#[test]
+fn a_goodput_above_window_over_rtt_is_no_window_verdict() {
+    // 64 KiB over 20 ms is 26.2 Mbit/s.
+    let d = DiagnosisInput {
+        goodput_bps: 30.2e6,
+        window_bytes: Some(65536.0),
+        rtt_ns: Some(20e6),
+        ..base()
+    };
+    assert_eq!(kind(&d), Bottleneck::Unknown);
+    let d = DiagnosisInput {
+        goodput_bps: 26.5e6,
+        window_source: "the receiver's advertised window, TCP_INFO".into(),
+        ..d
+    };
+    let v = diagnose(&d);
+    assert_eq!(v.bottleneck, Bottleneck::Window);
+    assert!(v.evidence.contains("100% of window/RTT"), "{v}");
+    assert!(v.evidence.contains("advertised window"), "{v}");
+}
+
+/// 4 KiB datagrams unpaced at 1 Gbit/s into a 100 Mbit/s link: the link's
+/// overload, not the receiver's CPU.
+#[test]
+fn udp_offered_above_the_link_is_its_overload() {
+    let d = DiagnosisInput {
+        goodput_bps: 0.0,
+        line_rate_bps: Some(100e6),
+        theoretical_bps: Some(95.9e6),
+        offered_bps: Some(1e9),
+        loss_pct: Some(100.0),
+        retransmit_pct: None,
+        client_core: Some(CoreLoad {
+            core: Some(0),
+            busy: 97.0,
+            user: 1.0,
+            sys: 10.0,
+            softirq: 86.0,
+        }),
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert!(
+        matches!(v.bottleneck, Bottleneck::LinkOverload { .. }),
+        "{v}"
+    );
+    assert!(v.advice.contains("-b"), "{v}");
+}
+
+#[test]
+fn the_bdp_in_advice_uses_the_base_rtt() {
+    let d = DiagnosisInput {
+        rwnd_limited: Some(0.8),
+        // A loaded smoothed RTT 850 times the base one.
+        rtt_ns: Some(850e3),
+        base_rtt_ns: Some(1e3),
+        line_rate_bps: Some(10e9),
+        ..base()
+    };
+    assert!(
+        diagnose(&d).advice.contains("(10.00 Gbit/s x 1.0 us)"),
+        "{}",
+        diagnose(&d)
+    );
+}

@@ -1,0 +1,227 @@
+//! What a test's report says for the diagnosis: [`input_from_report`] reads a
+//! [`TestReport`] into the [`DiagnosisInput`] that [`crate::diagnose()`] judges.
+//!
+//! Every figure is the one in force, not the one asked: the window the kernel
+//! granted (the receiver's advertised window from TCP_INFO), the payload the
+//! segments carried on the wire, the flow threads' own CPU clocks.
+
+use netsonde_model::cpu::CpuReport;
+use netsonde_model::result::{Role, SideResult, TestReport};
+use netsonde_model::spec::IoStrategy;
+
+use crate::diagnose::{CoreLoad, DiagnosisInput, PeerProcess, ThreadLoad};
+
+/// A peer process above this share of one core runs more than one thread.
+const ONE_THREAD_PCT: f64 = 105.0;
+
+fn role_name(r: Role) -> &'static str {
+    match r {
+        Role::Sender => "sender",
+        Role::Receiver => "receiver",
+        Role::Requester => "requester",
+        Role::Responder => "responder",
+    }
+}
+
+/// The busiest core of one end.
+fn busiest_core(side: &SideResult) -> Option<CoreLoad> {
+    let cpu = side.cpu.as_ref()?;
+    let c = cpu
+        .cores
+        .iter()
+        .max_by(|a, b| a.busy().0.total_cmp(&b.busy().0))?;
+    Some(CoreLoad {
+        core: c.core,
+        busy: c.busy().0,
+        user: c.user.0 + c.nice.0,
+        sys: c.sys.0,
+        softirq: c.irq.0 + c.softirq.0,
+    })
+}
+
+/// Each flow thread of one end, with what its flows did.
+fn thread_loads(name: &str, side: &SideResult, verify: bool) -> Vec<ThreadLoad> {
+    let Some(cpu) = side.cpu.as_ref() else {
+        return Vec::new();
+    };
+    let pct = |n: u64| 100.0 * n as f64 / cpu.elapsed.0.max(1) as f64;
+    let idle = idle_cores(cpu);
+    cpu.flow_threads
+        .iter()
+        .filter(|_| cpu.elapsed.0 > 0)
+        .map(|t| {
+            let flows: Vec<_> = side
+                .flows
+                .iter()
+                .filter(|f| t.flows.contains(&f.id))
+                .collect();
+            let role = flows.first().map_or("", |f| role_name(f.role));
+            let spins = flows.iter().any(|f| {
+                f.io.as_ref()
+                    .is_some_and(|io| io.strategy == IoStrategy::Busypoll.name())
+            });
+            let core_softirq = t.core.and_then(|c| {
+                let u = cpu.cores.iter().find(|u| u.core == Some(c))?;
+                Some(u.irq.0 + u.softirq.0)
+            });
+            ThreadLoad {
+                side: name.into(),
+                flows: t.flows.clone(),
+                role: role.into(),
+                busy: 100.0 * cpu.cores_of(t),
+                user: t.user.map(|n| pct(n.0)),
+                sys: t.sys.map(|n| pct(n.0)),
+                core: t.core,
+                core_softirq,
+                idle_cores: idle,
+                spins,
+                verifies: verify && role == "receiver",
+            }
+        })
+        .collect()
+}
+
+fn idle_cores(cpu: &CpuReport) -> Option<f64> {
+    (!cpu.cores.is_empty()).then(|| (cpu.cores.len() as f64 - cpu.busy_cores).max(0.0))
+}
+
+/// A peer tool's process, as it reported its CPU.
+fn peer_process(r: &TestReport) -> Option<PeerProcess> {
+    let p = r.peer.as_ref()?;
+    let threads = if p.cpu_util_total > ONE_THREAD_PCT {
+        r.spec.parallel.max(1)
+    } else {
+        1
+    };
+    Some(PeerProcess {
+        tool: p.tool.clone(),
+        side: "server".into(),
+        busy: p.cpu_util_total,
+        user: p.cpu_util_user,
+        sys: p.cpu_util_system,
+        threads,
+    })
+}
+
+/// The window in force when the user set one, and where it came from: the least
+/// advertised window a sender saw (TCP_INFO `snd_wnd`), else half the least
+/// receive buffer the kernel granted (Linux doubles the request, half for its
+/// bookkeeping).
+fn window_in_force(r: &TestReport) -> (Option<f64>, String) {
+    if r.spec.window.is_none() && r.spec.rcv_window.is_none() {
+        return (None, String::new());
+    }
+    let advertised = crate::link::tcp_senders(r)
+        .iter()
+        .filter_map(|(_, t)| t.snd_wnd)
+        .min();
+    if let Some(w) = advertised {
+        return (
+            Some(w as f64),
+            "the receiver's advertised window, TCP_INFO".into(),
+        );
+    }
+    let granted = [&r.client, &r.server]
+        .iter()
+        .filter(|s| s.flows.iter().any(|f| f.role == Role::Receiver))
+        .filter_map(|s| s.socket.as_ref().map(|k| k.rcvbuf))
+        .min();
+    match granted {
+        Some(g) => (
+            Some(g as f64 / 2.0),
+            "half the receive buffer granted".into(),
+        ),
+        None => (r.spec.window.map(|w| w.0 as f64), "as asked".into()),
+    }
+}
+
+/// What the UDP senders offered over the measured interval, all directions.
+fn offered(r: &TestReport) -> Option<f64> {
+    if r.spec.test.is_tcp() {
+        return None;
+    }
+    let sum: f64 = r
+        .directions
+        .iter()
+        .filter_map(|d| {
+            let sent = d.datagrams_sent_measured?;
+            let secs = d.elapsed.as_secs_f64();
+            (secs > 0.0).then(|| sent as f64 * r.spec.size.0 as f64 * 8.0 / secs)
+        })
+        .sum();
+    (sum > 0.0).then_some(sum)
+}
+
+/// What a single test's report says, for [`crate::diagnose()`]. `line_rate_bps`
+/// is the user's `--line-rate`; in the lab the link's own rate stands in when
+/// none is given.
+pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> DiagnosisInput {
+    let spec = &r.spec;
+    let (line, theoretical) = crate::link::path_ceiling(r, line_rate_bps);
+    let directions = r.directions.len().max(1) as f64;
+    // The TCP senders' TCP_INFO: how their busy time was limited, RTT, segments.
+    let senders = crate::link::tcp_senders(r);
+    let busy: u64 = senders.iter().map(|(_, t)| t.busy.0).sum();
+    let share = |v: u64| (busy > 0).then(|| v as f64 / busy as f64);
+    let rtt = (!senders.is_empty())
+        .then(|| senders.iter().map(|(_, t)| t.srtt.0 as f64).sum::<f64>() / senders.len() as f64);
+    let base_rtt = senders
+        .iter()
+        .map(|(_, t)| t.min_rtt.0)
+        .filter(|&m| m > 0)
+        .min()
+        .map(|m| m as f64);
+    let segments: f64 = senders
+        .iter()
+        .map(|(f, t)| f.bytes_total.0 as f64 / f64::from(t.mss.max(1)))
+        .sum();
+    let retrans: u64 = senders.iter().map(|(_, t)| t.retransmits).sum();
+    let goodput: f64 = r.directions.iter().map(|d| d.goodput.bps()).sum();
+    let loss = r
+        .directions
+        .iter()
+        .filter_map(|d| d.loss.map(|l| l.0))
+        .reduce(f64::max);
+    let (tps, bound) = match &r.rr {
+        Some(rr) if rr.latency.mean.0 > 0 => (
+            Some(rr.transactions_per_sec),
+            Some(f64::from(spec.parallel) / (rr.latency.mean.0 as f64 * 1e-9)),
+        ),
+        _ => (None, None),
+    };
+    let one_host = r.client.same_host(&r.server);
+    let mut threads = thread_loads("client", &r.client, spec.verify);
+    threads.extend(thread_loads("server", &r.server, spec.verify));
+    let (window_bytes, window_source) = window_in_force(r);
+    DiagnosisInput {
+        goodput_bps: goodput,
+        line_rate_bps: line,
+        theoretical_bps: theoretical,
+        client_core: busiest_core(&r.client),
+        // One host: one /proc/stat, read by both ends.
+        server_core: if one_host {
+            None
+        } else {
+            busiest_core(&r.server)
+        },
+        one_host,
+        threads,
+        peer_process: peer_process(r),
+        window_bytes,
+        window_source,
+        rtt_ns: rtt,
+        base_rtt_ns: base_rtt,
+        segment_bytes: crate::link::segment_payload(r).map(|s| s as f64),
+        rwnd_limited: share(senders.iter().map(|(_, t)| t.rwnd_limited.0).sum()),
+        sndbuf_limited: share(senders.iter().map(|(_, t)| t.sndbuf_limited.0).sum()),
+        retransmit_pct: (segments > 0.0).then(|| 100.0 * retrans as f64 / segments),
+        loss_pct: loss,
+        offered_bps: offered(r),
+        paced_bps: spec
+            .rate
+            .filter(|_| !spec.test.is_rr())
+            .map(|r| r.bps() * f64::from(spec.parallel) * directions),
+        transactions_per_sec: tps,
+        round_trip_bound: bound,
+    }
+}
