@@ -30,9 +30,10 @@
 //!    of the *granted* window over the RTT (never more than 110% of it: a goodput
 //!    above window/RTT means the window figure is not the one in force);
 //! 10. **loss**: UDP loss over 0.1%, or TCP retransmitted over 0.1% of its
-//!     segments *and* the goodput within reach of what that loss allows (a
-//!     quarter of the Mathis bound `MSS/RTT · 1.22/√p`); far below it, loss was
-//!     not the limit;
+//!     segments *and* the goodput within reach of what that loss allows (within
+//!     4x either way of the Mathis bound `MSS/RTT · 1.22/√p`); far below it,
+//!     something else held the flow; far above it, its congestion control (BBR)
+//!     did not back off on loss: either way loss was not the limit;
 //! 11. **round trip** (request/response tests): the transactions ran one at a time
 //!     per flow at 90% of flows/latency or more;
 //! 12. otherwise **no single bottleneck**, with the candidates that came within
@@ -73,7 +74,8 @@ pub const WINDOW_ABOVE: f64 = 1.10;
 /// segments over segments sent).
 pub const LOSS_PCT: f64 = 0.1;
 
-/// TCP goodput below this share of the Mathis bound was not held down by loss.
+/// TCP goodput below this share of the Mathis bound, or above its inverse, was
+/// not held down by loss.
 pub const MATHIS_SHARE: f64 = 0.25;
 
 /// Transactions per second within this share of flows/latency are round-trip
@@ -139,6 +141,9 @@ pub struct ThreadLoad {
     /// Its system time, percent of the interval (with the softirq work run in
     /// its context).
     pub sys: Option<f64>,
+    /// The share of the interval it was runnable but waited for a core
+    /// (another thread or process had it), percent.
+    pub waited: Option<f64>,
     /// The core it last ran on.
     pub core: Option<u32>,
     /// That core's irq + softirq share over the interval, percent.
@@ -153,6 +158,12 @@ pub struct ThreadLoad {
 }
 
 impl ThreadLoad {
+    /// The share of the interval it wanted a core: ran, or was runnable and
+    /// waited for one. A thread that never blocked is bound by the CPU it got.
+    pub fn demand(&self) -> f64 {
+        self.busy + self.waited.unwrap_or(0.0)
+    }
+
     fn kind(&self) -> Option<CpuKind> {
         match (self.user, self.sys) {
             (Some(u), Some(s)) if u + s > 0.0 => Some(if u > s {
@@ -396,12 +407,12 @@ fn application(d: &DiagnosisInput, _: &mut Vec<String>) -> Option<Diagnosis> {
 
 fn busy_thread(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
     let mut busy: Vec<&ThreadLoad> = d.threads.iter().filter(|t| !t.spins).collect();
-    busy.sort_by(|a, b| b.busy.total_cmp(&a.busy));
-    if let Some(t) = busy.first().filter(|t| t.busy >= THREAD_BUSY_PCT) {
+    busy.sort_by(|a, b| b.demand().total_cmp(&a.demand()));
+    if let Some(t) = busy.first().filter(|t| t.demand() >= THREAD_BUSY_PCT) {
         let also: Vec<String> = busy[1..]
             .iter()
-            .filter(|o| o.busy >= THREAD_BUSY_PCT)
-            .map(|o| format!("{} flow thread {:?} at {:.1}%", o.side, o.flows, o.busy))
+            .filter(|o| o.demand() >= THREAD_BUSY_PCT)
+            .map(|o| format!("{} flow thread {:?} at {:.1}%", o.side, o.flows, o.demand()))
             .collect();
         return Some(thread_verdict(t, &also));
     }
@@ -412,8 +423,15 @@ fn busy_thread(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> 
     {
         return Some(peer_verdict(p));
     }
-    if let Some(t) = busy.first().filter(|t| t.busy >= NEAR * THREAD_BUSY_PCT) {
-        near.push(format!("CPU ({} flow thread {:.0}% busy)", t.side, t.busy));
+    if let Some(t) = busy
+        .first()
+        .filter(|t| t.demand() >= NEAR * THREAD_BUSY_PCT)
+    {
+        near.push(format!(
+            "CPU ({} flow thread {:.0}% busy)",
+            t.side,
+            t.demand()
+        ));
     }
     None
 }
@@ -436,6 +454,13 @@ fn thread_verdict(t: &ThreadLoad, also: &[String]) -> Diagnosis {
         Some(i) if i >= 0.2 => {
             format!("; the host had {i:.1} idle cores: one thread, not the host, is the limit")
         }
+        _ => String::new(),
+    };
+    let waited = match t.waited {
+        Some(w) if w >= 1.0 => format!(
+            " and waited {w:.1}% for a core (other threads or processes had it): it never \
+             blocked, so it wanted a whole core"
+        ),
         _ => String::new(),
     };
     let also = if also.is_empty() {
@@ -479,7 +504,7 @@ fn thread_verdict(t: &ThreadLoad, also: &[String]) -> Diagnosis {
         },
         format!(
             "the {} flow thread of flow {flows} ({}) ran {:.1}% of the measured \
-             interval{split}{core}{idle}{also}",
+             interval{waited}{split}{core}{idle}{also}",
             t.side, t.role, t.busy
         ),
         advice,
@@ -661,10 +686,20 @@ fn loss(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
         (Some(s), Some(rtt)) => Some(mathis_bound(s, rtt, l / 100.0)),
         _ => None,
     };
-    if let Some(b) = bound.filter(|b| d.goodput_bps < MATHIS_SHARE * b) {
+    let outside = |b: &f64| {
+        let share = d.goodput_bps / b;
+        !(MATHIS_SHARE..=1.0 / MATHIS_SHARE).contains(&share)
+    };
+    if let Some(b) = bound.filter(outside) {
+        let why = if d.goodput_bps < b {
+            "far below what that loss allows: something else held it"
+        } else {
+            "far above what that loss allows a loss-based flow: its congestion control did \
+             not back off on it"
+        };
         near.push(format!(
-            "loss ({l:.2}% retransmitted, but the goodput is {:.1}% of the {} that loss \
-             allows)",
+            "loss ({l:.2}% retransmitted; the goodput is {:.1}% of the {} that loss allows, \
+             {why})",
             100.0 * d.goodput_bps / b,
             rate(b)
         ));

@@ -298,6 +298,23 @@ fn loss_far_below_what_it_allows_is_a_candidate_not_a_verdict() {
     let v = diagnose(&d);
     assert_eq!(v.bottleneck, Bottleneck::Unknown, "{v}");
     assert!(v.candidates[0].contains("that loss allows"), "{v}");
+    // 0.88% over 154 us on a veth with BBR allows a loss-based flow 976 Mbit/s:
+    // 24 Gbit/s is BBR not backing off, not a loss bound.
+    let d = DiagnosisInput {
+        goodput_bps: 24.4e9,
+        line_rate_bps: None,
+        theoretical_bps: None,
+        retransmit_pct: Some(0.88),
+        segment_bytes: Some(1448.0),
+        rtt_ns: Some(154e3),
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_eq!(v.bottleneck, Bottleneck::Unknown, "{v}");
+    assert!(
+        v.candidates.iter().any(|c| c.contains("did not back off")),
+        "{v}"
+    );
     // 1% over 10 ms with 1448 B segments allows 14.1 Mbit/s: 12 Mbit/s is
     // loss-bound.
     let d = DiagnosisInput {
@@ -378,4 +395,33 @@ fn the_bdp_in_advice_uses_the_base_rtt() {
         "{}",
         diagnose(&d)
     );
+}
+
+/// Under other load a thread that never blocks runs less than the interval
+/// and waits for a core the rest: it is as CPU-bound as one that ran it all.
+#[test]
+fn a_thread_that_waited_for_a_core_is_still_cpu_bound() {
+    let d = DiagnosisInput {
+        threads: vec![ThreadLoad {
+            waited: Some(38.0),
+            idle_cores: Some(0.0),
+            ..thread("client", "sender", 60.0, 1.0, 59.0)
+        }],
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_eq!(
+        v.bottleneck.name(),
+        "CPU-bound (client flow thread, system)"
+    );
+    assert!(v.evidence.contains("waited 38.0% for a core"), "{v}");
+    // One that slept (blocked on its socket) is not.
+    let d = DiagnosisInput {
+        threads: vec![ThreadLoad {
+            waited: Some(2.0),
+            ..thread("client", "sender", 60.0, 1.0, 59.0)
+        }],
+        ..base()
+    };
+    assert_eq!(kind(&d), Bottleneck::Unknown);
 }

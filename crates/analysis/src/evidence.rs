@@ -71,6 +71,7 @@ fn thread_loads(name: &str, side: &SideResult, verify: bool) -> Vec<ThreadLoad> 
                 busy: 100.0 * cpu.cores_of(t),
                 user: t.user.map(|n| pct(n.0)),
                 sys: t.sys.map(|n| pct(n.0)),
+                waited: t.wait.map(|n| pct(n.0)),
                 core: t.core,
                 core_softirq,
                 idle_cores: idle,

@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use crate::util::json;
 
+/// The tests of this binary measure CPU: one at a time.
+static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn rr() -> serde_json::Value {
     json(&[
         "-T",
@@ -40,6 +43,7 @@ fn foreign(doc: &serde_json::Value) -> Option<f64> {
 /// doubled (2.00 busy cores while both netsonde processes used about 1.0).
 #[test]
 fn a_busy_loop_on_another_core_is_foreign_load_not_the_tests() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cores < 2 {
         eprintln!("skipped: one core, no other core to load");
@@ -80,4 +84,23 @@ fn a_busy_loop_on_another_core_is_foreign_load_not_the_tests() {
             .as_f64()
             .unwrap()
     );
+}
+
+/// The first test a new user runs, `netsonde client` on loopback, names the
+/// flow thread that was the limit (issue 24: it said "no single bottleneck" in
+/// three runs of four with its sender thread at 100%).
+#[test]
+fn the_default_test_names_its_cpu_bound_thread() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    for _ in 0..3 {
+        let doc = json(&["-t", "2"]);
+        let d = &doc["diagnosis"];
+        assert_eq!(d["bottleneck"]["kind"], "cpu", "{d}");
+        assert_eq!(d["bottleneck"]["thread"]["what"], "flow thread", "{d}");
+        let ev = d["evidence"].as_str().unwrap();
+        assert!(
+            ev.contains("flow 0 (sender)") && ev.contains("system"),
+            "{d}"
+        );
+    }
 }

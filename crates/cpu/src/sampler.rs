@@ -88,16 +88,23 @@ impl CpuSampler {
         self.finish_with(&|_| None)
     }
 
-    /// As [`CpuSampler::finish`], with the last reading of each thread that ended.
-    pub fn finish_with(&self, last: &dyn Fn(i32) -> Option<Nanos>) -> Result<CpuReport, CpuError> {
+    /// As [`CpuSampler::finish`], with the last reading of each thread that ended
+    /// (its CPU clock and task stat as it ended).
+    pub fn finish_with(
+        &self,
+        last: &dyn Fn(i32) -> Option<(Nanos, Option<crate::thread::TaskStat>)>,
+    ) -> Result<CpuReport, CpuError> {
         let stat = read_proc_stat()?;
         let rusage = read_rusage()?;
         let flow_threads: Vec<ThreadCpu> = self
             .threads
             .iter()
             .filter_map(|&(tid, at, stat_at)| {
-                let now = crate::thread::cpu_time(tid).or_else(|| last(tid))?;
-                let stat = stat_at.zip(crate::thread::task_stat(tid));
+                let (now, stat_now) = match crate::thread::cpu_time(tid) {
+                    Some(now) => (now, crate::thread::task_stat(tid)),
+                    None => last(tid)?,
+                };
+                let stat = stat_at.zip(stat_now);
                 Some(ThreadCpu {
                     tid,
                     flows: Vec::new(),
@@ -105,6 +112,7 @@ impl CpuSampler {
                     user: stat.map(|(a, b)| Nanos(b.user.0.saturating_sub(a.user.0))),
                     sys: stat.map(|(a, b)| Nanos(b.sys.0.saturating_sub(a.sys.0))),
                     core: stat.and_then(|(_, b)| b.core),
+                    wait: stat.and_then(|(a, b)| Some(Nanos(b.wait?.0.saturating_sub(a.wait?.0)))),
                 })
             })
             .collect();

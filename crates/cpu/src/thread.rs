@@ -38,6 +38,10 @@ pub struct TaskStat {
     pub sys: Nanos,
     /// The core it last ran on.
     pub core: Option<u32>,
+    /// Time it waited on a run queue, runnable but not running
+    /// (`/proc/self/task/TID/schedstat`, nanoseconds); `None` where the kernel
+    /// does not keep it.
+    pub wait: Option<Nanos>,
 }
 
 /// Parses one `/proc/PID/task/TID/stat` line; `tick` is the length of a clock
@@ -56,7 +60,22 @@ pub fn parse_task_stat(line: &str, tick: Nanos) -> Option<TaskStat> {
         user: ticks(11)?,
         sys: ticks(12)?,
         core: f.get(36).and_then(|c| c.parse().ok()),
+        wait: None,
     })
+}
+
+/// The run-queue wait of a `schedstat` line: "run wait timeslices", in ns.
+pub fn parse_schedstat(line: &str) -> Option<Nanos> {
+    let f: Vec<u64> = line
+        .split_whitespace()
+        .map(|v| v.parse().ok())
+        .collect::<Option<_>>()?;
+    match f.as_slice() {
+        // A kernel that keeps no scheduler statistics says 0 for all.
+        [0, 0, _] | [] => None,
+        [_, wait, ..] => Some(Nanos(*wait)),
+        _ => None,
+    }
 }
 
 /// The length of a clock tick, from `CLK_TCK` (10 ms where it cannot be read).
@@ -73,7 +92,11 @@ pub fn tick() -> Nanos {
 /// once it has exited.
 pub fn task_stat(tid: i32) -> Option<TaskStat> {
     let line = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
-    parse_task_stat(&line, tick())
+    let mut s = parse_task_stat(&line, tick())?;
+    s.wait = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat"))
+        .ok()
+        .and_then(|l| parse_schedstat(&l));
+    Some(s)
 }
 
 #[cfg(test)]
@@ -136,6 +159,12 @@ mod tests {
         assert_eq!(s.core, Some(1));
         assert_eq!(parse_task_stat("1 (x) R 1", Nanos(1)), None);
         assert_eq!(parse_task_stat("garbage", Nanos(1)), None);
+        assert_eq!(
+            parse_schedstat("240656516 22807369 833\n"),
+            Some(Nanos(22_807_369))
+        );
+        assert_eq!(parse_schedstat("0 0 1"), None);
+        assert_eq!(parse_schedstat("x y"), None);
     }
 
     #[test]

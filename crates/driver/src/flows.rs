@@ -333,7 +333,8 @@ pub fn start_with(
     // A thread that ends before the sampler's last reading leaves its clock's last
     // value behind.
     let tids: Arc<std::sync::Mutex<Vec<ThreadFlows>>> = Arc::default();
-    let ended: Arc<std::sync::Mutex<Vec<(i32, Nanos)>>> = Arc::default();
+    type Last = (i32, Nanos, Option<netsonde_cpu::thread::TaskStat>);
+    let ended: Arc<std::sync::Mutex<Vec<Last>>> = Arc::default();
     let n_threads = threads.len();
     // Flow threads still running: the CPU is read until the measured interval
     // ends or they all have, whichever is first.
@@ -355,10 +356,11 @@ pub fn start_with(
             sleep_until(clock.t0, &stop);
             let out = run_thread(end, core, members, clock, &stop);
             if let Some(t) = netsonde_cpu::thread::cpu_time(tid) {
+                let stat = netsonde_cpu::thread::task_stat(tid);
                 ended
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .push((tid, t));
+                    .push((tid, t, stat));
             }
             if out.iter().any(|(_, r)| r.is_err()) {
                 // One failed flow ends the test for all.
@@ -402,7 +404,7 @@ pub fn start_with(
         let mut report = sampler
             .finish_with(&|tid| {
                 let e = ended.lock().unwrap_or_else(|e| e.into_inner());
-                e.iter().find(|(t, _)| *t == tid).map(|(_, n)| *n)
+                e.iter().find(|(t, ..)| *t == tid).map(|(_, n, s)| (*n, *s))
             })
             .ok()?;
         for t in &mut report.flow_threads {

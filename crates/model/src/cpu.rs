@@ -119,6 +119,10 @@ pub struct ThreadCpu {
     /// The core it last ran on at the end of the interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub core: Option<u32>,
+    /// Time it was runnable but waited for a core over the interval (other load
+    /// competed); `None` where the kernel keeps no scheduler statistics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<Nanos>,
 }
 
 impl CpuReport {
