@@ -237,6 +237,7 @@ fn lab_run(dir: &StateDir, r: LabRunArgs) -> anyhow::Result<u8> {
             control::ENV_CONTROL.to_string(),
             lab.socket_path().display().to_string(),
         ),
+        (control::ENV_PID.to_string(), std::process::id().to_string()),
     ];
     let mut child = lab.spawn(Side::Client, "client", &inv.args, &env, false, |_| {})?;
     let code = supervise(&mut lab, &spec, &mut child, &requests, &stop)?;

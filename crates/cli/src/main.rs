@@ -249,6 +249,10 @@ fn sweep_exit(end: sweep::SweepEnd) -> Exit {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Exit> {
+    // Started by the lab: its emulator carries this test's packets.
+    if let Some(pid) = netsonde_lab::control::pid_from_env() {
+        netsonde_cpu::processes::count_as_test(pid);
+    }
     match cli.command {
         Command::Sweep(a) => {
             let a = *a;

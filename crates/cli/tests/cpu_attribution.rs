@@ -104,3 +104,64 @@ fn the_default_test_names_its_cpu_bound_thread() {
         );
     }
 }
+
+/// An `iperf3 -s` on this host is the test's other end: its CPU is not foreign
+/// load, and its one thread at ~100% is the verdict (issue 24: "no single
+/// bottleneck" with the iperf3 sender at 98.7%, and its CPU counted as foreign).
+#[test]
+fn a_local_iperf3_server_is_the_tests_not_foreign_and_its_thread_is_the_limit() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    if !Command::new("iperf3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("skipped: no iperf3 binary (apt-get install iperf3)");
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = Command::new("iperf3")
+        .args(["-s", "-1", "-B", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let hex = format!(":{port:04X} ");
+    let start = std::time::Instant::now();
+    while !std::fs::read_to_string("/proc/net/tcp")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.contains(&hex) && l.split_whitespace().nth(3) == Some("0A"))
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "iperf3 -s did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let port_s = port.to_string();
+    let doc = json(&[
+        "127.0.0.1",
+        "--peer",
+        "iperf3",
+        "-p",
+        &port_s,
+        "-R",
+        "-t",
+        "3",
+    ]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(foreign(&doc), None, "{}", doc["warnings"]);
+    let d = &doc["diagnosis"];
+    assert_eq!(d["bottleneck"]["kind"], "cpu", "{d}");
+    let what = d["bottleneck"]["thread"]["what"].as_str().unwrap_or("");
+    assert!(
+        what == "iperf3 process" || what == "flow thread",
+        "not a thread's bound: {d}"
+    );
+}

@@ -8,8 +8,106 @@
 //! during it count nothing, so the figure can only err low.
 
 use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Mutex;
 
 use netsonde_model::units::Nanos;
+
+/// Other processes that are part of the test, not foreign load: a peer tool's
+/// server on this host (an `iperf3 -s` the client found listening), or the lab
+/// that carries the test's packets through its emulator.
+static PART_OF_TEST: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Counts process `pid` as part of the test from now on: [`Others`] leaves it
+/// out of the foreign load.
+pub fn count_as_test(pid: u32) {
+    let mut v = PART_OF_TEST.lock().unwrap_or_else(|e| e.into_inner());
+    if !v.contains(&pid) {
+        v.push(pid);
+    }
+}
+
+/// The processes counted as part of the test.
+pub fn part_of_test() -> Vec<u32> {
+    PART_OF_TEST
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+}
+
+/// One socket of `/proc/net/tcp` or `tcp6`: its local address, its state (10 is
+/// LISTEN) and its inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpSocket {
+    /// Local address and port.
+    pub local: SocketAddr,
+    /// The kernel's TCP state number.
+    pub state: u8,
+    /// The socket's inode, as `/proc/PID/fd` links name it (`socket:[N]`).
+    pub inode: u64,
+}
+
+/// The sockets of a `/proc/net/tcp` or `/proc/net/tcp6` table. Addresses are
+/// hex, each 32-bit word in the host's byte order (little-endian here).
+pub fn parse_proc_net_tcp(text: &str) -> Vec<TcpSocket> {
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let (addr, port) = f.get(1)?.split_once(':')?;
+            let port = u16::from_str_radix(port, 16).ok()?;
+            let ip = match addr.len() {
+                8 => IpAddr::V4(Ipv4Addr::from(
+                    u32::from_str_radix(addr, 16).ok()?.swap_bytes(),
+                )),
+                32 => {
+                    let mut b = [0u8; 16];
+                    for (i, w) in b.chunks_mut(4).enumerate() {
+                        let word = u32::from_str_radix(addr.get(8 * i..8 * i + 8)?, 16).ok()?;
+                        w.copy_from_slice(&word.to_le_bytes());
+                    }
+                    IpAddr::V6(Ipv6Addr::from(b))
+                }
+                _ => return None,
+            };
+            Some(TcpSocket {
+                local: SocketAddr::new(ip, port),
+                state: u8::from_str_radix(f.get(3)?, 16).ok()?,
+                inode: f.get(9)?.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// The process on this host (and in this network namespace) listening on `addr`
+/// (its exact address or the wildcard), found through its socket's inode in
+/// `/proc/PID/fd`: the server a client reached on loopback or a local address.
+/// `None` when no process here listens there (the server is elsewhere), or it
+/// cannot be read.
+pub fn listener_of(addr: SocketAddr) -> Option<u32> {
+    const LISTEN: u8 = 10;
+    let sockets: Vec<TcpSocket> = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .flat_map(|t| parse_proc_net_tcp(&t))
+        .collect();
+    let inode = sockets
+        .iter()
+        .find(|s| {
+            s.state == LISTEN
+                && s.local.port() == addr.port()
+                && (s.local.ip() == addr.ip() || s.local.ip().is_unspecified())
+        })?
+        .inode;
+    let want = format!("socket:[{inode}]");
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+        fds.flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == want.as_str()))
+            .then_some(pid)
+    })
+}
 
 /// `PF_KTHREAD` in `/proc/PID/stat`'s flags: a kernel thread.
 const PF_KTHREAD: u64 = 0x0020_0000;
@@ -36,6 +134,7 @@ impl Others {
     /// Reads every process's figures now.
     pub fn read() -> Others {
         let me = std::process::id();
+        let ours = part_of_test();
         let mut ticks = HashMap::new();
         let Ok(dir) = std::fs::read_dir("/proc") else {
             return Others { ticks };
@@ -44,7 +143,7 @@ impl Others {
             let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
                 continue;
             };
-            if pid == me {
+            if pid == me || ours.contains(&pid) {
                 continue;
             }
             let Ok(line) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
@@ -91,6 +190,34 @@ mod tests {
         assert!(flags & PF_KTHREAD != 0);
         assert_eq!(t, 38);
         assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn proc_net_tcp_tables_parse() {
+        let v4 = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:14B3 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 81234 1 0000000000000000 100 0 0 10 0
+   1: 0100007F:9C40 0100007F:14B3 01 00000000:00000000 00:00000000 00000000     0        0 81299 1 0000000000000000 20 4 30 10 -1
+";
+        let s = parse_proc_net_tcp(v4);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].local, "127.0.0.1:5299".parse().unwrap());
+        assert_eq!((s[0].state, s[0].inode), (10, 81234));
+        let v6 = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 00000000000000000000000001000000:14B3 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 90001 1 0000000000000000 100 0 0 10 0
+";
+        let s = parse_proc_net_tcp(v6);
+        assert_eq!(s[0].local, "[::1]:5299".parse().unwrap());
+        assert!(parse_proc_net_tcp("garbage\n1: zz:zz").is_empty());
+    }
+
+    /// A listener of this process is found by its address.
+    #[test]
+    fn the_listener_of_a_local_port_is_its_process() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        assert_eq!(listener_of(addr), Some(std::process::id()));
+        drop(l);
+        assert_eq!(listener_of(addr), None);
     }
 
     /// A child that spins shows up; this process, spinning too, does not.

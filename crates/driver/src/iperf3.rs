@@ -352,6 +352,10 @@ pub fn run_client(
     let mut ctl = cfg.connect_control(addr).map_err(io)?;
     ctl.set_nodelay(true).map_err(io)?;
     let local_ip = ctl.local_addr().map_err(io)?.ip();
+    // An iperf3 server on this host is the test's other end, not foreign load.
+    if let Some(pid) = netsonde_cpu::processes::listener_of(addr) {
+        netsonde_cpu::processes::count_as_test(pid);
+    }
     let cookie = Cookie::from_random(crate::random_bytes::<{ COOKIE_LEN - 1 }>().map_err(io)?);
     let mut m = ClientMachine::new(cookie, params);
     let failed = |e: Iperf3Error| match e {

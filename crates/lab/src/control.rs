@@ -25,6 +25,9 @@ use crate::error::{LabError, Result};
 pub const ENV_LINK: &str = "NETSONDE_LAB_LINK";
 /// The lab's control socket.
 pub const ENV_CONTROL: &str = "NETSONDE_LAB_CONTROL";
+/// The lab's process id: it carries the test's packets (its emulator), so its
+/// CPU is the test's, not foreign load.
+pub const ENV_PID: &str = "NETSONDE_LAB_PID";
 
 /// A reply on the control socket.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -191,6 +194,11 @@ pub fn request(path: &Path, point: &LinkPoint) -> std::result::Result<LinkRecord
 /// The link this process runs over, from [`ENV_LINK`], when started by the lab.
 pub fn link_from_env() -> Option<LinkRecord> {
     serde_json::from_str(&std::env::var(ENV_LINK).ok()?).ok()
+}
+
+/// The lab's process id, from [`ENV_PID`], when started by the lab.
+pub fn pid_from_env() -> Option<u32> {
+    std::env::var(ENV_PID).ok()?.parse().ok()
 }
 
 /// The lab's control socket, from [`ENV_CONTROL`], when started by the lab.
