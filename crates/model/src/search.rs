@@ -101,6 +101,10 @@ impl SearchConfig {
     }
 }
 
+/// A paced trial that offered less than this share of its asked rate
+/// under-delivered (see [`Trial::under_delivered`]).
+pub const UNDER_DELIVERED: f64 = 0.97;
+
 /// What one trial saw.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Trial {
@@ -158,6 +162,14 @@ impl Trial {
     /// The offered rate, packets per second.
     pub fn offered_pps(&self) -> f64 {
         self.offered_pps
+    }
+
+    /// The paced sender offered less than [`UNDER_DELIVERED`] of the rate asked:
+    /// it stalled and caught up, so a loss says more about its bursts than about
+    /// the path at the rate it averaged.
+    pub fn under_delivered(&self) -> bool {
+        self.asked_pps
+            .is_some_and(|a| a > 0.0 && self.offered_pps < UNDER_DELIVERED * a)
     }
 
     /// The forwarding rate: packets per second that arrived.

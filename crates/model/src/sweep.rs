@@ -25,6 +25,7 @@ use crate::spec::FlowDir;
 /// | `retransmits` | segments | TCP senders |
 /// | `loss` | % | UDP |
 /// | `srtt` | ns | TCP senders, mean |
+/// | `base_rtt` | ns | TCP senders' least RTT (`min_rtt`), the path's round trip before a queue |
 /// | `interval_cv` | ratio | coefficient of variation of interval rates (steadiness) |
 /// | `window_granted` | bytes | smallest granted socket buffer on either end |
 /// | `tcp_efficiency`, `buffer_delay` | % | RFC 6349, TCP stream tests |
@@ -152,6 +153,7 @@ impl Metrics {
             m.put("tcp_efficiency", x.tcp_efficiency_pct);
             m.put("buffer_delay", Some(x.buffer_delay_pct));
             m.put("transfer_time_ratio", x.transfer_time_ratio);
+            m.put("base_rtt", Some(x.baseline_rtt.0 as f64));
         }
         m
     }
@@ -283,6 +285,8 @@ pub enum Metric {
     Loss,
     /// Mean smoothed RTT of TCP senders.
     Srtt,
+    /// The least RTT the TCP senders measured: the path's own, before a queue.
+    BaseRtt,
     /// Coefficient of variation of interval rates.
     IntervalCv,
     /// Smallest granted socket buffer.
@@ -297,7 +301,7 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric, in report order.
-    pub const ALL: [Metric; 27] = [
+    pub const ALL: [Metric; 28] = [
         Metric::Goodput,
         Metric::GoodputOut,
         Metric::GoodputIn,
@@ -320,6 +324,7 @@ impl Metric {
         Metric::Retransmits,
         Metric::Loss,
         Metric::Srtt,
+        Metric::BaseRtt,
         Metric::IntervalCv,
         Metric::WindowGranted,
         Metric::TcpEfficiency,
@@ -352,6 +357,7 @@ impl Metric {
             Metric::Retransmits => "retransmits",
             Metric::Loss => "loss",
             Metric::Srtt => "srtt",
+            Metric::BaseRtt => "base_rtt",
             Metric::IntervalCv => "interval_cv",
             Metric::WindowGranted => "window_granted",
             Metric::TcpEfficiency => "tcp_efficiency",
@@ -376,7 +382,8 @@ impl Metric {
             | Metric::LatencyP90
             | Metric::LatencyP99
             | Metric::LatencyP999
-            | Metric::Srtt => Unit::Nanos,
+            | Metric::Srtt
+            | Metric::BaseRtt => Unit::Nanos,
             Metric::ClientBusyCores | Metric::ServerBusyCores => Unit::Cores,
             Metric::ClientUsPerKib | Metric::ServerUsPerKib => Unit::UsPerKib,
             Metric::ClientUsPerTrans | Metric::ServerUsPerTrans => Unit::Micros,

@@ -197,9 +197,13 @@ pub struct EffRow {
     /// (an input error, said in the diagnosis, never an efficiency above 100%).
     pub efficiency: Option<f64>,
     /// Bandwidth-delay product: the line rate times the path's round trip (the
-    /// lab link's configured delay both ways; else the smoothed RTT under load),
-    /// bytes; `None` without a line rate.
+    /// lab link's configured delay both ways; else the least RTT the senders
+    /// measured), bytes; `None` without a line rate or a round trip.
     pub bdp: Option<f64>,
+    /// The base round trip is below [`netsonde_model::result::HOST_RTT`]: RFC
+    /// 6349's buffer delay is the host's own queueing, not a path buffer's.
+    #[serde(default)]
+    pub host_queueing: bool,
     /// What bounds it.
     pub bottleneck: Bottleneck,
     /// The evidence and advice behind it.
@@ -417,7 +421,7 @@ fn groups<'a>(
     g
 }
 
-fn axis_num(p: &PointView, axis: &str) -> Option<f64> {
+pub(crate) fn axis_num(p: &PointView, axis: &str) -> Option<f64> {
     p.axes.get(axis)?.parse().ok()
 }
 
@@ -748,11 +752,14 @@ impl Study {
                     diagnosis.bottleneck,
                     Bottleneck::LineRateBelowGoodput { .. }
                 );
-                // The path's round trip: the lab link's own delays when it has them.
+                // The path's round trip, as RFC 6349 defines the BDP's: the lab
+                // link's own delays when it has them, else the least RTT the
+                // senders measured (never the smoothed RTT under load, which is
+                // the queue's as much as the path's).
                 let path_rtt = axis_num(p, "delay")
                     .map(|d| 2.0 * d)
                     .or(run.link_rtt_ns)
-                    .or(rtt);
+                    .or(p.median("base_rtt"));
                 Some(EffRow {
                     idx: p.idx,
                     config: lab.label(p, &[]),
@@ -762,6 +769,9 @@ impl Study {
                     bdp: line
                         .zip(path_rtt)
                         .map(|(r, t)| netsonde_analysis::bdp_bytes(r, t)),
+                    host_queueing: p
+                        .median("base_rtt")
+                        .is_some_and(|b| b < netsonde_model::result::HOST_RTT.0 as f64),
                     bottleneck: diagnosis.bottleneck.clone(),
                     diagnosis: Some(diagnosis),
                     rfc6349: [

@@ -85,9 +85,22 @@ pub fn tables(s: &Study) -> Vec<Table> {
         .collect();
     if !searched.is_empty() {
         let pps = |v: Option<f64>| opt(v, |v| PacketRate(v).to_string());
+        // The link's frame rate at a point's frame size: its rate (the point's
+        // own rate axis in the lab, else the run's line rate) over frame + gap.
+        let link_pps = |p: &crate::study::PointView| {
+            let bps = crate::study::axis_num(p, "rate")
+                .filter(|r| *r > 0.0)
+                .or(s.run.line_rate)?;
+            let frame = crate::study::search_key(p).0 + netsonde_model::search::WIRE_GAP;
+            Some(bps / (f64::from(frame) * 8.0))
+        };
+        let above = searched
+            .iter()
+            .any(|(p, o)| matches!((o.ndr.lower, link_pps(p)), (Some(n), Some(l)) if n > l));
         let rows = searched
             .iter()
             .map(|(p, o)| {
+                let link = link_pps(p);
                 let (frame, io) = crate::study::search_key(p);
                 // Repeated searches: the median and range of their lower bounds
                 // beside the first search's.
@@ -112,6 +125,14 @@ pub fn tables(s: &Study) -> Vec<Table> {
                     over(netsonde_model::search::Goal::Ndr, o.ndr.lower),
                     pps(o.ndr.upper),
                     over(netsonde_model::search::Goal::Pdr, o.pdr.lower),
+                    pps(link),
+                    match (o.ndr.lower, link) {
+                        (Some(n), Some(l)) if n > l => {
+                            format!("{:.1}% (above: see the note)", 100.0 * n / l)
+                        }
+                        (Some(n), Some(l)) => format!("{:.1}%", 100.0 * n / l),
+                        _ => "-".into(),
+                    },
                     o.searches()
                         .map(|x| x.trials.len())
                         .sum::<usize>()
@@ -137,10 +158,25 @@ pub fn tables(s: &Study) -> Vec<Table> {
                 ]
             })
             .collect();
+        let mut note = String::from("Per frame size and strategy: NDR, the highest offered rate at which a trial lost nothing (confirmed by repeats at that rate), the lowest rate that lost (the bound above it), and PDR, the highest with loss within the partial-drop ratio. Rates are datagrams per second as the sender sent them in the measured time. The link's rate: its frame rate at the size (its rate over frame + 20 B of preamble and gap), which no loss-free rate can pass for long; NDR/link, NDR's share of it. Back-to-back (when asked): the longest burst, in datagrams, sent at the sender's full rate that lost nothing. With repeated searches (--repeat), the first search's figures, and the median and range over all of them; the trials below are every search's.");
+        if above {
+            note.push_str(" An NDR above the link's rate passed because the link's queue and its shaper's burst absorbed the excess within one trial: the longer the trials (--trial), the less they can hide; the link's rate is the figure to quote.");
+        }
         out.push(t(
             "Loss-free rate search",
-            "Per frame size and strategy: NDR, the highest offered rate at which a trial lost nothing (confirmed by repeats at that rate), the lowest rate that lost (the bound above it), and PDR, the highest with loss within the partial-drop ratio. Rates are datagrams per second as the sender sent them in the measured time. Back-to-back (when asked): the longest burst, in datagrams, sent at the sender's full rate that lost nothing. With repeated searches (--repeat), the first search's figures, and the median and range over all of them; the trials below are every search's.",
-            &["frame", "io", "NDR", "lost at", "PDR", "trials", "back-to-back", "limit"],
+            &note,
+            &[
+                "frame",
+                "io",
+                "NDR",
+                "lost at",
+                "PDR",
+                "link's rate",
+                "NDR/link",
+                "trials",
+                "back-to-back",
+                "limit",
+            ],
             rows,
         ));
         let rows = searched
@@ -315,10 +351,16 @@ pub fn tables(s: &Study) -> Vec<Table> {
                     e.config.clone(),
                     rate(e.goodput),
                     opt(e.theoretical, rate),
-                    opt(e.efficiency, |x| format!("{:.1}%", x * 100.0)),
+                    opt(e.efficiency, efficiency),
                     opt(e.bdp, |b| Bytes(b as u64).to_string()),
                     opt(e.rfc6349[0], |x| format!("{x:.2}%")),
-                    opt(e.rfc6349[1], |x| format!("{x:.0}%")),
+                    opt(e.rfc6349[1], |x| {
+                        if e.host_queueing {
+                            format!("{x:.0}% (host queueing)")
+                        } else {
+                            format!("{x:.0}%")
+                        }
+                    }),
                     opt(e.rfc6349[2], |x| format!("{x:.3}")),
                     match &e.diagnosis {
                         Some(d) => format!("{}: {}", d.bottleneck, d.evidence),
@@ -331,11 +373,16 @@ pub fn tables(s: &Study) -> Vec<Table> {
             (Some(r), Some(m)) => format!(
                 "Theoretical goodput at {} and MTU {m} after Ethernet, IP and TCP/UDP overhead; \
                  BDP is the line rate times the path's round trip (the lab link's delays, else \
-                 the smoothed RTT under load). A line rate below the goodput is an input error \
-                 and gets no efficiency. TCP efficiency, buffer delay and transfer time ratio \
-                 are RFC 6349's (medians over the repetitions). Each point's bottleneck is the \
-                 verdict most of its repetitions got, from their full reports (CPU per core, \
-                 TCP_INFO, loss).",
+                 the least RTT the senders measured). A line rate below the goodput is an input \
+                 error and gets no efficiency; an efficiency above 100% is shown as 100% with \
+                 the figure measured: the goodput passed the ceiling computed with 38 B of \
+                 framing per frame, which a shaper that charges its overhead once per GSO \
+                 packet (htb) lets through by up to 1.6%. TCP efficiency, buffer delay and \
+                 transfer time ratio are RFC 6349's (medians over the repetitions); a buffer \
+                 delay over a base round trip under 100 us is the host's own queueing, not a \
+                 path buffer's, and large because its base is tiny. Each point's bottleneck \
+                 is the verdict most of its repetitions got, from their full reports (CPU per \
+                 core and per flow thread, TCP_INFO, loss).",
                 rate(r)
             ),
             _ => "Give --line-rate to compare against a line rate (and get a BDP).".into(),
@@ -371,4 +418,14 @@ pub fn tables(s: &Study) -> Vec<Table> {
         ));
     }
     out
+}
+
+/// An efficiency cell: at most 100%, with the figure measured when the goodput
+/// passed the computed ceiling (see the table's note).
+fn efficiency(x: f64) -> String {
+    if x > 1.0 {
+        format!("100.0% (measured {:.1}%)", x * 100.0)
+    } else {
+        format!("{:.1}%", x * 100.0)
+    }
 }

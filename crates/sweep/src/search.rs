@@ -28,7 +28,10 @@
 //!
 //! Rates are offered packets per second as the sender reached them (its own
 //! count over the measured time), not as asked: a sender that falls short is
-//! judged at the rate it sent.
+//! judged at the rate it sent. A failed trial whose paced sender under-delivered
+//! (below 97% of the rate asked: it stalled, then caught up in a burst) does not
+//! set an upper bound: the rate is tried again, and only a second shortfall there
+//! makes it one (one search came out 2.4% low when a stalled trial set it).
 
 use netsonde_model::load::{Phase, ProbeKind};
 use netsonde_model::result::TestReport;
@@ -85,12 +88,25 @@ impl Search {
         }
     }
 
+    /// Whether a failed trial may bound `goal` from above: not when its paced
+    /// sender under-delivered, unless it did so twice at that asked rate (then
+    /// the sender cannot offer that rate smoothly, and what it offered lost).
+    fn bounds_above(&self, t: &Trial) -> bool {
+        !t.under_delivered()
+            || self
+                .trials
+                .iter()
+                .filter(|o| o.under_delivered() && o.asked_pps == t.asked_pps)
+                .count()
+                >= 2
+    }
+
     /// The bounds the trials give `goal`.
     pub fn bounds(&self, goal: Goal) -> Bounds {
         let upper = self
             .trials
             .iter()
-            .filter(|t| !self.meets(goal, t))
+            .filter(|t| !self.meets(goal, t) && self.bounds_above(t))
             .map(Trial::offered_pps)
             .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.min(v))));
         let lower = self
@@ -146,7 +162,7 @@ impl Search {
             let forwarding = self
                 .trials
                 .iter()
-                .filter(|t| !self.meets(goal, t))
+                .filter(|t| !self.meets(goal, t) && self.bounds_above(t))
                 .map(Trial::received_pps)
                 .fold(f64::INFINITY, f64::min);
             let rate = match b.lower {
@@ -1090,6 +1106,42 @@ mod tests {
                 o.trials.len()
             );
         }
+    }
+
+    /// One search came out 2.4% below the receiver's limit: a trial whose paced
+    /// sender stalled (offered 90% of the rate asked) lost in its catch-up burst
+    /// and set the upper bound. Such a trial is tried again, not believed.
+    #[test]
+    fn a_stalled_sender_s_loss_does_not_set_the_upper_bound() {
+        let cfg = SearchConfig::default();
+        let cap = 100_000.0;
+        let mut s = Search::new(cfg);
+        let mut stalled = 0;
+        while let Next::Trial(pps) = s.next() {
+            let mut t = trial(pps, 1e6, cap);
+            // The first paced trial at or below the limit stalls and loses.
+            if stalled == 0 && pps.is_some_and(|p| p <= cap && p > 0.9 * cap) {
+                stalled += 1;
+                t.offered_pps = 0.9 * pps.unwrap();
+                t.sent = t.offered_pps as u64;
+                t.lost = 50;
+            }
+            s.record(t);
+        }
+        let o = s.outcome();
+        assert_eq!(stalled, 1, "{o:?}");
+        let ndr = o.ndr.lower.unwrap();
+        assert!(ndr >= cap * (1.0 - cfg.precision), "{ndr}: {o:?}");
+        // A sender that falls short at one rate twice does bound it.
+        let mut s = Search::new(cfg);
+        s.record(trial(None, 1e6, cap));
+        for _ in 0..2 {
+            let mut t = trial(Some(90_000.0), 1e6, cap);
+            t.offered_pps = 80_000.0;
+            t.lost = 10;
+            s.record(t);
+        }
+        assert_eq!(s.bounds(Goal::Ndr).upper, Some(80_000.0));
     }
 
     #[test]
