@@ -215,7 +215,7 @@ _netsonde() {
 
     case "${cmd}" in
         netsonde)
-            opts="-h -V --logfile --help --version server client keygen caps sweep run search runs compare report study lab completions man help"
+            opts="-v -h -V --logfile --verbose --help --version server client keygen caps sweep run search runs compare report study lab completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -233,7 +233,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__caps)
-            opts="-h --logfile --help"
+            opts="-v -h -V --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -251,7 +251,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__client)
-            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -n -k -B -O -i -R -A -J -h --port --peer --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --plot --no-store --db --rrul --rcv-window --mss --nodelay --congestion --rate --parallel --time --bytes --blockcount --rcv-timeout --connect-timeout --bind --cport --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --auth-key --io --tx-io --rx-io --verify --logfile --help"
+            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -n -k -B -O -i -R -A -J -v -h -V --port --peer --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --plot --no-store --db --rrul --rcv-window --mss --nodelay --congestion --rate --parallel --time --bytes --blockcount --rcv-timeout --connect-timeout --bind --cport --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --auth-key --io --tx-io --rx-io --verify --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -465,7 +465,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__compare)
-            opts="-h --threshold --db --logfile --help"
+            opts="-v -h -V --threshold --db --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -491,7 +491,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__completions)
-            opts="-h --logfile --help bash elvish fish powershell zsh"
+            opts="-v -h -V --logfile --verbose --help --version bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -873,7 +873,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__keygen)
-            opts="-h --out --logfile --help"
+            opts="-v -h -V --out --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -895,7 +895,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab)
-            opts="-h --logfile --help run up down clean list emulate help"
+            opts="-v -h -V --logfile --verbose --help --version run up down clean list emulate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -913,7 +913,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__clean)
-            opts="-h --all --logfile --help"
+            opts="-v -h -V --all --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -931,7 +931,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__down)
-            opts="-h --logfile --help"
+            opts="-v -h -V --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -949,7 +949,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__emulate)
-            opts="-h --logfile --help"
+            opts="-v -h -V --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1079,7 +1079,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__list)
-            opts="-h --logfile --help"
+            opts="-v -h -V --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1097,7 +1097,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__run)
-            opts="-h --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --name --stats --logfile --help"
+            opts="-v -h -V --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --name --stats --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1167,7 +1167,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__up)
-            opts="-p -h --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --name --port --logfile --help"
+            opts="-p -v -h -V --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --name --port --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1241,7 +1241,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__man)
-            opts="-h --logfile --help"
+            opts="-v -h -V --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1259,7 +1259,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__report)
-            opts="-h --out --format --db --logfile --help"
+            opts="-v -h -V --out --format --db --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1289,7 +1289,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__run)
-            opts="-h --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --help"
+            opts="-v -h -V --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1335,7 +1335,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs)
-            opts="-h --db --logfile --help list show export delete help"
+            opts="-v -h -V --db --logfile --verbose --help --version list show export delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1357,7 +1357,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs__subcmd__delete)
-            opts="-h --db --logfile --help"
+            opts="-v -h -V --db --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1379,7 +1379,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs__subcmd__export)
-            opts="-h --csv --json --db --logfile --help"
+            opts="-v -h -V --csv --json --db --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1485,7 +1485,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs__subcmd__list)
-            opts="-h --db --logfile --help"
+            opts="-v -h -V --db --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1507,7 +1507,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs__subcmd__show)
-            opts="-h --db --logfile --help"
+            opts="-v -h -V --db --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1529,7 +1529,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__search)
-            opts="-p -w -h --port --test --frames --io --tx-io --trial --warmup --window --precision --pdr-loss --final-trials --max-trials --back-to-back --latency --repeat --json --label --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --help"
+            opts="-p -w -v -h -V --port --test --frames --io --tx-io --trial --warmup --window --precision --pdr-loss --final-trials --max-trials --back-to-back --latency --repeat --json --label --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1643,7 +1643,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__server)
-            opts="-p -B -h --port --bind --auth-key --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --db --logfile --help"
+            opts="-p -B -v -h -V --port --bind --auth-key --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --db --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1733,7 +1733,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__study)
-            opts="-h --list --quick --out --db --logfile --help"
+            opts="-v -h -V --list --quick --out --db --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1759,7 +1759,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__sweep)
-            opts="-p -t -h --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --help"
+            opts="-p -t -v -h -V --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

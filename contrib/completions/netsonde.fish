@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_netsonde_global_optspecs
-    string join \n logfile= h/help V/version
+    string join \n logfile= v/verbose h/help V/version
 end
 
 function __fish_netsonde_needs_command
@@ -25,6 +25,7 @@ function __fish_netsonde_using_subcommand
 end
 
 complete -c netsonde -n "__fish_netsonde_needs_command" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_needs_command" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_needs_command" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_needs_command" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "server" -d 'Listen for tests (one at a time unless --max-sessions says more; others are told "busy" with the time left). Serves iperf3 clients too, on the same port (`netsonde -s` works as `netsonde server`)'
@@ -60,7 +61,9 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l phase-timeo
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l no-store -d 'Do not store iperf3 clients\' sessions. By default each is stored as a run of one point (no netsonde client is there to store it): this end\'s CPU and TCP_INFO, and what the iperf3 client reported of its side'
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests; this end is measured as always, the server\'s side is what iperf3 reports)' -r -f -a "netsonde\t'`netsonde server`'
 iperf3\t'An unmodified `iperf3 -s`'"
@@ -108,12 +111,18 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l bidir -d 'B
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s J -l json -d 'One JSON document (see docs/JSON.md); iperf3\'s -J'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l jsonl -d 'JSON Lines: interval records as they happen, then a summary record'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l verify -d 'Check every received byte against the pattern the sender writes'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand keygen" -l out -d 'Where to write the key (created with mode 600; never overwritten)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand keygen" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand keygen" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand keygen" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand keygen" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l directions -d 'Directions: out,in,bidir' -r
@@ -145,7 +154,9 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l peer -d 'Wha
 iperf3\t'An unmodified `iperf3 -s`'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l no-report -d 'Do not write a report'
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t''
@@ -157,7 +168,9 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l peer -d 'What 
 iperf3\t'An unmodified `iperf3 -s`'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l no-report -d 'Do not write a report'
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s p -l port -d 'Server control port' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l test -d 'What to search: `udp`, the highest rate of datagrams with no loss; or `tcp`, the highest paced rate of one TCP connection with no retransmission (messages sent one segment each, TCP_NODELAY)' -r -f -a "udp\t'UDP datagrams: loss is datagrams that never arrived'
 tcp\t'One TCP connection: loss is retransmitted segments'"
@@ -188,10 +201,14 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l back-to-bac
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l latency -d 'Also measure latency beside a load at 10, 50, 90 and 100% of the NDR found (RFC 2544 §26.2): UDP probes echoed by the server, 100 a second, alone for 0.5 s and then beside at least 2 s of the load; round-trip percentiles and the one-way delay on one clock'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l json -d 'Print one JSON document instead of text'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l no-report -d 'Do not write a report'
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "list" -d 'One line per run, newest first'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "show" -d 'A run\'s tables (Markdown)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "export" -d 'A run\'s points and statistics as CSV or JSON'
@@ -199,18 +216,26 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l csv -d 'CSV, one row per point and metric'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l json -d 'JSON: the analysed run'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "list" -d 'One line per run, newest first'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "show" -d 'A run\'s tables (Markdown)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "export" -d 'A run\'s points and statistics as CSV or JSON'
@@ -219,21 +244,29 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_
 complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l threshold -d 'Smallest relative change that counts, beyond non-overlapping confidence intervals: 0.02 = 2%' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l out -d 'Output folder (default netsonde-report-RUN)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l format -d 'Format' -r -f -a "html\t'One self-contained HTML file, plus the SVG plots beside it'
 md\t'Markdown tables'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand report" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c netsonde -n "__fish_netsonde_using_subcommand report" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l out -d 'Output folder for the report and its figures (default study-NAME; for `all`, one folder per study under it, default studies/)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l list -d 'List the studies and their parts'
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l quick -d 'Fewer points, one repetition, short trials: under two minutes, for CI'
+complete -c netsonde -n "__fish_netsonde_using_subcommand study" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand study" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -f -a "run" -d 'Build a lab, run a client or sweep invocation in it against a server in it, and tear it down: `netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr`'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -f -a "up" -d 'Build a lab with a server in it and leave it running'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and not __fish_seen_subcommand_from run up down clean list emulate help" -f -a "down" -d 'Tear down a lab made by `lab up`'
@@ -255,7 +288,9 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l name -d 'Lab name (namespaces sonde-NAME-cli and sonde-NAME-srv); default rPID' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l stats -d 'Write the userspace emulator\'s counters (packets, drops, delivery error percentiles per direction) to this file as JSON at the end' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l mtu -d 'MTU of the link\'s interfaces, 68 to 65535' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l rate -d 'Line rate (decimal, 38 B of Ethernet framing per packet): 100M, 1G' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l delay -d 'One-way delay: 10ms' -r
@@ -270,16 +305,26 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l name -d 'Lab name' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -s p -l port -d 'Control port of the server in the lab' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from down" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from down" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from down" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from down" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from clean" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from clean" -l all -d 'Also remove labs made by `lab up`'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from clean" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from clean" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from clean" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from list" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from emulate" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from emulate" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from emulate" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from emulate" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "run" -d 'Build a lab, run a client or sweep invocation in it against a server in it, and tear it down: `netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr`'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "up" -d 'Build a lab with a server in it and leave it running'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "down" -d 'Tear down a lab made by `lab up`'
@@ -288,9 +333,13 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "emulate" -d 'Run the userspace emulator of a `lab up` lab (started by `lab up`)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand completions" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand completions" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand man" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand man" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand man" -s h -l help -d 'Print help'
+complete -c netsonde -n "__fish_netsonde_using_subcommand man" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report study lab completions man help" -f -a "server" -d 'Listen for tests (one at a time unless --max-sessions says more; others are told "busy" with the time left). Serves iperf3 clients too, on the same port (`netsonde -s` works as `netsonde server`)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report study lab completions man help" -f -a "client" -d 'Run one test against a server, or against an embedded loopback server when no HOST is given'
 complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server client keygen caps sweep run search runs compare report study lab completions man help" -f -a "keygen" -d 'Write a new random pre-shared key for --auth-key'

@@ -16,6 +16,8 @@ _netsonde() {
     local context curcontext="$curcontext" state line
     _arguments "${_arguments_options[@]}" : \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -52,8 +54,12 @@ json\:"One JSON object per line"))' \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--no-store[Do not store iperf3 clients'\'' sessions. By default each is stored as a run of one point (no netsonde client is there to store it)\: this end'\''s CPU and TCP_INFO, and what the iperf3 client reported of its side]' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
 && ret=0
 ;;
 (client)
@@ -127,8 +133,12 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '(--jsonl)--json[One JSON document (see docs/JSON.md); iperf3'\''s -J]' \
 '--jsonl[JSON Lines\: interval records as they happen, then a summary record]' \
 '--verify[Check every received byte against the pattern the sender writes]' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
 '::host -- Server host. Without it, an embedded server runs on loopback in this process. iperf3'\''s `-c HOST` works too\: `netsonde -c HOST` is `netsonde client HOST`:_default' \
 && ret=0
 ;;
@@ -136,15 +146,23 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 _arguments "${_arguments_options[@]}" : \
 '--out=[Where to write the key (created with mode 600; never overwritten)]:FILE:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 && ret=0
 ;;
 (caps)
 _arguments "${_arguments_options[@]}" : \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 && ret=0
 ;;
 (sweep)
@@ -181,8 +199,12 @@ _arguments "${_arguments_options[@]}" : \
 iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--no-report[Do not write a report]' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
 '::host -- Server host. Without it, an embedded server runs on loopback:_default' \
 && ret=0
 ;;
@@ -198,8 +220,12 @@ _arguments "${_arguments_options[@]}" : \
 iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--no-report[Do not write a report]' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
 ':file -- The experiment file:_files' \
 && ret=0
 ;;
@@ -236,8 +262,12 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--latency[Also measure latency beside a load at 10, 50, 90 and 100% of the NDR found (RFC 2544 §26.2)\: UDP probes echoed by the server, 100 a second, alone for 0.5 s and then beside at least 2 s of the load; round-trip percentiles and the one-way delay on one clock]' \
 '--json[Print one JSON document instead of text]' \
 '--no-report[Do not write a report]' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
 '::host -- Server host. Without it, an embedded server runs on loopback in this process:_default' \
 && ret=0
 ;;
@@ -245,8 +275,12 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 _arguments "${_arguments_options[@]}" : \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 ":: :_netsonde__subcmd__runs_commands" \
 "*::: :->runs" \
 && ret=0
@@ -261,16 +295,24 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 && ret=0
 ;;
 (show)
 _arguments "${_arguments_options[@]}" : \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 ':run -- Run number or `latest`:_default' \
 && ret=0
 ;;
@@ -280,8 +322,12 @@ _arguments "${_arguments_options[@]}" : \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '(--json)--csv[CSV, one row per point and metric]' \
 '--json[JSON\: the analysed run]' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 ':run -- Run number or `latest`:_default' \
 && ret=0
 ;;
@@ -289,8 +335,12 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 ':run -- Run number:_default' \
 && ret=0
 ;;
@@ -339,8 +389,12 @@ _arguments "${_arguments_options[@]}" : \
 '--threshold=[Smallest relative change that counts, beyond non-overlapping confidence intervals\: 0.02 = 2%]:THRESHOLD:_default' \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 ':run_a -- Baseline run:_default' \
 ':run_b -- Run to judge:_default' \
 && ret=0
@@ -352,8 +406,12 @@ _arguments "${_arguments_options[@]}" : \
 md\:"Markdown tables"))' \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
 '::run -- Run number or `latest` (default):_default' \
 && ret=0
 ;;
@@ -364,16 +422,24 @@ _arguments "${_arguments_options[@]}" : \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--list[List the studies and their parts]' \
 '--quick[Fewer points, one repetition, short trials\: under two minutes, for CI]' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 '::name -- The study\: its number (000) or name (oc48c), or `all`; `--list` shows them:_default' \
 && ret=0
 ;;
 (lab)
 _arguments "${_arguments_options[@]}" : \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 ":: :_netsonde__subcmd__lab_commands" \
 "*::: :->lab" \
 && ret=0
@@ -400,8 +466,12 @@ _arguments "${_arguments_options[@]}" : \
 '--name=[Lab name (namespaces sonde-NAME-cli and sonde-NAME-srv); default rPID]:NAME:_default' \
 '--stats=[Write the userspace emulator'\''s counters (packets, drops, delivery error percentiles per direction) to this file as JSON at the end]:FILE:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 '::file -- A lab or experiment file (TOML)\: its `link` table sets the link (flags override it). An experiment file with no invocation runs as `run FILE`:_files' \
 '*::invocation -- What to run in the client host\: `client ...`, `search ...`, `sweep ...` or `run FILE`. Without a HOST it targets the lab'\''s server:_default' \
 && ret=0
@@ -423,16 +493,24 @@ _arguments "${_arguments_options[@]}" : \
 '-p+[Control port of the server in the lab]:PORT:_default' \
 '--port=[Control port of the server in the lab]:PORT:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 '::file -- A lab file (TOML) whose `link` table sets the link:_files' \
 && ret=0
 ;;
 (down)
 _arguments "${_arguments_options[@]}" : \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 '::name -- Its name:_default' \
 && ret=0
 ;;
@@ -440,22 +518,34 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--all[Also remove labs made by \`lab up\`]' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 && ret=0
 ;;
 (list)
 _arguments "${_arguments_options[@]}" : \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 && ret=0
 ;;
 (emulate)
 _arguments "${_arguments_options[@]}" : \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 ':name -- The lab:_default' \
 && ret=0
 ;;
@@ -510,16 +600,24 @@ esac
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 ':shell -- bash, zsh, fish, elvish or powershell:(bash elvish fish powershell zsh)' \
 && ret=0
 ;;
 (man)
 _arguments "${_arguments_options[@]}" : \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
 '--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
 '::dir -- Where\: e.g. /usr/local/share/man/man1:_files' \
 && ret=0
 ;;

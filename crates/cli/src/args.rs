@@ -15,7 +15,7 @@ pub struct UsageError(pub String);
 
 /// netsonde: how close do this host and this path get to wire speed, and why not closer?
 #[derive(Debug, Parser)]
-#[command(name = "netsonde", version, about, long_about = None)]
+#[command(name = "netsonde", version, propagate_version = true, about, long_about = None)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -24,6 +24,10 @@ pub struct Cli {
     /// FILE instead of the terminal, as iperf3's --logfile.
     #[arg(long, global = true, value_name = "FILE")]
     pub logfile: Option<PathBuf>,
+    /// More detail: a test's text report adds each end's kernel, network sysctls
+    /// and interface (iperf3's -V/--verbose; here -V is --version, as elsewhere).
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
 }
 
 /// Subcommands.
@@ -179,9 +183,15 @@ fn parse_ratio(s: &str) -> Result<f64, String> {
     .map_err(|_| format!("not a ratio: '{s}' (0.5% or 0.005)"))?;
     if (0.0..1.0).contains(&v) {
         Ok(v)
-    } else {
+    } else if t.ends_with('%') || v < 0.0 {
         Err(format!(
             "a ratio must be at least 0 and below 100%, got '{s}'"
+        ))
+    } else {
+        Err(format!(
+            "'{s}' is {}% as a ratio; write {s}% for {s} percent (or {})",
+            v * 100.0,
+            v / 100.0
         ))
     }
 }

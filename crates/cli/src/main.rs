@@ -38,6 +38,12 @@ fn main() -> ExitCode {
             let _ = e.print();
             return ExitCode::SUCCESS;
         }
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // A bare `netsonde` (or `runs`, `lab`): the usage, as written, on
+            // standard error; not what was asked, so exit 2.
+            eprint!("{}", e.render());
+            return ExitCode::from(2);
+        }
         Err(e) => {
             eprintln!("netsonde: error: {}", clap_one_line(&e));
             return ExitCode::from(2);
@@ -249,6 +255,7 @@ fn sweep_exit(end: sweep::SweepEnd) -> Exit {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Exit> {
+    let verbose = cli.verbose;
     // Started by the lab: its emulator carries this test's packets.
     if let Some(pid) = netsonde_lab::control::pid_from_env() {
         netsonde_cpu::processes::count_as_test(pid);
@@ -553,6 +560,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                     .with_context(|| format!("writing the figure to {}", path.display()))?;
             }
             let out = match output {
+                Output::Text if verbose => text::render_verbose(&report),
                 Output::Text => text::render(&report),
                 Output::Json => json::document(&report) + "\n",
                 Output::Jsonl => json::summary_line(&report) + "\n",
@@ -566,8 +574,13 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 // not fatal.
                 match store_single(&a, &cfg, &report) {
                     Ok((run, path)) => eprintln!(
-                        "stored as run {run} in {} (netsonde report {run}; --no-store to skip)",
-                        path.display()
+                        "stored as run {run} in {} (netsonde report {run}{}; --no-store to skip)",
+                        path.display(),
+                        a.store
+                            .db
+                            .as_ref()
+                            .map(|d| format!(" --db {}", d.display()))
+                            .unwrap_or_default()
                     ),
                     Err(e) => eprintln!("not stored: {}", one_line(&e)),
                 }

@@ -225,3 +225,36 @@ fn connect_timeout_and_volume_flags() {
         "need ports up to 65536",
     );
 }
+
+/// Issue 27: a bare command prints its usage on several lines (not one line of
+/// 2,195 characters) and exits 2; -V is the version everywhere; a ratio given
+/// as a bare number says how to write a percentage.
+#[test]
+fn usage_version_and_ratios_are_said_plainly() {
+    for args in [&[][..], &["runs"][..], &["lab"][..]] {
+        let out = run(args, Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.lines().count() > 5, "{args:?}: one line: {err}");
+        assert!(err.contains("Usage: netsonde"), "{args:?}: {err}");
+        assert!(err.lines().all(|l| l.len() < 400), "{args:?}: {err}");
+    }
+    for cmd in ["client", "server", "sweep", "search", "runs"] {
+        let out = run(&[cmd, "-V"], Duration::from_secs(30));
+        assert!(out.status.success(), "{cmd} -V: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(env!("CARGO_PKG_VERSION")),
+            "{cmd} -V: {out:?}"
+        );
+    }
+    fails(
+        &["search", "--precision", "10"],
+        2,
+        "write 10% for 10 percent (or 0.1)",
+    );
+    fails(
+        &["search", "--precision", "150%"],
+        2,
+        "at least 0 and below 100%",
+    );
+}

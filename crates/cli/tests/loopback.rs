@@ -332,3 +332,24 @@ fn a_test_ends_by_volume_in_every_direction() {
         }
     }
 }
+
+/// Issue 27: the hint after storing names the store when it is not the
+/// default one, so the command it suggests finds the run.
+#[test]
+fn the_stored_hint_carries_a_non_default_store() {
+    let dir = std::env::temp_dir().join(format!("netsonde-hint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("x.db");
+    let db_s = db.to_str().unwrap();
+    let out = crate::util::run(
+        &["client", "-t", "0.3", "--db", db_s],
+        std::time::Duration::from_secs(30),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("(netsonde report 1 --db {db_s};")),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -14,6 +14,27 @@ fn opt(v: Option<f64>, digits: usize) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
+/// [`render`], and the facts behind the figures (`--verbose`): each end's
+/// kernel, network sysctls and interface.
+pub fn render_verbose(r: &TestReport) -> String {
+    let mut o = render(r);
+    for (name, side) in [("client", &r.client), ("server", &r.server)] {
+        let h = &side.host;
+        if h.kernel.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            o,
+            "{name} host: {} kernel {} {} cores {}",
+            h.hostname, h.kernel, h.cores, h.cpu_model
+        );
+        for (k, v) in &h.sysctls {
+            let _ = writeln!(o, "  {k} = {v}");
+        }
+    }
+    o
+}
+
 /// Renders the report for a terminal.
 pub fn render(r: &TestReport) -> String {
     let mut o = String::new();
@@ -218,16 +239,34 @@ pub fn render(r: &TestReport) -> String {
             }
         );
     }
-    // Per flow thread, where an end ran more than one.
+    // Per flow thread: the evidence of a thread-bound verdict.
     for (name, side) in [("client", &r.client), ("server", &r.server)] {
-        if let Some(c) = side.cpu.as_ref().filter(|c| c.flow_threads.len() > 1) {
+        if let Some(c) = side.cpu.as_ref().filter(|c| !c.flow_threads.is_empty()) {
             let per: Vec<String> = c
                 .flow_threads
                 .iter()
                 .map(|t| {
                     let ids: Vec<String> = t.flows.iter().map(u32::to_string).collect();
                     let label = if t.flows.len() == 1 { "flow" } else { "flows" };
-                    format!("{label} {} {:.2}", ids.join(","), c.cores_of(t))
+                    let share = |n: Option<netsonde_model::units::Nanos>| {
+                        n.map(|n| n.0 as f64 / c.elapsed.0.max(1) as f64)
+                    };
+                    let mut parts = Vec::new();
+                    if let (Some(u), Some(s)) = (share(t.user), share(t.sys)) {
+                        parts.push(format!("usr {u:.2} sys {s:.2}"));
+                    }
+                    if let Some(w) = share(t.wait).filter(|w| *w >= 0.005) {
+                        parts.push(format!("waited {w:.2}"));
+                    }
+                    if let Some(core) = t.core {
+                        parts.push(format!("last on cpu{core}"));
+                    }
+                    let detail = if parts.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", parts.join(", "))
+                    };
+                    format!("{label} {} {:.2}{detail}", ids.join(","), c.cores_of(t))
                 })
                 .collect();
             let _ = writeln!(o, "  {name} flow threads (cores): {}", per.join("; "));
