@@ -509,6 +509,11 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         }
         Command::Client(a) => {
             let spec = a.spec()?;
+            // What an iperf3 server cannot run is known before connecting.
+            if matches!(a.peer, args::PeerArg::Iperf3) {
+                netsonde_proto::iperf3::Params::from_spec(&spec)
+                    .map_err(|e| args::UsageError(format!("--peer iperf3: {e}")))?;
+            }
             if a.plot.is_some() && spec.probe.is_none() {
                 return Err(args::UsageError(
                     "--plot draws a load-latency test: add --probe (or --rrul)".into(),
