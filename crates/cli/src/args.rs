@@ -496,6 +496,12 @@ pub struct ServerArgs {
     /// and TCP_INFO, and what the iperf3 client reported of its side.
     #[arg(long)]
     pub no_store: bool,
+    /// Serve iperf3 clients with netsonde's own receiver (1 MiB reads, woken once
+    /// about 1 ms of data is queued). By default an iperf3 client's streams are
+    /// read as iperf3's server reads them (one -l per read, woken per segment),
+    /// so swapping `iperf3 -s` for `netsonde server` keeps its figures.
+    #[arg(long)]
+    pub iperf3_fast_receiver: bool,
     #[command(flatten)]
     pub store: StoreArgs,
 }

@@ -367,6 +367,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Server(a) => {
             let bind = SocketAddr::new(a.bind, a.port);
             let mut cfg = ServerConfig::new(bind);
+            cfg.iperf3_fast_receiver = a.iperf3_fast_receiver;
             cfg.auth_key = keys::load_opt(a.auth_key.as_deref())?;
             cfg.log = match a.log_format {
                 args::LogFormatArg::Text => LogFormat::Text,

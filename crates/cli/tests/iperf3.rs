@@ -641,3 +641,44 @@ fn omitting_a_warm_up_claims_no_byte_count_mismatch() {
         doc["warnings"]
     );
 }
+
+/// Issue 27: an iperf3 client's streams are read as `iperf3 -s` reads them
+/// (one -l per read, no low-water mark) unless the server is told to use its
+/// own fast receiver; the stored session says which.
+#[test]
+fn an_iperf3_clients_streams_are_read_as_iperf3_reads_them() {
+    if iperf3().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("netsonde-i3reads-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (flag, want) in [(None, true), (Some("--iperf3-fast-receiver"), false)] {
+        let db = dir.join(format!("{want}.db"));
+        let db = db.to_str().unwrap();
+        let mut args = vec!["--db", db];
+        args.extend(flag);
+        let srv = ServerProc::start_with(&args);
+        iperf3_client(srv.port, &["-t", "1", "-l", "1K"]);
+        let start = Instant::now();
+        while !srv.lines().iter().any(|l| l.contains("stored as run")) {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "{:?}",
+                srv.lines()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = crate::util::run(
+            &["runs", "export", "latest", "--json", "--db", db],
+            Duration::from_secs(30),
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            text.contains("\"read_per_message\": true"),
+            want,
+            "{flag:?}: {text}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

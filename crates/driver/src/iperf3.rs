@@ -608,6 +608,9 @@ pub(crate) struct ServeCtx<'a> {
     pub log: &'a mut crate::policy::SessionLog,
     /// Where the finished session's report goes.
     pub sink: Option<&'a crate::server::SessionSink>,
+    /// Receive with netsonde's own reader, not iperf3's way
+    /// ([`crate::server::ServerConfig::iperf3_fast_receiver`]).
+    pub fast_receiver: bool,
 }
 
 /// Serves an iperf3 client's connection on the control port: a data connection
@@ -655,6 +658,7 @@ pub(crate) fn serve(
         cx.admit,
         log,
         cx.sink,
+        cx.fast_receiver,
     );
     Some(())
 }
@@ -671,6 +675,7 @@ fn run_session(
     admit: Admit<'_>,
     log: &mut crate::policy::SessionLog,
     sink: Option<&crate::server::SessionSink>,
+    fast_receiver: bool,
 ) {
     let started = Instant::now();
     let _ = ctl.set_nodelay(true);
@@ -698,7 +703,11 @@ fn run_session(
         }
     };
     let spec = match params.to_spec() {
-        Ok(s) => s,
+        Ok(mut s) => {
+            // Read as iperf3's server does, unless told to use ours.
+            s.read_per_message = !fast_receiver;
+            s
+        }
         Err(e) => {
             m.error(ip::IE_RECV_PARAMS, 0);
             let _ = flush(&mut ctl, &mut m);

@@ -71,6 +71,10 @@ pub struct ServerConfig {
     /// netsonde client is there to store it): both sides, this end's CPU and
     /// `TCP_INFO` included.
     pub iperf3_sessions: Option<SessionSink>,
+    /// Serve iperf3 clients with netsonde's own receiver (1 MiB reads, woken per
+    /// ~1 ms of data) rather than iperf3's (one `-l` read per call, woken per
+    /// segment), which is the default so that swapping servers keeps the path.
+    pub iperf3_fast_receiver: bool,
 }
 
 /// Takes a finished session's report (the binary stores it); called on the
@@ -94,6 +98,7 @@ impl ServerConfig {
             log: LogFormat::Text,
             auth_key: None,
             iperf3_sessions: None,
+            iperf3_fast_receiver: false,
         }
     }
 }
@@ -731,6 +736,7 @@ fn serve_connection(
                 admit: &admit,
                 log: &mut log,
                 sink: shared.cfg.iperf3_sessions.as_ref(),
+                fast_receiver: shared.cfg.iperf3_fast_receiver,
             },
         );
         return handed.map(|()| log);

@@ -282,6 +282,7 @@ impl TcpReceiver {
             // last bytes, below the mark, would wait for the socket's timeout: it
             // is read as it comes.
             lowat: (ctx.spec.rx_io == IoStrategy::Copy
+                && !ctx.spec.read_per_message
                 && (ctx.spec.volume.is_none() || ctx.format == crate::datagram::Format::Netsonde))
                 .then(|| RcvLowat::new((ctx.spec.size.0 as usize).max(io::TCP_READ))),
             verifier: ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0)),

@@ -25,6 +25,9 @@ pub enum Waiter {
     /// Non-blocking; return at once: the flow group waits for this socket and its
     /// others in one epoll.
     Caller,
+    /// Blocking, with a wait for readiness (`poll`) before every read, as
+    /// iperf3's `select` loop does: how an iperf3 client's streams are read.
+    Select,
 }
 
 impl std::fmt::Debug for Waiter {
@@ -33,6 +36,7 @@ impl std::fmt::Debug for Waiter {
             Waiter::Block => "Block",
             Waiter::Spin => "Spin",
             Waiter::Caller => "Caller",
+            Waiter::Select => "Select",
         })
     }
 }
@@ -64,8 +68,24 @@ impl Waiter {
     #[inline]
     pub fn wait(&mut self) {
         match self {
-            Waiter::Block | Waiter::Caller => {}
+            Waiter::Block | Waiter::Caller | Waiter::Select => {}
             Waiter::Spin => std::hint::spin_loop(),
+        }
+    }
+
+    /// Before a read: iperf3's way asks `select` whether the socket is
+    /// readable before every read; the others read straight away.
+    #[inline]
+    fn before(&self, fd: &impl AsFd) {
+        if let Waiter::Select = self {
+            let mut p = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
+            // Bounded like the socket's own timeout: the read that follows
+            // returns what the wait found, or times out as it would have.
+            let t = rustix::event::Timespec {
+                tv_sec: 0,
+                tv_nsec: 200_000_000,
+            };
+            let _ = rustix::event::poll(&mut p, Some(&t));
         }
     }
 
@@ -75,6 +95,10 @@ impl Waiter {
             Waiter::Spin => Some("spins on a non-blocking socket: one core stays busy".into()),
             Waiter::Caller => Some(
                 "non-blocking; waits in an edge-triggered epoll shared by the flows of its thread"
+                    .into(),
+            ),
+            Waiter::Select => Some(
+                "read as iperf3 reads: one message per read, each after a wait for readiness"
                     .into(),
             ),
             _ => None,
@@ -178,8 +202,10 @@ impl PlainRx {
         strategy: IoStrategy,
         sock: Sock<'_>,
         size: usize,
+        per_message: bool,
     ) -> Result<PlainRx, super::IoError> {
         let waiter = match sock {
+            Sock::Tcp(_) if per_message && strategy == IoStrategy::Copy => Ok(Waiter::Select),
             Sock::Tcp(s) => Waiter::new(strategy, s),
             Sock::Udp(s) => Waiter::new(strategy, s),
         }
@@ -190,7 +216,9 @@ impl PlainRx {
         // read would give a receiver 64 MiB a turn and starve the thread's
         // senders). A datagram gets one byte more than its size, so an oversized
         // one shows.
+        // Read as iperf3 does (`per_message`): one message per call.
         let len = match sock {
+            Sock::Tcp(_) if per_message => size,
             Sock::Tcp(_) if strategy != IoStrategy::Epoll => size.max(super::TCP_READ),
             _ => size.max(64) + 1,
         };
@@ -210,7 +238,10 @@ impl Rx for PlainRx {
         on: &mut dyn FnMut(&[u8], usize),
     ) -> io::Result<Option<Moved>> {
         let r = match sock {
-            Sock::Tcp(s) => net::recv_once(s, &mut self.buf),
+            Sock::Tcp(s) => {
+                self.waiter.before(s);
+                net::recv_once(s, &mut self.buf)
+            }
             Sock::Udp(s) => net::recv_once(s, &mut self.buf),
         };
         match r {

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# iperf3-dropin.sh — the server-swap table: Debian's iperf3 client against
+# `iperf3 -s` and against `netsonde server` (and, for reference, `netsonde server
+# --iperf3-fast-receiver`), on loopback, for the default test, -l 1K, -R, -P 4
+# and --bidir. Runs are interleaved (one of each server per round) and each cell
+# is the median of ROUNDS runs; the last columns are netsonde's medians over
+# iperf3's. A benchmark, not a test.
+#
+# Run:  bash bench/iperf3-dropin.sh      (about 3 minutes with the defaults)
+# Environment: ROUNDS=5, TIME=2, NETSONDE=path.
+set -euo pipefail
+ROUNDS=${ROUNDS:-5}
+TIME=${TIME:-2}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [[ -z ${NETSONDE:-} ]]; then
+  (cd "$ROOT" && cargo build --release -p netsonde >&2)
+  NETSONDE=$ROOT/target/release/netsonde
+fi
+command -v iperf3 >/dev/null || { echo "needs iperf3 (apt-get install iperf3)" >&2; exit 1; }
+OUT=$(mktemp -d /tmp/netsonde-dropin.XXXXXX)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+iperf3 -s -p 5401 >/dev/null 2>&1 & pids+=($!)
+"$NETSONDE" server -p 5402 --no-store >/dev/null 2>&1 & pids+=($!)
+"$NETSONDE" server -p 5403 --no-store --iperf3-fast-receiver >/dev/null 2>&1 & pids+=($!)
+sleep 1
+cases=("default::" "-l 1K:-l 1K" "-R:-R" "-P 4:-P 4" "--bidir:--bidir")
+for r in $(seq "$ROUNDS"); do
+  for c in "${cases[@]}"; do
+    name=${c%%:*}; args=${c#*:}
+    for port in 5401 5402 5403; do
+      # shellcheck disable=SC2086
+      iperf3 -c 127.0.0.1 -p "$port" -t "$TIME" -J $args >"$OUT/$port.$r.${name// /_}.json" 2>/dev/null || true
+      sleep 0.2
+    done
+  done
+done
+python3 - "$OUT" "$ROUNDS" <<'EOF'
+import json, statistics, sys, glob, os
+out, rounds = sys.argv[1], int(sys.argv[2])
+cases = ["default", "-l_1K", "-R", "-P_4", "--bidir"]
+def rate(path):
+    try:
+        d = json.load(open(path))
+        e = d["end"]
+        s = e.get("sum_received") or e.get("sum")
+        bidir = e.get("sum_received_bidir_reverse")
+        v = s["bits_per_second"]
+        if bidir:
+            v += bidir["bits_per_second"]
+        return v
+    except Exception:
+        return None
+print(f"{'case':<10} {'iperf3 -s':>14} {'netsonde':>14} {'fast recv':>14} {'netsonde/iperf3':>16} {'fast/iperf3':>12}")
+for c in cases:
+    med = {}
+    for port in (5401, 5402, 5403):
+        v = [x for x in (rate(f"{out}/{port}.{r}.{c}.json") for r in range(1, rounds + 1)) if x]
+        med[port] = statistics.median(v) if v else float("nan")
+    g = lambda p: f"{med[p]/1e9:.2f} Gbit/s"
+    print(f"{c.replace('_',' '):<10} {g(5401):>14} {g(5402):>14} {g(5403):>14} "
+          f"{med[5402]/med[5401]:>16.3f} {med[5403]/med[5401]:>12.3f}")
+print(f"medians of {rounds} interleaved runs of {os.environ.get('TIME','2')} s each; receiver's figure (sum_received)")
+EOF
