@@ -682,3 +682,21 @@ fn an_iperf3_clients_streams_are_read_as_iperf3_reads_them() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 27: the default client pointed at `iperf3 -s` timed out with no hint.
+#[test]
+fn a_netsonde_client_pointed_at_iperf3_is_told_to_add_peer_iperf3() {
+    if iperf3().is_none() {
+        return;
+    }
+    let srv = Iperf3Server::start();
+    let port = srv.1.to_string();
+    let out = crate::util::run(
+        &["client", "127.0.0.1", "-p", &port, "-t", "1", "--no-store"],
+        Duration::from_secs(30),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("add --peer iperf3"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}

@@ -137,6 +137,16 @@ pub enum ClientError {
         /// Its words.
         message: String,
     },
+    /// The server accepted the connection and sent no hello: not a netsonde
+    /// server, most likely an `iperf3 -s`.
+    #[error(
+        "{addr} accepted the connection but sent no netsonde hello: if it is `iperf3 -s` \
+         (it waits silently for its cookie), add --peer iperf3"
+    )]
+    Silent {
+        /// The server.
+        addr: SocketAddr,
+    },
     /// The control session failed.
     #[error("session with {addr} failed: {source}")]
     Session {
@@ -190,6 +200,11 @@ fn session_error(addr: SocketAddr, e: ProtoError) -> ClientError {
             message,
             ..
         } => ClientError::Refused { addr, message },
+        // A server that takes the connection and says nothing: an `iperf3 -s`
+        // reads a 37-byte cookie first, and waits for the rest of it.
+        ProtoError::Deadline {
+            phase: "the server's hello",
+        } => ClientError::Silent { addr },
         source => ClientError::Session { addr, source },
     }
 }
