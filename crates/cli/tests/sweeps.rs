@@ -472,7 +472,7 @@ const TICK_CHECK: &str = r#"
 const bad = [];
 document.querySelectorAll('.plot svg').forEach((svg, i) => {
   const texts = [...svg.querySelectorAll('text')].map(t => [t.textContent.trim(), t.getBoundingClientRect()]);
-  const ticks = texts.filter(([s, r]) => /^-?[0-9.]+( ?[kKMGT]| ?(ns|µs|ms|s))?$/.test(s) && r.width > 0 && r.height > 0);
+  const ticks = texts.filter(([s, r]) => /^-?[0-9.]+( ?[kKMGT]| ?(ns|us|ms|s))?$/.test(s) && r.width > 0 && r.height > 0);
   if (ticks.length < 5) bad.push(`figure ${i}: ${ticks.length} tick labels`);
   for (let a = 0; a < texts.length; a++) for (let b = a + 1; b < texts.length; b++) {
     const [sa, ra] = texts[a], [sb, rb] = texts[b];

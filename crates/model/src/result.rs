@@ -854,9 +854,14 @@ impl TestReport {
                     .iter()
                     .max_by(|a, b| a.busy().0.total_cmp(&b.busy().0))
                 {
-                    if c.busy() >= SATURATED {
+                    // One host: both ends read the same cores; say it once.
+                    let said = one_host
+                        && warnings
+                            .iter()
+                            .any(|w| matches!(w, Warning::CpuSaturated { .. }));
+                    if c.busy() >= SATURATED && !said {
                         warnings.push(Warning::CpuSaturated {
-                            side: name.into(),
+                            side: if one_host { "host".into() } else { name.into() },
                             core: c.core.unwrap_or(0),
                             busy: c.busy(),
                         });

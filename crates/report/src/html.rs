@@ -46,7 +46,14 @@ pub fn render(s: &Study) -> String {
         let _ = writeln!(o, "<p class=\"note\">lab link: {}</p>", esc(l));
     }
     for (name, h) in [("client", &r.client_host), ("server", &r.server_host)] {
-        if let Some(h) = h {
+        if h.as_ref().is_some_and(|h| h.kernel.is_empty()) {
+            // An iperf3 peer says nothing of its host.
+            let _ = writeln!(
+                o,
+                "<p class=\"note\">{name}: its host is unknown (a peer that does not report \
+                 it, such as iperf3)</p>"
+            );
+        } else if let Some(h) = h {
             let _ = writeln!(
                 o,
                 "<p class=\"note\">{name}: {} · kernel {} · {} cores · {}{}</p>",

@@ -120,7 +120,7 @@ fn bytes(v: f64) -> String {
 
 fn seconds(v: f64) -> String {
     let a = v.abs();
-    let (d, u) = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs")]
+    let (d, u) = [(1.0, "s"), (1e-3, "ms"), (1e-6, "us")]
         .into_iter()
         .find(|(d, _)| a >= *d)
         .unwrap_or((1e-9, "ns"));
@@ -545,7 +545,7 @@ mod tests {
         assert_eq!(AxisUnit::BitRate.tick(10e9), "10 G");
         assert_eq!(AxisUnit::BitRate.tick(2.5e9), "2.5 G");
         assert_eq!(AxisUnit::BitRate.tick(0.0), "0");
-        assert_eq!(AxisUnit::Seconds.tick(50e-6), "50 µs");
+        assert_eq!(AxisUnit::Seconds.tick(50e-6), "50 us");
         assert_eq!(AxisUnit::Seconds.tick(0.002), "2 ms");
         assert_eq!(AxisUnit::Fraction.tick(0.25), "0.25");
         assert_eq!(AxisUnit::Plain.tick(1500.0), "1.5 k");

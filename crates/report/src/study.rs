@@ -488,21 +488,39 @@ impl Study {
             });
             let mut cpu = Vec::new();
             let mut sd = Vec::new();
+            // Both ends on one host read the same cores: one line, not two on
+            // top of each other.
+            let one_host = match (&run.client_host, &run.server_host) {
+                (Some(c), Some(s)) => {
+                    c.hostname == s.hostname && c.kernel == s.kernel && !c.kernel.is_empty()
+                }
+                _ => false,
+            };
             for (k, v) in &by_cfg {
-                cpu.push(series(
-                    format!("{k} client"),
-                    v,
-                    "size",
-                    "client_busy_cores",
-                    1.0,
-                ));
-                cpu.push(series(
-                    format!("{k} server"),
-                    v,
-                    "size",
-                    "server_busy_cores",
-                    1.0,
-                ));
+                if one_host {
+                    cpu.push(series(
+                        format!("{k} host (both ends)"),
+                        v,
+                        "size",
+                        "client_busy_cores",
+                        1.0,
+                    ));
+                } else {
+                    cpu.push(series(
+                        format!("{k} client"),
+                        v,
+                        "size",
+                        "client_busy_cores",
+                        1.0,
+                    ));
+                    cpu.push(series(
+                        format!("{k} server"),
+                        v,
+                        "size",
+                        "server_busy_cores",
+                        1.0,
+                    ));
+                }
                 sd.push(series(
                     format!("{k} client"),
                     v,
@@ -534,7 +552,7 @@ impl Study {
                 id: "service-demand-size".into(),
                 title: "Service demand against message size".into(),
                 x_label: "message size (bytes)".into(),
-                y_label: "CPU µs per KiB".into(),
+                y_label: "CPU us per KiB".into(),
                 x_unit: AxisUnit::Bytes,
                 y_unit: AxisUnit::Plain,
                 log_x: true,

@@ -242,7 +242,7 @@ pub fn tables(s: &Study) -> Vec<Table> {
     }
     out.push(t(
         "Points",
-        "Medians over repetitions with distribution-free confidence intervals of the median and their coverage (75% with 3 repetitions, at least 95% from 6; none below 3); CPU is busy cores system-wide; service demand is the client test's own CPU (its flow threads and the host's interrupt time) in µs per KiB (streams) or per transaction (RR).",
+        "Medians over repetitions with distribution-free confidence intervals of the median and their coverage (75% with 3 repetitions, at least 95% from 6; none below 3); CPU is busy cores system-wide; service demand is the client test's own CPU (its flow threads and the host's interrupt time) in us per KiB (streams) or per transaction (RR).",
         &["#", "configuration", "status", "reps", "goodput", "latency p50", "trans/s", "client CPU", "server CPU", "service demand", "CV", "note"],
         points,
     ));

@@ -51,7 +51,16 @@ pub fn render(r: &TestReport) -> String {
     let _ = writeln!(
         o,
         "netsonde {}  {} {}  {}  parallel {}  {end}  warmup {}",
-        r.tool_version, s.test, s.direction, size, s.parallel, s.warmup
+        r.tool_version,
+        s.test,
+        s.direction,
+        size,
+        s.parallel,
+        if s.warmup.0 == 0 {
+            "none".to_string()
+        } else {
+            s.warmup.to_string()
+        }
     );
     let h = &r.server.host;
     match &r.peer {

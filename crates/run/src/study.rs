@@ -61,6 +61,23 @@ pub fn study(store: &Store, id: RunId) -> Result<Study, PipelineError> {
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    // A run of one test (a client's, a server's iperf3 session) was asked for
+    // one repetition: advice to repeat it is not for it.
+    let points = if plan.plan.repeat <= 1 {
+        points
+            .into_iter()
+            .map(|mut p| {
+                if let Some(s) = p.summary.as_mut() {
+                    s.quality.retain(|q| {
+                        !matches!(q, netsonde_model::sweep::Quality::TooFewRepetitions { .. })
+                    });
+                }
+                p
+            })
+            .collect()
+    } else {
+        points
+    };
     Ok(Study::build(
         RunMeta {
             id,
