@@ -675,7 +675,7 @@ fn an_iperf3_clients_streams_are_read_as_iperf3_reads_them() {
         );
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(
-            text.contains("\"read_per_message\": true"),
+            text.contains("\"iperf3_io\": true"),
             want,
             "{flag:?}: {text}"
         );

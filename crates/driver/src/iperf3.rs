@@ -705,7 +705,7 @@ fn run_session(
     let spec = match params.to_spec() {
         Ok(mut s) => {
             // Read as iperf3's server does, unless told to use ours.
-            s.read_per_message = !fast_receiver;
+            s.iperf3_io = !fast_receiver;
             s
         }
         Err(e) => {

@@ -100,6 +100,26 @@ pub struct TcpSender {
     stride: Option<Stride>,
 }
 
+/// How long a draining sender waits for its peer's close before it looks at
+/// its stop flag again.
+const DRAIN_STEP: Duration = Duration::from_millis(10);
+
+/// Whether `sock` has something to read (data, or the peer's close) within
+/// `wait`.
+fn readable(sock: &TcpStream, wait: Duration) -> bool {
+    let mut p = [rustix::event::PollFd::new(
+        sock,
+        rustix::event::PollFlags::IN,
+    )];
+    let t = rustix::event::Timespec {
+        tv_sec: 0,
+        tv_nsec: wait.as_nanos() as i64,
+    };
+    // An error (EINTR) counts as readable: the read that follows says what
+    // it is.
+    rustix::event::poll(&mut p, Some(&t)).map_or(true, |n| n > 0)
+}
+
 impl TcpSender {
     /// Builds the flow.
     pub fn new(sock: TcpStream, ctx: &FlowCtx) -> Result<TcpSender, EngineError> {
@@ -137,6 +157,12 @@ impl Flow for TcpSender {
                 if Instant::now() >= ctx.clock.hard_end || ctx.stopped() {
                     self.state = SendState::Done;
                     return Ok(Progress::Done);
+                }
+                // The peer's close is waited for in short steps, so a stop is
+                // seen within one (an iperf3 client closes its streams only
+                // after the results: a blocking read held the end 200 ms).
+                if !readable(&self.sock, DRAIN_STEP) {
+                    return Ok(Progress::Blocked);
                 }
                 return Ok(match (&self.sock).read(&mut self.scratch) {
                     Ok(0) => {
@@ -282,7 +308,7 @@ impl TcpReceiver {
             // last bytes, below the mark, would wait for the socket's timeout: it
             // is read as it comes.
             lowat: (ctx.spec.rx_io == IoStrategy::Copy
-                && !ctx.spec.read_per_message
+                && !ctx.spec.iperf3_io
                 && (ctx.spec.volume.is_none() || ctx.format == crate::datagram::Format::Netsonde))
                 .then(|| RcvLowat::new((ctx.spec.size.0 as usize).max(io::TCP_READ))),
             verifier: ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0)),

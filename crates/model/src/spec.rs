@@ -373,13 +373,15 @@ pub struct TestSpec {
     /// Check every received byte against the known pattern.
     #[serde(default)]
     pub verify: bool,
-    /// Receivers read one message (`size`) per call and are woken by every
-    /// segment, as iperf3's do; by default a TCP receiver reads up to 1 MiB and is
-    /// woken once about 1 ms of data is queued (`SO_RCVLOWAT`). A server serves
-    /// iperf3 clients this way unless told otherwise, so a user swapping
-    /// `iperf3 -s` for `netsonde server` measures the same path.
+    /// The receivers read as iperf3 does: a wait for readiness (`poll`, as
+    /// iperf3's `select` loop) before every read, and one message (`size`) per
+    /// read with no low-water mark. By default a TCP receiver reads
+    /// up to 1 MiB and is woken once about 1 ms of data is queued
+    /// (`SO_RCVLOWAT`). A server serves iperf3 clients this way unless told
+    /// otherwise, so a user swapping `iperf3 -s` for `netsonde server` measures
+    /// the same path.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub read_per_message: bool,
+    pub iperf3_io: bool,
     /// A load-latency test: probes before, during and after the load (`--probe`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeSpec>,
@@ -565,7 +567,7 @@ impl TestSpec {
             tx_io: IoStrategy::Copy,
             rx_io: IoStrategy::Copy,
             verify: false,
-            read_per_message: false,
+            iperf3_io: false,
             probe: None,
             dscp: Vec::new(),
             flow_windows: Vec::new(),

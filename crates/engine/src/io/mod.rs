@@ -25,7 +25,7 @@
 //!
 //! | strategy | TCP send | TCP receive | UDP send | UDP receive |
 //! |---|---|---|---|---|
-//! | copy | write | read of at least 1 MiB, woken per ~1 ms of data (SO_RCVLOWAT); with `read_per_message` (iperf3 clients), one message per read after a `poll`, as iperf3 reads | send | recv |
+//! | copy | write | read of at least 1 MiB, woken per ~1 ms of data (SO_RCVLOWAT); with `iperf3_io` (iperf3 clients), one message per read after a `poll`, as iperf3 reads | send | recv |
 //! | epoll | non-blocking write; the flow group's shared ET epoll waits ([`crate::flow::run_group`]) | non-blocking read of one message, same | same | same |
 //! | busypoll | non-blocking spin, SO_BUSY_POLL | same | same | same |
 //! | batch | writev of up to 1023 messages (about 1 MiB) | large reads | UDP GSO (sendmmsg without it) | UDP GRO (recvmmsg without it) |
@@ -217,9 +217,9 @@ pub fn tx(
 pub fn rx(strategy: IoStrategy, sock: Sock<'_>, spec: &TestSpec) -> Result<Box<dyn Rx>, IoError> {
     let size = spec.size.0 as usize;
     Ok(match strategy {
-        IoStrategy::Copy | IoStrategy::Epoll | IoStrategy::Busypoll => Box::new(
-            plain::PlainRx::new(strategy, sock, size, spec.read_per_message)?,
-        ),
+        IoStrategy::Copy | IoStrategy::Epoll | IoStrategy::Busypoll => {
+            Box::new(plain::PlainRx::new(strategy, sock, size, spec.iperf3_io)?)
+        }
         IoStrategy::Batch => batch::rx(sock, size, None)?,
         IoStrategy::Auto => auto::rx(sock, spec)?,
         IoStrategy::Zerocopy => Box::new(zerocopy::TruncRx::new(sock, size)),

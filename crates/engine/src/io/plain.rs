@@ -30,6 +30,10 @@ pub enum Waiter {
     Select,
 }
 
+/// How long an iperf3-style reader waits for readiness before it looks at its
+/// stop flag.
+const SELECT_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
+
 impl std::fmt::Debug for Waiter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -74,19 +78,23 @@ impl Waiter {
     }
 
     /// Before a read: iperf3's way asks `select` whether the socket is
-    /// readable before every read; the others read straight away.
+    /// readable before every read; the others read straight away. A wait that
+    /// finds nothing within [`SELECT_WAIT`] is a timeout, so the flow looks at
+    /// its stop flag that often while idle (an iperf3 client keeps its streams
+    /// open, silent, until the results are out).
     #[inline]
-    fn before(&self, fd: &impl AsFd) {
+    fn before(&self, fd: &impl AsFd, ready: rustix::event::PollFlags) -> io::Result<()> {
         if let Waiter::Select = self {
-            let mut p = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
-            // Bounded like the socket's own timeout: the read that follows
-            // returns what the wait found, or times out as it would have.
+            let mut p = [rustix::event::PollFd::new(fd, ready)];
             let t = rustix::event::Timespec {
                 tv_sec: 0,
-                tv_nsec: 200_000_000,
+                tv_nsec: SELECT_WAIT.as_nanos() as i64,
             };
-            let _ = rustix::event::poll(&mut p, Some(&t));
+            if rustix::event::poll(&mut p, Some(&t))? == 0 {
+                return Err(io::ErrorKind::TimedOut.into());
+            }
         }
+        Ok(())
     }
 
     /// The note for the report.
@@ -205,7 +213,7 @@ impl PlainRx {
         per_message: bool,
     ) -> Result<PlainRx, super::IoError> {
         let waiter = match sock {
-            Sock::Tcp(_) if per_message && strategy == IoStrategy::Copy => Ok(Waiter::Select),
+            _ if per_message && strategy == IoStrategy::Copy => Ok(Waiter::Select),
             Sock::Tcp(s) => Waiter::new(strategy, s),
             Sock::Udp(s) => Waiter::new(strategy, s),
         }
@@ -238,11 +246,14 @@ impl Rx for PlainRx {
         on: &mut dyn FnMut(&[u8], usize),
     ) -> io::Result<Option<Moved>> {
         let r = match sock {
-            Sock::Tcp(s) => {
-                self.waiter.before(s);
-                net::recv_once(s, &mut self.buf)
-            }
-            Sock::Udp(s) => net::recv_once(s, &mut self.buf),
+            Sock::Tcp(s) => self
+                .waiter
+                .before(s, rustix::event::PollFlags::IN)
+                .and_then(|()| net::recv_once(s, &mut self.buf)),
+            Sock::Udp(s) => self
+                .waiter
+                .before(s, rustix::event::PollFlags::IN)
+                .and_then(|()| net::recv_once(s, &mut self.buf)),
         };
         match r {
             Ok(0) if matches!(sock, Sock::Tcp(_)) => Ok(None),
