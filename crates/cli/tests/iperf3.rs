@@ -700,3 +700,40 @@ fn a_netsonde_client_pointed_at_iperf3_is_told_to_add_peer_iperf3() {
     assert!(err.contains("add --peer iperf3"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
+
+/// Issue 27: refusals reach an iperf3 client in iperf3's own error states, not
+/// as a blank "unable to send parameters" or a reset: over a limit, and a
+/// server that requires a key.
+#[test]
+fn refusals_reach_an_iperf3_client_with_their_reason() {
+    if iperf3().is_none() {
+        return;
+    }
+    let err = |port: u16, args: &[&str]| {
+        let out = Command::new("iperf3")
+            .args(["-c", "127.0.0.1", "-p", &port.to_string(), "-t", "1"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout)
+    };
+    let srv = ServerProc::start_with(&["--no-store", "--max-parallel", "2"]);
+    let e = err(srv.port, &["-P", "4"]);
+    assert!(e.contains("number of parallel streams too large"), "{e}");
+    let e = err(srv.port, &["-w", "512M"]);
+    assert!(e.contains("socket buffer size too large"), "{e}");
+    drop(srv);
+    let dir = std::env::temp_dir().join(format!("netsonde-i3key-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = dir.join("k");
+    let out = crate::util::run(
+        &["keygen", "--out", key.to_str().unwrap()],
+        Duration::from_secs(10),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let srv = ServerProc::start_with(&["--no-store", "--auth-key", key.to_str().unwrap()]);
+    let e = err(srv.port, &[]);
+    assert!(e.contains("test authorization failed"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -543,6 +543,27 @@ pub fn run_client(
     }
 }
 
+/// Tells an iperf3 client that this server (which requires netsonde's key)
+/// cannot authorise its test: its cookie is read, then `SERVER_ERROR` with
+/// `IEAUTHTEST`, so the client says "test authorization failed" rather than
+/// seeing its connection reset. Bounded by the hello deadline.
+pub(crate) fn refuse_unauthorised(mut stream: TcpStream, d: netsonde_proto::Deadlines) {
+    let _ = stream.set_read_timeout(Some(d.hello.as_duration()));
+    let _ = stream.set_write_timeout(Some(d.hello.as_duration()));
+    let mut cookie = [0u8; ip::COOKIE_LEN];
+    if stream.read_exact(&mut cookie).is_err() {
+        return;
+    }
+    let mut out = vec![ip::State::ServerError.byte()];
+    out.extend_from_slice(&ip::IE_AUTH_TEST.to_be_bytes());
+    out.extend_from_slice(&0u32.to_be_bytes());
+    let _ = stream.write_all(&out);
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    // Until the client has read it and closed (bounded), so no reset races it.
+    let mut rest = [0u8; 64];
+    while matches!(stream.read(&mut rest), Ok(n) if n > 0) {}
+}
+
 /// A data connection handed to its session, with its place in the server's
 /// accept order: an iperf3 client opens its streams one after another, and that
 /// order says which stream is which.
@@ -594,7 +615,9 @@ impl Registry {
 /// What admitting a test holds until the session ends (its slot, its budget).
 pub(crate) type Held = Box<dyn std::any::Any>;
 /// Why a test was not admitted: whether another test is running, and the words.
-pub(crate) type Refused = (bool, String);
+/// A refused test: busy (the slot is taken), why, and the iperf3 error that
+/// names it to the client when not busy.
+pub(crate) type Refused = (bool, String, u32);
 /// The server's admission of a test.
 pub(crate) type Admit<'a> = &'a dyn Fn(&TestSpec) -> Result<Held, Refused>;
 
@@ -717,11 +740,11 @@ fn run_session(
     log.test = Some(spec.clone());
     let _held = match admit(&spec) {
         Ok(g) => g,
-        Err((busy, why)) => {
+        Err((busy, why, errno)) => {
             if busy {
                 m.deny();
             } else {
-                m.error(ip::IE_RECV_PARAMS, 0);
+                m.error(errno, 0);
             }
             let _ = flush(&mut ctl, &mut m);
             return fail(log, "refused", why);

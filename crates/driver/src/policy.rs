@@ -104,6 +104,21 @@ pub enum OverLimit {
     },
 }
 
+impl OverLimit {
+    /// The iperf3 error (`i_errno`) that names this limit to an iperf3 client,
+    /// whose own message then says which parameter was refused.
+    pub fn iperf3_errno(&self) -> u32 {
+        use netsonde_proto::iperf3 as ip;
+        match self {
+            OverLimit::Duration { .. } => ip::IE_DURATION,
+            OverLimit::Parallel { .. } => ip::IE_NUM_STREAMS,
+            OverLimit::Size { what, .. } if what.contains("window") => ip::IE_BUF_SIZE,
+            OverLimit::Size { .. } => ip::IE_BLOCK_SIZE,
+            OverLimit::Rate { .. } => ip::IE_RECV_PARAMS,
+        }
+    }
+}
+
 impl Limits {
     /// Refuses limits under which no test could run, naming the flag.
     pub fn validate(&self) -> Result<(), LimitsError> {

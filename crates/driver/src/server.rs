@@ -719,12 +719,21 @@ fn serve_connection(
         if shared.cfg.auth_key.is_some() {
             log.protocol = "iperf3";
             log.reason = "an iperf3 client, and this server requires a key".into();
+            crate::iperf3::refuse_unauthorised(stream, d);
             return Some(log);
         }
         let admit = |spec: &TestSpec| {
             admit(spec, shared)
                 .map(|held| Box::new(held) as Box<dyn std::any::Any>)
-                .map_err(|(code, why, _)| (code == ErrorCode::Busy, why))
+                .map_err(|(code, why, _)| {
+                    let errno = shared
+                        .cfg
+                        .limits
+                        .check(spec)
+                        .err()
+                        .map_or(netsonde_proto::iperf3::IE_RECV_PARAMS, |e| e.iperf3_errno());
+                    (code == ErrorCode::Busy, why, errno)
+                })
         };
         let handed = crate::iperf3::serve(
             stream,

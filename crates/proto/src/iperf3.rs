@@ -63,6 +63,18 @@ pub const LEGACY_UDP_CONNECT_REPLY: [u8; 4] = 987_654_321u32.to_le_bytes();
 pub const IE_RECV_PARAMS: u32 = 113;
 /// `i_errno` for a server-side failure while running (`IESTREAMACCEPT`).
 pub const IE_STREAM_ACCEPT: u32 = 121;
+/// `i_errno`: the test is too long for this server (`IEDURATION`; iperf3 3.12's
+/// numbering, which its client turns into its own message).
+pub const IE_DURATION: u32 = 5;
+/// `i_errno`: too many parallel streams (`IENUMSTREAMS`).
+pub const IE_NUM_STREAMS: u32 = 6;
+/// `i_errno`: the block size (`-l`) too large (`IEBLOCKSIZE`).
+pub const IE_BLOCK_SIZE: u32 = 7;
+/// `i_errno`: the socket buffer (`-w`) too large (`IEBUFSIZE`).
+pub const IE_BUF_SIZE: u32 = 8;
+/// `i_errno`: the test is not authorised (`IEAUTHTEST`): this server requires
+/// netsonde's key, which an iperf3 client cannot give.
+pub const IE_AUTH_TEST: u32 = 142;
 
 /// What went wrong on an iperf3 control connection.
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
