@@ -12,34 +12,45 @@
 //! 2. **link**: goodput at 90% or more of the link's ceiling after the header
 //!    overhead of the frames actually sent (a clamped MSS or small UDP datagrams
 //!    put more headers on the wire per byte);
-//! 3. **link overloaded**: a UDP sender offered more than the link's ceiling and
+//! 3. **NIC, link speed**: the interface negotiated a speed below the line rate
+//!    given, or the goodput reached 90% of its speed (`ethtool`);
+//! 4. **link overloaded**: a UDP sender offered more than the link's ceiling and
 //!    lost more than 0.1%: the link dropped the rest;
-//! 4. **application**: the sender was paced (`-b`) and reached 90% of that rate;
-//! 5. **CPU, one thread**: a flow thread of either end (or a peer tool's
+//! 5. **application**: the sender was paced (`-b`) and reached 90% of that rate;
+//! 6. **CPU, one thread**: a flow thread of either end (or a peer tool's
 //!    single-threaded process) ran 95% or more of the measured interval: one
 //!    thread is the limit even when the host has idle cores. Busy-polling threads
 //!    spin by design and are left out;
-//! 6. **CPU, one core**: a core of either end at 90% busy or more, named with its
+//! 7. **NIC, interrupt core**: the core that took most of the NIC's interrupts
+//!    was saturated, mostly in softirq;
+//! 8. **CPU, one core**: a core of either end at 90% busy or more, named with its
 //!    side and whether user, system or softirq time filled it (a saturated
 //!    receiver also fills the sender's buffer, so CPU comes before the window
 //!    rules);
-//! 7. **receiver window**: TCP_INFO says the receiver's advertised window held the
+//! 9. **receiver window**: TCP_INFO says the receiver's advertised window held the
 //!    sender 30% of its busy time or more;
-//! 8. **sender buffer**: the sender's socket buffer did (`sndbuf_limited`);
-//! 9. **window**: a window was set (`-w`, `--rcv-window`) and goodput reached 80%
-//!    of the *granted* window over the RTT (never more than 110% of it: a goodput
-//!    above window/RTT means the window figure is not the one in force);
-//! 10. **loss**: UDP loss over 0.1%, or TCP retransmitted over 0.1% of its
+//! 10. **sender buffer**: the sender's socket buffer did (`sndbuf_limited`);
+//! 11. **window**: a window was set (`-w`, `--rcv-window`) and goodput reached 80%
+//!     of the *granted* window over the RTT (never more than 110% of it: a
+//!     goodput above window/RTT means the window figure is not the one in force);
+//! 12. **NIC, drops**: the NIC's receive ring or a core's backlog dropped packets
+//!     and the test lost more than 0.1%: the drops are the loss's cause;
+//! 13. **loss**: UDP loss over 0.1%, or TCP retransmitted over 0.1% of its
 //!     segments *and* the goodput within reach of what that loss allows (within
 //!     4x either way of the Mathis bound `MSS/RTT · 1.22/√p`); far below it,
 //!     something else held the flow; far above it, its congestion control (BBR)
 //!     did not back off on loss: either way loss was not the limit;
-//! 11. **round trip** (request/response tests): the transactions ran one at a time
+//! 14. **round trip** (request/response tests): the transactions ran one at a time
 //!     per flow at 90% of flows/latency or more;
-//! 12. otherwise **no single bottleneck**, with the candidates that came within
+//! 15. otherwise **no single bottleneck**, with the candidates that came within
 //!     reach of their rule (70% of its threshold).
+//!
+//! Every NIC finding the verdict does not rest on (an offload off, a cross-NUMA
+//! placement, drops the test did not feel, softirq time squeezes) is one of its
+//! caveats ([`Diagnosis::caveats`]).
 
 pub use netsonde_model::diagnosis::{Bottleneck, BusyThread, CpuKind, Diagnosis};
+use netsonde_model::nic::NicFinding;
 use netsonde_model::units::{BitRate, Bytes, Nanos};
 use serde::{Deserialize, Serialize};
 
@@ -252,6 +263,19 @@ pub struct DiagnosisInput {
     /// Request/response: flows over the mean latency, the most one-at-a-time
     /// transactions can reach, per second.
     pub round_trip_bound: Option<f64>,
+    /// What the NIC rules found on each end ([`crate::nic::findings`]).
+    #[serde(default)]
+    pub nic: Vec<SideFinding>,
+}
+
+/// A NIC rule's finding on one end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SideFinding {
+    /// `client`, `server`, or `host` for the kernel's per-core counters of a host
+    /// both ends share.
+    pub side: String,
+    /// What the rule found.
+    pub finding: NicFinding,
 }
 
 pub(crate) fn rate(v: f64) -> String {
@@ -264,6 +288,7 @@ fn verdict(b: Bottleneck, evidence: String, advice: impl Into<String>) -> Diagno
         evidence,
         advice: advice.into(),
         candidates: Vec::new(),
+        caveats: Vec::new(),
     }
 }
 
@@ -276,35 +301,95 @@ fn positive(v: Option<f64>) -> Option<f64> {
 type Rule = fn(&DiagnosisInput, &mut Vec<String>) -> Option<Diagnosis>;
 
 /// The rules in order: the first that holds wins.
-const RULES: [Rule; 11] = [
+const RULES: [Rule; 14] = [
     input_error,
     link,
+    nic_link_speed,
     link_overload,
     application,
     busy_thread,
+    nic_irq_core,
     busy_core,
     receiver_window,
     sender_buffer,
     window,
+    nic_drops,
     loss,
     round_trip,
 ];
 
 /// Names the bottleneck, with evidence and advice. See the module docs for the
-/// rules.
+/// rules. The NIC findings the verdict does not rest on are its caveats.
 pub fn diagnose(d: &DiagnosisInput) -> Diagnosis {
     let mut near: Vec<String> = Vec::new();
-    for rule in RULES {
-        if let Some(v) = rule(d, &mut near) {
-            return v;
-        }
+    let mut v = RULES
+        .iter()
+        .find_map(|rule| rule(d, &mut near))
+        .unwrap_or_else(|| Diagnosis {
+            bottleneck: Bottleneck::Unknown,
+            evidence: "no rule's evidence holds".into(),
+            advice: String::new(),
+            candidates: near,
+            caveats: Vec::new(),
+        });
+    let used = match &v.bottleneck {
+        Bottleneck::Nic { finding, .. } => Some(finding.clone()),
+        _ => None,
+    };
+    v.caveats = d
+        .nic
+        .iter()
+        .filter(|s| Some(&s.finding) != used.as_ref())
+        .map(|s| format!("{}: {} (try: {})", s.side, s.finding, s.finding.advice()))
+        .collect();
+    v
+}
+
+/// The first NIC finding `pick` accepts, as the verdict.
+fn nic_verdict(d: &DiagnosisInput, pick: fn(&NicFinding) -> bool) -> Option<Diagnosis> {
+    let s = d.nic.iter().find(|s| pick(&s.finding))?;
+    Some(verdict(
+        Bottleneck::Nic {
+            side: s.side.clone(),
+            finding: s.finding.clone(),
+        },
+        s.finding.to_string(),
+        s.finding.advice(),
+    ))
+}
+
+/// The link negotiated a speed below the line rate given, or the goodput
+/// reached it.
+fn nic_link_speed(d: &DiagnosisInput, _: &mut Vec<String>) -> Option<Diagnosis> {
+    nic_verdict(d, |f| {
+        matches!(f, NicFinding::LinkSpeedBelowLineRate { .. })
+    })
+}
+
+/// The core that took most of the NIC's interrupts was saturated in softirq:
+/// named before the busy-core rule, which would say only "softirq".
+fn nic_irq_core(d: &DiagnosisInput, _: &mut Vec<String>) -> Option<Diagnosis> {
+    nic_verdict(d, |f| matches!(f, NicFinding::IrqCoreSaturated { .. }))
+}
+
+/// The NIC or a core's backlog dropped packets and the test lost them (TCP
+/// retransmitted, or UDP lost, over [`LOSS_PCT`]): the drops are the loss's
+/// cause. Drops the test did not feel are caveats.
+fn nic_drops(d: &DiagnosisInput, _: &mut Vec<String>) -> Option<Diagnosis> {
+    let lost = d
+        .retransmit_pct
+        .into_iter()
+        .chain(d.loss_pct)
+        .any(|p| p > LOSS_PCT);
+    if !lost {
+        return None;
     }
-    Diagnosis {
-        bottleneck: Bottleneck::Unknown,
-        evidence: "no rule's evidence holds".into(),
-        advice: String::new(),
-        candidates: near,
-    }
+    nic_verdict(d, |f| {
+        matches!(
+            f,
+            NicFinding::NicRingDrops { .. } | NicFinding::SoftnetDrops { .. }
+        )
+    })
 }
 
 fn ceiling(d: &DiagnosisInput) -> Option<f64> {

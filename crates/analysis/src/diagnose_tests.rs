@@ -425,3 +425,146 @@ fn a_thread_that_waited_for_a_core_is_still_cpu_bound() {
     };
     assert_eq!(kind(&d), Bottleneck::Unknown);
 }
+
+fn nic(side: &str, finding: NicFinding) -> SideFinding {
+    SideFinding {
+        side: side.into(),
+        finding,
+    }
+}
+
+fn ring_drops() -> NicFinding {
+    NicFinding::NicRingDrops {
+        interface: "eth0".into(),
+        counters: vec![("rx_out_of_buffer".into(), 5_000)],
+        total: 5_000,
+        rx_ring: Some(1024),
+        rx_max: Some(8192),
+    }
+}
+
+/// Drops of the NIC's receive ring are the cause of the loss the test felt;
+/// drops it did not feel are a caveat beside whatever else limited it.
+#[test]
+fn nic_ring_drops_explain_loss_and_are_a_caveat_without_it() {
+    let d = DiagnosisInput {
+        retransmit_pct: Some(1.5),
+        nic: vec![nic("server", ring_drops())],
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_eq!(
+        v.bottleneck,
+        Bottleneck::Nic {
+            side: "server".into(),
+            finding: ring_drops()
+        }
+    );
+    assert_eq!(
+        v.bottleneck.name(),
+        "NIC-bound (server, receive ring drops)"
+    );
+    assert!(v.evidence.contains("rx_out_of_buffer +5000"), "{v}");
+    assert!(v.advice.contains("ethtool -G eth0 rx 8192"), "{v}");
+    assert!(v.caveats.is_empty(), "{v}");
+
+    let quiet = DiagnosisInput {
+        retransmit_pct: Some(0.0),
+        ..d
+    };
+    let v = diagnose(&quiet);
+    assert_eq!(v.bottleneck, Bottleneck::Unknown);
+    assert_eq!(v.caveats.len(), 1, "{v}");
+    assert!(v.caveats[0].starts_with("server: "), "{v}");
+}
+
+/// A saturated core that takes the NIC's interrupts is named as such, not as a
+/// bare "softirq" core; a flow thread at 100% still comes first.
+#[test]
+fn a_saturated_interrupt_core_is_named_before_the_busy_core() {
+    let irq = NicFinding::IrqCoreSaturated {
+        interface: "eth0".into(),
+        core: 3,
+        irq_share: 100.0,
+        busy: 99.0,
+        softirq: 80.0,
+    };
+    let d = DiagnosisInput {
+        server_core: Some(CoreLoad {
+            core: Some(3),
+            busy: 99.0,
+            user: 5.0,
+            sys: 14.0,
+            softirq: 80.0,
+        }),
+        nic: vec![nic("server", irq.clone())],
+        ..base()
+    };
+    assert_eq!(
+        kind(&d),
+        Bottleneck::Nic {
+            side: "server".into(),
+            finding: irq
+        }
+    );
+    let d = DiagnosisInput {
+        threads: vec![thread("client", "sender", 100.0, 1.0, 99.0)],
+        ..d
+    };
+    assert!(matches!(kind(&d), Bottleneck::Cpu { .. }));
+    assert_eq!(diagnose(&d).caveats.len(), 1);
+}
+
+/// Offloads off and cross-NUMA placement qualify a verdict; they are never one.
+#[test]
+fn offloads_off_and_cross_numa_are_caveats() {
+    let d = DiagnosisInput {
+        goodput_bps: 9.3e9,
+        nic: vec![
+            nic(
+                "client",
+                NicFinding::OffloadOff {
+                    interface: "eth0".into(),
+                    which: vec![netsonde_model::nic::Offload::Tso],
+                },
+            ),
+            nic(
+                "server",
+                NicFinding::CrossNuma {
+                    nic_node: 0,
+                    flow_cores_nodes: vec![1],
+                },
+            ),
+        ],
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_eq!(v.bottleneck, Bottleneck::Link);
+    assert_eq!(v.caveats.len(), 2, "{v}");
+    assert!(v.caveats[0].contains("ethtool -K eth0 tso on"), "{v}");
+    assert!(v.to_string().contains("; caveat: server: "), "{v}");
+}
+
+/// A link that negotiated 1 Gbit/s under a 10 Gbit/s line rate is the limit,
+/// named by the NIC's own speed.
+#[test]
+fn a_link_negotiated_below_the_line_rate_is_named() {
+    let slow = NicFinding::LinkSpeedBelowLineRate {
+        interface: "eth0".into(),
+        speed_mbps: 1_000,
+        line_rate_bps: Some(10e9),
+        goodput_bps: 0.94e9,
+    };
+    let d = DiagnosisInput {
+        goodput_bps: 0.94e9,
+        nic: vec![nic("client", slow.clone())],
+        ..base()
+    };
+    assert_eq!(
+        kind(&d),
+        Bottleneck::Nic {
+            side: "client".into(),
+            finding: slow
+        }
+    );
+}

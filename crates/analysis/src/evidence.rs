@@ -9,7 +9,9 @@ use netsonde_model::cpu::CpuReport;
 use netsonde_model::result::{Role, SideResult, TestReport};
 use netsonde_model::spec::IoStrategy;
 
-use crate::diagnose::{CoreLoad, DiagnosisInput, PeerProcess, ThreadLoad};
+use netsonde_model::nic::NicFinding;
+
+use crate::diagnose::{CoreLoad, DiagnosisInput, PeerProcess, SideFinding, ThreadLoad};
 
 /// A peer process above this share of one core runs more than one thread.
 const ONE_THREAD_PCT: f64 = 105.0;
@@ -136,6 +138,43 @@ fn window_in_force(r: &TestReport) -> (Option<f64>, String) {
     }
 }
 
+/// The NIC rules' findings of both ends ([`crate::nic::findings`]): each end's
+/// interface facts and counters, its cores, the cores its flow threads ran on.
+/// On one host the kernel's per-core receive counters (`softnet_stat`) are the
+/// same for both ends: they are taken once, as the host's.
+fn nic_findings(r: &TestReport, line_rate_bps: Option<f64>, goodput: f64) -> Vec<SideFinding> {
+    let one_host = r.client.same_host(&r.server);
+    let mut out: Vec<SideFinding> = Vec::new();
+    for (name, side) in [("client", &r.client), ("server", &r.server)] {
+        let facts = side.host.interface.as_ref().and_then(|i| i.nic.as_ref());
+        let cpu = side.cpu.as_ref();
+        let activity = cpu.and_then(|c| c.nic.as_ref());
+        let cores = cpu.map_or(&[][..], |c| &c.cores[..]);
+        let flow_cores: Vec<u32> = cpu
+            .map(|c| c.flow_threads.iter().filter_map(|t| t.core).collect())
+            .unwrap_or_default();
+        for finding in
+            crate::nic::findings(facts, activity, cores, &flow_cores, line_rate_bps, goodput)
+        {
+            let host_wide = matches!(
+                finding,
+                NicFinding::SoftnetDrops { .. } | NicFinding::TimeSqueeze { .. }
+            );
+            if one_host
+                && (out.iter().any(|o| o.finding == finding) || host_wide && name == "server")
+            {
+                continue;
+            }
+            let side = if one_host && host_wide { "host" } else { name };
+            out.push(SideFinding {
+                side: side.into(),
+                finding,
+            });
+        }
+    }
+    out
+}
+
 /// What the UDP senders offered over the measured interval, all directions.
 fn offered(r: &TestReport) -> Option<f64> {
     if r.spec.test.is_tcp() {
@@ -224,5 +263,6 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
             .map(|r| r.bps() * f64::from(spec.parallel) * directions),
         transactions_per_sec: tps,
         round_trip_bound: bound,
+        nic: nic_findings(r, line, goodput),
     }
 }

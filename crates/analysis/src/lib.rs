@@ -36,6 +36,7 @@ pub mod fit;
 pub mod knee;
 pub mod link;
 pub mod load;
+pub mod nic;
 pub mod quality;
 pub mod rfc6349;
 pub mod stats;

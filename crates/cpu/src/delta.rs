@@ -46,6 +46,7 @@ pub fn cpu_delta(
         pid: 0,
         udp_drops: None,
         flow_threads: Vec::new(),
+        nic: None,
     }
 }
 

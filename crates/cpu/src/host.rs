@@ -115,8 +115,21 @@ struct IfAddr {
     netmask: Option<IpAddr>,
 }
 
-/// The interface holding `local_ip`, with its MTU (0 when `/sys` cannot tell).
+/// The interface holding `local_ip`, with its MTU (0 when `/sys` cannot tell)
+/// and its NIC's facts.
 fn interface_facts(local_ip: IpAddr) -> Option<InterfaceFacts> {
+    let name = interface_of(local_ip)?;
+    let mtu = std::fs::read_to_string(format!("/sys/class/net/{name}/mtu"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    let nic = Some(crate::nic::read_facts(&name));
+    Some(InterfaceFacts { name, mtu, nic })
+}
+
+/// The name of the interface holding `local_ip` (as [`host_facts`] finds it),
+/// or `None` for an unspecified or unknown address.
+pub fn interface_of(local_ip: IpAddr) -> Option<String> {
     let addrs: Vec<IfAddr> = nix::ifaddrs::getifaddrs()
         .ok()?
         .filter_map(|ifa| {
@@ -134,12 +147,7 @@ fn interface_facts(local_ip: IpAddr) -> Option<InterfaceFacts> {
             })
         })
         .collect();
-    let name = match_interface(&addrs, local_ip)?;
-    let mtu = std::fs::read_to_string(format!("/sys/class/net/{name}/mtu"))
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(0);
-    Some(InterfaceFacts { name, mtu })
+    match_interface(&addrs, local_ip)
 }
 
 /// The interface that owns `ip`: the one with exactly that address, else the one
@@ -269,6 +277,8 @@ mod tests {
         let iface = f.interface.expect("loopback interface");
         assert_eq!(iface.name, "lo");
         assert!(iface.mtu > 0);
+        let nic = iface.nic.expect("loopback's NIC facts");
+        assert_eq!(nic.interface, "lo");
         assert!(!f.kernel.is_empty());
         assert!(!f.hostname.is_empty());
         assert!(f.cores >= 1);

@@ -38,25 +38,35 @@
 //!   time).
 //! - [`sampler`]: [`CpuSampler`] takes the snapshots around an interval.
 //! - [`host`]: [`host_facts`] gathers kernel, CPU model, cores, network sysctls and
-//!   the test interface's MTU into [`HostFacts`](netsonde_model::host::HostFacts).
+//!   the test interface's MTU and NIC facts into
+//!   [`HostFacts`](netsonde_model::host::HostFacts).
+//! - [`nic`]: the test interface's NIC: [`nic::read_facts`] (driver, speed,
+//!   offloads, rings, coalescing, channels, NUMA node, interrupt lines) and
+//!   [`nic::NicSnapshot`] (`ethtool -S` drops, softnet drops and squeezes, the
+//!   NIC's interrupts per core) around the interval; the parsers are pure and
+//!   tested on captured fixtures (`tests/fixtures/nic/`).
+//! - `sys`: the crate's only `unsafe` code, the `SIOCETHTOOL` ioctl
+//!   (`sys::ethtool`).
 //!
-//! Everything goes through `std::fs` and `nix`; there is no unsafe code here.
-#![forbid(unsafe_code)]
+//! Everything else goes through `std::fs` and `nix`.
+#![deny(unsafe_code)]
 
 use std::path::PathBuf;
 
 pub mod delta;
 pub mod host;
 pub mod memory;
+pub mod nic;
 pub mod processes;
 pub mod rusage;
 pub mod sampler;
 pub mod snmp;
 pub mod stat;
+mod sys;
 pub mod thread;
 
 pub use delta::cpu_delta;
-pub use host::{host_facts, normalise_sysctl, parse_cpu_model, SYSCTLS};
+pub use host::{host_facts, interface_of, normalise_sysctl, parse_cpu_model, SYSCTLS};
 pub use rusage::{read_rusage, RusageSnapshot};
 pub use sampler::{read_proc_stat, CpuSampler, PROC_STAT};
 pub use stat::{parse_proc_stat, CpuTimes, StatSnapshot};

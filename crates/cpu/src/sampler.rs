@@ -36,6 +36,8 @@ pub struct CpuSampler {
     others: crate::processes::Others,
     /// The UDP drop counters at the start.
     udp: Option<netsonde_model::cpu::UdpDrops>,
+    /// The watched interface's NIC counters at the start ([`CpuSampler::watch`]).
+    nic: Option<crate::nic::NicSnapshot>,
     started: Instant,
 }
 
@@ -61,8 +63,16 @@ impl CpuSampler {
                 .iter()
                 .map(|&t| (t, crate::thread::cpu_time(t), crate::thread::task_stat(t)))
                 .collect(),
+            nic: None,
             started: Instant::now(),
         })
+    }
+
+    /// Watches the interface `ifname` too: reads its NIC counters now, and the
+    /// report's `nic` gets their change at finish. `None` watches nothing.
+    pub fn watch(mut self, ifname: Option<String>) -> CpuSampler {
+        self.nic = ifname.map(|name| crate::nic::NicSnapshot::read(&name));
+        self
     }
 
     /// As [`CpuSampler::start_with`], with the UDP drop counters' starting values
@@ -131,6 +141,10 @@ impl CpuSampler {
                 in_errors: b.in_errors.saturating_sub(a.in_errors),
             }
         });
+        report.nic = self
+            .nic
+            .as_ref()
+            .map(|at| crate::nic::NicSnapshot::read(&at.interface).since(at));
         Ok(report)
     }
 }
@@ -172,6 +186,15 @@ mod tests {
         // finish does not consume: a second call covers a longer interval.
         let again = sampler.finish().unwrap();
         assert!(again.elapsed >= r.elapsed);
+    }
+
+    #[test]
+    fn watched_interface_gets_nic_activity() {
+        let r = CpuSampler::start().unwrap().finish().unwrap();
+        assert_eq!(r.nic, None, "nothing watched");
+        let s = CpuSampler::start().unwrap().watch(Some("lo".into()));
+        let r = s.finish().unwrap();
+        assert_eq!(r.nic.expect("watched").interface, "lo");
     }
 
     #[test]

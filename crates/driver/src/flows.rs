@@ -267,6 +267,17 @@ pub fn start_with(
     let udp_at_start = (spec.warmup.0 == 0 && spec.probe.is_none())
         .then(netsonde_cpu::snmp::read_udp_drops)
         .flatten();
+    // The interface the data connections use, whose NIC counters the CPU
+    // sampler reads at the start and the end of the interval.
+    let iface = plans
+        .iter()
+        .find_map(|p| match &p.socket {
+            FlowSocket::Tcp(t) => t.local_addr().ok(),
+            FlowSocket::Udp(u) | FlowSocket::UdpReady(u, _) => u.local_addr().ok(),
+            FlowSocket::CrrAccept(l, ..) => l.local_addr().ok(),
+            FlowSocket::CrrConnect(..) => None,
+        })
+        .and_then(|a| netsonde_cpu::interface_of(a.ip()));
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, done) = channel();
     let mut counters = Vec::new();
@@ -394,7 +405,9 @@ pub fn start_with(
             std::thread::sleep(std::time::Duration::from_millis(1));
         };
         let ids: Vec<i32> = tids.iter().map(|(t, _)| *t).collect();
-        let sampler = netsonde_cpu::CpuSampler::start_from(&ids, udp_at_start).ok()?;
+        let sampler = netsonde_cpu::CpuSampler::start_from(&ids, udp_at_start)
+            .ok()?
+            .watch(iface);
         // A test that ends by volume ends when its flows do: look often enough
         // that the CPU's interval is within 2 ms of the bytes'.
         let step = Duration::from_millis(if volume { 2 } else { 50 });

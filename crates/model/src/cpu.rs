@@ -97,6 +97,11 @@ pub struct CpuReport {
     /// flows it carried.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flow_threads: Vec<ThreadCpu>,
+    /// What the test's interface and the kernel's receive path counted over the
+    /// interval (NIC drops, backlog drops, the NIC's interrupts per core);
+    /// `None` where not taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic: Option<crate::nic::NicActivity>,
 }
 
 /// One flow thread's CPU time over the measured interval, from its own clock.

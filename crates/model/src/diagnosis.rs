@@ -65,6 +65,15 @@ pub enum Bottleneck {
     /// Request/response: one transaction at a time per flow, so the rate is the
     /// number of flows over the latency.
     RoundTrip,
+    /// The NIC or the kernel's receive path of one end: drops for lack of
+    /// receive buffers, a saturated interrupt core, or a link negotiated below
+    /// the rate asked.
+    Nic {
+        /// `client`, `server`, or `host` when both ends share it.
+        side: String,
+        /// The evidence, as the NIC rule found it.
+        finding: crate::nic::NicFinding,
+    },
     /// None of the rules held.
     Unknown,
 }
@@ -96,6 +105,7 @@ impl Bottleneck {
             Bottleneck::Window => "window-bound (socket buffer)".into(),
             Bottleneck::Loss => "loss-bound".into(),
             Bottleneck::RoundTrip => "round-trip-bound".into(),
+            Bottleneck::Nic { side, finding } => format!("NIC-bound ({side}, {})", finding.name()),
             Bottleneck::Unknown => "no single bottleneck".into(),
         }
     }
@@ -129,6 +139,10 @@ pub struct Diagnosis {
     pub advice: String,
     /// For "no single bottleneck": the rules that came within reach, as names.
     pub candidates: Vec<String>,
+    /// What qualifies the verdict without being the limit (an offload off, a
+    /// cross-NUMA placement, NIC findings the verdict did not rest on).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caveats: Vec<String>,
 }
 
 impl fmt::Display for Diagnosis {
@@ -139,6 +153,9 @@ impl fmt::Display for Diagnosis {
         }
         if !self.advice.is_empty() {
             write!(f, "; try: {}", self.advice)?;
+        }
+        for c in &self.caveats {
+            write!(f, "; caveat: {c}")?;
         }
         Ok(())
     }

@@ -12,6 +12,9 @@ pub struct InterfaceFacts {
     pub name: String,
     /// Its MTU in bytes.
     pub mtu: u32,
+    /// The NIC's facts (driver, speed, offloads, rings, interrupts), where read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic: Option<crate::nic::NicFacts>,
 }
 
 /// Facts about one end.

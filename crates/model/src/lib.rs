@@ -8,6 +8,8 @@
 //!   combined report ([`result::TestReport`]) that renderers consume.
 //! - [`cpu`]: CPU accounting figures as exchanged between the two ends.
 //! - [`host`]: facts about a host that make a result reproducible.
+//! - [`nic`]: the interface a test used as diagnosis evidence: its facts, its
+//!   counters over the interval, and the findings they support.
 //! - [`load`]: latency under load: probes, phases, flows over time, and their
 //!   analysed summary.
 //! - [`link`]: the lab's emulated link (MTU, rate, delay, loss, ... per direction)
@@ -19,6 +21,7 @@ pub mod diagnosis;
 pub mod host;
 pub mod link;
 pub mod load;
+pub mod nic;
 pub mod result;
 pub mod search;
 pub mod spec;

@@ -21,6 +21,7 @@ fn host(name: &str) -> HostFacts {
         interface: Some(InterfaceFacts {
             name: "lo".into(),
             mtu: 65536,
+            nic: None,
         }),
         tool_version: "0.1.0".into(),
         boot_id: String::new(),
@@ -58,6 +59,7 @@ fn cpu(busy: f64) -> CpuReport {
         pid: 1,
         udp_drops: None,
         flow_threads: Vec::new(),
+        nic: None,
     }
 }
 
@@ -238,6 +240,7 @@ pub fn study() -> crate::study::Study {
     h.interface = Some(InterfaceFacts {
         name: "veth0".into(),
         mtu: 1500,
+        nic: None,
     });
     Study::build(
         RunMeta {

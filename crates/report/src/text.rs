@@ -392,6 +392,9 @@ pub fn render(r: &TestReport) -> String {
         if !d.advice.is_empty() {
             let _ = writeln!(o, "  try: {}", d.advice);
         }
+        for c in &d.caveats {
+            let _ = writeln!(o, "  caveat: {c}");
+        }
     }
     o
 }

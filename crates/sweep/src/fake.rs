@@ -85,6 +85,7 @@ fn host() -> HostFacts {
         interface: Some(InterfaceFacts {
             name: "lo".into(),
             mtu: 65536,
+            nic: None,
         }),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         boot_id: String::new(),
@@ -117,6 +118,7 @@ fn cpu(busy: f64, secs: f64) -> CpuReport {
         pid: 1,
         udp_drops: None,
         flow_threads: Vec::new(),
+        nic: None,
     }
 }
 
