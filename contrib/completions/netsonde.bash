@@ -465,13 +465,17 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__compare)
-            opts="-v -h -V --threshold --db --logfile --verbose --help --version"
+            opts="-v -h -V --min-change --threshold --db --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --threshold)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-change)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

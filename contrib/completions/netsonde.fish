@@ -44,7 +44,7 @@ complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "completions" -d '
 complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "man" -d 'Write the man pages (netsonde.1 and one per command) into DIR'
 complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -s p -l port -d 'Control port' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand server" -s B -l bind -d 'Address to listen on' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -s B -l bind -d 'Address to listen on: `::` (the default) takes IPv6 and IPv4 clients, as iperf3 -s does (IPv4 alone on a host without IPv6); 0.0.0.0 for IPv4 only' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l auth-key -d 'Require clients to prove they hold this key (made by `netsonde keygen`); the whole session is then integrity-protected. The file must be mode 600' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l log-format -d 'Session log format on stderr' -r -f -a "text\t'key=value pairs'
 json\t'One JSON object per line'"
@@ -242,7 +242,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "export" -d 'A run\'s points and statistics as CSV or JSON'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete a run and everything recorded for it'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l threshold -d 'Smallest relative change that counts, beyond non-overlapping confidence intervals: 0.02 = 2%' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l threshold -l min-change -d 'Raise every metric\'s smallest relative change that counts to at least this (5% or 0.05). Without it each kind of metric has its own: throughput and median latency 5%, CPU 10%, tail latency 20% (docs/EXPERIMENTS.md)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'

@@ -35,8 +35,8 @@ _netsonde() {
 _arguments "${_arguments_options[@]}" : \
 '-p+[Control port]:PORT:_default' \
 '--port=[Control port]:PORT:_default' \
-'-B+[Address to listen on]:BIND:_default' \
-'--bind=[Address to listen on]:BIND:_default' \
+'-B+[Address to listen on\: \`\:\:\` (the default) takes IPv6 and IPv4 clients, as iperf3 -s does (IPv4 alone on a host without IPv6); 0.0.0.0 for IPv4 only]:BIND:_default' \
+'--bind=[Address to listen on\: \`\:\:\` (the default) takes IPv6 and IPv4 clients, as iperf3 -s does (IPv4 alone on a host without IPv6); 0.0.0.0 for IPv4 only]:BIND:_default' \
 '--auth-key=[Require clients to prove they hold this key (made by \`netsonde keygen\`); the whole session is then integrity-protected. The file must be mode 600]:FILE:_files' \
 '--log-format=[Session log format on stderr]:LOG_FORMAT:((text\:"key=value pairs"
 json\:"One JSON object per line"))' \
@@ -387,7 +387,8 @@ esac
 ;;
 (compare)
 _arguments "${_arguments_options[@]}" : \
-'--threshold=[Smallest relative change that counts, beyond non-overlapping confidence intervals\: 0.02 = 2%]:THRESHOLD:_default' \
+'--threshold=[Raise every metric'\''s smallest relative change that counts to at least this (5% or 0.05). Without it each kind of metric has its own\: throughput and median latency 5%, CPU 10%, tail latency 20% (docs/EXPERIMENTS.md)]:RATIO:_default' \
+'--min-change=[Raise every metric'\''s smallest relative change that counts to at least this (5% or 0.05). Without it each kind of metric has its own\: throughput and median latency 5%, CPU 10%, tail latency 20% (docs/EXPERIMENTS.md)]:RATIO:_default' \
 '--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \

@@ -13,20 +13,152 @@
 //!   [`FAMILY_ALPHA`]: the chance that comparing two runs of one configuration
 //!   reports any regression at all is at most 5% (measured on this project's host:
 //!   `docs/EXPERIMENTS.md`);
-//! - **the size**: `|rel_change|` beyond a minimum (2% by default).
+//! - **the size**: `|rel_change|` beyond the metric's practical change
+//!   ([`practical_change`], table below), raised to a caller's floor if one is
+//!   given ([`min_change`]);
+//! - **the samples** behind a percentile: a percentile metric is judged only when
+//!   every repetition's percentile rests on enough samples ([`samples_needed`]);
+//!   one that does not is [`Verdict::NotJudged`], with the reason
+//!   ([`NotJudged`]), and is left out of Holm's family, so it neither raises an
+//!   alarm nor dilutes the others.
 //!
 //! Few repetitions cannot reach significance: the smallest p-value of n against n
 //! repetitions is `1 / C(2n, n)` (0.05 at 3 against 3), so [`reps_for`] says how
 //! many a family of comparisons needs. Which direction is better comes from
 //! [`Metric::higher_is_better`].
+//!
+//! # Samples behind a percentile
+//!
+//! A repetition's q-quantile taken over n transactions is decided by the
+//! `n·(1 − q)` slowest of them (`n·q` fastest below the median). With 180
+//! transactions, a p99 is the 2nd slowest: one scheduling hiccup more or less moves
+//! it by tens of percent, and five such values a side can fall in any order. So a
+//! percentile is judged only when, in every repetition of both runs,
+//! `n·min(q, 1 − q) ≥` [`MIN_TAIL_SAMPLES`] = 10, that is
+//!
+//! | percentile | transactions per repetition |
+//! |---|---|
+//! | p50 | 20 |
+//! | p90 | 100 |
+//! | p99 | 1,000 |
+//! | p99.9 | 10,000 |
+//!
+//! Why 10: the number of samples beyond the true quantile is close to Poisson
+//! with mean k = `n·(1 − q)`, so the rank the estimate lands on wanders by `√k`;
+//! for an exponential tail the estimate's relative standard error is then about
+//! `1 / (ln(1/(1 − q))·√k)`: 7% for a p99 at k = 10, 22% at the k = 1.8 of the
+//! reported false alarm. At k = 10 that error sits under the 10% a tail must move
+//! to count (below), so a percentile that passes the rule can carry its threshold;
+//! a heavier tail than exponential (loopback's, see below) is what the larger tail
+//! threshold is for. Asking k = 20 would halve no error that matters here and
+//! would leave p99.9 unjudged by every sweep shorter than 20,000 transactions.
+//!
+//! # The practical change of each metric
+//!
+//! A change must also be large enough to matter, and larger than how far two
+//! back-to-back runs of one configuration drift apart, which a rank test cannot
+//! tell from a change (it assumes independent repetitions; consecutive runs share
+//! the host's state). The threshold is per kind of metric:
+//!
+//! | kind | metrics | change |
+//! |---|---|---|
+//! | throughput | `goodput*`, `messages_per_sec`, `transactions_per_sec`, `transactions` | 5% |
+//! | central latency | `latency_min`, `latency_mean`, `latency_p50`, `srtt`, `base_rtt` | 5% |
+//! | tail latency | `latency_p90`, `latency_p99`, `latency_p999` | 20% |
+//! | CPU | `*_busy_cores`, `*_us_per_kib`, `*_us_per_trans`, `*_cpu_max_core` | 10% |
+//! | counts and shares of loss | `retransmits`, `loss` | 25% |
+//! | steadiness | `interval_cv` | 50% |
+//! | RFC 6349 | `tcp_efficiency`, `transfer_time_ratio` | 5%; `buffer_delay` 50% |
+//! | configuration | `window_granted` | 0 (any change) |
+//!
+//! The figures come from A/A runs on this project's 2-core VM (`docs/EXPERIMENTS.md`,
+//! "Browsing and comparing"): identical sweeps back to back, with the rank test's
+//! p ≤ 0.05 (the drift it would take for a change) at up to 13% for transactions
+//! per second, 12% for CPU, and 44% for a loopback p99 over 100,000 transactions.
+//! A caller's floor ([`min_change`], `compare --threshold`) raises every
+//! threshold to at least its value; it never lowers one.
 
-use netsonde_model::sweep::{Estimate, Metric};
+use netsonde_model::sweep::{Estimate, Metric, Metrics};
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{estimate, mann_whitney_less};
 
 /// The family-wise false-alarm level of a comparison of two runs.
 pub const FAMILY_ALPHA: f64 = 0.05;
+
+/// The fewest samples that must lie beyond a percentile, in every repetition,
+/// for it to be judged (module docs: "Samples behind a percentile").
+pub const MIN_TAIL_SAMPLES: u64 = 10;
+
+/// The fewest samples a repetition's q-quantile must rest on to be judged:
+/// the least n with `n·min(q, 1 − q) ≥` [`MIN_TAIL_SAMPLES`]. `u64::MAX` for a q
+/// outside (0, 1), which no sample count can support.
+pub fn samples_needed(q: f64) -> u64 {
+    let tail = q.min(1.0 - q);
+    if tail.is_nan() || tail <= 0.0 {
+        return u64::MAX;
+    }
+    // 1 − 0.99 is 0.010000000000000009 in binary: the 1e-6 keeps 1,000 from
+    // becoming 1,001 through the rounding.
+    let need = (MIN_TAIL_SAMPLES as f64 / tail - 1e-6).ceil();
+    if need >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        need.max(1.0) as u64
+    }
+}
+
+/// The smallest relative change of `metric` that matters (module docs: "The
+/// practical change of each metric").
+pub fn practical_change(metric: Metric) -> f64 {
+    match metric {
+        Metric::Goodput
+        | Metric::GoodputOut
+        | Metric::GoodputIn
+        | Metric::MessagesPerSec
+        | Metric::TransactionsPerSec
+        | Metric::Transactions => 0.05,
+        Metric::LatencyMin
+        | Metric::LatencyMean
+        | Metric::LatencyP50
+        | Metric::Srtt
+        | Metric::BaseRtt => 0.05,
+        Metric::LatencyP90 | Metric::LatencyP99 | Metric::LatencyP999 => 0.20,
+        Metric::ClientBusyCores
+        | Metric::ServerBusyCores
+        | Metric::ClientUsPerKib
+        | Metric::ServerUsPerKib
+        | Metric::ClientUsPerTrans
+        | Metric::ServerUsPerTrans
+        | Metric::ClientCpuMaxCore
+        | Metric::ServerCpuMaxCore => 0.10,
+        Metric::Retransmits | Metric::Loss => 0.25,
+        Metric::IntervalCv | Metric::BufferDelay => 0.50,
+        Metric::TcpEfficiency | Metric::TransferTimeRatio => 0.05,
+        Metric::WindowGranted => 0.0,
+    }
+}
+
+/// The practical change of a loss-free rate (NDR, PDR): a packet rate, judged as
+/// throughput is.
+pub fn practical_rate_change() -> f64 {
+    practical_change(Metric::MessagesPerSec)
+}
+
+/// The change `metric` must exceed: its [`practical_change`], raised to `floor`
+/// when one is given (a caller's `--threshold`). A floor that is not a finite,
+/// non-negative number is ignored.
+pub fn min_change(metric: Metric, floor: Option<f64>) -> f64 {
+    raised(practical_change(metric), floor)
+}
+
+/// `threshold`, raised to a valid `floor`.
+fn raised(threshold: f64, floor: Option<f64>) -> f64 {
+    match floor {
+        Some(f) if f.is_finite() && f >= 0.0 => threshold.max(f),
+        _ => threshold,
+    }
+}
 
 /// Whether a metric improved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +170,67 @@ pub enum Verdict {
     Worse,
     /// No significant change.
     Same,
+    /// Not judged, and left out of the family: see the delta's [`NotJudged`].
+    NotJudged,
+}
+
+/// Why a comparison was not judged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum NotJudged {
+    /// A repetition's percentile rests on fewer samples than [`samples_needed`].
+    TooFewSamples {
+        /// The percentile.
+        metric: Metric,
+        /// What its samples are (`transactions`).
+        samples: Metric,
+        /// The fewest samples of any repetition of either run.
+        fewest: u64,
+        /// The fewest it needs.
+        need: u64,
+    },
+    /// A repetition does not say how many samples its percentile rests on (a run
+    /// stored before `transactions` was recorded).
+    SamplesUnknown {
+        /// The percentile.
+        metric: Metric,
+        /// The metric that would count its samples.
+        samples: Metric,
+    },
+}
+
+impl NotJudged {
+    /// What to do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            NotJudged::TooFewSamples { .. } => {
+                "lengthen --time, or compare a lower percentile".into()
+            }
+            NotJudged::SamplesUnknown { .. } => "measure both runs again with this version".into(),
+        }
+    }
+}
+
+impl std::fmt::Display for NotJudged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotJudged::TooFewSamples {
+                metric,
+                samples,
+                fewest,
+                need,
+            } => write!(
+                f,
+                "{metric} rests on as few as {fewest} {samples} in a repetition (needs ≥ {need} \
+                 in each: {MIN_TAIL_SAMPLES} beyond the percentile)"
+            ),
+            NotJudged::SamplesUnknown { metric, samples } => write!(
+                f,
+                "{metric}: a repetition does not record its {samples}, so how many samples the \
+                 percentile rests on is unknown"
+            ),
+        }
+    }
 }
 
 /// One metric compared between a baseline `a` and a candidate `b`.
@@ -59,8 +252,13 @@ pub struct Delta {
     /// Set by [`judge`]: significant within its family and beyond the minimum
     /// change.
     pub significant: bool,
-    /// Better or Worse when significant; Same otherwise.
+    /// Better or Worse when significant; NotJudged when `not_judged` says why;
+    /// Same otherwise.
     pub verdict: Verdict,
+    /// The relative change that counts ([`min_change`]); set by [`judge`].
+    pub min_change: f64,
+    /// Why the comparison is left out of the family, if it is.
+    pub not_judged: Option<NotJudged>,
 }
 
 /// The estimates of `a` and `b`, `b`'s change relative to `a`'s median, and the
@@ -80,11 +278,41 @@ fn ranked(a: &[f64], b: &[f64]) -> Option<(Estimate, Estimate, f64, f64, f64)> {
     Some((ea, eb, rel_change, p_lower, p_higher))
 }
 
+/// Whether a percentile `metric` of the repetitions `reps` (those that have it)
+/// rests on enough samples; `None` when it does or `metric` is no percentile.
+fn thin_samples<'a>(metric: Metric, reps: impl Iterator<Item = &'a Metrics>) -> Option<NotJudged> {
+    let pct = metric.percentile()?;
+    let need = samples_needed(pct.q);
+    let mut fewest = u64::MAX;
+    for r in reps.filter(|r| r.value(metric).is_some()) {
+        let Some(n) = r.value(pct.samples).filter(|n| *n >= 0.0) else {
+            return Some(NotJudged::SamplesUnknown {
+                metric,
+                samples: pct.samples,
+            });
+        };
+        // Counts are whole numbers stored as f64; `as` saturates.
+        fewest = fewest.min(n.round() as u64);
+    }
+    (fewest < need).then_some(NotJudged::TooFewSamples {
+        metric,
+        samples: pct.samples,
+        fewest,
+        need,
+    })
+}
+
 /// Compares the repetitions `b` of a candidate against those of a baseline `a`
-/// for `metric`. `None` when either side has no finite value. The verdict is
+/// for `metric`, each repetition's value taken from its [`Metrics`]. `None` when
+/// either side has no finite value. A percentile whose repetitions rest on too few
+/// samples ([`samples_needed`]) is [`Verdict::NotJudged`]; every other delta is
 /// [`Verdict::Same`] until [`judge`] decides.
-pub fn delta(metric: Metric, a: &[f64], b: &[f64]) -> Option<Delta> {
-    let (ea, eb, rel_change, p_lower, p_higher) = ranked(a, b)?;
+pub fn delta(metric: Metric, a: &[Metrics], b: &[Metrics]) -> Option<Delta> {
+    let values =
+        |reps: &[Metrics]| -> Vec<f64> { reps.iter().filter_map(|r| r.value(metric)).collect() };
+    let (va, vb) = (values(a), values(b));
+    let (ea, eb, rel_change, p_lower, p_higher) = ranked(&va, &vb)?;
+    let not_judged = thin_samples(metric, a.iter().chain(b));
     let (p_worse, p_better) = if metric.higher_is_better() {
         (p_lower, p_higher)
     } else {
@@ -98,7 +326,13 @@ pub fn delta(metric: Metric, a: &[f64], b: &[f64]) -> Option<Delta> {
         p_worse,
         p_better,
         significant: false,
-        verdict: Verdict::Same,
+        verdict: if not_judged.is_some() {
+            Verdict::NotJudged
+        } else {
+            Verdict::Same
+        },
+        min_change: practical_change(metric),
+        not_judged,
     })
 }
 
@@ -106,8 +340,12 @@ pub fn delta(metric: Metric, a: &[f64], b: &[f64]) -> Option<Delta> {
 trait Judged {
     /// The one-sided p-value of worsening (`worse`) or of improvement.
     fn p(&self, worse: bool) -> f64;
-    /// Whether the change in that direction exceeds `min_rel`.
-    fn moved(&self, worse: bool, min_rel: f64) -> bool;
+    /// The relative change in the good direction: positive is better.
+    fn gain(&self) -> f64;
+    /// The relative change that counts.
+    fn min_change(&self) -> f64;
+    /// Whether it belongs to the family.
+    fn judged(&self) -> bool;
     /// Sets the verdict.
     fn set(&mut self, v: Verdict);
     /// The verdict so far.
@@ -122,15 +360,21 @@ impl Judged for Delta {
             self.p_better
         }
     }
-    fn moved(&self, worse: bool, min_rel: f64) -> bool {
-        if worse == self.metric.higher_is_better() {
-            self.rel_change < -min_rel
+    fn gain(&self) -> f64 {
+        if self.metric.higher_is_better() {
+            self.rel_change
         } else {
-            self.rel_change > min_rel
+            -self.rel_change
         }
     }
+    fn min_change(&self) -> f64 {
+        self.min_change
+    }
+    fn judged(&self) -> bool {
+        self.not_judged.is_none()
+    }
     fn set(&mut self, v: Verdict) {
-        self.significant = v != Verdict::Same;
+        self.significant = matches!(v, Verdict::Better | Verdict::Worse);
         self.verdict = v;
     }
     fn verdict(&self) -> Verdict {
@@ -139,13 +383,19 @@ impl Judged for Delta {
 }
 
 /// Holm's step-down procedure at `alpha` over the p-values of worsening, and
-/// separately of improvement, each change also beyond `min_rel`.
-fn holm<T: Judged>(deltas: &mut [T], alpha: f64, min_rel: f64) {
+/// separately of improvement, of the comparisons that are judged, each change
+/// also beyond its own minimum. The others are [`Verdict::NotJudged`].
+fn holm<T: Judged>(deltas: &mut [T], alpha: f64) {
     for d in deltas.iter_mut() {
-        d.set(Verdict::Same);
+        d.set(if d.judged() {
+            Verdict::Same
+        } else {
+            Verdict::NotJudged
+        });
     }
+    let family: Vec<usize> = (0..deltas.len()).filter(|&i| deltas[i].judged()).collect();
     for worse in [true, false] {
-        let mut order: Vec<usize> = (0..deltas.len()).collect();
+        let mut order = family.clone();
         order.sort_by(|&i, &j| deltas[i].p(worse).total_cmp(&deltas[j].p(worse)));
         let m = order.len();
         for (k, &i) in order.iter().enumerate() {
@@ -155,7 +405,12 @@ fn holm<T: Judged>(deltas: &mut [T], alpha: f64, min_rel: f64) {
                 break;
             }
             let d = &mut deltas[i];
-            if d.moved(worse, min_rel) && d.verdict() == Verdict::Same {
+            let moved = if worse {
+                d.gain() < -d.min_change()
+            } else {
+                d.gain() > d.min_change()
+            };
+            if moved && d.verdict() == Verdict::Same {
                 d.set(if worse {
                     Verdict::Worse
                 } else {
@@ -167,10 +422,19 @@ fn holm<T: Judged>(deltas: &mut [T], alpha: f64, min_rel: f64) {
 }
 
 /// Decides every delta of one run pair together: Holm's procedure at `alpha` over
-/// the p-values of worsening, and separately of improvement, each change also
-/// beyond `min_rel`.
-pub fn judge(deltas: &mut [Delta], alpha: f64, min_rel: f64) {
-    holm(deltas, alpha, min_rel)
+/// the p-values of worsening, and separately of improvement, of the deltas that
+/// are judged (a percentile on too few samples is not), each change also beyond
+/// its metric's [`min_change`] with `floor`.
+pub fn judge(deltas: &mut [Delta], alpha: f64, floor: Option<f64>) {
+    for d in deltas.iter_mut() {
+        d.min_change = min_change(d.metric, floor);
+    }
+    holm(deltas, alpha)
+}
+
+/// How many of `deltas` are judged together: the size of Holm's family.
+pub fn family_size(deltas: &[Delta]) -> usize {
+    deltas.iter().filter(|d| d.not_judged.is_none()).count()
 }
 
 /// The smallest one-sided p-value `n_a` against `n_b` repetitions can give:
@@ -209,6 +473,9 @@ pub struct SearchDelta {
     pub p_better: f64,
     /// Set by [`judge_searches`].
     pub verdict: Verdict,
+    /// The relative change that counts ([`practical_rate_change`] with the
+    /// floor); set by [`judge_searches`].
+    pub min_change: f64,
 }
 
 impl Judged for SearchDelta {
@@ -219,12 +486,14 @@ impl Judged for SearchDelta {
             self.p_better
         }
     }
-    fn moved(&self, worse: bool, min_rel: f64) -> bool {
-        if worse {
-            self.rel_change < -min_rel
-        } else {
-            self.rel_change > min_rel
-        }
+    fn gain(&self) -> f64 {
+        self.rel_change
+    }
+    fn min_change(&self) -> f64 {
+        self.min_change
+    }
+    fn judged(&self) -> bool {
+        true
     }
     fn set(&mut self, v: Verdict) {
         self.verdict = v;
@@ -251,12 +520,17 @@ pub fn search_delta(
         p_worse,
         p_better,
         verdict: Verdict::Same,
+        min_change: practical_rate_change(),
     })
 }
 
-/// Decides every search delta of one run pair together, as [`judge`] does.
-pub fn judge_searches(deltas: &mut [SearchDelta], alpha: f64, min_rel: f64) {
-    holm(deltas, alpha, min_rel)
+/// Decides every search delta of one run pair together, as [`judge`] does, each
+/// change beyond [`practical_rate_change`] raised to `floor`.
+pub fn judge_searches(deltas: &mut [SearchDelta], alpha: f64, floor: Option<f64>) {
+    for d in deltas.iter_mut() {
+        d.min_change = raised(practical_rate_change(), floor);
+    }
+    holm(deltas, alpha)
 }
 
 #[cfg(test)]
@@ -269,9 +543,33 @@ mod tests {
             .collect()
     }
 
+    /// Repetitions with `metric` at `values`, each over `transactions`.
+    fn with_samples(metric: Metric, values: &[f64], transactions: Option<f64>) -> Vec<Metrics> {
+        values
+            .iter()
+            .map(|&v| {
+                let mut m = Metrics::default();
+                m.0.insert(metric.name().to_string(), v);
+                if let Some(n) = transactions {
+                    m.0.insert(Metric::Transactions.name().to_string(), n);
+                }
+                m
+            })
+            .collect()
+    }
+
+    /// Repetitions with `metric` at `values`, each over 100,000 transactions.
+    fn of(metric: Metric, values: &[f64]) -> Vec<Metrics> {
+        with_samples(metric, values, Some(100_000.0))
+    }
+
+    fn delta_of(metric: Metric, a: &[f64], b: &[f64]) -> Option<Delta> {
+        delta(metric, &of(metric, a), &of(metric, b))
+    }
+
     fn judged(metric: Metric, a: &[f64], b: &[f64]) -> Delta {
-        let mut d = vec![delta(metric, a, b).unwrap()];
-        judge(&mut d, FAMILY_ALPHA, 0.02);
+        let mut d = vec![delta_of(metric, a, b).unwrap()];
+        judge(&mut d, FAMILY_ALPHA, None);
         d.pop().unwrap()
     }
 
@@ -297,9 +595,9 @@ mod tests {
 
     #[test]
     fn latency_rise_is_a_regression() {
-        let d = judged(Metric::LatencyP99, &reps(50e3, 1e3, 5), &reps(60e3, 1e3, 5));
+        let d = judged(Metric::LatencyP99, &reps(50e3, 1e3, 5), &reps(65e3, 1e3, 5));
         assert_eq!(d.verdict, Verdict::Worse);
-        let d = judged(Metric::LatencyP99, &reps(60e3, 1e3, 5), &reps(50e3, 1e3, 5));
+        let d = judged(Metric::LatencyP99, &reps(65e3, 1e3, 5), &reps(50e3, 1e3, 5));
         assert_eq!(d.verdict, Verdict::Better);
     }
 
@@ -332,7 +630,7 @@ mod tests {
     fn tiny_change_with_separated_repetitions_is_the_same() {
         let d = judged(Metric::Goodput, &reps(100.0, 0.2, 5), &reps(99.0, 0.2, 5));
         assert!(d.p_worse < 0.01);
-        assert!(!d.significant, "1% is under the 2% threshold");
+        assert!(!d.significant, "1% is under goodput's 5%");
     }
 
     /// Holm over a family: 3 against 3 gives p = 0.05 at best, which cannot pass
@@ -342,10 +640,10 @@ mod tests {
         let a = reps(10.0, 0.1, 3);
         let b = reps(5.0, 0.1, 3);
         let mut two = vec![
-            delta(Metric::Goodput, &a, &b).unwrap(),
-            delta(Metric::MessagesPerSec, &a, &b).unwrap(),
+            delta_of(Metric::Goodput, &a, &b).unwrap(),
+            delta_of(Metric::MessagesPerSec, &a, &b).unwrap(),
         ];
-        judge(&mut two, FAMILY_ALPHA, 0.02);
+        judge(&mut two, FAMILY_ALPHA, None);
         assert!(two.iter().all(|d| d.verdict == Verdict::Same));
         assert_eq!(reps_for(1, 0.05), 3);
         assert_eq!(reps_for(2, 0.05), 4);
@@ -371,13 +669,13 @@ mod tests {
             search_delta(Goal::Ndr, &a, &lower).unwrap(),
             search_delta(Goal::Pdr, &a, &a).unwrap(),
         ];
-        judge_searches(&mut ds, FAMILY_ALPHA, 0.02);
+        judge_searches(&mut ds, FAMILY_ALPHA, None);
         assert_eq!(ds[0].verdict, Verdict::Worse);
         assert!((ds[0].rel_change + 0.1).abs() < 1e-9);
         assert_eq!(ds[1].verdict, Verdict::Same);
         // One search a side: no p-value small enough, however far apart.
         let mut one = vec![search_delta(Goal::Ndr, &[100e3], &[50e3]).unwrap()];
-        judge_searches(&mut one, FAMILY_ALPHA, 0.02);
+        judge_searches(&mut one, FAMILY_ALPHA, None);
         assert_eq!(one[0].verdict, Verdict::Same);
         assert!(search_delta(Goal::Ndr, &[], &[1.0]).is_none());
     }
@@ -385,5 +683,170 @@ mod tests {
     #[test]
     fn verdict_serializes_kebab_case() {
         assert_eq!(serde_json::to_string(&Verdict::Worse).unwrap(), "\"worse\"");
+        assert_eq!(
+            serde_json::to_string(&Verdict::NotJudged).unwrap(),
+            "\"not-judged\""
+        );
+    }
+
+    #[test]
+    fn samples_needed_leaves_ten_beyond_the_percentile() {
+        assert_eq!(samples_needed(0.5), 20);
+        assert_eq!(samples_needed(0.9), 100);
+        assert_eq!(samples_needed(0.99), 1_000);
+        assert_eq!(samples_needed(0.999), 10_000);
+        assert_eq!(samples_needed(0.1), 100, "below the median, the lower tail");
+        for q in [0.0, 1.0, -0.5, f64::NAN] {
+            assert_eq!(samples_needed(q), u64::MAX, "{q}");
+        }
+    }
+
+    /// The reported false alarm: two identical runs, p99 +2.5% at p = 0.0079 (the
+    /// second smallest 5 against 5 can give), each repetition's p99 taken over
+    /// about 180 transactions. It is now not judged, and says why.
+    #[test]
+    fn a_p99_over_180_transactions_is_not_judged() {
+        let p99 = Metric::LatencyP99;
+        let a = with_samples(p99, &[40e3, 40.1e3, 40.2e3, 40.3e3, 41.15e3], Some(180.0));
+        let b = with_samples(p99, &[41.1e3, 41.18e3, 41.2e3, 41.3e3, 41.4e3], Some(183.0));
+        let mut ds = vec![delta(p99, &a, &b).unwrap()];
+        assert!((ds[0].p_worse - 2.0 / 252.0).abs() < 1e-12);
+        assert!((ds[0].rel_change - 0.025).abs() < 0.001);
+        judge(&mut ds, FAMILY_ALPHA, None);
+        assert_eq!(ds[0].verdict, Verdict::NotJudged);
+        assert!(!ds[0].significant);
+        assert_eq!(family_size(&ds), 0);
+        let why = ds[0].not_judged.as_ref().unwrap();
+        assert_eq!(
+            why,
+            &NotJudged::TooFewSamples {
+                metric: p99,
+                samples: Metric::Transactions,
+                fewest: 180,
+                need: 1_000
+            }
+        );
+        assert_eq!(
+            why.to_string(),
+            "latency_p99 rests on as few as 180 transactions in a repetition (needs ≥ 1000 in \
+             each: 10 beyond the percentile)"
+        );
+        // However far apart: not judged.
+        let far = with_samples(p99, &[90e3; 5], Some(180.0));
+        let mut ds = vec![delta(p99, &a, &far).unwrap()];
+        judge(&mut ds, FAMILY_ALPHA, None);
+        assert_eq!(ds[0].verdict, Verdict::NotJudged);
+    }
+
+    #[test]
+    fn a_percentile_on_enough_samples_is_judged() {
+        let p99 = Metric::LatencyP99;
+        let a = with_samples(p99, &reps(50e3, 1e3, 5), Some(1_000.0));
+        let b = with_samples(p99, &reps(65e3, 1e3, 5), Some(1_000.0));
+        let mut ds = vec![delta(p99, &a, &b).unwrap()];
+        judge(&mut ds, FAMILY_ALPHA, None);
+        assert_eq!(
+            (ds[0].verdict, ds[0].not_judged.as_ref()),
+            (Verdict::Worse, None)
+        );
+        // One repetition one transaction short is enough to withhold judgement.
+        let mut short = b.clone();
+        short[2].0.insert("transactions".into(), 999.0);
+        let d = delta(p99, &a, &short).unwrap();
+        assert!(matches!(
+            d.not_judged,
+            Some(NotJudged::TooFewSamples { fewest: 999, .. })
+        ));
+        // The median needs 20, the 90th percentile 100.
+        let p50 = Metric::LatencyP50;
+        let thin = with_samples(p50, &[1.0; 3], Some(19.0));
+        let enough = with_samples(p50, &[1.0; 3], Some(20.0));
+        assert!(delta(p50, &thin, &enough).unwrap().not_judged.is_some());
+        assert!(delta(p50, &enough, &enough).unwrap().not_judged.is_none());
+        let p90 = Metric::LatencyP90;
+        let hundred = with_samples(p90, &[1.0; 3], Some(100.0));
+        assert!(delta(p90, &hundred, &hundred).unwrap().not_judged.is_none());
+        // Not a percentile: no count needed.
+        let mean = with_samples(Metric::LatencyMean, &[1.0; 3], None);
+        assert!(delta(Metric::LatencyMean, &mean, &mean)
+            .unwrap()
+            .not_judged
+            .is_none());
+    }
+
+    #[test]
+    fn a_percentile_without_its_sample_count_is_not_judged() {
+        let p99 = Metric::LatencyP99;
+        let old = with_samples(p99, &[50e3; 3], None);
+        let new = with_samples(p99, &[50e3; 3], Some(100_000.0));
+        let d = delta(p99, &old, &new).unwrap();
+        assert_eq!(d.verdict, Verdict::NotJudged);
+        assert!(matches!(
+            d.not_judged,
+            Some(NotJudged::SamplesUnknown { .. })
+        ));
+        assert!(d.not_judged.unwrap().to_string().contains("unknown"));
+    }
+
+    /// A percentile left out does not dilute the family: 4 against 4 gives
+    /// p = 1/70 at best, which passes alone (0.05) but not among four (0.0125).
+    #[test]
+    fn an_unjudged_percentile_stays_out_of_the_family() {
+        let family = |transactions: f64| {
+            let mut ds = vec![delta_of(
+                Metric::Goodput,
+                &reps(9.4e9, 0.1e9, 4),
+                &reps(8.0e9, 0.1e9, 4),
+            )
+            .unwrap()];
+            for m in [Metric::LatencyP90, Metric::LatencyP99, Metric::LatencyP999] {
+                let x = with_samples(m, &reps(50e3, 1e3, 4), Some(transactions));
+                ds.push(delta(m, &x, &x).unwrap());
+            }
+            judge(&mut ds, FAMILY_ALPHA, None);
+            ds
+        };
+        let thin = family(90.0);
+        assert_eq!(family_size(&thin), 1);
+        assert_eq!(thin[0].verdict, Verdict::Worse);
+        assert!(thin[1..].iter().all(|d| d.verdict == Verdict::NotJudged));
+        let thick = family(20_000.0);
+        assert_eq!(family_size(&thick), 4);
+        assert!(thick.iter().all(|d| d.verdict == Verdict::Same));
+    }
+
+    #[test]
+    fn each_kind_of_metric_has_its_practical_change() {
+        assert_eq!(practical_change(Metric::Goodput), 0.05);
+        assert_eq!(practical_change(Metric::LatencyP50), 0.05);
+        assert_eq!(practical_change(Metric::LatencyP99), 0.20);
+        assert_eq!(practical_change(Metric::ServerUsPerKib), 0.10);
+        assert_eq!(practical_change(Metric::Retransmits), 0.25);
+        assert_eq!(practical_rate_change(), 0.05);
+        for m in Metric::ALL {
+            let c = practical_change(m);
+            assert!((0.0..1.0).contains(&c), "{m}: {c}");
+        }
+        // A floor raises a threshold, never lowers one; a nonsense floor is ignored.
+        assert_eq!(min_change(Metric::Goodput, Some(0.08)), 0.08);
+        assert_eq!(min_change(Metric::LatencyP99, Some(0.08)), 0.20);
+        assert_eq!(min_change(Metric::Goodput, Some(f64::NAN)), 0.05);
+        assert_eq!(min_change(Metric::Goodput, Some(-1.0)), 0.05);
+    }
+
+    #[test]
+    fn a_change_must_pass_its_own_metric_threshold() {
+        let (a, b6, b4) = (reps(100.0, 0.2, 5), reps(94.0, 0.2, 5), reps(96.0, 0.2, 5));
+        assert_eq!(judged(Metric::Goodput, &a, &b6).verdict, Verdict::Worse);
+        assert_eq!(judged(Metric::Goodput, &a, &b4).verdict, Verdict::Same);
+        // The same 15% rise is a regression of the median latency, not of the p99.
+        let (l, h) = (reps(100.0, 0.2, 5), reps(115.0, 0.2, 5));
+        assert_eq!(judged(Metric::LatencyP50, &l, &h).verdict, Verdict::Worse);
+        let d = judged(Metric::LatencyP99, &l, &h);
+        assert_eq!((d.verdict, d.min_change), (Verdict::Same, 0.20));
+        // A caller's floor raises goodput's threshold past a 6% drop.
+        let mut ds = vec![delta_of(Metric::Goodput, &a, &b6).unwrap()];
+        judge(&mut ds, FAMILY_ALPHA, Some(0.10));
+        assert_eq!((ds[0].verdict, ds[0].min_change), (Verdict::Same, 0.10));
     }
 }

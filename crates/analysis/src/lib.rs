@@ -11,8 +11,9 @@
 //! - [`knee`](mod@knee): where a curve reaches a share of its maximum.
 //! - [`link`]: theoretical goodput of an Ethernet link, efficiency, and the
 //!   bandwidth-delay product.
-//! - [`compare`](mod@compare): regression detection between a baseline and a new
-//!   [`Estimate`].
+//! - [`compare`](mod@compare): regression detection between a baseline's
+//!   repetitions and a candidate's: the rank test, Holm's family, each metric's
+//!   practical change, and the samples a percentile must rest on.
 //! - [`quality`]: the [`Quality`] warnings of one point, and estimates of all its
 //!   metrics.
 //! - [`diagnose`](mod@diagnose): which [`Bottleneck`] limited a test, with evidence
@@ -43,8 +44,9 @@ pub mod stats;
 pub mod steady;
 
 pub use compare::{
-    delta, judge, judge_searches, reps_for, search_delta, smallest_p, Delta, SearchDelta, Verdict,
-    FAMILY_ALPHA,
+    delta, family_size, judge, judge_searches, min_change, practical_change, practical_rate_change,
+    reps_for, samples_needed, search_delta, smallest_p, Delta, NotJudged, SearchDelta, Verdict,
+    FAMILY_ALPHA, MIN_TAIL_SAMPLES,
 };
 pub use diagnose::{
     diagnose, mathis_bound, Bottleneck, CoreLoad, CpuKind, Diagnosis, DiagnosisInput, PeerProcess,

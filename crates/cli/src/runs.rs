@@ -217,7 +217,7 @@ fn compare_searches(
     store: &Store,
     (a, ca): (RunId, netsonde_model::search::SearchConfig),
     (b, cb): (RunId, netsonde_model::search::SearchConfig),
-    min_rel: f64,
+    floor: Option<f64>,
 ) -> anyhow::Result<(String, bool)> {
     use netsonde_model::search::{frame_of, Goal};
     use netsonde_model::units::PacketRate;
@@ -291,13 +291,13 @@ fn compare_searches(
     }
     let mut ds: Vec<netsonde_analysis::SearchDelta> =
         rows.iter().map(|(_, _, d)| d.clone()).collect();
-    netsonde_analysis::judge_searches(&mut ds, netsonde_analysis::FAMILY_ALPHA, min_rel);
+    netsonde_analysis::judge_searches(&mut ds, netsonde_analysis::FAMILY_ALPHA, floor);
     o.push_str(&format!(
         "{} comparisons of loss-free rates: each point's repeated searches (search --repeat) \
          are its repetitions; a change is significant when the exact one-sided Mann-Whitney \
          test passes Holm's procedure at a 5% family level and exceeds {:.1}%\n",
         ds.len(),
-        100.0 * min_rel
+        100.0 * ds.first().map_or(0.0, |d| d.min_change)
     ));
     let need = netsonde_analysis::reps_for(ds.len(), netsonde_analysis::FAMILY_ALPHA);
     if min_n < need {
@@ -338,7 +338,9 @@ fn compare_searches(
                 regressed = true;
                 ("REGRESSION", d.p_worse)
             }
-            netsonde_analysis::Verdict::Same => ("same", d.p_worse.min(d.p_better)),
+            netsonde_analysis::Verdict::Same | netsonde_analysis::Verdict::NotJudged => {
+                ("same", d.p_worse.min(d.p_better))
+            }
         };
         o.push_str(&format!(
             "  {:<16} {:<4} {:>40} {:>40} {:>+7.1}% {:>8}  {verdict}\n",
@@ -402,13 +404,20 @@ fn differing_hosts(store: &Store, a: RunId, b: RunId) -> anyhow::Result<String> 
 /// `--io`, a duration, any option) is not judged and says which fields differ;
 /// host facts that differ are named at the top. Each metric is tested with the
 /// exact one-sided Mann–Whitney test on the repetitions, the whole comparison with
-/// Holm's procedure at a 5% family level, and a change must also exceed `min_rel`.
-pub fn compare(store: &Store, a: RunId, b: RunId, min_rel: f64) -> anyhow::Result<(String, bool)> {
+/// Holm's procedure at a 5% family level, and a change must also exceed its
+/// metric's practical change, raised to `floor` if given. A percentile on too few
+/// transactions is shown, not judged (`netsonde_analysis::compare`).
+pub fn compare(
+    store: &Store,
+    a: RunId,
+    b: RunId,
+    floor: Option<f64>,
+) -> anyhow::Result<(String, bool)> {
     let (sa, _) = netsonde_run::load(store, a)?;
     let (sb, _) = netsonde_run::load(store, b)?;
     match (sa.search, sb.search) {
         (None, None) => {}
-        (Some(ca), Some(cb)) => return compare_searches(store, (a, ca), (b, cb), min_rel),
+        (Some(ca), Some(cb)) => return compare_searches(store, (a, ca), (b, cb), floor),
         (x, _) => bail!(
             "run {} is a loss-free rate search and run {} a sweep: compare a search with a search",
             if x.is_some() { a } else { b },
@@ -417,8 +426,8 @@ pub fn compare(store: &Store, a: RunId, b: RunId, min_rel: f64) -> anyhow::Resul
     }
     let mut o = differing_hosts(store, a, b)?;
     let (pa, pb) = (store.points(a)?, store.points(b)?);
-    let values = |p: &netsonde_store::PointRow, m: Metric| -> Vec<f64> {
-        p.reps.iter().filter_map(|r| r.metrics.value(m)).collect()
+    let reps = |p: &netsonde_store::PointRow| -> Vec<netsonde_model::sweep::Metrics> {
+        p.reps.iter().map(|r| r.metrics.clone()).collect()
     };
     let index: BTreeMap<&str, &netsonde_store::PointRow> =
         pa.iter().map(|p| (p.axes_json.as_str(), p)).collect();
@@ -446,10 +455,12 @@ pub fn compare(store: &Store, a: RunId, b: RunId, min_rel: f64) -> anyhow::Resul
             not_comparable.push(format!("{}: {}", label(q), differs.join("; ")));
             continue;
         }
+        let (ra, rb) = (reps(p), reps(q));
         for m in COMPARED {
-            let (xa, xb) = (values(p, m), values(q, m));
-            if let Some(d) = netsonde_analysis::delta(m, &xa, &xb) {
-                min_n = min_n.min(xa.len()).min(xb.len());
+            if let Some(d) = netsonde_analysis::delta(m, &ra, &rb) {
+                if d.not_judged.is_none() {
+                    min_n = min_n.min(d.a.n).min(d.b.n);
+                }
                 deltas.push((label(q), d));
             }
         }
@@ -469,33 +480,37 @@ pub fn compare(store: &Store, a: RunId, b: RunId, min_rel: f64) -> anyhow::Resul
         );
     }
     let mut ds: Vec<netsonde_analysis::Delta> = deltas.iter().map(|(_, d)| d.clone()).collect();
-    netsonde_analysis::judge(&mut ds, netsonde_analysis::FAMILY_ALPHA, min_rel);
+    netsonde_analysis::judge(&mut ds, netsonde_analysis::FAMILY_ALPHA, floor);
+    let family = netsonde_analysis::family_size(&ds);
     o.push_str(&format!(
-        "{} comparisons over {} point(s); a change is significant when the exact one-sided \
-         Mann-Whitney test passes Holm's procedure at a 5% family level and exceeds {:.1}%\n",
-        ds.len(),
+        "{family} comparisons over {} point(s); a change is significant when the exact one-sided \
+         Mann-Whitney test passes Holm's procedure at a 5% family level and exceeds its metric's \
+         practical change (column min){}\n",
         deltas
             .iter()
             .map(|(l, _)| l.as_str())
             .collect::<std::collections::BTreeSet<_>>()
             .len(),
-        100.0 * min_rel
+        match ds.len() - family {
+            0 => String::new(),
+            n => format!("; {n} percentile(s) on too few transactions are shown, not judged"),
+        }
     ));
-    let need = netsonde_analysis::reps_for(ds.len(), netsonde_analysis::FAMILY_ALPHA);
+    let need = netsonde_analysis::reps_for(family, netsonde_analysis::FAMILY_ALPHA);
     if min_n < need {
         o.push_str(&format!(
-            "note: with {min_n} repetition(s) a side, the smallest p-value is {:.3}; {} \
+            "note: with {min_n} repetition(s) a side, the smallest p-value is {:.3}; {family} \
              comparisons need {need} per run for any change to be significant (--repeat {need})\n",
             netsonde_analysis::smallest_p(min_n, min_n),
-            ds.len()
         ));
     }
     o.push_str(&format!(
-        "\n  {:<20} {:>34} {:>34} {:>8} {:>8}  {}\n",
+        "\n  {:<20} {:>34} {:>34} {:>8} {:>4} {:>8}  {}\n",
         "metric",
         format!("run {a}: median [interval]"),
         format!("run {b}: median [interval]"),
         "change",
+        "min",
         "p",
         "verdict"
     ));
@@ -520,6 +535,7 @@ pub fn compare(store: &Store, a: RunId, b: RunId, min_rel: f64) -> anyhow::Resul
                 ("REGRESSION", d.p_worse)
             }
             netsonde_analysis::Verdict::Same => ("same", d.p_worse.min(d.p_better)),
+            netsonde_analysis::Verdict::NotJudged => ("not judged", d.p_worse.min(d.p_better)),
         };
         let p = if p < 0.001 {
             format!("{p:.1e}")
@@ -527,13 +543,17 @@ pub fn compare(store: &Store, a: RunId, b: RunId, min_rel: f64) -> anyhow::Resul
             format!("{p:.3}")
         };
         o.push_str(&format!(
-            "  {:<20} {:>34} {:>34} {:>+7.1}% {:>8}  {verdict}\n",
+            "  {:<20} {:>34} {:>34} {:>+7.1}% {:>3.0}% {:>8}  {verdict}\n",
             d.metric.name(),
             shown(&d.a),
             shown(&d.b),
             d.rel_change * 100.0,
+            d.min_change * 100.0,
             p
         ));
+        if let Some(why) = &d.not_judged {
+            o.push_str(&format!("    not judged: {why}; {}\n", why.hint()));
+        }
     }
     for n in &not_comparable {
         o.push_str(&format!("not compared (the options differ): {n}\n"));

@@ -260,7 +260,16 @@ fn usage_version_and_ratios_are_said_plainly() {
     // A conflict known before connecting is a usage error (exit 2), not a
     // failed test: nothing listens on port 9 of loopback.
     fails(
-        &["client", "--peer", "iperf3", "-T", "tcp-rr", "127.0.0.1", "-p", "9"],
+        &[
+            "client",
+            "--peer",
+            "iperf3",
+            "-T",
+            "tcp-rr",
+            "127.0.0.1",
+            "-p",
+            "9",
+        ],
         2,
         "iperf3 runs stream tests only",
     );

@@ -17,6 +17,7 @@ use crate::spec::FlowDir;
 /// | `goodput_out`, `goodput_in` | bit/s | client→server, server→client |
 /// | `messages_per_sec` | 1/s | senders, summed |
 /// | `transactions_per_sec` | 1/s | RR/CRR |
+/// | `transactions` | count | RR/CRR: transactions measured, the samples the latency percentiles rest on |
 /// | `latency_min`, `latency_mean`, `latency_p50`, `latency_p90`, `latency_p99`, `latency_p999` | ns | RR/CRR |
 /// | `client_busy_cores`, `server_busy_cores` | cores | system-wide CPU |
 /// | `client_us_per_kib`, `server_us_per_kib` | µs/KiB | service demand |
@@ -87,6 +88,9 @@ impl Metrics {
         if let Some(rr) = &r.rr {
             m.put("transactions_per_sec", Some(rr.transactions_per_sec));
             let l = &rr.latency;
+            if l.count > 0 {
+                m.put("transactions", Some(l.count as f64));
+            }
             for (k, v) in [
                 ("latency_min", l.min),
                 ("latency_mean", l.mean),
@@ -251,6 +255,8 @@ pub enum Metric {
     MessagesPerSec,
     /// Transactions per second.
     TransactionsPerSec,
+    /// Transactions measured: the samples the latency percentiles rest on.
+    Transactions,
     /// Fastest transaction.
     LatencyMin,
     /// Mean transaction.
@@ -301,12 +307,13 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric, in report order.
-    pub const ALL: [Metric; 28] = [
+    pub const ALL: [Metric; 29] = [
         Metric::Goodput,
         Metric::GoodputOut,
         Metric::GoodputIn,
         Metric::MessagesPerSec,
         Metric::TransactionsPerSec,
+        Metric::Transactions,
         Metric::LatencyMin,
         Metric::LatencyMean,
         Metric::LatencyP50,
@@ -340,6 +347,7 @@ impl Metric {
             Metric::GoodputIn => "goodput_in",
             Metric::MessagesPerSec => "messages_per_sec",
             Metric::TransactionsPerSec => "transactions_per_sec",
+            Metric::Transactions => "transactions",
             Metric::LatencyMin => "latency_min",
             Metric::LatencyMean => "latency_mean",
             Metric::LatencyP50 => "latency_p50",
@@ -392,7 +400,7 @@ impl Metric {
             | Metric::Loss
             | Metric::TcpEfficiency
             | Metric::BufferDelay => Unit::Percent,
-            Metric::Retransmits => Unit::Count,
+            Metric::Retransmits | Metric::Transactions => Unit::Count,
             Metric::IntervalCv | Metric::TransferTimeRatio => Unit::Ratio,
             Metric::WindowGranted => Unit::Bytes,
         }
@@ -407,14 +415,43 @@ impl Metric {
                 | Metric::GoodputIn
                 | Metric::MessagesPerSec
                 | Metric::TransactionsPerSec
+                | Metric::Transactions
                 | Metric::TcpEfficiency
         )
+    }
+
+    /// For a percentile of per-transaction samples, its quantile and the metric
+    /// that counts the samples each repetition's value rests on; `None` for every
+    /// other metric. `latency_min` is an extreme, not a percentile a sample count
+    /// makes trustworthy, and `latency_mean` an average: neither is one.
+    pub fn percentile(self) -> Option<Percentile> {
+        let q = match self {
+            Metric::LatencyP50 => 0.5,
+            Metric::LatencyP90 => 0.9,
+            Metric::LatencyP99 => 0.99,
+            Metric::LatencyP999 => 0.999,
+            _ => return None,
+        };
+        Some(Percentile {
+            q,
+            samples: Metric::Transactions,
+        })
     }
 
     /// `v` with its unit.
     pub fn format(self, v: f64) -> String {
         self.unit().format(v)
     }
+}
+
+/// What a percentile metric is the percentile of ([`Metric::percentile`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Percentile {
+    /// The quantile, in (0, 1): 0.99 for the 99th percentile.
+    pub q: f64,
+    /// The metric counting the samples of a repetition the percentile is taken
+    /// over.
+    pub samples: Metric,
 }
 
 impl std::fmt::Display for Metric {
@@ -574,5 +611,14 @@ mod metric_tests {
         assert_eq!(Metric::LatencyP50.format(50_600.0), "50.6 us");
         assert_eq!(Metric::TransactionsPerSec.format(19_500.0), "19.50 k/s");
         assert!(higher_is_better("goodput") && !higher_is_better("latency_p99"));
+    }
+
+    #[test]
+    fn latency_percentiles_rest_on_the_transaction_count() {
+        let p = Metric::LatencyP99.percentile().unwrap();
+        assert_eq!((p.q, p.samples), (0.99, Metric::Transactions));
+        assert_eq!(Metric::LatencyP999.percentile().unwrap().q, 0.999);
+        assert!(Metric::LatencyMean.percentile().is_none());
+        assert!(Metric::Goodput.percentile().is_none());
     }
 }
