@@ -445,8 +445,9 @@ pub struct ServerArgs {
     /// Control port.
     #[arg(short, long, default_value_t = netsonde_driver::client::DEFAULT_PORT)]
     pub port: u16,
-    /// Address to listen on.
-    #[arg(short = 'B', long, default_value = "0.0.0.0")]
+    /// Address to listen on: `::` (the default) takes IPv6 and IPv4 clients, as
+    /// iperf3 -s does (IPv4 alone on a host without IPv6); 0.0.0.0 for IPv4 only.
+    #[arg(short = 'B', long, default_value = "::")]
     pub bind: IpAddr,
     /// Require clients to prove they hold this key (made by `netsonde keygen`);
     /// the whole session is then integrity-protected. The file must be mode 600.

@@ -288,6 +288,40 @@ fn a_busy_netsonde_server_denies_a_second_iperf3_client() {
     assert!(doc["end"]["sum_received"]["bytes"].as_f64().unwrap() > 0.0);
 }
 
+/// `netsonde server` with no --bind listens as iperf3 -s does: IPv6 and IPv4
+/// clients alike, netsonde's and iperf3's, TCP and UDP; the log names an IPv4
+/// client by its IPv4 address, not a mapped IPv6 one.
+#[test]
+fn the_default_server_takes_ipv6_and_ipv4_clients() {
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        eprintln!("skipped: no IPv6 loopback (::1) on this host");
+        return;
+    }
+    let port = free_port();
+    let srv = ServerProc::start_on(port, &["--bind", "::", "--no-store"]);
+    let p = srv.port();
+    for host in ["127.0.0.1", "::1"] {
+        for args in [&["-t", "0.5"][..], &["-t", "0.5", "-u", "-b", "50M"]] {
+            let mut all = vec![host, "--port", &p, "--no-store"];
+            all.extend_from_slice(args);
+            let doc = json(&all);
+            assert!(doc["directions"][0]["goodput"].as_f64().unwrap() > 0.0, "{host} {args:?}");
+        }
+    }
+    if iperf3().is_some() {
+        for (host, family) in [("127.0.0.1", "-4"), ("::1", "-6")] {
+            let doc = iperf3_client_at(host, port, &[family, "-t", "1"]);
+            assert!(doc["end"]["sum_received"]["bytes"].as_f64().unwrap() > 0.0, "{host}");
+            let doc = iperf3_client_at(host, port, &[family, "-t", "1", "-u", "-b", "10M"]);
+            assert!(doc["end"]["sum"]["packets"].as_f64().unwrap() > 0.0, "{host} udp");
+        }
+    }
+    let lines = srv.lines();
+    assert!(lines.iter().any(|l| l.contains("peer=127.0.0.1:")), "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains("peer=[::1]:")), "{lines:?}");
+    assert!(!lines.iter().any(|l| l.contains("::ffff:")), "{lines:?}");
+}
+
 #[test]
 fn ipv6_on_loopback_for_netsonde_and_iperf3_clients() {
     if std::net::TcpListener::bind("[::1]:0").is_err() {

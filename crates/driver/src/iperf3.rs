@@ -668,6 +668,7 @@ pub(crate) fn serve(
     let Ok(local) = stream.local_addr() else {
         return Some(());
     };
+    let local = SocketAddr::new(local.ip().to_canonical(), local.port());
     // A data connection of a running session goes to it (it checks the address).
     let stream = cx.registry.hand_over(&cookie, stream, seq)?;
     run_session(
@@ -934,7 +935,7 @@ fn accept_streams(
             let Ok((seq, t)) = arrivals.recv_timeout(left.min(Duration::from_millis(100))) else {
                 continue;
             };
-            if t.peer_addr().map(|a| a.ip()).ok() != Some(peer_ip) {
+            if t.peer_addr().map(|a| a.ip().to_canonical()).ok() != Some(peer_ip) {
                 continue;
             }
             got.push((seq, t));

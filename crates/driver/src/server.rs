@@ -13,7 +13,7 @@
 //! name above the server's limits; the reservation, the data listener and its
 //! acceptor thread go as soon as the session ends, however it ends.
 
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -216,6 +216,11 @@ impl Drop for ServerHandle {
 fn listen(addr: SocketAddr, backlog: i32, spec: Option<&TestSpec>) -> std::io::Result<Socket> {
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     s.set_reuse_address(true)?;
+    if addr.ip() == IpAddr::V6(Ipv6Addr::UNSPECIFIED) {
+        // `::` takes IPv4 clients too, whatever net.ipv6.bindv6only says (as
+        // iperf3 -s does); their addresses are read back canonical.
+        s.set_only_v6(false)?;
+    }
     if let Some(spec) = spec {
         sockopt::apply(&s, spec).map_err(std::io::Error::other)?;
     }
@@ -257,8 +262,17 @@ impl Server {
             },
         ));
         let addr = cfg.bind;
-        let listener =
-            listen(addr, 128, None).map_err(|source| ServerError::Bind { addr, source })?;
+        let listener = match listen(addr, 128, None) {
+            // A host without IPv6: the dual-stack default falls back to IPv4's.
+            Err(e)
+                if addr.ip() == IpAddr::V6(Ipv6Addr::UNSPECIFIED)
+                    && e.raw_os_error() == Some(nix::errno::Errno::EAFNOSUPPORT as i32) =>
+            {
+                let v4 = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), addr.port());
+                listen(v4, 128, None).map_err(|source| ServerError::Bind { addr: v4, source })?
+            }
+            r => r.map_err(|source| ServerError::Bind { addr, source })?,
+        };
         Ok(Server {
             listener: listener.into(),
             shared: Arc::new(Shared {
@@ -289,7 +303,8 @@ impl Server {
         let mut accepted = 0u64;
         while !stop.load(Ordering::Relaxed) {
             let (stream, peer) = match self.listener.accept() {
-                Ok(c) => c,
+                // An IPv4 client of a dual-stack listener is an IPv4 peer.
+                Ok((s, p)) => (s, SocketAddr::new(p.ip().to_canonical(), p.port())),
                 Err(e)
                     if matches!(
                         e.kind(),
@@ -651,7 +666,7 @@ fn accept_flows(
             Ok(c) => c,
             Err(_) => continue,
         };
-        if from.ip() != peer_ip {
+        if from.ip().to_canonical() != peer_ip {
             continue;
         }
         let mut pre = [0u8; PREAMBLE_LEN];
@@ -766,7 +781,7 @@ fn serve_connection_netsonde(
         log
     };
     let local_ip = match stream.local_addr() {
-        Ok(a) => a.ip(),
+        Ok(a) => a.ip().to_canonical(),
         Err(e) => return fail(log, "dropped", e.to_string()),
     };
     let mut ctl = match Control::new(stream) {
