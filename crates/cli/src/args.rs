@@ -453,7 +453,8 @@ pub struct ServerArgs {
     /// the whole session is then integrity-protected. The file must be mode 600.
     #[arg(long, value_name = "FILE")]
     pub auth_key: Option<std::path::PathBuf>,
-    /// Session log format on stderr.
+    /// Session log format on stderr. With json, an iperf3 client asking for
+    /// --get-server-output gets it as JSON too, as from iperf3 -s -J (else as text)
     #[arg(long, value_enum, default_value = "text")]
     pub log_format: LogFormatArg,
     /// Longest test (warm-up plus time) a client may ask for.

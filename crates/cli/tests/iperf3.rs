@@ -187,15 +187,19 @@ fn an_iperf3_client_runs_every_kind_of_test_against_netsonde_server() {
             };
             assert_eq!(streams, want, "{args:?}");
         }
-        // The server's own report comes back (iperf3-shaped, with netsonde's
-        // record of its side).
-        let server = &doc["server_output_json"];
+        // The server's own report comes back as iperf3 -s's text: a line a
+        // second and each stream's total with its role.
+        let server = doc["server_output_text"].as_str().unwrap_or_default();
+        assert!(server.contains("[ ID] Interval"), "{args:?}: {server}");
+        assert!(server.contains("  0.00-1.00   sec"), "{args:?}: {server}");
         assert!(
-            server["netsonde"]["flows"]
-                .as_array()
-                .is_some_and(|f| !f.is_empty()),
+            server.contains("receiver") || server.contains("sender"),
             "{args:?}: {server}"
         );
+        if args.contains(&"-u") && !args.contains(&"-R") {
+            assert!(server.contains("Lost/Total Datagrams"), "{server}");
+        }
+        assert!(doc.get("server_output_json").is_none());
     }
     // The server logged each session as its own, with the protocol.
     std::thread::sleep(Duration::from_millis(300));
@@ -205,6 +209,63 @@ fn an_iperf3_client_runs_every_kind_of_test_against_netsonde_server() {
         .filter(|l| l.contains("protocol=iperf3") && l.contains("outcome=ok"))
         .count();
     assert_eq!(ok, cases.len(), "{:?}", srv.lines());
+}
+
+/// A server that logs JSON gives `--get-server-output` as JSON, as `iperf3 -s -J`
+/// does (the iperf3 client does not say whether it runs with -J): intervals
+/// filled, each stream under its role, retransmissions for TCP senders only and
+/// never as -1 (which iperf3 prints as 18446744073709551615).
+#[test]
+fn server_output_is_json_from_a_json_server_with_intervals_and_no_minus_one() {
+    if iperf3().is_none() {
+        return;
+    }
+    let srv = ServerProc::start_with(&["--no-store", "--log-format", "json"]);
+    for args in [&[][..], &["-R"], &["-u", "-b", "50M"]] {
+        let mut all = vec!["-t", "2", "--get-server-output"];
+        all.extend_from_slice(args);
+        let doc = iperf3_client(srv.port, &all);
+        let server = &doc["server_output_json"];
+        let intervals = server["intervals"].as_array().unwrap();
+        assert!(intervals.len() >= 2, "{args:?}: {server}");
+        assert!(
+            intervals[0]["sum"]["bytes"].as_u64().unwrap() > 0,
+            "{server}"
+        );
+        let stream = &server["end"]["streams"][0];
+        let (key, sender) = if args.contains(&"-u") {
+            ("udp", false)
+        } else if args.contains(&"-R") {
+            ("sender", true)
+        } else {
+            ("receiver", false)
+        };
+        let s = &stream[key];
+        assert!(s["bytes"].as_u64().unwrap() > 0, "{args:?}: {stream}");
+        assert_eq!(s.get("retransmits").is_some(), sender, "{args:?}: {stream}");
+        if sender {
+            assert!(s["retransmits"].as_i64().unwrap() >= 0, "{stream}");
+        }
+        assert!(server["netsonde"]["flows"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty()));
+    }
+    // A text client prints no wrapped-around -1 anywhere.
+    let out = Command::new("iperf3")
+        .args([
+            "-c",
+            "127.0.0.1",
+            "-p",
+            &srv.port(),
+            "-t",
+            "1",
+            "--get-server-output",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains("18446744073709551615"), "{text}");
 }
 
 #[test]
@@ -305,19 +366,31 @@ fn the_default_server_takes_ipv6_and_ipv4_clients() {
             let mut all = vec![host, "--port", &p, "--no-store"];
             all.extend_from_slice(args);
             let doc = json(&all);
-            assert!(doc["directions"][0]["goodput"].as_f64().unwrap() > 0.0, "{host} {args:?}");
+            assert!(
+                doc["directions"][0]["goodput"].as_f64().unwrap() > 0.0,
+                "{host} {args:?}"
+            );
         }
     }
     if iperf3().is_some() {
         for (host, family) in [("127.0.0.1", "-4"), ("::1", "-6")] {
             let doc = iperf3_client_at(host, port, &[family, "-t", "1"]);
-            assert!(doc["end"]["sum_received"]["bytes"].as_f64().unwrap() > 0.0, "{host}");
+            assert!(
+                doc["end"]["sum_received"]["bytes"].as_f64().unwrap() > 0.0,
+                "{host}"
+            );
             let doc = iperf3_client_at(host, port, &[family, "-t", "1", "-u", "-b", "10M"]);
-            assert!(doc["end"]["sum"]["packets"].as_f64().unwrap() > 0.0, "{host} udp");
+            assert!(
+                doc["end"]["sum"]["packets"].as_f64().unwrap() > 0.0,
+                "{host} udp"
+            );
         }
     }
     let lines = srv.lines();
-    assert!(lines.iter().any(|l| l.contains("peer=127.0.0.1:")), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l.contains("peer=127.0.0.1:")),
+        "{lines:?}"
+    );
     assert!(lines.iter().any(|l| l.contains("peer=[::1]:")), "{lines:?}");
     assert!(!lines.iter().any(|l| l.contains("::ffff:")), "{lines:?}");
 }

@@ -564,8 +564,17 @@ pub(crate) fn volume_moved(running: &Running, spec: &TestSpec) -> bool {
 
 impl Intervals {
     pub(crate) fn new(running: &Running, spec: &TestSpec) -> Intervals {
+        Intervals::with_period(running, spec.interval.map(Nanos::as_duration))
+    }
+
+    /// Records every `period`, whatever the spec says (an iperf3 client's
+    /// session on the server reports each second, as iperf3 -s does).
+    pub(crate) fn every(running: &Running, period: Duration) -> Intervals {
+        Intervals::with_period(running, Some(period))
+    }
+
+    fn with_period(running: &Running, period: Option<Duration>) -> Intervals {
         let clock = running.clock;
-        let period = spec.interval.map(Nanos::as_duration);
         Intervals {
             clock,
             period,

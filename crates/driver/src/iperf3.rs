@@ -631,9 +631,19 @@ pub(crate) struct ServeCtx<'a> {
     pub log: &'a mut crate::policy::SessionLog,
     /// Where the finished session's report goes.
     pub sink: Option<&'a crate::server::SessionSink>,
+    /// How this server serves iperf3 clients.
+    pub opts: SessionOpts,
+}
+
+/// How a server serves iperf3 clients.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SessionOpts {
     /// Receive with netsonde's own reader, not iperf3's way
     /// ([`crate::server::ServerConfig::iperf3_fast_receiver`]).
     pub fast_receiver: bool,
+    /// Send `--get-server-output` as JSON, as `iperf3 -s -J` does (the server
+    /// logs JSON); else as text.
+    pub json_output: bool,
 }
 
 /// Serves an iperf3 client's connection on the control port: a data connection
@@ -682,7 +692,7 @@ pub(crate) fn serve(
         cx.admit,
         log,
         cx.sink,
-        cx.fast_receiver,
+        cx.opts,
     );
     Some(())
 }
@@ -699,7 +709,7 @@ fn run_session(
     admit: Admit<'_>,
     log: &mut crate::policy::SessionLog,
     sink: Option<&crate::server::SessionSink>,
-    fast_receiver: bool,
+    opts: SessionOpts,
 ) {
     let started = Instant::now();
     let _ = ctl.set_nodelay(true);
@@ -729,7 +739,7 @@ fn run_session(
     let spec = match params.to_spec() {
         Ok(mut s) => {
             // Read as iperf3's server does, unless told to use ours.
-            s.iperf3_io = !fast_receiver;
+            s.iperf3_io = !opts.fast_receiver;
             s
         }
         Err(e) => {
@@ -799,11 +809,14 @@ fn run_session(
             counters64: params.counters_64bit(),
         },
     );
-    // Until the client's TEST_END (bounded: the test's own deadline).
+    // Until the client's TEST_END (bounded: the test's own deadline), with this
+    // end's intervals for --get-server-output, one a second as iperf3 -s's.
+    let mut intervals = Intervals::every(&running, Duration::from_secs(1));
     let end_by = Instant::now() + spec.deadline().as_duration();
     let mut ended = false;
     let mut error = None;
     while !ended {
+        intervals.tick(&running, &mut |_| {});
         match pump(&mut ctl, &mut m, Duration::from_millis(100)) {
             Ok(evs) => {
                 for ev in evs {
@@ -821,6 +834,8 @@ fn run_session(
         }
     }
     running.stop();
+    intervals.close(&running, &mut |_| {});
+    let records = intervals.records;
     let finished = running.finish();
     log.bytes = finished
         .outputs
@@ -851,8 +866,13 @@ fn run_session(
         socket,
     };
     if params.get_server_output.is_some_and(|g| g != 0) {
-        mine.server_output_text = Some(server_text(&side, &mine));
-        mine.server_output_json = Some(server_json(&side, &mine, &cookie));
+        if opts.json_output {
+            let j = crate::iperf3_output::json(&side, &mine, &records, &cookie);
+            mine.server_output_json = Some(j);
+        } else {
+            let t = crate::iperf3_output::text(&side, &mine, &records, local, peer);
+            mine.server_output_text = Some(t);
+        }
     }
     // Once the client's results come: the session as a report of both sides.
     let mut side = Some(side);
@@ -985,72 +1005,4 @@ fn accept_streams(
         plans.push(FlowPlan { id, dir, socket });
     }
     Ok(plans)
-}
-
-/// The server's side in words, for `--get-server-output`.
-fn server_text(side: &SideResult, r: &Results) -> String {
-    let mut out = String::from("netsonde server (iperf3 protocol)\n");
-    for (f, s) in side.flows.iter().zip(&r.streams) {
-        let secs = f.elapsed.as_secs_f64();
-        let rate = if secs > 0.0 {
-            f.bytes.0 as f64 * 8.0 / secs
-        } else {
-            0.0
-        };
-        out.push_str(&format!(
-            "[{:>3}] 0.00-{secs:.2} sec  {} bytes  {:.2} Mbits/sec  {}\n",
-            s.id,
-            f.bytes.0,
-            rate / 1e6,
-            if f.role == Role::Sender {
-                "sender"
-            } else {
-                "receiver"
-            }
-        ));
-    }
-    out.push_str(&format!(
-        "CPU utilization (process, % of one core): {:.1}% ({:.1}% user, {:.1}% system)\n",
-        r.cpu_util_total, r.cpu_util_user, r.cpu_util_system
-    ));
-    out
-}
-
-/// The server's side as iperf3-shaped JSON, with netsonde's own record of it.
-fn server_json(side: &SideResult, r: &Results, cookie: &Cookie) -> serde_json::Value {
-    let streams: Vec<_> = side
-        .flows
-        .iter()
-        .zip(&r.streams)
-        .map(|(f, s)| {
-            let secs = f.elapsed.as_secs_f64();
-            let key = if f.role == Role::Sender {
-                "sender"
-            } else {
-                "receiver"
-            };
-            serde_json::json!({ key: {
-                "id": s.id, "start": 0, "end": secs, "seconds": secs, "bytes": f.bytes.0,
-                "bits_per_second": if secs > 0.0 { f.bytes.0 as f64 * 8.0 / secs } else { 0.0 },
-                "retransmits": s.retransmits, "jitter_ms": s.jitter * 1e3,
-                "lost_packets": s.errors, "packets": s.packets,
-            }})
-        })
-        .collect();
-    serde_json::json!({
-        "start": {
-            "version": format!("netsonde {}", env!("CARGO_PKG_VERSION")),
-            "cookie": String::from_utf8_lossy(&cookie.0[..COOKIE_LEN - 1]),
-        },
-        "intervals": [],
-        "end": {
-            "streams": streams,
-            "cpu_utilization_percent": {
-                "host_total": r.cpu_util_total,
-                "host_user": r.cpu_util_user,
-                "host_system": r.cpu_util_system,
-            },
-        },
-        "netsonde": side,
-    })
 }

@@ -14,6 +14,8 @@
 //!   when no host is given.
 //! - [`iperf3`]: iperf3 peers: the client against `iperf3 -s`, and an iperf3
 //!   client's session on the server.
+//! - `iperf3_output`: what the server sends an iperf3 client that asked for
+//!   `--get-server-output`, in iperf3's text or JSON shapes.
 #![forbid(unsafe_code)]
 
 pub mod budget;
@@ -21,6 +23,7 @@ pub mod client;
 pub mod control;
 pub mod flows;
 pub mod iperf3;
+mod iperf3_output;
 pub mod policy;
 mod probes;
 pub mod server;

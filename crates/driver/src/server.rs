@@ -760,7 +760,10 @@ fn serve_connection(
                 admit: &admit,
                 log: &mut log,
                 sink: shared.cfg.iperf3_sessions.as_ref(),
-                fast_receiver: shared.cfg.iperf3_fast_receiver,
+                opts: crate::iperf3::SessionOpts {
+                    fast_receiver: shared.cfg.iperf3_fast_receiver,
+                    json_output: shared.cfg.log == LogFormat::Json,
+                },
             },
         );
         return handed.map(|()| log);
