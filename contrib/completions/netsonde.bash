@@ -251,7 +251,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__client)
-            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -n -k -B -O -i -R -A -J -v -h -V --port --peer --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --plot --no-store --db --rrul --rcv-window --mss --nodelay --congestion --rate --parallel --time --bytes --blockcount --rcv-timeout --connect-timeout --bind --cport --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --auth-key --io --tx-io --rx-io --verify --logfile --verbose --help --version"
+            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -n -k -B -O -i -R -A -J -f -Z -v -h -V --port --peer --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --plot --no-store --db --rrul --rcv-window --mss --nodelay --congestion --rate --parallel --time --bytes --blockcount --rcv-timeout --connect-timeout --bind --cport --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --json-stream --format --title --zerocopy --auth-key --io --tx-io --rx-io --verify --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -270,11 +270,11 @@ _netsonde() {
                     return 0
                     ;;
                 --test)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "tcp-stream udp-stream tcp-rr udp-rr tcp-crr" -- "${cur}"))
                     return 0
                     ;;
                 -T)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "tcp-stream udp-stream tcp-rr udp-rr tcp-crr" -- "${cur}"))
                     return 0
                     ;;
                 --size)
@@ -437,20 +437,32 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --format)
+                    COMPREPLY=($(compgen -W "k m g t K M G T" -- "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -W "k m g t K M G T" -- "${cur}"))
+                    return 0
+                    ;;
+                --title)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --auth-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --io)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "copy epoll batch zerocopy sendfile splice uring busypoll auto xdp" -- "${cur}"))
                     return 0
                     ;;
                 --tx-io)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "copy epoll batch zerocopy sendfile splice uring busypoll auto xdp" -- "${cur}"))
                     return 0
                     ;;
                 --rx-io)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "copy epoll batch zerocopy sendfile splice uring busypoll auto xdp" -- "${cur}"))
                     return 0
                     ;;
                 --logfile)
@@ -1556,11 +1568,11 @@ _netsonde() {
                     return 0
                     ;;
                 --io)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "copy epoll batch zerocopy sendfile splice uring busypoll auto xdp" -- "${cur}"))
                     return 0
                     ;;
                 --tx-io)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "copy epoll batch zerocopy sendfile splice uring busypoll auto xdp" -- "${cur}"))
                     return 0
                     ;;
                 --trial)

@@ -68,7 +68,11 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand server" -s V -l versio
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests; this end is measured as always, the server\'s side is what iperf3 reports)' -r -f -a "netsonde\t'`netsonde server`'
 iperf3\t'An unmodified `iperf3 -s`'"
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s T -l test -d 'Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s T -l test -d 'Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)' -r -f -a "tcp-stream\t''
+udp-stream\t''
+tcp-rr\t''
+udp-rr\t''
+tcp-crr\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s l -l size -d 'Message size (stream tests): 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l request-size -d 'Request size (RR, CRR)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l response-size -d 'Response size (RR, CRR)' -r
@@ -95,10 +99,46 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s i -l interv
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s A -l affinity -d 'Pin client flow threads to these cores, round-robin: 0,1' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l server-affinity -d 'Pin server flow threads to these cores, round-robin' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l line-rate -d 'The link\'s line rate (10G), for the diagnosis: the goodput\'s ceiling after header overhead at the interface\'s MTU. In the lab the link\'s own rate is used when this is not given' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s f -l format -d 'Rates in the text output in this unit, as iperf3\'s -f: k, m, g, t for kbit/s to Tbit/s, K, M, G, T for KiB/s to TiB/s [default: the unit that suits each rate]' -r -f -a "k\t''
+m\t''
+g\t''
+t\t''
+K\t''
+M\t''
+G\t''
+T\t''"
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l title -d 'Begin every line of the text output with this and a colon (iperf3\'s --title)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l auth-key -d 'Authenticate with this pre-shared key (the server must use the same)' -r -F
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l io -d 'I/O strategy for both sending and receiving flows: copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto (see `netsonde caps`)' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l tx-io -d 'I/O strategy of the sending flows (overrides --io)' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rx-io -d 'I/O strategy of the receiving flows (overrides --io)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l io -d 'I/O strategy for both sending and receiving flows: copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto (see `netsonde caps`)' -r -f -a "copy\t''
+epoll\t''
+batch\t''
+zerocopy\t''
+sendfile\t''
+splice\t''
+uring\t''
+busypoll\t''
+auto\t''
+xdp\t''"
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l tx-io -d 'I/O strategy of the sending flows (overrides --io)' -r -f -a "copy\t''
+epoll\t''
+batch\t''
+zerocopy\t''
+sendfile\t''
+splice\t''
+uring\t''
+busypoll\t''
+auto\t''
+xdp\t''"
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rx-io -d 'I/O strategy of the receiving flows (overrides --io)' -r -f -a "copy\t''
+epoll\t''
+batch\t''
+zerocopy\t''
+sendfile\t''
+splice\t''
+uring\t''
+busypoll\t''
+auto\t''
+xdp\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s u -l udp -d 'UDP, as iperf3\'s -u: the same as --test udp-stream'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s 4 -l ipv4 -d 'Only IPv4 addresses of HOST'
@@ -111,6 +151,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s R -l revers
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l bidir -d 'Both directions at once, on separate connections'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s J -l json -d 'One JSON document (see docs/JSON.md); iperf3\'s -J'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l jsonl -d 'JSON Lines: interval records as they happen, then a summary record'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l json-stream -d 'JSON lines as iperf3 3.17\'s --json-stream writes them: one object a line, `{"event": "start" | "interval" | "end", "data": ...}`'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s Z -l zerocopy -d 'Send with zero copy, as iperf3\'s -Z: the senders use sendfile (the same as --tx-io sendfile; --tx-io zerocopy is MSG_ZEROCOPY)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l verify -d 'Check every received byte against the pattern the sender writes'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -176,8 +218,26 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s p -l port -
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l test -d 'What to search: `udp`, the highest rate of datagrams with no loss; or `tcp`, the highest paced rate of one TCP connection with no retransmission (messages sent one segment each, TCP_NODELAY)' -r -f -a "udp\t'UDP datagrams: loss is datagrams that never arrived'
 tcp\t'One TCP connection: loss is retransmitted segments'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l frames -d 'Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544 counts them); the UDP payload is the frame less 46 B, a TCP segment\'s the frame less 70 B [default: 64,128,256,512,1024,1280,1518; for tcp from 128]' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l io -d 'I/O strategies to search, each on its own: copy,batch,uring,xdp,... (both ends; a strategy that only receives, xdp, sends with copy)' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l tx-io -d 'One sender for every point, so the receivers of --io are compared behind it: `--tx-io batch --io copy,xdp`' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l io -d 'I/O strategies to search, each on its own: copy,batch,uring,xdp,... (both ends; a strategy that only receives, xdp, sends with copy)' -r -f -a "copy\t''
+epoll\t''
+batch\t''
+zerocopy\t''
+sendfile\t''
+splice\t''
+uring\t''
+busypoll\t''
+auto\t''
+xdp\t''"
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l tx-io -d 'One sender for every point, so the receivers of --io are compared behind it: `--tx-io batch --io copy,xdp`' -r -f -a "copy\t''
+epoll\t''
+batch\t''
+zerocopy\t''
+sendfile\t''
+splice\t''
+uring\t''
+busypoll\t''
+auto\t''
+xdp\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l trial -d 'Measured time of one trial' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l warmup -d 'Warm-up before each trial\'s measured time (its traffic is not counted)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s w -l window -d 'Socket buffers of both ends (the kernel caps them at net.core.rmem_max and wmem_max): the tester\'s own receive buffer should not be what loses the packets when its thread is late by a millisecond. `default` leaves the kernel\'s (about 200 KB: a third of a millisecond of 1518 B frames at 10 Gbit/s)' -r

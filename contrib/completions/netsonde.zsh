@@ -69,8 +69,8 @@ _arguments "${_arguments_options[@]}" : \
 '--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--peer=[What the server is\: netsonde, or an unmodified \`iperf3 -s\` (stream tests; this end is measured as always, the server'\''s side is what iperf3 reports)]:PEER:((netsonde\:"\`netsonde server\`"
 iperf3\:"An unmodified \`iperf3 -s\`"))' \
-'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:_default' \
-'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:_default' \
+'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr)' \
+'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr)' \
 '-l+[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--size=[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--request-size=[Request size (RR, CRR)]:REQUEST_SIZE:_default' \
@@ -111,10 +111,13 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--affinity=[Pin client flow threads to these cores, round-robin\: 0,1]:AFFINITY:_default' \
 '--server-affinity=[Pin server flow threads to these cores, round-robin]:SERVER_AFFINITY:_default' \
 '--line-rate=[The link'\''s line rate (10G), for the diagnosis\: the goodput'\''s ceiling after header overhead at the interface'\''s MTU. In the lab the link'\''s own rate is used when this is not given]:LINE_RATE:_default' \
+'-f+[Rates in the text output in this unit, as iperf3'\''s -f\: k, m, g, t for kbit/s to Tbit/s, K, M, G, T for KiB/s to TiB/s \[default\: the unit that suits each rate\]]:UNIT:(k m g t K M G T)' \
+'--format=[Rates in the text output in this unit, as iperf3'\''s -f\: k, m, g, t for kbit/s to Tbit/s, K, M, G, T for KiB/s to TiB/s \[default\: the unit that suits each rate\]]:UNIT:(k m g t K M G T)' \
+'--title=[Begin every line of the text output with this and a colon (iperf3'\''s --title)]:TITLE:_default' \
 '--auth-key=[Authenticate with this pre-shared key (the server must use the same)]:FILE:_files' \
-'--io=[I/O strategy for both sending and receiving flows\: copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto (see \`netsonde caps\`)]:IO:_default' \
-'--tx-io=[I/O strategy of the sending flows (overrides --io)]:TX_IO:_default' \
-'--rx-io=[I/O strategy of the receiving flows (overrides --io)]:RX_IO:_default' \
+'--io=[I/O strategy for both sending and receiving flows\: copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto (see \`netsonde caps\`)]:IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
+'--tx-io=[I/O strategy of the sending flows (overrides --io)]:TX_IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
+'--rx-io=[I/O strategy of the receiving flows (overrides --io)]:RX_IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '(-T --test)-u[UDP, as iperf3'\''s -u\: the same as --test udp-stream]' \
 '(-T --test)--udp[UDP, as iperf3'\''s -u\: the same as --test udp-stream]' \
@@ -133,6 +136,9 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '(--jsonl)-J[One JSON document (see docs/JSON.md); iperf3'\''s -J]' \
 '(--jsonl)--json[One JSON document (see docs/JSON.md); iperf3'\''s -J]' \
 '--jsonl[JSON Lines\: interval records as they happen, then a summary record]' \
+'(-J --json --jsonl)--json-stream[JSON lines as iperf3 3.17'\''s --json-stream writes them\: one object a line, \`{"event"\: "start" | "interval" | "end", "data"\: ...}\`]' \
+'(--tx-io)-Z[Send with zero copy, as iperf3'\''s -Z\: the senders use sendfile (the same as --tx-io sendfile; --tx-io zerocopy is MSG_ZEROCOPY)]' \
+'(--tx-io)--zerocopy[Send with zero copy, as iperf3'\''s -Z\: the senders use sendfile (the same as --tx-io sendfile; --tx-io zerocopy is MSG_ZEROCOPY)]' \
 '--verify[Check every received byte against the pattern the sender writes]' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
@@ -237,8 +243,8 @@ _arguments "${_arguments_options[@]}" : \
 '--test=[What to search\: \`udp\`, the highest rate of datagrams with no loss; or \`tcp\`, the highest paced rate of one TCP connection with no retransmission (messages sent one segment each, TCP_NODELAY)]:TEST:((udp\:"UDP datagrams\: loss is datagrams that never arrived"
 tcp\:"One TCP connection\: loss is retransmitted segments"))' \
 '*--frames=[Ethernet frame sizes in bytes (MAC header and FCS included, as RFC 2544 counts them); the UDP payload is the frame less 46 B, a TCP segment'\''s the frame less 70 B \[default\: 64,128,256,512,1024,1280,1518; for tcp from 128\]]:FRAMES:_default' \
-'*--io=[I/O strategies to search, each on its own\: copy,batch,uring,xdp,... (both ends; a strategy that only receives, xdp, sends with copy)]:IO:_default' \
-'--tx-io=[One sender for every point, so the receivers of --io are compared behind it\: \`--tx-io batch --io copy,xdp\`]:TX_IO:_default' \
+'*--io=[I/O strategies to search, each on its own\: copy,batch,uring,xdp,... (both ends; a strategy that only receives, xdp, sends with copy)]:IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
+'--tx-io=[One sender for every point, so the receivers of --io are compared behind it\: \`--tx-io batch --io copy,xdp\`]:TX_IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
 '--trial=[Measured time of one trial]:TRIAL:_default' \
 '--warmup=[Warm-up before each trial'\''s measured time (its traffic is not counted)]:WARMUP:_default' \
 '-w+[Socket buffers of both ends (the kernel caps them at net.core.rmem_max and wmem_max)\: the tester'\''s own receive buffer should not be what loses the packets when its thread is late by a millisecond. \`default\` leaves the kernel'\''s (about 200 KB\: a third of a millisecond of 1518 B frames at 10 Gbit/s)]:WINDOW:_default' \

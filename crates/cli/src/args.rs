@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use netsonde_model::spec::{Direction, IoStrategy, TestKind, TestSpec};
-use netsonde_model::units::{BitRate, Bytes, Nanos};
+use netsonde_model::units::{BitRate, Bytes, Nanos, RateUnit};
 
 /// A usage mistake that clap's own checks cannot see (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -102,11 +102,11 @@ pub struct SearchArgs {
     pub frames: Option<Vec<u32>>,
     /// I/O strategies to search, each on its own: copy,batch,uring,xdp,... (both
     /// ends; a strategy that only receives, xdp, sends with copy).
-    #[arg(long, value_delimiter = ',', default_value = "copy", value_parser = parse_io)]
+    #[arg(long, value_delimiter = ',', default_value = "copy", value_parser = IO)]
     pub io: Vec<IoStrategy>,
     /// One sender for every point, so the receivers of --io are compared behind it:
     /// `--tx-io batch --io copy,xdp`.
-    #[arg(long, value_parser = parse_io)]
+    #[arg(long, value_parser = IO)]
     pub tx_io: Option<IoStrategy>,
     /// Measured time of one trial.
     #[arg(long, default_value = "1s", value_parser = parse_time)]
@@ -535,11 +535,71 @@ fn parse_bytes(s: &str) -> Result<Bytes, String> {
 fn parse_rate(s: &str) -> Result<BitRate, String> {
     s.parse::<BitRate>().map_err(|e| e.to_string())
 }
-fn parse_io(s: &str) -> Result<IoStrategy, String> {
+/// A value parser that also lists the values it takes, for `--help` and the
+/// shell completions; `parse` alone decides what is valid.
+#[derive(Clone, Copy)]
+pub struct Listed<T: 'static> {
+    names: fn() -> Vec<&'static str>,
+    parse: fn(&str) -> Result<T, String>,
+}
+
+impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Listed<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        self.parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            (self.names)()
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+fn io_names() -> Vec<&'static str> {
+    IoStrategy::ALL.iter().map(|s| s.name()).collect()
+}
+fn test_names() -> Vec<&'static str> {
+    TestKind::ALL.iter().map(|t| t.name()).collect()
+}
+fn parse_io_str(s: &str) -> Result<IoStrategy, String> {
     s.parse::<IoStrategy>().map_err(|e| e.to_string())
 }
-fn parse_test(s: &str) -> Result<TestKind, String> {
+fn parse_test_str(s: &str) -> Result<TestKind, String> {
     s.parse::<TestKind>().map_err(|e| e.to_string())
+}
+/// An I/O strategy, its names offered.
+const IO: Listed<IoStrategy> = Listed {
+    names: io_names,
+    parse: parse_io_str,
+};
+/// A test kind, its names offered.
+const TEST: Listed<TestKind> = Listed {
+    names: test_names,
+    parse: parse_test_str,
+};
+/// A rate unit letter, the letters offered.
+const RATE_UNIT: Listed<RateUnit> = Listed {
+    names: || RateUnit::LETTERS.to_vec(),
+    parse: parse_rate_unit,
+};
+fn parse_rate_unit(s: &str) -> Result<RateUnit, String> {
+    RateUnit::from_letter(s).ok_or_else(|| {
+        format!(
+            "'{s}' is not a unit: one of {} (bit/s in lower case, bytes/s in upper)",
+            RateUnit::LETTERS.join(", ")
+        )
+    })
 }
 /// A comma-separated list of core numbers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -571,7 +631,7 @@ pub struct ClientArgs {
     pub peer: PeerArg,
     /// Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3,
     /// whose -T is a title.)
-    #[arg(short = 'T', long, default_value = "tcp-stream", value_parser = parse_test)]
+    #[arg(short = 'T', long, default_value = "tcp-stream", value_parser = TEST)]
     pub test: TestKind,
     /// UDP, as iperf3's -u: the same as --test udp-stream.
     #[arg(short = 'u', long, conflicts_with = "test")]
@@ -703,18 +763,35 @@ pub struct ClientArgs {
     /// JSON Lines: interval records as they happen, then a summary record.
     #[arg(long)]
     pub jsonl: bool,
+    /// JSON lines as iperf3 3.17's --json-stream writes them: one object a line,
+    /// `{"event": "start" | "interval" | "end", "data": ...}`.
+    #[arg(long, conflicts_with_all = ["json", "jsonl"])]
+    pub json_stream: bool,
+    /// Rates in the text output in this unit, as iperf3's -f: k, m, g, t for
+    /// kbit/s to Tbit/s, K, M, G, T for KiB/s to TiB/s [default: the unit that
+    /// suits each rate].
+    #[arg(short = 'f', long = "format", value_name = "UNIT", value_parser = RATE_UNIT)]
+    pub format: Option<RateUnit>,
+    /// Begin every line of the text output with this and a colon (iperf3's
+    /// --title).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Send with zero copy, as iperf3's -Z: the senders use sendfile (the same as
+    /// --tx-io sendfile; --tx-io zerocopy is MSG_ZEROCOPY).
+    #[arg(short = 'Z', long = "zerocopy", conflicts_with = "tx_io")]
+    pub zero_copy: bool,
     /// Authenticate with this pre-shared key (the server must use the same).
     #[arg(long, value_name = "FILE")]
     pub auth_key: Option<std::path::PathBuf>,
     /// I/O strategy for both sending and receiving flows: copy, epoll, batch,
     /// zerocopy, sendfile, splice, uring, busypoll, auto (see `netsonde caps`).
-    #[arg(long, value_parser = parse_io)]
+    #[arg(long, value_parser = IO)]
     pub io: Option<IoStrategy>,
     /// I/O strategy of the sending flows (overrides --io).
-    #[arg(long, value_parser = parse_io)]
+    #[arg(long, value_parser = IO)]
     pub tx_io: Option<IoStrategy>,
     /// I/O strategy of the receiving flows (overrides --io).
-    #[arg(long, value_parser = parse_io)]
+    #[arg(long, value_parser = IO)]
     pub rx_io: Option<IoStrategy>,
     /// Check every received byte against the pattern the sender writes.
     #[arg(long)]
@@ -781,6 +858,8 @@ pub enum Output {
     Json,
     /// `--jsonl`.
     Jsonl,
+    /// `--json-stream`.
+    JsonStream,
 }
 
 impl ClientArgs {
@@ -790,6 +869,8 @@ impl ClientArgs {
             Output::Json
         } else if self.jsonl {
             Output::Jsonl
+        } else if self.json_stream {
+            Output::JsonStream
         } else {
             Output::Text
         }
@@ -864,7 +945,10 @@ impl ClientArgs {
             .map(|c| c.0)
             .unwrap_or_default();
         let (tx, rx) = self.io.unwrap_or_default().sides(s.test);
-        s.tx_io = self.tx_io.unwrap_or(tx);
+        s.tx_io = self
+            .tx_io
+            .or(self.zero_copy.then_some(IoStrategy::Sendfile))
+            .unwrap_or(tx);
         s.rx_io = self.rx_io.unwrap_or(rx);
         s.verify = self.verify;
         if let Some(p) = self.cport {

@@ -11,6 +11,7 @@ mod args;
 mod files;
 mod keys;
 mod lab;
+mod man;
 mod runs;
 mod search;
 mod study;
@@ -110,26 +111,7 @@ fn iperf3_habits(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi
 /// returns how many.
 fn man_pages(dir: &std::path::Path) -> anyhow::Result<usize> {
     use clap::CommandFactory;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let cmd = Cli::command();
-    let mut pages = vec![("netsonde".to_string(), cmd.clone())];
-    for sub in cmd.get_subcommands() {
-        let name = format!("netsonde-{}", sub.get_name());
-        let page = sub
-            .clone()
-            .name(name.clone())
-            .bin_name(format!("netsonde {}", sub.get_name()));
-        pages.push((name, page));
-    }
-    for (name, page) in &pages {
-        let mut out = Vec::new();
-        clap_mangen::Man::new(page.clone())
-            .title(name.to_uppercase())
-            .render(&mut out)?;
-        let path = dir.join(format!("{name}.1"));
-        std::fs::write(&path, out).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(pages.len())
+    man::write_pages(Cli::command(), dir)
 }
 
 /// A clap error on one line: its message and any tip, without the usage block.
@@ -538,22 +520,32 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                     .map_or(client::CONNECT_TIMEOUT, |t| t.as_duration()),
             };
             let mut stdout = std::io::stdout().lock();
+            let text_opts = text::TextOptions {
+                verbose,
+                rate_unit: a.format,
+                title: a.title.clone(),
+            };
+            if output == Output::JsonStream {
+                let start = serde_json::json!({"spec": &cfg.spec, "host": &cfg.host});
+                let _ = writeln!(stdout, "{}", json::stream_event("start", &start));
+            }
             let mut on_interval = |rec: &netsonde_model::result::IntervalRecord| {
                 let line = match output {
                     Output::Jsonl => json::interval_line(rec),
-                    Output::Text => format!(
+                    Output::JsonStream => json::stream_event("interval", rec),
+                    Output::Text => text_opts.titled(&format!(
                         "[{:>6.2}-{:>6.2} s] {:<15} {:>12} {:>16} {:>8} msgs {:>8} trans",
                         rec.start.as_secs_f64(),
                         rec.end.as_secs_f64(),
                         rec.dir.name(),
                         rec.bytes.to_string(),
-                        rec.rate.to_string(),
+                        text_opts.rate(rec.rate),
                         rec.messages,
                         rec.transactions
-                    ),
+                    )),
                     Output::Json => return,
                 };
-                let _ = writeln!(stdout, "{line}");
+                let _ = writeln!(stdout, "{}", line.trim_end());
                 let _ = stdout.flush();
             };
             let target = cfg.host.as_deref().unwrap_or("embedded server");
@@ -566,10 +558,10 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                     .with_context(|| format!("writing the figure to {}", path.display()))?;
             }
             let out = match output {
-                Output::Text if verbose => text::render_verbose(&report),
-                Output::Text => text::render(&report),
+                Output::Text => text::render_with(&report, &text_opts),
                 Output::Json => json::document(&report) + "\n",
                 Output::Jsonl => json::summary_line(&report) + "\n",
+                Output::JsonStream => json::stream_event("end", &report) + "\n",
             };
             stdout
                 .write_all(out.as_bytes())

@@ -353,3 +353,64 @@ fn the_stored_hint_carries_a_non_default_store() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// iperf3's habits: `-f` fixes the unit of every rate in the text, `--title`
+/// begins every line, `--json-stream` writes iperf3 3.17's event lines, `-Z`
+/// sends with sendfile.
+#[test]
+fn iperf3_habits_format_title_json_stream_and_zero_copy() {
+    let limit = std::time::Duration::from_secs(60);
+    let out = crate::util::run(
+        &[
+            "client",
+            "-t",
+            "0.5",
+            "-i",
+            "0.25",
+            "-f",
+            "m",
+            "--title",
+            "edge1",
+            "--no-store",
+        ],
+        limit,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.lines().all(|l| l.starts_with("edge1:  ")), "{text}");
+    let rates: Vec<&str> = text.matches("bit/s").collect();
+    assert!(rates.len() >= 3, "{text}");
+    assert_eq!(text.matches(" Mbit/s").count(), rates.len(), "{text}");
+
+    let out = crate::util::run(
+        &[
+            "client",
+            "-t",
+            "0.5",
+            "-i",
+            "0.25",
+            "--json-stream",
+            "-Z",
+            "--no-store",
+        ],
+        limit,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.first(), Some(&"start"), "{names:?}");
+    assert_eq!(names.last(), Some(&"end"), "{names:?}");
+    assert!(
+        names.iter().filter(|n| **n == "interval").count() >= 2,
+        "{names:?}"
+    );
+    let end = &events.last().unwrap()["data"];
+    assert_eq!(end["spec"]["tx_io"], "sendfile", "{end}");
+    assert!(f(&end["directions"][0]["goodput"]) > 0.0);
+}

@@ -210,6 +210,59 @@ impl fmt::Display for BitRate {
     }
 }
 
+/// A fixed unit for rates in text output, as iperf3's `-f`: `k`, `m`, `g`, `t`
+/// for kilo- to terabits per second (decimal), `K`, `M`, `G`, `T` for KiB/s to
+/// TiB/s (binary, as iperf3's bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateUnit {
+    /// Bits per second times 1000^`power`.
+    Bits {
+        /// 1 (k) to 4 (t).
+        power: u8,
+    },
+    /// Bytes per second times 1024^`power`.
+    Bytes {
+        /// 1 (K) to 4 (T).
+        power: u8,
+    },
+}
+
+impl RateUnit {
+    /// The units `-f` takes, in order.
+    pub const LETTERS: [&'static str; 8] = ["k", "m", "g", "t", "K", "M", "G", "T"];
+
+    /// The unit iperf3's `-f` letter names.
+    pub fn from_letter(s: &str) -> Option<RateUnit> {
+        let power = |c: char| "kmgt".find(c.to_ascii_lowercase()).map(|i| i as u8 + 1);
+        let mut chars = s.chars();
+        let (Some(c), None) = (chars.next(), chars.next()) else {
+            return None;
+        };
+        let p = power(c)?;
+        Some(if c.is_ascii_lowercase() {
+            RateUnit::Bits { power: p }
+        } else {
+            RateUnit::Bytes { power: p }
+        })
+    }
+
+    /// `bps` in this unit, with two decimals.
+    pub fn format(self, bps: f64) -> String {
+        const PREFIX: [&str; 5] = ["", "k", "M", "G", "T"];
+        const BINARY: [&str; 5] = ["", "Ki", "Mi", "Gi", "Ti"];
+        match self {
+            RateUnit::Bits { power } => {
+                let p = usize::from(power.min(4));
+                format!("{:.2} {}bit/s", bps / 1000f64.powi(p as i32), PREFIX[p])
+            }
+            RateUnit::Bytes { power } => {
+                let p = usize::from(power.min(4));
+                format!("{:.2} {}B/s", bps / 8.0 / 1024f64.powi(p as i32), BINARY[p])
+            }
+        }
+    }
+}
+
 /// A rate in packets (datagrams, frames) per second.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -349,6 +402,27 @@ impl fmt::Display for Percent {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn rate_units_are_iperf3s_format_letters() {
+        let m = RateUnit::from_letter("m").unwrap();
+        assert_eq!(m.format(9.415e9), "9415.00 Mbit/s");
+        assert_eq!(
+            RateUnit::from_letter("G")
+                .unwrap()
+                .format(8.0 * 1024f64.powi(3)),
+            "1.00 GiB/s"
+        );
+        assert_eq!(
+            RateUnit::from_letter("k").unwrap().format(1500.0),
+            "1.50 kbit/s"
+        );
+        assert!(RateUnit::from_letter("x").is_none() && RateUnit::from_letter("mm").is_none());
+        assert!(RateUnit::LETTERS
+            .iter()
+            .all(|l| RateUnit::from_letter(l).is_some()));
+    }
+
     use super::*;
 
     #[test]

@@ -31,6 +31,12 @@ pub fn summary_line(r: &TestReport) -> String {
     json!({"schema_version": JSON_SCHEMA_VERSION, "type": "summary", "report": r}).to_string()
 }
 
+/// One `--json-stream` line (no trailing newline), as iperf3 3.17 writes them:
+/// `{"event": EVENT, "data": DATA}`.
+pub fn stream_event(event: &str, data: &impl serde::Serialize) -> String {
+    json!({"event": event, "data": data}).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

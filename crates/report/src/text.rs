@@ -7,7 +7,43 @@ use std::fmt::Write;
 use netsonde_model::cpu::CpuReport;
 use netsonde_model::load::LoadSummary;
 use netsonde_model::result::{SideCost, SideResult, TestReport};
-use netsonde_model::units::Nanos;
+use netsonde_model::units::{BitRate, Nanos, RateUnit};
+
+/// How a text report is written (the client's `--verbose`, `-f`, `--title`).
+#[derive(Debug, Clone, Default)]
+pub struct TextOptions {
+    /// Add each end's kernel, sysctls and host ([`render_verbose`]).
+    pub verbose: bool,
+    /// Rates in this unit rather than the one that suits each (iperf3's `-f`).
+    pub rate_unit: Option<RateUnit>,
+    /// Begin every line with this and a colon (iperf3's `--title`).
+    pub title: Option<String>,
+}
+
+impl TextOptions {
+    /// `b` in the chosen unit.
+    pub fn rate(&self, b: BitRate) -> String {
+        self.rate_unit
+            .map_or_else(|| b.to_string(), |u| u.format(b.0))
+    }
+
+    /// `text` with the title before each line, if there is one.
+    pub fn titled(&self, text: &str) -> String {
+        match &self.title {
+            None => text.to_string(),
+            Some(t) => text.lines().map(|l| format!("{t}:  {l}\n")).collect(),
+        }
+    }
+}
+
+/// The report written as `opts` say.
+pub fn render_with(r: &TestReport, opts: &TextOptions) -> String {
+    let mut o = body(r, opts);
+    if opts.verbose {
+        facts(&mut o, r);
+    }
+    opts.titled(&o)
+}
 
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map(|x| format!("{x:.digits$}"))
@@ -17,7 +53,17 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 /// [`render`], and the facts behind the figures (`--verbose`): each end's
 /// kernel, network sysctls and interface.
 pub fn render_verbose(r: &TestReport) -> String {
-    let mut o = render(r);
+    render_with(
+        r,
+        &TextOptions {
+            verbose: true,
+            ..TextOptions::default()
+        },
+    )
+}
+
+/// Each end's kernel, network sysctls and host.
+fn facts(o: &mut String, r: &TestReport) {
     for (name, side) in [("client", &r.client), ("server", &r.server)] {
         let h = &side.host;
         if h.kernel.is_empty() {
@@ -32,11 +78,14 @@ pub fn render_verbose(r: &TestReport) -> String {
             let _ = writeln!(o, "  {k} = {v}");
         }
     }
-    o
 }
 
 /// Renders the report for a terminal.
 pub fn render(r: &TestReport) -> String {
+    body(r, &TextOptions::default())
+}
+
+fn body(r: &TestReport, opts: &TextOptions) -> String {
     let mut o = String::new();
     let s = &r.spec;
     let size = if s.test.is_rr() {
@@ -104,7 +153,7 @@ pub fn render(r: &TestReport) -> String {
                 format!("{:.2}-{:.2} s", i.start.as_secs_f64(), i.end.as_secs_f64()),
                 i.dir.name(),
                 i.bytes.to_string(),
-                i.rate.to_string(),
+                opts.rate(i.rate),
                 i.messages,
                 i.transactions
             );
@@ -121,7 +170,7 @@ pub fn render(r: &TestReport) -> String {
                 o,
                 "{:<15} {:>16} {:>12} {:>14} {:>14} {:>12.0} {:>8}",
                 d.dir.name(),
-                d.goodput.to_string(),
+                opts.rate(d.goodput),
                 d.bytes.to_string(),
                 d.sender_bytes_total.0,
                 d.receiver_bytes_total.0,
@@ -154,12 +203,7 @@ pub fn render(r: &TestReport) -> String {
         }
         if r.directions.len() == 2 {
             let total: f64 = r.directions.iter().map(|d| d.goodput.bps()).sum();
-            let _ = writeln!(
-                o,
-                "{:<15} {:>16}",
-                "sum",
-                netsonde_model::units::BitRate(total).to_string()
-            );
+            let _ = writeln!(o, "{:<15} {:>16}", "sum", opts.rate(BitRate(total)));
         }
     }
     if let Some(rr) = &r.rr {
@@ -178,8 +222,8 @@ pub fn render(r: &TestReport) -> String {
             l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max, l.stddev
         );
     }
-    tcp_info(&mut o, "client", &r.client);
-    tcp_info(&mut o, "server", &r.server);
+    tcp_info(&mut o, "client", &r.client, opts);
+    tcp_info(&mut o, "server", &r.server, opts);
     let _ = writeln!(
         o,
         "\n{:<7} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>9} {:>11} {:>9} {:>10} {:>11} {:>11}",
@@ -509,7 +553,7 @@ fn load(o: &mut String, l: &LoadSummary) {
     }
 }
 
-fn tcp_info(o: &mut String, name: &str, side: &SideResult) {
+fn tcp_info(o: &mut String, name: &str, side: &SideResult, opts: &TextOptions) {
     let rows: Vec<_> = side
         .flows
         .iter()
@@ -543,7 +587,7 @@ fn tcp_info(o: &mut String, name: &str, side: &SideResult) {
             t.cwnd,
             t.srtt.to_string(),
             t.rttvar.to_string(),
-            t.delivery_rate.to_string(),
+            opts.rate(t.delivery_rate),
             t.busy.to_string(),
             t.rwnd_limited.to_string(),
             t.sndbuf_limited.to_string()
