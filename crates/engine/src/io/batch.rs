@@ -194,7 +194,7 @@ impl Rx for BigReadRx {
         sock: Sock<'_>,
         on: &mut dyn FnMut(&[u8], usize),
     ) -> io::Result<Option<Moved>> {
-        let n = net::recv(&sock, &mut self.buf, usize::MAX, 0)?;
+        let n = net::recv(&sock, &mut self.buf, 0)?;
         if n == 0 {
             return Ok(None);
         }

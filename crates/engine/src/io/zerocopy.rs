@@ -168,13 +168,8 @@ impl Rx for TruncRx {
         on: &mut dyn FnMut(&[u8], usize),
     ) -> io::Result<Option<Moved>> {
         match sock {
-            Sock::Tcp(_) => {
-                let n = net::recv(
-                    &sock,
-                    &mut [],
-                    (self.size * 16).max(1 << 20),
-                    libc::MSG_TRUNC,
-                )?;
+            Sock::Tcp(t) => {
+                let n = net::discard(t, (self.size * 16).max(1 << 20))?;
                 if n == 0 {
                     return Ok(None);
                 }
@@ -186,7 +181,7 @@ impl Rx for TruncRx {
                 }))
             }
             Sock::Udp(_) => {
-                let n = net::recv(&sock, &mut self.hdr, 16, libc::MSG_TRUNC)?;
+                let n = net::recv(&sock, &mut self.hdr, libc::MSG_TRUNC)?;
                 on(&self.hdr[..n.min(16)], n);
                 Ok(Some(Moved {
                     bytes: n as u64,

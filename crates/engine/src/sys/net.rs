@@ -119,22 +119,35 @@ pub fn send(fd: &impl AsRawFd, buf: &[u8], flags: i32) -> io::Result<usize> {
     syscall!(send(fd.as_raw_fd(), buf.as_ptr().cast(), buf.len(), flags)).map(|n| n as usize)
 }
 
-/// `recv` with flags; with MSG_TRUNC on TCP the kernel discards `len` bytes
-/// without copying them and `buf` may be empty.
-pub fn recv(fd: &impl AsRawFd, buf: &mut [u8], len: usize, flags: i32) -> io::Result<usize> {
-    // SAFETY: the kernel writes at most `buf.len()` bytes into `buf`; with
-    // MSG_TRUNC on a stream socket it writes none and `len` may exceed it.
-    let ptr = if buf.is_empty() {
-        std::ptr::null_mut()
-    } else {
-        buf.as_mut_ptr()
-    };
-    let len = if flags & libc::MSG_TRUNC != 0 {
-        len
-    } else {
-        len.min(buf.len())
-    };
-    syscall!(recv(fd.as_raw_fd(), ptr.cast(), len, flags)).map(|n| n as usize)
+/// `recv` into `buf` with flags. The kernel is given `buf.len()` and writes at
+/// most that: with MSG_TRUNC a datagram socket still returns the datagram's full
+/// length, the rest of it dropped.
+pub fn recv(fd: &impl AsRawFd, buf: &mut [u8], flags: i32) -> io::Result<usize> {
+    // SAFETY: `buf` is a live, writable slice of `buf.len()` bytes and the kernel
+    // writes at most `buf.len()` bytes into it.
+    syscall!(recv(
+        fd.as_raw_fd(),
+        buf.as_mut_ptr().cast(),
+        buf.len(),
+        flags
+    ))
+    .map(|n| n as usize)
+}
+
+/// Takes up to `len` bytes off a TCP stream without copying them (`recv` with
+/// MSG_TRUNC and no buffer, which only a stream socket accepts: a datagram
+/// socket would write the datagram to the buffer, so only a `TcpStream` is
+/// taken).
+pub fn discard(stream: &std::net::TcpStream, len: usize) -> io::Result<usize> {
+    // SAFETY: on a TCP socket MSG_TRUNC makes the kernel drop the bytes and write
+    // nothing, so a null buffer of any length is never written.
+    syscall!(recv(
+        stream.as_raw_fd(),
+        std::ptr::null_mut(),
+        len,
+        libc::MSG_TRUNC
+    ))
+    .map(|n| n as usize)
 }
 
 /// Preallocated headers for `sendmmsg`/`recvmmsg`: one iovec per message, each
@@ -338,5 +351,43 @@ pub fn recv_gro(fd: &impl AsRawFd, buf: &mut [u8], flags: i32) -> io::Result<(us
             c = libc::CMSG_NXTHDR(&msg, c);
         }
         Ok((n, seg))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A datagram longer than the buffer: its full length comes back, and not
+    /// a byte is written past the slice given.
+    #[test]
+    fn recv_with_trunc_never_writes_past_its_buffer() {
+        let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        b.connect(a.local_addr().unwrap()).unwrap();
+        b.send(&[7u8; 100]).unwrap();
+        let mut buf = [0u8; 16];
+        let n = recv(&a, &mut buf[..4], libc::MSG_TRUNC).unwrap();
+        assert_eq!(n, 100);
+        assert_eq!(buf[..4], [7; 4]);
+        assert_eq!(buf[4..], [0; 12]);
+    }
+
+    /// A stream's bytes are taken off without a buffer.
+    #[test]
+    fn discard_takes_stream_bytes_without_a_buffer() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        std::io::Write::write_all(&mut c, &[1u8; 1000]).unwrap();
+        drop(c);
+        let mut got = 0;
+        loop {
+            match discard(&s, 1 << 20).unwrap() {
+                0 => break,
+                n => got += n,
+            }
+        }
+        assert_eq!(got, 1000);
     }
 }
