@@ -549,9 +549,9 @@ mod tests {
             .iter()
             .map(|&v| {
                 let mut m = Metrics::default();
-                m.0.insert(metric.name().to_string(), v);
+                m.set(metric, v);
                 if let Some(n) = transactions {
-                    m.0.insert(Metric::Transactions.name().to_string(), n);
+                    m.set(Metric::Transactions, n);
                 }
                 m
             })
@@ -751,7 +751,7 @@ mod tests {
         );
         // One repetition one transaction short is enough to withhold judgement.
         let mut short = b.clone();
-        short[2].0.insert("transactions".into(), 999.0);
+        short[2].set(Metric::Transactions, 999.0);
         let d = delta(p99, &a, &short).unwrap();
         assert!(matches!(
             d.not_judged,

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use netsonde_model::sweep::{Estimate, Metrics, Quality};
+use netsonde_model::sweep::{Estimate, Metric, Metrics, Quality};
 
 use crate::stats::{estimate, reps_needed};
 
@@ -36,22 +36,22 @@ pub const MAX_INTERVAL_CV: f64 = 0.15;
 pub const CPU_SATURATED_PCT: f64 = 95.0;
 
 /// The values of one metric over the repetitions that have it.
-fn values(reps: &[Metrics], metric: &str) -> Vec<f64> {
-    reps.iter().filter_map(|m| m.get(metric)).collect()
+fn values(reps: &[Metrics], metric: Metric) -> Vec<f64> {
+    reps.iter().filter_map(|m| m.value(metric)).collect()
 }
 
 /// The median of one metric over the repetitions that have it.
-fn median(reps: &[Metrics], metric: &str) -> Option<f64> {
+fn median(reps: &[Metrics], metric: Metric) -> Option<f64> {
     estimate(&values(reps, metric)).map(|e| e.median)
 }
 
 /// The metric whose spread decides [`Quality::HighVariance`]: `goodput` when any
 /// repetition has it, else `transactions_per_sec`.
-fn primary_metric(reps: &[Metrics]) -> &'static str {
-    if reps.iter().any(|m| m.get("goodput").is_some()) {
-        "goodput"
+fn primary_metric(reps: &[Metrics]) -> Metric {
+    if reps.iter().any(|m| m.value(Metric::Goodput).is_some()) {
+        Metric::Goodput
     } else {
-        "transactions_per_sec"
+        Metric::TransactionsPerSec
     }
 }
 
@@ -83,19 +83,22 @@ pub fn point_quality(reps: &[Metrics], requested_window: Option<u64>) -> Vec<Qua
     if let Some(e) = estimate(&values(reps, metric)) {
         if e.cv > MAX_CV {
             out.push(Quality::HighVariance {
-                metric: metric.to_string(),
+                metric: metric.name().to_string(),
                 cv: e.cv,
                 need: reps_needed(e.cv, TARGET_REL_HALF_WIDTH),
             });
         }
     }
-    if let Some(cv) = median(reps, "interval_cv") {
+    if let Some(cv) = median(reps, Metric::IntervalCv) {
         if cv > MAX_INTERVAL_CV {
             out.push(Quality::NotSteady { cv });
         }
     }
-    for side in ["client", "server"] {
-        if let Some(busy) = median(reps, &format!("{side}_cpu_max_core")) {
+    for (side, max_core) in [
+        ("client", Metric::ClientCpuMaxCore),
+        ("server", Metric::ServerCpuMaxCore),
+    ] {
+        if let Some(busy) = median(reps, max_core) {
             if busy >= CPU_SATURATED_PCT {
                 out.push(Quality::CpuSaturated {
                     side: side.to_string(),
@@ -105,7 +108,7 @@ pub fn point_quality(reps: &[Metrics], requested_window: Option<u64>) -> Vec<Qua
         }
     }
     if let Some(requested) = requested_window {
-        if let Some(granted) = median(reps, "window_granted") {
+        if let Some(granted) = median(reps, Metric::WindowGranted) {
             if granted < 2.0 * requested as f64 {
                 out.push(Quality::KernelCappedWindow {
                     requested,
@@ -120,10 +123,10 @@ pub fn point_quality(reps: &[Metrics], requested_window: Option<u64>) -> Vec<Qua
 /// An [`Estimate`] for every metric present in any repetition, over the repetitions
 /// that have it, keyed by metric name. Metrics with no finite value are left out.
 pub fn estimate_all(reps: &[Metrics]) -> BTreeMap<String, Estimate> {
-    let names: BTreeSet<&String> = reps.iter().flat_map(|m| m.0.keys()).collect();
-    names
+    let present: BTreeSet<Metric> = reps.iter().flat_map(|m| m.iter().map(|(k, _)| k)).collect();
+    present
         .into_iter()
-        .filter_map(|name| Some((name.clone(), estimate(&values(reps, name))?)))
+        .filter_map(|m| Some((m.name().to_string(), estimate(&values(reps, m))?)))
         .collect()
 }
 
@@ -132,7 +135,10 @@ mod tests {
     use super::*;
 
     fn rep(pairs: &[(&str, f64)]) -> Metrics {
-        Metrics(pairs.iter().map(|&(k, v)| (k.to_string(), v)).collect())
+        pairs
+            .iter()
+            .map(|&(k, v)| (Metric::from_name(k).expect("a metric's name"), v))
+            .collect()
     }
 
     /// Five calm repetitions that raise no warning.
@@ -153,7 +159,7 @@ mod tests {
 
     fn set(reps: &mut [Metrics], metric: &str, vals: &[f64]) {
         for (m, &v) in reps.iter_mut().zip(vals) {
-            m.0.insert(metric.to_string(), v);
+            m.set(Metric::from_name(metric).expect("a metric's name"), v);
         }
     }
 

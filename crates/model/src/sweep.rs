@@ -31,24 +31,80 @@ use crate::spec::FlowDir;
 /// | `window_granted` | bytes | smallest granted socket buffer on either end |
 /// | `tcp_efficiency`, `buffer_delay` | % | RFC 6349, TCP stream tests |
 /// | `transfer_time_ratio` | ratio | RFC 6349, with a line rate |
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Metrics(pub BTreeMap<String, f64>);
+///
+/// Keyed by [`Metric`], written and read through it; stored as an object of the
+/// metrics' names (a name this version does not know, from another version's
+/// store, is left out when read).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Metrics(BTreeMap<Metric, f64>);
+
+impl Serialize for Metrics {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // By name, as they have always been stored.
+        let by_name: BTreeMap<&str, f64> = self.0.iter().map(|(m, v)| (m.name(), *v)).collect();
+        by_name.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Metrics {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Metrics, D::Error> {
+        let by_name = BTreeMap::<String, f64>::deserialize(d)?;
+        Ok(by_name
+            .into_iter()
+            .filter_map(|(k, v)| Some((Metric::from_name(&k)?, v)))
+            .collect())
+    }
+}
+
+impl FromIterator<(Metric, f64)> for Metrics {
+    /// The finite values of `pairs`.
+    fn from_iter<I: IntoIterator<Item = (Metric, f64)>>(pairs: I) -> Metrics {
+        let mut m = Metrics::default();
+        for (k, v) in pairs {
+            m.set(k, v);
+        }
+        m
+    }
+}
 
 impl Metrics {
-    /// A metric, if present, by its stored name.
+    /// A metric, if present, by its stored name (an experiment file's, a
+    /// command line's).
     pub fn get(&self, name: &str) -> Option<f64> {
-        self.0.get(name).copied()
+        self.value(Metric::from_name(name)?)
     }
 
     /// A metric, if present.
     pub fn value(&self, metric: Metric) -> Option<f64> {
-        self.get(metric.name())
+        self.0.get(&metric).copied()
     }
 
-    fn put(&mut self, name: &str, v: Option<f64>) {
-        if let Some(v) = v.filter(|v| v.is_finite()) {
-            self.0.insert(name.to_string(), v);
+    /// Sets `metric` to `v`; a value that is not finite is not a figure and is
+    /// left out.
+    pub fn set(&mut self, metric: Metric, v: f64) {
+        if v.is_finite() {
+            self.0.insert(metric, v);
+        }
+    }
+
+    /// Every metric present, with its value.
+    pub fn iter(&self) -> impl Iterator<Item = (Metric, f64)> + '_ {
+        self.0.iter().map(|(m, v)| (*m, *v))
+    }
+
+    /// How many metrics are present.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn put(&mut self, metric: Metric, v: Option<f64>) {
+        if let Some(v) = v {
+            self.set(metric, v);
         }
     }
 
@@ -57,22 +113,22 @@ impl Metrics {
         let mut m = Metrics::default();
         if !r.directions.is_empty() {
             m.put(
-                "goodput",
+                Metric::Goodput,
                 Some(r.directions.iter().map(|d| d.goodput.bps()).sum()),
             );
             m.put(
-                "messages_per_sec",
+                Metric::MessagesPerSec,
                 Some(r.directions.iter().map(|d| d.messages_per_sec).sum()),
             );
             for d in &r.directions {
                 let name = match d.dir {
-                    FlowDir::Up => "goodput_out",
-                    FlowDir::Down => "goodput_in",
+                    FlowDir::Up => Metric::GoodputOut,
+                    FlowDir::Down => Metric::GoodputIn,
                 };
                 m.put(name, Some(d.goodput.bps()));
             }
             let retrans: Option<u64> = r.directions.iter().map(|d| d.retransmits).sum();
-            m.put("retransmits", retrans.map(|x| x as f64));
+            m.put(Metric::Retransmits, retrans.map(|x| x as f64));
             let losses: Vec<f64> = r
                 .directions
                 .iter()
@@ -80,38 +136,57 @@ impl Metrics {
                 .collect();
             if !losses.is_empty() {
                 m.put(
-                    "loss",
+                    Metric::Loss,
                     Some(losses.iter().sum::<f64>() / losses.len() as f64),
                 );
             }
         }
         if let Some(rr) = &r.rr {
-            m.put("transactions_per_sec", Some(rr.transactions_per_sec));
+            m.put(Metric::TransactionsPerSec, Some(rr.transactions_per_sec));
             let l = &rr.latency;
             if l.count > 0 {
-                m.put("transactions", Some(l.count as f64));
+                m.put(Metric::Transactions, Some(l.count as f64));
             }
             for (k, v) in [
-                ("latency_min", l.min),
-                ("latency_mean", l.mean),
-                ("latency_p50", l.p50),
-                ("latency_p90", l.p90),
-                ("latency_p99", l.p99),
-                ("latency_p999", l.p999),
+                (Metric::LatencyMin, l.min),
+                (Metric::LatencyMean, l.mean),
+                (Metric::LatencyP50, l.p50),
+                (Metric::LatencyP90, l.p90),
+                (Metric::LatencyP99, l.p99),
+                (Metric::LatencyP999, l.p999),
             ] {
                 if l.count > 0 {
                     m.put(k, Some(v.0 as f64));
                 }
             }
         }
-        for (side, res, cost) in [
-            ("client", &r.client, &r.client_cost),
-            ("server", &r.server, &r.server_cost),
+        // Each end's: busy cores, us/KiB, us/transaction, busiest core.
+        for (res, cost, [busy, per_kib, per_trans, max_core]) in [
+            (
+                &r.client,
+                &r.client_cost,
+                [
+                    Metric::ClientBusyCores,
+                    Metric::ClientUsPerKib,
+                    Metric::ClientUsPerTrans,
+                    Metric::ClientCpuMaxCore,
+                ],
+            ),
+            (
+                &r.server,
+                &r.server_cost,
+                [
+                    Metric::ServerBusyCores,
+                    Metric::ServerUsPerKib,
+                    Metric::ServerUsPerTrans,
+                    Metric::ServerCpuMaxCore,
+                ],
+            ),
         ] {
             if let Some(c) = cost {
-                m.put(&format!("{side}_busy_cores"), Some(c.busy_cores));
-                m.put(&format!("{side}_us_per_kib"), c.us_per_kib);
-                m.put(&format!("{side}_us_per_trans"), c.us_per_transaction);
+                m.put(busy, Some(c.busy_cores));
+                m.put(per_kib, c.us_per_kib);
+                m.put(per_trans, c.us_per_transaction);
             }
             if let Some(cpu) = &res.cpu {
                 let max = cpu
@@ -119,7 +194,7 @@ impl Metrics {
                     .iter()
                     .map(|c| c.busy().0)
                     .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
-                m.put(&format!("{side}_cpu_max_core"), max);
+                m.put(max_core, max);
             }
         }
         let srtts: Vec<f64> = r
@@ -136,7 +211,10 @@ impl Metrics {
             .filter_map(|f| f.tcp_info.as_ref().map(|t| t.srtt.0 as f64))
             .collect();
         if !srtts.is_empty() {
-            m.put("srtt", Some(srtts.iter().sum::<f64>() / srtts.len() as f64));
+            m.put(
+                Metric::Srtt,
+                Some(srtts.iter().sum::<f64>() / srtts.len() as f64),
+            );
         }
         let rates: Vec<f64> = r.intervals.iter().map(|i| i.rate.bps()).collect();
         if rates.len() >= 3 {
@@ -144,7 +222,7 @@ impl Metrics {
             if mean > 0.0 {
                 let var = rates.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
                     / (rates.len() - 1) as f64;
-                m.put("interval_cv", Some(var.sqrt() / mean));
+                m.put(Metric::IntervalCv, Some(var.sqrt() / mean));
             }
         }
         let granted = [&r.client.socket, &r.server.socket]
@@ -152,12 +230,12 @@ impl Metrics {
             .flatten()
             .map(|s| s.sndbuf.min(s.rcvbuf) as f64)
             .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.min(b))));
-        m.put("window_granted", granted);
+        m.put(Metric::WindowGranted, granted);
         if let Some(x) = &r.rfc6349 {
-            m.put("tcp_efficiency", x.tcp_efficiency_pct);
-            m.put("buffer_delay", Some(x.buffer_delay_pct));
-            m.put("transfer_time_ratio", x.transfer_time_ratio);
-            m.put("base_rtt", Some(x.baseline_rtt.0 as f64));
+            m.put(Metric::TcpEfficiency, x.tcp_efficiency_pct);
+            m.put(Metric::BufferDelay, Some(x.buffer_delay_pct));
+            m.put(Metric::TransferTimeRatio, x.transfer_time_ratio);
+            m.put(Metric::BaseRtt, Some(x.baseline_rtt.0 as f64));
         }
         m
     }

@@ -65,18 +65,6 @@ pub enum StoreError {
     /// A JSON column could not be written or read back; the message says which.
     #[error("bad JSON in the results store: {0}")]
     Json(String),
-    /// A metric was NaN or infinite, which JSON cannot carry.
-    #[error("run {run} point {idx} repetition {rep}: metric {name} is not a finite number")]
-    NonFiniteMetric {
-        /// The run.
-        run: RunId,
-        /// The point's index.
-        idx: u32,
-        /// The repetition.
-        rep: u32,
-        /// The metric's name.
-        name: String,
-    },
     /// A count does not fit SQLite's signed 64-bit integers.
     #[error("{what} = {value} is too large to store")]
     TooLarge {

@@ -677,14 +677,6 @@ fn insert_rep(
     (report_json, metrics, samples): &RepInput,
 ) -> Result<(), StoreError> {
     check_json("report_json", report_json)?;
-    if let Some((name, _)) = metrics.0.iter().find(|(_, v)| !v.is_finite()) {
-        return Err(StoreError::NonFiniteMetric {
-            run,
-            idx,
-            rep,
-            name: name.clone(),
-        });
-    }
     let metrics_json = serde_json::to_string(metrics).map_err(|e| {
         StoreError::Json(format!("metrics of run {run} point {idx} rep {rep}: {e}"))
     })?;

@@ -195,7 +195,7 @@ fn interleaved_reps_commit_one_at_a_time_and_complete_later() {
         )
         .unwrap();
     let mut m = Metrics::default();
-    m.0.insert("goodput".into(), 1.0);
+    m.set(netsonde_model::sweep::Metric::Goodput, 1.0);
     store
         .record_rep(run, 0, 0, &("{}".into(), m.clone(), vec![]))
         .unwrap();

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use netsonde_model::result::IntervalRecord;
 use netsonde_model::spec::FlowDir;
-use netsonde_model::sweep::Metrics;
+use netsonde_model::sweep::{Metric, Metrics};
 use netsonde_model::units::{BitRate, Bytes, Nanos};
 use netsonde_store::{NewRun, PlannedPoint};
 use rusqlite::Connection;
@@ -87,7 +87,10 @@ pub fn sample(seq: u64, dir: FlowDir) -> IntervalRecord {
 }
 
 pub fn metrics(pairs: &[(&str, f64)]) -> Metrics {
-    Metrics(pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+    pairs
+        .iter()
+        .map(|(k, v)| (Metric::from_name(k).expect("a metric's name"), *v))
+        .collect()
 }
 
 /// Two repetitions: the first with up and down samples, the second with none.

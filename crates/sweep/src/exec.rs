@@ -19,7 +19,7 @@ use std::time::Duration;
 use netsonde_analysis::{estimate_all, point_quality};
 use netsonde_model::result::TestReport;
 use netsonde_model::spec::TestSpec;
-use netsonde_model::sweep::{Metrics, PointSummary};
+use netsonde_model::sweep::{Metric, Metrics, PointSummary};
 
 use crate::plan::Point;
 use crate::search::SearchOutcome;
@@ -427,12 +427,12 @@ impl std::fmt::Debug for Hooks<'_> {
 /// A repetition's headline figure for progress lines.
 fn headline(metrics: &Metrics) -> String {
     metrics
-        .get("goodput")
-        .map(|g| format!("{}", netsonde_model::units::BitRate(g)))
+        .value(Metric::Goodput)
+        .map(|g| Metric::Goodput.format(g))
         .or_else(|| {
             metrics
-                .get("latency_p50")
-                .map(|l| format!("p50 {}", netsonde_model::units::Nanos(l as u64)))
+                .value(Metric::LatencyP50)
+                .map(|l| format!("p50 {}", Metric::LatencyP50.format(l)))
         })
         .unwrap_or_default()
 }
