@@ -30,6 +30,7 @@
 #![forbid(unsafe_code)]
 
 pub mod compare;
+pub mod comparison;
 pub mod diagnose;
 pub mod evidence;
 pub mod finish;

@@ -13,6 +13,7 @@
 //! Every renderer has a golden test over fixed inputs.
 #![forbid(unsafe_code)]
 
+pub mod compare;
 pub mod csv;
 pub mod html;
 pub mod json;

@@ -17,6 +17,7 @@
 //! progress bar and signals; nothing here does I/O but the store's.
 #![forbid(unsafe_code)]
 
+pub mod compare;
 mod study;
 
 pub use study::study;
