@@ -99,7 +99,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s i -l interv
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s A -l affinity -d 'Pin client flow threads to these cores, round-robin: 0,1' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l server-affinity -d 'Pin server flow threads to these cores, round-robin' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l line-rate -d 'The link\'s line rate (10G), for the diagnosis: the goodput\'s ceiling after header overhead at the interface\'s MTU. In the lab the link\'s own rate is used when this is not given' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s f -l format -d 'Rates in the text output in this unit, as iperf3\'s -f: k, m, g, t for kbit/s to Tbit/s, K, M, G, T for KiB/s to TiB/s [default: the unit that suits each rate]' -r -f -a "k\t''
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s f -l format -d 'Rates in the text output\'s tables and interval lines in this unit, as iperf3\'s -f: k, m, g, t for kbit/s to Tbit/s, K, M, G, T for KiB/s to TiB/s (the verdict\'s sentences keep their own) [default: the unit that suits each rate]' -r -f -a "k\t''
 m\t''
 g\t''
 t\t''

@@ -111,8 +111,8 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--affinity=[Pin client flow threads to these cores, round-robin\: 0,1]:AFFINITY:_default' \
 '--server-affinity=[Pin server flow threads to these cores, round-robin]:SERVER_AFFINITY:_default' \
 '--line-rate=[The link'\''s line rate (10G), for the diagnosis\: the goodput'\''s ceiling after header overhead at the interface'\''s MTU. In the lab the link'\''s own rate is used when this is not given]:LINE_RATE:_default' \
-'-f+[Rates in the text output in this unit, as iperf3'\''s -f\: k, m, g, t for kbit/s to Tbit/s, K, M, G, T for KiB/s to TiB/s \[default\: the unit that suits each rate\]]:UNIT:(k m g t K M G T)' \
-'--format=[Rates in the text output in this unit, as iperf3'\''s -f\: k, m, g, t for kbit/s to Tbit/s, K, M, G, T for KiB/s to TiB/s \[default\: the unit that suits each rate\]]:UNIT:(k m g t K M G T)' \
+'-f+[Rates in the text output'\''s tables and interval lines in this unit, as iperf3'\''s -f\: k, m, g, t for kbit/s to Tbit/s, K, M, G, T for KiB/s to TiB/s (the verdict'\''s sentences keep their own) \[default\: the unit that suits each rate\]]:UNIT:(k m g t K M G T)' \
+'--format=[Rates in the text output'\''s tables and interval lines in this unit, as iperf3'\''s -f\: k, m, g, t for kbit/s to Tbit/s, K, M, G, T for KiB/s to TiB/s (the verdict'\''s sentences keep their own) \[default\: the unit that suits each rate\]]:UNIT:(k m g t K M G T)' \
 '--title=[Begin every line of the text output with this and a colon (iperf3'\''s --title)]:TITLE:_default' \
 '--auth-key=[Authenticate with this pre-shared key (the server must use the same)]:FILE:_files' \
 '--io=[I/O strategy for both sending and receiving flows\: copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto (see \`netsonde caps\`)]:IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \

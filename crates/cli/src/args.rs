@@ -767,8 +767,9 @@ pub struct ClientArgs {
     /// `{"event": "start" | "interval" | "end", "data": ...}`.
     #[arg(long, conflicts_with_all = ["json", "jsonl"])]
     pub json_stream: bool,
-    /// Rates in the text output in this unit, as iperf3's -f: k, m, g, t for
-    /// kbit/s to Tbit/s, K, M, G, T for KiB/s to TiB/s [default: the unit that
+    /// Rates in the text output's tables and interval lines in this unit, as
+    /// iperf3's -f: k, m, g, t for kbit/s to Tbit/s, K, M, G, T for KiB/s to
+    /// TiB/s (the verdict's sentences keep their own) [default: the unit that
     /// suits each rate].
     #[arg(short = 'f', long = "format", value_name = "UNIT", value_parser = RATE_UNIT)]
     pub format: Option<RateUnit>,

@@ -12,18 +12,25 @@
 //!   (one test at a time) and data-connection setup.
 //! - [`client`]: one test from hello to report, with an embedded loopback server
 //!   when no host is given.
-//! - [`iperf3`]: iperf3 peers: the client against `iperf3 -s`, and an iperf3
-//!   client's session on the server.
+//! - `conn`: what a client connection is (config, errors, resolving, data
+//!   connections); `intervals`: interval records off the data path.
+//! - `iperf3`: what the iperf3 halves share; `iperf3_client`: the client
+//!   against `iperf3 -s`; `iperf3_server`: an iperf3 client's session on the
+//!   server.
 //! - `iperf3_output`: what the server sends an iperf3 client that asked for
 //!   `--get-server-output`, in iperf3's text or JSON shapes.
 #![forbid(unsafe_code)]
 
 pub mod budget;
 pub mod client;
+mod conn;
 pub mod control;
 pub mod flows;
-pub mod iperf3;
+mod intervals;
+mod iperf3;
+mod iperf3_client;
 mod iperf3_output;
+mod iperf3_server;
 pub mod policy;
 mod probes;
 pub mod server;

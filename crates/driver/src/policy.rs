@@ -380,6 +380,19 @@ impl SessionLog {
     }
 }
 
+/// Takes a finished session's report (the binary stores it); called on the
+/// session's thread once its results are exchanged.
+#[derive(Clone)]
+pub struct SessionSink(
+    pub std::sync::Arc<dyn Fn(netsonde_model::result::TestReport) + Send + Sync>,
+);
+
+impl std::fmt::Debug for SessionSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionSink")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -77,16 +77,7 @@ pub struct ServerConfig {
     pub iperf3_fast_receiver: bool,
 }
 
-/// Takes a finished session's report (the binary stores it); called on the
-/// session's thread once its results are exchanged.
-#[derive(Clone)]
-pub struct SessionSink(pub Arc<dyn Fn(netsonde_model::result::TestReport) + Send + Sync>);
-
-impl std::fmt::Debug for SessionSink {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SessionSink")
-    }
-}
+pub use crate::policy::SessionSink;
 
 impl ServerConfig {
     /// Defaults for `addr`.
@@ -116,7 +107,7 @@ struct Shared {
     addresses: AddressTable,
     log_limit: LogLimiter,
     /// Running iperf3 sessions, where their data connections go.
-    iperf3: crate::iperf3::Registry,
+    iperf3: crate::iperf3_server::Registry,
 }
 
 impl Shared {
@@ -734,7 +725,7 @@ fn serve_connection(
         if shared.cfg.auth_key.is_some() {
             log.protocol = "iperf3";
             log.reason = "an iperf3 client, and this server requires a key".into();
-            crate::iperf3::refuse_unauthorised(stream, d);
+            crate::iperf3_server::refuse_unauthorised(stream, d);
             return Some(log);
         }
         let admit = |spec: &TestSpec| {
@@ -750,17 +741,17 @@ fn serve_connection(
                     (code == ErrorCode::Busy, why, errno)
                 })
         };
-        let handed = crate::iperf3::serve(
+        let handed = crate::iperf3_server::serve(
             stream,
             peer,
             seq,
-            crate::iperf3::ServeCtx {
+            crate::iperf3_server::ServeCtx {
                 registry: &shared.iperf3,
                 deadlines: d,
                 admit: &admit,
                 log: &mut log,
                 sink: shared.cfg.iperf3_sessions.as_ref(),
-                opts: crate::iperf3::SessionOpts {
+                opts: crate::iperf3_server::SessionOpts {
                     fast_receiver: shared.cfg.iperf3_fast_receiver,
                     json_output: shared.cfg.log == LogFormat::Json,
                 },

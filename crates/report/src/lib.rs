@@ -15,6 +15,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod figure;
 pub mod html;
 pub mod json;
 pub mod load_plot;

@@ -4,7 +4,7 @@
 
 use plotters::prelude::*;
 
-use crate::plot::PALETTE;
+use crate::figure::{one_two_five, PALETTE};
 
 use netsonde_model::load::{LoadLatency, Phase, ProbeKind};
 use netsonde_model::result::TestReport;
@@ -16,26 +16,6 @@ const KINDS: [(ProbeKind, RGBColor); 3] = [
 ];
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
-
-/// The 1-2-5 values of each decade within `[lo, hi]`: labelled ticks on a
-/// logarithmic axis, however narrow its span.
-pub fn one_two_five(lo: f64, hi: f64) -> Vec<f64> {
-    let mut out = Vec::new();
-    if !(lo > 0.0 && hi > lo) {
-        return out;
-    }
-    let mut decade = 10f64.powf(lo.log10().floor());
-    while decade <= hi && out.len() < 64 {
-        for m in [1.0, 2.0, 5.0] {
-            let v = decade * m;
-            if v >= lo && v <= hi {
-                out.push(v);
-            }
-        }
-        decade *= 10.0;
-    }
-    out
-}
 
 /// The figure, or `None` for a test without probes.
 pub fn svg(r: &TestReport) -> Option<String> {

@@ -14,118 +14,9 @@
 use plotters::coord::combinators::BindKeyPoints;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
-use serde::Serialize;
 
-use crate::study::{PlotSpec, Series};
-
-/// Ten distinguishable colours (Tableau 10), for every figure.
-pub(crate) const PALETTE: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(255, 127, 14),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
-
-/// What an axis measures, which decides how its ticks are placed and written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum AxisUnit {
-    /// Bytes: binary prefixes (`64 K` is 65,536), powers of two on a log axis;
-    /// a linear axis's round decimal steps keep decimal ones (`20 k`).
-    Bytes,
-    /// Bits per second: SI prefixes (`500 M`, `2.5 G`); the label names the unit.
-    BitRate,
-    /// Seconds: written with a prefixed unit (`50 µs`, `2 ms`).
-    Seconds,
-    /// A fraction between 0 and 1.
-    Fraction,
-    /// A plain quantity: SI prefixes past a thousand.
-    Plain,
-}
-
-impl AxisUnit {
-    /// A tick's text.
-    pub fn tick(self, v: f64) -> String {
-        match self {
-            AxisUnit::Bytes => bytes(v),
-            AxisUnit::BitRate | AxisUnit::Plain => si(v, ""),
-            AxisUnit::Seconds => seconds(v),
-            AxisUnit::Fraction => short(v),
-        }
-    }
-}
-
-/// Up to three significant digits, no trailing zeros.
-fn short(v: f64) -> String {
-    let a = v.abs();
-    let s = if a >= 100.0 || a == 0.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    };
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
-
-fn si(v: f64, unit: &str) -> String {
-    let a = v.abs();
-    let (d, p) = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
-        .into_iter()
-        .find(|(d, _)| a >= *d)
-        .unwrap_or((1.0, ""));
-    let sep = if p.is_empty() && unit.is_empty() {
-        ""
-    } else {
-        " "
-    };
-    format!("{}{sep}{p}{unit}", short(v / d))
-}
-
-/// Binary prefixes (`64 K`) for multiples of 1024, as sizes are given; decimal
-/// ones (`20 k`) for the round steps of a linear axis.
-fn bytes(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1000.0 && a % 1024.0 != 0.0 {
-        return si(v, "");
-    }
-    let (d, p) = [
-        (1u64 << 40, "T"),
-        (1 << 30, "G"),
-        (1 << 20, "M"),
-        (1 << 10, "K"),
-    ]
-    .into_iter()
-    .map(|(d, p)| (d as f64, p))
-    .find(|(d, _)| a >= *d)
-    .unwrap_or((1.0, ""));
-    if p.is_empty() {
-        short(v)
-    } else {
-        format!("{} {p}", short(v / d))
-    }
-}
-
-fn seconds(v: f64) -> String {
-    let a = v.abs();
-    let (d, u) = [(1.0, "s"), (1e-3, "ms"), (1e-6, "us")]
-        .into_iter()
-        .find(|(d, _)| a >= *d)
-        .unwrap_or((1e-9, "ns"));
-    format!("{} {u}", short(v / d))
-}
+pub use crate::figure::AxisUnit;
+use crate::figure::{one_two_five, PlotSpec, Series, PALETTE};
 
 /// Tick positions for a logarithmic axis over `[lo, hi]` (a linear axis takes
 /// plotters' own round steps).
@@ -149,7 +40,7 @@ pub fn log_ticks(unit: AxisUnit, lo: f64, hi: f64) -> Vec<f64> {
             .map(|e| 2f64.powi(e))
             .collect();
     }
-    let t = crate::load_plot::one_two_five(lo, hi);
+    let t = one_two_five(lo, hi);
     if t.len() > 9 {
         let decades: Vec<f64> = t
             .iter()

@@ -7,7 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::plot::AxisUnit;
+use crate::figure::AxisUnit;
+pub use crate::figure::{PlotSpec, Series};
 use netsonde_analysis::{
     diagnose, fit_linear, knee, predicted_throughput, theoretical_goodput, Bottleneck, CoreLoad,
     DiagnosisInput, LinearFit, L4,
@@ -86,45 +87,6 @@ impl PointView {
         let e = self.summary.as_ref()?.estimates.get(metric)?;
         Some((e.ci_low?, e.ci_high?))
     }
-}
-
-/// One line of a plot.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Series {
-    /// Legend.
-    pub name: String,
-    /// Points, x ascending.
-    pub points: Vec<(f64, f64)>,
-    /// Confidence band: (x, low, high).
-    pub band: Vec<(f64, f64, f64)>,
-    /// Drawn dashed (a model rather than a measurement).
-    pub dashed: bool,
-}
-
-/// A plot, independent of how it is drawn (golden-tested as data).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PlotSpec {
-    /// File-name stem.
-    pub id: String,
-    /// Title.
-    pub title: String,
-    /// X axis label.
-    pub x_label: String,
-    /// Y axis label.
-    pub y_label: String,
-    /// What the x axis measures (its ticks follow).
-    pub x_unit: AxisUnit,
-    /// What the y axis measures.
-    pub y_unit: AxisUnit,
-    /// Logarithmic x axis.
-    pub log_x: bool,
-    /// Logarithmic y axis.
-    pub log_y: bool,
-    /// The most the y quantity can physically be (1 for a fraction), where there
-    /// is such a bound: bands are clamped to it.
-    pub y_max: Option<f64>,
-    /// Lines.
-    pub series: Vec<Series>,
 }
 
 /// A row of the outbound/inbound/bidirectional table.

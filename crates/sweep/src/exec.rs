@@ -18,11 +18,11 @@ use std::time::Duration;
 
 use netsonde_analysis::{estimate_all, point_quality};
 use netsonde_model::result::TestReport;
+use netsonde_model::search::SearchOutcome;
 use netsonde_model::spec::TestSpec;
 use netsonde_model::sweep::{Metric, Metrics, PointSummary};
 
 use crate::plan::Point;
-use crate::search::SearchOutcome;
 
 /// Why one measurement did not produce a report.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
