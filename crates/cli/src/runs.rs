@@ -1,10 +1,10 @@
 //! Commands over the store: `runs list|show|export|delete`, `report` and `compare`.
-//! Stored rows become a [`Study`] in `netsonde_run::study`.
+//! Stored rows become a [`RunView`] in `netsonde_run::view`.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use netsonde_report::study::Study;
+use netsonde_report::view::RunView;
 use netsonde_store::{RunId, Store};
 
 /// Opens the store at `--db` or the default location.
@@ -30,8 +30,8 @@ pub fn run_id(store: &Store, arg: Option<&str>) -> anyhow::Result<RunId> {
 }
 
 /// Builds the analysed view of a stored run.
-pub fn study(store: &Store, id: RunId) -> anyhow::Result<Study> {
-    Ok(netsonde_run::study(store, id)?)
+pub fn view(store: &Store, id: RunId) -> anyhow::Result<RunView> {
+    Ok(netsonde_run::view(store, id)?)
 }
 
 /// `runs list`.
@@ -80,7 +80,7 @@ pub fn write_report(
     dir: &Path,
     format: Format,
 ) -> anyhow::Result<PathBuf> {
-    let s = study(store, id)?;
+    let s = view(store, id)?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let write = |name: &str, body: &str| -> anyhow::Result<PathBuf> {
         let p = dir.join(name);
@@ -100,7 +100,7 @@ pub fn write_report(
 /// the PNGs were written.
 pub fn write_figures(
     dir: &Path,
-    plots: &[netsonde_report::study::PlotSpec],
+    plots: &[netsonde_report::view::PlotSpec],
 ) -> anyhow::Result<bool> {
     let raster = match netsonde_report::raster::Rasterizer::with_system_fonts() {
         Ok(r) => Some(r),
@@ -130,12 +130,12 @@ pub fn default_report_dir(id: RunId) -> PathBuf {
 
 /// `runs show`: the Markdown report on stdout.
 pub fn show(store: &Store, id: RunId) -> anyhow::Result<String> {
-    Ok(netsonde_report::markdown::render(&study(store, id)?))
+    Ok(netsonde_report::markdown::render(&view(store, id)?))
 }
 
 /// `runs export --csv | --json`.
 pub fn export(store: &Store, id: RunId, csv: bool) -> anyhow::Result<String> {
-    let s = study(store, id)?;
+    let s = view(store, id)?;
     Ok(if csv {
         netsonde_report::csv::render(&s)
     } else {

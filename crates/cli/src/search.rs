@@ -145,7 +145,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         ))
         .into());
     };
-    let study = crate::runs::study(&store, run)?;
+    let study = crate::runs::view(&store, run)?;
     let link_bps = store
         .run(run)?
         .link_json

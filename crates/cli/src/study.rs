@@ -136,7 +136,7 @@ fn stored_peak(store: &Store, mine: &[i64]) -> anyhow::Result<StoredPeak> {
         if mine.contains(&r.id) || scripted {
             continue;
         }
-        let Ok(s) = netsonde_run::study(store, r.id) else {
+        let Ok(s) = netsonde_run::view(store, r.id) else {
             continue;
         };
         peak.runs += 1;
@@ -351,7 +351,7 @@ fn one(a: &StudyArgs, def: StudyDef, out: PathBuf) -> anyhow::Result<(u8, Vec<Fi
     drop(_raised);
     let store = crate::runs::open_store(Some(&db))?;
     for (part, id) in &runs {
-        data.sweeps.insert(part, netsonde_run::study(&store, *id)?);
+        data.sweeps.insert(part, netsonde_run::view(&store, *id)?);
     }
     if def.parts.iter().any(|p| p.name == "peak") {
         let mine: Vec<i64> = runs.values().copied().collect();

@@ -12,7 +12,7 @@
 
 use std::fmt::Write;
 
-use crate::study::Study;
+use crate::view::RunView;
 
 fn field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -27,7 +27,7 @@ fn field(s: &str) -> String {
 const CONFIG: &str = "tx_io,rx_io,request_size,response_size,mss,nodelay,congestion,rate,duration_ns,warmup_ns,verify,client_affinity,server_affinity";
 
 /// Renders the CSV.
-pub fn render(s: &Study) -> String {
+pub fn render(s: &RunView) -> String {
     let mut o = format!(
         "point,test,direction,size,window,parallel,{CONFIG},mtu,rate_link,delay,loss,queue,status,metric,unit,n,median,mean,ci_low,ci_high,ci_coverage,cv\n"
     );

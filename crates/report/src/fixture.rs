@@ -205,8 +205,8 @@ pub fn rr_report() -> TestReport {
 
 /// A deterministic sweep, run through the scripted engine: stream tests in three
 /// directions and two windows, and an RR test, over four sizes.
-pub fn study() -> crate::study::Study {
-    use crate::study::{PointView, RunMeta, Study};
+pub fn study() -> crate::view::RunView {
+    use crate::view::{PointView, RunMeta, RunView};
     use netsonde_sweep::exec::summarize;
     use netsonde_sweep::exec::Runner;
     use netsonde_sweep::fake::FakeRunner;
@@ -242,7 +242,7 @@ pub fn study() -> crate::study::Study {
         mtu: 1500,
         nic: None,
     });
-    Study::build(
+    RunView::build(
         RunMeta {
             id: 7,
             label: "fixture".into(),

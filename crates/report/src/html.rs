@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use crate::plot::svg;
-use crate::study::Study;
 use crate::tables::tables;
+use crate::view::RunView;
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -24,7 +24,7 @@ th{background:#f0f0f0}.note{color:#555;font-size:.9em}\
 code{background:#f4f4f4;padding:1px 4px}";
 
 /// Renders the whole report.
-pub fn render(s: &Study) -> String {
+pub fn render(s: &RunView) -> String {
     let mut o = String::new();
     let r = &s.run;
     let _ = write!(

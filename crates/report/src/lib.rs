@@ -4,7 +4,7 @@
 //! - [`json::document`]: the `--json` document (`docs/JSON.md` is its specification).
 //! - [`json::interval_line`] and [`json::summary_line`]: `--jsonl` records.
 //!
-//! - [`study`]: the analysed view of a stored sweep run (tables, fits, knees,
+//! - [`view`]: the analysed view of a stored sweep run (tables, fits, knees,
 //!   efficiency, plot specifications), rendered by [`html`], [`markdown`], [`csv`]
 //!   and as JSON; [`plot`] draws plot specifications as SVG, and [`raster`]
 //!   turns a figure into PNG (the crate's one I/O: reading the system's fonts).
@@ -23,16 +23,16 @@ pub mod markdown;
 pub mod plot;
 pub mod raster;
 pub mod search;
-pub mod study;
 pub mod tables;
 pub mod text;
+pub mod view;
 
 use netsonde_model::result::TestReport;
 
 #[cfg(test)]
 pub(crate) mod fixture;
 #[cfg(test)]
-mod study_tests;
+mod view_tests;
 
 /// Re-exported for callers that only render.
 pub type Report = TestReport;

@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
-use crate::study::Study;
 use crate::tables::tables;
+use crate::view::RunView;
 
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -34,17 +34,17 @@ pub fn table(t: &crate::tables::Table) -> String {
 }
 
 /// Renders the report as Markdown tables.
-pub fn render(s: &Study) -> String {
+pub fn render(s: &RunView) -> String {
     render_inner(s, false)
 }
 
 /// The report with its figures linked (`ID.svg`, which the caller writes beside
 /// it, as `netsonde report --format md` does).
-pub fn with_figures(s: &Study) -> String {
+pub fn with_figures(s: &RunView) -> String {
     render_inner(s, true)
 }
 
-fn render_inner(s: &Study, figures: bool) -> String {
+fn render_inner(s: &RunView, figures: bool) -> String {
     let mut o = String::new();
     let r = &s.run;
     let _ = writeln!(o, "# netsonde run {}: {}\n", r.id, r.label);

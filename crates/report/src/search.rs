@@ -10,7 +10,7 @@ use netsonde_model::search::{
 use netsonde_model::units::{BitRate, Nanos, PacketRate};
 use serde::Serialize;
 
-use crate::study::Study;
+use crate::view::RunView;
 
 /// One frame size and strategy's result.
 #[derive(Debug, Serialize)]
@@ -98,7 +98,7 @@ fn where_lost(o: &SearchOutcome, tcp: bool, link_pps: Option<f64>) -> String {
 /// The searched points of `study`, one row each; `link_bps` is the lab link's
 /// rate when the run had one (its frame rate per size is then each row's
 /// bound).
-pub fn rows(study: &Study, link_bps: Option<f64>) -> Vec<SearchRow> {
+pub fn rows(study: &RunView, link_bps: Option<f64>) -> Vec<SearchRow> {
     study
         .points
         .iter()

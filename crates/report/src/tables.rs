@@ -1,9 +1,9 @@
-//! The sweep report's tables, built once from a [`Study`] and rendered by both the
+//! The sweep report's tables, built once from a [`RunView`] and rendered by both the
 //! Markdown and the HTML writer.
 
 use netsonde_model::units::{BitRate, Bytes, Nanos, PacketRate};
 
-use crate::study::Study;
+use crate::view::RunView;
 
 /// A titled table of text cells.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +40,7 @@ fn t(title: &str, note: &str, headers: &[&str], rows: Vec<Vec<String>>) -> Table
 }
 
 /// Every table of the report, in order. Empty tables are left out.
-pub fn tables(s: &Study) -> Vec<Table> {
+pub fn tables(s: &RunView) -> Vec<Table> {
     let mut out = Vec::new();
     let points = s
         .points
@@ -87,11 +87,11 @@ pub fn tables(s: &Study) -> Vec<Table> {
         let pps = |v: Option<f64>| opt(v, |v| PacketRate(v).to_string());
         // The link's frame rate at a point's frame size: its rate (the point's
         // own rate axis in the lab, else the run's line rate) over frame + gap.
-        let link_pps = |p: &crate::study::PointView| {
-            let bps = crate::study::axis_num(p, "rate")
+        let link_pps = |p: &crate::view::PointView| {
+            let bps = crate::view::axis_num(p, "rate")
                 .filter(|r| *r > 0.0)
                 .or(s.run.line_rate)?;
-            let frame = crate::study::search_key(p).0 + netsonde_model::search::WIRE_GAP;
+            let frame = crate::view::search_key(p).0 + netsonde_model::search::WIRE_GAP;
             Some(bps / (f64::from(frame) * 8.0))
         };
         let above = searched
@@ -101,7 +101,7 @@ pub fn tables(s: &Study) -> Vec<Table> {
             .iter()
             .map(|(p, o)| {
                 let link = link_pps(p);
-                let (frame, io) = crate::study::search_key(p);
+                let (frame, io) = crate::view::search_key(p);
                 // Repeated searches: the median and range of their lower bounds
                 // beside the first search's.
                 let over = |goal, first: Option<f64>| {
@@ -182,7 +182,7 @@ pub fn tables(s: &Study) -> Vec<Table> {
         let rows = searched
             .iter()
             .flat_map(|(p, o)| {
-                let (frame, io) = crate::study::search_key(p);
+                let (frame, io) = crate::view::search_key(p);
                 o.searches()
                     .flat_map(|x| &x.trials)
                     .enumerate()
@@ -211,7 +211,7 @@ pub fn tables(s: &Study) -> Vec<Table> {
         let rows: Vec<Vec<String>> = searched
             .iter()
             .flat_map(|(p, o)| {
-                let (frame, io) = crate::study::search_key(p);
+                let (frame, io) = crate::view::search_key(p);
                 o.latency.iter().map(move |l| {
                     let loaded = l.loaded.as_ref();
                     vec![

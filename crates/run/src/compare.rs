@@ -258,7 +258,7 @@ fn searches(
     (b, cb): (RunId, SearchConfig),
     floor: Option<f64>,
 ) -> Result<SearchComparison, CompareError> {
-    let (sa, sb) = (crate::study(store, a)?, crate::study(store, b)?);
+    let (sa, sb) = (crate::view(store, a)?, crate::view(store, b)?);
     let pdr_too = ca.loss_ratio == cb.loss_ratio;
     let mut out = SearchComparison {
         pdr_skipped: (!pdr_too).then_some((ca.loss_ratio, cb.loss_ratio)),

@@ -11,16 +11,17 @@
 //! - [`finish`]: the run's status from what is left pending.
 //! - [`record_single`]: one test (`netsonde client`) as a complete run of one
 //!   point, so `runs`, `report` and `compare` work on it too.
-//! - [`study()`]: a stored run's rows into the analysed view the reports render.
+//! - [`view()`]: a stored run's rows into the analysed view the reports render.
+//! - [`compare`](mod@compare): two stored runs compared into a typed comparison.
 //!
 //! The binary wires these to a runner (the real client or the fake engine), a
 //! progress bar and signals; nothing here does I/O but the store's.
 #![forbid(unsafe_code)]
 
 pub mod compare;
-mod study;
+mod view;
 
-pub use study::study;
+pub use view::view;
 
 use std::collections::BTreeMap;
 

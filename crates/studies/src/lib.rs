@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use netsonde_model::sweep::Metric;
-use netsonde_report::study::{PlotSpec, PointView, Study};
 use netsonde_report::tables::Table;
+use netsonde_report::view::{PlotSpec, PointView, RunView};
 use netsonde_sweep::file::Experiment;
 use serde::{Deserialize, Serialize};
 
@@ -189,7 +189,7 @@ pub struct Data {
     /// Whether this was a `--quick` run.
     pub quick: bool,
     /// Each sweep part's analysed run.
-    pub sweeps: BTreeMap<&'static str, Study>,
+    pub sweeps: BTreeMap<&'static str, RunView>,
     /// Each search part's rows.
     pub searches: BTreeMap<&'static str, Vec<SearchRow>>,
     /// The host's memory-copy bandwidth, bit/s.
@@ -282,7 +282,7 @@ pub struct Analysis {
 
 /// The points of a sweep part whose axes have these values (numbers compared as
 /// numbers: `size = 4096` matches `"4096"`).
-pub(crate) fn points<'a>(s: &'a Study, want: &[(&str, &str)]) -> Vec<&'a PointView> {
+pub(crate) fn points<'a>(s: &'a RunView, want: &[(&str, &str)]) -> Vec<&'a PointView> {
     s.points
         .iter()
         .filter(|p| p.summary.is_some())
@@ -311,7 +311,7 @@ pub(crate) fn axis(p: &PointView, key: &str) -> Option<f64> {
 }
 
 /// The median of a metric at the one point matching `want`.
-pub(crate) fn median(s: &Study, want: &[(&str, &str)], m: Metric) -> Option<f64> {
+pub(crate) fn median(s: &RunView, want: &[(&str, &str)], m: Metric) -> Option<f64> {
     points(s, want).first()?.median(m.name())
 }
 

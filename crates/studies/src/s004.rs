@@ -4,8 +4,8 @@ use netsonde_analysis::fit::fit_linear;
 use netsonde_model::sweep::Metric;
 use netsonde_model::units::Bytes;
 use netsonde_report::plot::AxisUnit;
-use netsonde_report::study::{PlotSpec, Series};
 use netsonde_report::tables::Table;
+use netsonde_report::view::{PlotSpec, Series};
 
 use crate::{
     axis, change, fmt, pct, points, rate, Analysis, Data, Finding, PartDef, PartKind, StudyDef,

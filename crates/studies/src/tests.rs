@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use netsonde_model::spec::{TestKind, TestSpec};
 use netsonde_model::sweep::{Estimate, Metric, PointSummary};
-use netsonde_report::study::{PointView, RunMeta, Study};
+use netsonde_report::view::{PointView, RunMeta, RunView};
 
 use super::*;
 
@@ -14,7 +14,7 @@ use super::*;
 type Pt<'a> = (&'a [(&'a str, &'a str)], &'a [(Metric, f64)]);
 
 /// A stored run made of points with the given axes and medians.
-fn run(line_rate: Option<f64>, pts: &[Pt]) -> Study {
+fn run(line_rate: Option<f64>, pts: &[Pt]) -> RunView {
     let points = pts
         .iter()
         .enumerate()
@@ -64,7 +64,7 @@ fn run(line_rate: Option<f64>, pts: &[Pt]) -> Study {
             }
         })
         .collect();
-    Study::build(
+    RunView::build(
         RunMeta {
             id: 1,
             label: "fake".into(),

@@ -166,7 +166,7 @@ fn every_figure_has_tick_labels_that_do_not_overlap() {
 #[test]
 fn many_series_stay_distinguishable_and_bands_stay_physical() {
     use crate::plot::AxisUnit;
-    use crate::study::{PlotSpec, Series};
+    use crate::view::{PlotSpec, Series};
     let series = (0..12)
         .map(|i| Series {
             name: format!("series {i}"),

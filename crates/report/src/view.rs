@@ -1,5 +1,5 @@
 //! The analysed view of a stored run: what every sweep renderer (HTML, Markdown,
-//! CSV, JSON) shows. Built by [`Study::build`], a pure function of the run's metadata
+//! CSV, JSON) shows. Built by [`RunView::build`], a pure function of the run's metadata
 //! and points; renderers only format it.
 //!
 //! Configurations: points are grouped into lines by their axis values other than the
@@ -177,7 +177,7 @@ pub struct EffRow {
 
 /// The analysed run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Study {
+pub struct RunView {
     /// Metadata.
     pub run: RunMeta,
     /// Points.
@@ -408,9 +408,9 @@ fn series(name: String, pts: &[&PointView], x_axis: &str, metric: &str, scale: f
     }
 }
 
-impl Study {
+impl RunView {
     /// Analyses a run.
-    pub fn build(run: RunMeta, points: Vec<PointView>) -> Study {
+    pub fn build(run: RunMeta, points: Vec<PointView>) -> RunView {
         let lab = Labeler::new(&points);
         let done: Vec<&PointView> = points.iter().filter(|p| p.summary.is_some()).collect();
         let streams = || done.iter().copied().filter(|p| !p.spec.test.is_rr());
@@ -778,7 +778,7 @@ impl Study {
 
         plots.extend(search_plots(&points));
 
-        Study {
+        RunView {
             run,
             points,
             mtu,

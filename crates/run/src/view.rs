@@ -1,11 +1,11 @@
-//! Stored rows into the analysed view of a run: the one place a [`Study`] is built
+//! Stored rows into the analysed view of a run: the one place a [`RunView`] is built
 //! from the store. A done point's statistics are computed again from its stored
 //! repetitions, and each repetition's report is diagnosed again, so a report always
 //! shows this version's analysis, runs stored by older versions included.
 
 use netsonde_model::host::HostFacts;
 use netsonde_model::sweep::PointSummary;
-use netsonde_report::study::{PointView, RunMeta, Study};
+use netsonde_report::view::{PointView, RunMeta, RunView};
 use netsonde_store::{RunId, Store};
 
 use netsonde_sweep::search;
@@ -13,7 +13,7 @@ use netsonde_sweep::search;
 use crate::{PipelineError, StoredPlan};
 
 /// Builds the analysed view of a stored run.
-pub fn study(store: &Store, id: RunId) -> Result<Study, PipelineError> {
+pub fn view(store: &Store, id: RunId) -> Result<RunView, PipelineError> {
     let row = store.run(id)?;
     let plan = StoredPlan::parse(&row.plan_json)?;
     let link = row
@@ -78,7 +78,7 @@ pub fn study(store: &Store, id: RunId) -> Result<Study, PipelineError> {
     } else {
         points
     };
-    Ok(Study::build(
+    Ok(RunView::build(
         RunMeta {
             id,
             label: row.label,
