@@ -8,28 +8,24 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod client_cmd;
 mod files;
 mod keys;
 mod lab;
 mod man;
 mod runs;
 mod search;
+mod server_cmd;
 mod study;
 mod sweep;
 
 use std::io::Write;
-use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 use anyhow::Context;
-use netsonde_driver::client::{self, ClientConfig};
-use netsonde_driver::policy::{Limits, LogFormat};
-use netsonde_driver::server::{Server, ServerConfig};
-use netsonde_report::{json, text};
+use netsonde_driver::client::{self};
 
-use args::{Cli, Command, Output};
+use args::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = match parse_args() {
@@ -236,6 +232,98 @@ fn sweep_exit(end: sweep::SweepEnd) -> Exit {
     }
 }
 
+/// `netsonde sweep`: a plan from the flags (or a resumed run) measured and stored.
+fn sweep_cmd(a: args::SweepArgs) -> anyhow::Result<Exit> {
+    let plan = if a.resume.is_some() {
+        None
+    } else {
+        let exp = a.experiment()?;
+        Some(exp.plan().map_err(|e| args::UsageError(e.to_string()))?)
+    };
+    let label = a.label.clone().unwrap_or_else(|| {
+        if a.tests.is_none() && a.sizes.is_none() {
+            "characterization".into()
+        } else {
+            "sweep".into()
+        }
+    });
+    let peer = client::Peer::from(a.common.peer);
+    let (_, end) = sweep::sweep(sweep_request(
+        plan,
+        default_host(a.host),
+        a.port.unwrap_or(peer.default_port()),
+        label,
+        a.resume,
+        a.common,
+    ))?;
+    Ok(sweep_exit(end))
+}
+
+/// `netsonde run FILE`: an experiment file's plan measured and stored.
+fn run_file(a: args::RunArgs) -> anyhow::Result<Exit> {
+    let text = files::read_small(&a.file, "experiment file", files::TEXT_FILE_MAX)?;
+    let exp = netsonde_sweep::file::Experiment::parse(&text)
+        .map_err(|e| args::UsageError(format!("{}: {e}", a.file.display())))?;
+    let plan = exp
+        .plan()
+        .map_err(|e| args::UsageError(format!("{}: {e}", a.file.display())))?;
+    let label = exp
+        .label
+        .clone()
+        .unwrap_or_else(|| a.file.display().to_string());
+    let port = exp
+        .port
+        .unwrap_or(client::Peer::from(a.common.peer).default_port());
+    let (_, end) = sweep::sweep(sweep_request(
+        Some(plan),
+        default_host(exp.host),
+        port,
+        label,
+        None,
+        a.common,
+    ))?;
+    Ok(sweep_exit(end))
+}
+
+/// `netsonde runs`: list, show, export or delete stored runs.
+fn runs_cmd(a: args::RunsArgs) -> anyhow::Result<Exit> {
+    let mut store = runs::open_store(a.store.db.as_deref())?;
+    let out = match a.command {
+        args::RunsCommand::List => runs::list(&store)?,
+        args::RunsCommand::Show { run } => {
+            let id = runs::run_id(&store, Some(&run))?;
+            runs::show(&store, id)?
+        }
+        args::RunsCommand::Export { run, csv, json } => {
+            if !csv && !json {
+                return Err(args::UsageError("runs export needs --csv or --json".into()).into());
+            }
+            let id = runs::run_id(&store, Some(&run))?;
+            runs::export(&store, id, csv)?
+        }
+        args::RunsCommand::Delete { run } => {
+            let id = runs::run_id(&store, Some(&run))?;
+            store.delete_run(id)?;
+            format!("deleted run {id}\n")
+        }
+    };
+    std::io::stdout().write_all(out.as_bytes())?;
+    Ok(Exit::Ok)
+}
+
+/// `netsonde caps`: which I/O strategies this host supports.
+fn caps() -> anyhow::Result<Exit> {
+    let mut out = String::from("I/O strategies on this host (probed on loopback sockets):\n");
+    for (s, r) in netsonde_engine_caps() {
+        match r {
+            Ok(()) => out.push_str(&format!("  {:<9} yes\n", s.name())),
+            Err(why) => out.push_str(&format!("  {:<9} no: {why}\n", s.name())),
+        }
+    }
+    std::io::stdout().write_all(out.as_bytes())?;
+    Ok(Exit::Ok)
+}
+
 fn run(cli: Cli) -> anyhow::Result<Exit> {
     let verbose = cli.verbose;
     // Started by the lab: its emulator carries this test's packets.
@@ -243,88 +331,15 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         netsonde_cpu::processes::count_as_test(pid);
     }
     match cli.command {
-        Command::Sweep(a) => {
-            let a = *a;
-            let plan = if a.resume.is_some() {
-                None
-            } else {
-                let exp = a.experiment()?;
-                Some(exp.plan().map_err(|e| args::UsageError(e.to_string()))?)
-            };
-            let label = a.label.clone().unwrap_or_else(|| {
-                if a.tests.is_none() && a.sizes.is_none() {
-                    "characterization".into()
-                } else {
-                    "sweep".into()
-                }
-            });
-            let peer = client::Peer::from(a.common.peer);
-            let (_, end) = sweep::sweep(sweep_request(
-                plan,
-                default_host(a.host),
-                a.port.unwrap_or(peer.default_port()),
-                label,
-                a.resume,
-                a.common,
-            ))?;
-            Ok(sweep_exit(end))
-        }
+        Command::Sweep(a) => sweep_cmd(*a),
         Command::Search(a) => Ok(if search::run(*a)? {
             Exit::Ok
         } else {
             // The trial budget ran out before a rate was found: incomplete.
             Exit::Code(4)
         }),
-        Command::Run(a) => {
-            let text = files::read_small(&a.file, "experiment file", files::TEXT_FILE_MAX)?;
-            let exp = netsonde_sweep::file::Experiment::parse(&text)
-                .map_err(|e| args::UsageError(format!("{}: {e}", a.file.display())))?;
-            let plan = exp
-                .plan()
-                .map_err(|e| args::UsageError(format!("{}: {e}", a.file.display())))?;
-            let label = exp
-                .label
-                .clone()
-                .unwrap_or_else(|| a.file.display().to_string());
-            let port = exp
-                .port
-                .unwrap_or(client::Peer::from(a.common.peer).default_port());
-            let (_, end) = sweep::sweep(sweep_request(
-                Some(plan),
-                default_host(exp.host),
-                port,
-                label,
-                None,
-                a.common,
-            ))?;
-            Ok(sweep_exit(end))
-        }
-        Command::Runs(a) => {
-            let mut store = runs::open_store(a.store.db.as_deref())?;
-            let out = match a.command {
-                args::RunsCommand::List => runs::list(&store)?,
-                args::RunsCommand::Show { run } => {
-                    let id = runs::run_id(&store, Some(&run))?;
-                    runs::show(&store, id)?
-                }
-                args::RunsCommand::Export { run, csv, json } => {
-                    if !csv && !json {
-                        return Err(
-                            args::UsageError("runs export needs --csv or --json".into()).into()
-                        );
-                    }
-                    let id = runs::run_id(&store, Some(&run))?;
-                    runs::export(&store, id, csv)?
-                }
-                args::RunsCommand::Delete { run } => {
-                    let id = runs::run_id(&store, Some(&run))?;
-                    store.delete_run(id)?;
-                    format!("deleted run {id}\n")
-                }
-            };
-            std::io::stdout().write_all(out.as_bytes())?;
-            Ok(Exit::Ok)
-        }
+        Command::Run(a) => run_file(a),
+        Command::Runs(a) => runs_cmd(a),
         Command::Compare(a) => {
             let store = runs::open_store(a.store.db.as_deref())?;
             let ra = runs::run_id(&store, Some(&a.run_a))?;
@@ -346,118 +361,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             println!("report: {}", path.display());
             Ok(Exit::Ok)
         }
-        Command::Server(a) => {
-            let bind = SocketAddr::new(a.bind, a.port);
-            let mut cfg = ServerConfig::new(bind);
-            cfg.iperf3_fast_receiver = a.iperf3_fast_receiver;
-            cfg.auth_key = keys::load_opt(a.auth_key.as_deref())?;
-            cfg.log = match a.log_format {
-                args::LogFormatArg::Text => LogFormat::Text,
-                args::LogFormatArg::Json => LogFormat::Json,
-            };
-            let defaults = Limits::default();
-            let session_memory = a.max_session_memory.unwrap_or(defaults.max_session_memory);
-            cfg.limits = Limits {
-                max_duration: a.max_duration,
-                max_parallel: a.max_parallel,
-                max_size: a.max_size,
-                max_rate: a.max_rate,
-                max_tests: a.max_tests,
-                max_connections: a.max_connections,
-                max_per_address: a.max_per_address,
-                max_session_memory: session_memory,
-                max_memory: a.max_memory.unwrap_or_else(|| {
-                    let tests = a.max_tests.max(1) as u64;
-                    netsonde_model::units::Bytes(
-                        (session_memory.0.saturating_mul(tests))
-                            .min(netsonde_driver::budget::default_memory().0)
-                            .max(session_memory.0),
-                    )
-                }),
-            };
-            if let Some(t) = a.phase_timeout {
-                cfg.deadlines.hello = t;
-                cfg.deadlines.setup = t;
-                cfg.deadlines.connect = t;
-                cfg.deadlines.done = t;
-            }
-            cfg.limits
-                .validate()
-                .map_err(|e| args::UsageError(e.to_string()))?;
-            if a.phase_timeout.is_some_and(|t| t.0 == 0) {
-                return Err(args::UsageError("--phase-timeout must be above 0".into()).into());
-            }
-            // iperf3 clients' sessions are stored by one thread of their own,
-            // so a session's slot is free as soon as its results are out.
-            let storer = (!a.no_store).then(|| {
-                let path = a
-                    .store
-                    .db
-                    .clone()
-                    .unwrap_or_else(netsonde_store::Store::default_path);
-                let (tx, rx) =
-                    std::sync::mpsc::sync_channel::<netsonde_model::result::TestReport>(64);
-                let (done, stored_all) = std::sync::mpsc::channel::<()>();
-                std::thread::spawn(move || {
-                    for mut report in rx {
-                        netsonde_analysis::finish(&mut report, None);
-                        let label = format!("iperf3 client: {}", report.spec.test);
-                        match store_report(&path, label, &report, None, bind.port()) {
-                            Ok(run) => eprintln!(
-                                "netsonde server: the iperf3 session is stored as run {run} in {}",
-                                path.display()
-                            ),
-                            Err(e) => eprintln!(
-                                "netsonde server: the iperf3 session is not stored: {}",
-                                one_line(&e)
-                            ),
-                        }
-                    }
-                    let _ = done.send(());
-                });
-                let tx = std::sync::Mutex::new(tx);
-                cfg.iperf3_sessions = Some(netsonde_driver::server::SessionSink(Arc::new(
-                    move |report: netsonde_model::result::TestReport| {
-                        let queued = tx
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .try_send(report);
-                        if queued.is_err() {
-                            eprintln!(
-                                "netsonde server: an iperf3 session is not stored: 64 wait for the store already"
-                            );
-                        }
-                    },
-                )));
-                stored_all
-            });
-            let server = Server::bind(cfg)?;
-            eprintln!(
-                "netsonde server listening on {} (protocol {}, {}, at most {} test(s) at once)",
-                server.local_addr(),
-                netsonde_proto::PROTOCOL_VERSION,
-                if a.auth_key.is_some() {
-                    "authenticated"
-                } else {
-                    "unauthenticated"
-                },
-                a.max_tests
-            );
-            // SIGTERM or Ctrl-C: stop accepting, let running tests finish, exit 0.
-            let stop = Arc::new(AtomicBool::new(false));
-            for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-                signal_hook::flag::register(sig, stop.clone())
-                    .context("installing signal handlers")?;
-            }
-            server.run(stop)?;
-            // The server and its sink are gone: the storer ends once it has
-            // stored what waits (bounded, should a session still hold the sink).
-            if let Some(stored_all) = storer {
-                let _ = stored_all.recv_timeout(std::time::Duration::from_secs(10));
-            }
-            eprintln!("netsonde server: drained, exiting");
-            Ok(Exit::Ok)
-        }
+        Command::Server(a) => server_cmd::run(a).map(|()| Exit::Ok),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(
@@ -473,161 +377,12 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             eprintln!("wrote {pages} man pages to {}", dir.display());
             Ok(Exit::Ok)
         }
-        Command::Caps => {
-            let mut out =
-                String::from("I/O strategies on this host (probed on loopback sockets):\n");
-            for (s, r) in netsonde_engine_caps() {
-                match r {
-                    Ok(()) => out.push_str(&format!("  {:<9} yes\n", s.name())),
-                    Err(why) => out.push_str(&format!("  {:<9} no: {why}\n", s.name())),
-                }
-            }
-            std::io::stdout().write_all(out.as_bytes())?;
-            Ok(Exit::Ok)
-        }
+        Command::Caps => caps(),
         Command::Keygen(a) => {
             keys::generate(&a.out)?;
             eprintln!("wrote a new key to {} (mode 600); give the same file to server and client with --auth-key", a.out.display());
             Ok(Exit::Ok)
         }
-        Command::Client(a) => {
-            let spec = a.spec()?;
-            // What an iperf3 server cannot run is known before connecting.
-            if matches!(a.peer, args::PeerArg::Iperf3) {
-                netsonde_proto::iperf3::Params::from_spec(&spec)
-                    .map_err(|e| args::UsageError(format!("--peer iperf3: {e}")))?;
-            }
-            if a.plot.is_some() && spec.probe.is_none() {
-                return Err(args::UsageError(
-                    "--plot draws a load-latency test: add --probe (or --rrul)".into(),
-                )
-                .into());
-            }
-            let output = a.output();
-            let cfg = ClientConfig {
-                host: family(default_host(a.host.clone()), a.ipv4, a.ipv6)?,
-                port: a.port(),
-                spec,
-                deadlines: Default::default(),
-                auth_key: keys::load_opt(a.auth_key.as_deref())?,
-                peer: a.peer.into(),
-                local: client::Local {
-                    ip: a.bind,
-                    data_port: a.cport,
-                },
-                connect_timeout: a
-                    .connect_timeout
-                    .map_or(client::CONNECT_TIMEOUT, |t| t.as_duration()),
-            };
-            let mut stdout = std::io::stdout().lock();
-            let text_opts = text::TextOptions {
-                verbose,
-                rate_unit: a.format,
-                title: a.title.clone(),
-            };
-            if output == Output::JsonStream {
-                let start = serde_json::json!({"spec": &cfg.spec, "host": &cfg.host});
-                let _ = writeln!(stdout, "{}", json::stream_event("start", &start));
-            }
-            let mut on_interval = |rec: &netsonde_model::result::IntervalRecord| {
-                let line = match output {
-                    Output::Jsonl => json::interval_line(rec),
-                    Output::JsonStream => json::stream_event("interval", rec),
-                    Output::Text => text_opts.titled(&format!(
-                        "[{:>6.2}-{:>6.2} s] {:<15} {:>12} {:>16} {:>8} msgs {:>8} trans",
-                        rec.start.as_secs_f64(),
-                        rec.end.as_secs_f64(),
-                        rec.dir.name(),
-                        rec.bytes.to_string(),
-                        text_opts.rate(rec.rate),
-                        rec.messages,
-                        rec.transactions
-                    )),
-                    Output::Json => return,
-                };
-                let _ = writeln!(stdout, "{}", line.trim_end());
-                let _ = stdout.flush();
-            };
-            let target = cfg.host.as_deref().unwrap_or("embedded server");
-            let mut report = client::run(&cfg, &mut on_interval)
-                .with_context(|| format!("{} test against {target}", cfg.spec.test))?;
-            report.link = netsonde_lab::control::link_from_env();
-            netsonde_analysis::finish(&mut report, a.line_rate.map(|r| r.bps()));
-            if let (Some(path), Some(svg)) = (&a.plot, netsonde_report::load_plot::svg(&report)) {
-                std::fs::write(path, svg)
-                    .with_context(|| format!("writing the figure to {}", path.display()))?;
-            }
-            let out = match output {
-                Output::Text => text::render_with(&report, &text_opts),
-                Output::Json => json::document(&report) + "\n",
-                Output::Jsonl => json::summary_line(&report) + "\n",
-                Output::JsonStream => json::stream_event("end", &report) + "\n",
-            };
-            stdout
-                .write_all(out.as_bytes())
-                .context("writing the result")?;
-            drop(stdout);
-            if !a.no_store {
-                // The result is out already: a store that cannot take it is said,
-                // not fatal.
-                match store_single(&a, &cfg, &report) {
-                    Ok((run, path)) => eprintln!(
-                        "stored as run {run} in {} (netsonde report {run}{}; --no-store to skip)",
-                        path.display(),
-                        a.store
-                            .db
-                            .as_ref()
-                            .map(|d| format!(" --db {}", d.display()))
-                            .unwrap_or_default()
-                    ),
-                    Err(e) => eprintln!("not stored: {}", one_line(&e)),
-                }
-            }
-            Ok(Exit::Ok)
-        }
+        Command::Client(a) => client_cmd::run(*a, verbose).map(|()| Exit::Ok),
     }
-}
-
-/// Stores a client test as a run of one point.
-fn store_single(
-    a: &args::ClientArgs,
-    cfg: &ClientConfig,
-    report: &netsonde_model::result::TestReport,
-) -> anyhow::Result<(i64, std::path::PathBuf)> {
-    let path = a
-        .store
-        .db
-        .clone()
-        .unwrap_or_else(netsonde_store::Store::default_path);
-    let label = format!("client: {}", report.spec.test);
-    let run = store_report(&path, label, report, cfg.host.clone(), cfg.port)?;
-    Ok((run, path))
-}
-
-/// Stores one test's report as a complete run of one point.
-fn store_report(
-    path: &std::path::Path,
-    label: String,
-    report: &netsonde_model::result::TestReport,
-    host: Option<String>,
-    port: u16,
-) -> anyhow::Result<i64> {
-    let mut store = runs::open_store(Some(path))?;
-    let meta = netsonde_run::RunMeta {
-        label,
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        command: command_line(),
-        client_host_json: serde_json::to_string(&report.client.host)?,
-        created_at: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64),
-        link_json: report
-            .link
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()?,
-    };
-    Ok(netsonde_run::record_single(
-        &mut store, &meta, report, host, port,
-    )?)
 }

@@ -1,0 +1,136 @@
+//! `netsonde client`: one test against a server (or the embedded one), its
+//! interval lines and report in the format asked, and the test stored as a run
+//! of one point.
+
+use std::io::Write;
+
+use anyhow::Context;
+use netsonde_driver::client::{self, ClientConfig};
+use netsonde_model::result::IntervalRecord;
+use netsonde_report::{json, text};
+
+use crate::args::{self, ClientArgs, Output};
+
+/// The client's configuration, the spec checked against what the peer can run.
+fn config(a: &ClientArgs) -> anyhow::Result<ClientConfig> {
+    let spec = a.spec()?;
+    // What an iperf3 server cannot run is known before connecting.
+    if matches!(a.peer, args::PeerArg::Iperf3) {
+        netsonde_proto::iperf3::Params::from_spec(&spec)
+            .map_err(|e| args::UsageError(format!("--peer iperf3: {e}")))?;
+    }
+    if a.plot.is_some() && spec.probe.is_none() {
+        return Err(args::UsageError(
+            "--plot draws a load-latency test: add --probe (or --rrul)".into(),
+        )
+        .into());
+    }
+    Ok(ClientConfig {
+        host: crate::family(crate::default_host(a.host.clone()), a.ipv4, a.ipv6)?,
+        port: a.port(),
+        spec,
+        deadlines: Default::default(),
+        auth_key: crate::keys::load_opt(a.auth_key.as_deref())?,
+        peer: a.peer.into(),
+        local: client::Local {
+            ip: a.bind,
+            data_port: a.cport,
+        },
+        connect_timeout: a
+            .connect_timeout
+            .map_or(client::CONNECT_TIMEOUT, |t| t.as_duration()),
+    })
+}
+
+/// One interval record as `output` writes it (`None`: it writes none).
+fn interval_line(output: Output, opts: &text::TextOptions, rec: &IntervalRecord) -> Option<String> {
+    Some(match output {
+        Output::Jsonl => json::interval_line(rec),
+        Output::JsonStream => json::stream_event("interval", rec),
+        Output::Text => opts.titled(&format!(
+            "[{:>6.2}-{:>6.2} s] {:<15} {:>12} {:>16} {:>8} msgs {:>8} trans",
+            rec.start.as_secs_f64(),
+            rec.end.as_secs_f64(),
+            rec.dir.name(),
+            rec.bytes.to_string(),
+            opts.rate(rec.rate),
+            rec.messages,
+            rec.transactions
+        )),
+        Output::Json => return None,
+    })
+}
+
+/// Runs the test `a` describes; `verbose` adds the hosts' facts to a text report.
+pub fn run(a: ClientArgs, verbose: bool) -> anyhow::Result<()> {
+    let cfg = config(&a)?;
+    let output = a.output();
+    let mut stdout = std::io::stdout().lock();
+    let text_opts = text::TextOptions {
+        verbose,
+        rate_unit: a.format,
+        title: a.title.clone(),
+    };
+    if output == Output::JsonStream {
+        let start = serde_json::json!({"spec": &cfg.spec, "host": &cfg.host});
+        let _ = writeln!(stdout, "{}", json::stream_event("start", &start));
+    }
+    let mut on_interval = |rec: &IntervalRecord| {
+        if let Some(line) = interval_line(output, &text_opts, rec) {
+            let _ = writeln!(stdout, "{}", line.trim_end());
+            let _ = stdout.flush();
+        }
+    };
+    let target = cfg.host.as_deref().unwrap_or("embedded server");
+    let mut report = client::run(&cfg, &mut on_interval)
+        .with_context(|| format!("{} test against {target}", cfg.spec.test))?;
+    report.link = netsonde_lab::control::link_from_env();
+    netsonde_analysis::finish(&mut report, a.line_rate.map(|r| r.bps()));
+    if let (Some(path), Some(svg)) = (&a.plot, netsonde_report::load_plot::svg(&report)) {
+        std::fs::write(path, svg)
+            .with_context(|| format!("writing the figure to {}", path.display()))?;
+    }
+    let out = match output {
+        Output::Text => text::render_with(&report, &text_opts),
+        Output::Json => json::document(&report) + "\n",
+        Output::Jsonl => json::summary_line(&report) + "\n",
+        Output::JsonStream => json::stream_event("end", &report) + "\n",
+    };
+    stdout
+        .write_all(out.as_bytes())
+        .context("writing the result")?;
+    drop(stdout);
+    if !a.no_store {
+        // The result is out already: a store that cannot take it is said,
+        // not fatal.
+        match store_single(&a, &cfg, &report) {
+            Ok((run, path)) => eprintln!(
+                "stored as run {run} in {} (netsonde report {run}{}; --no-store to skip)",
+                path.display(),
+                a.store
+                    .db
+                    .as_ref()
+                    .map(|d| format!(" --db {}", d.display()))
+                    .unwrap_or_default()
+            ),
+            Err(e) => eprintln!("not stored: {}", crate::one_line(&e)),
+        }
+    }
+    Ok(())
+}
+
+/// Stores a client test as a run of one point.
+fn store_single(
+    a: &ClientArgs,
+    cfg: &ClientConfig,
+    report: &netsonde_model::result::TestReport,
+) -> anyhow::Result<(i64, std::path::PathBuf)> {
+    let path = a
+        .store
+        .db
+        .clone()
+        .unwrap_or_else(netsonde_store::Store::default_path);
+    let label = format!("client: {}", report.spec.test);
+    let run = crate::runs::store_report(&path, label, report, cfg.host.clone(), cfg.port)?;
+    Ok((run, path))
+}

@@ -1,0 +1,142 @@
+//! `netsonde server`: its limits and deadlines from the arguments, iperf3
+//! clients' sessions stored by a thread of their own, and a drain on SIGTERM or
+//! Ctrl-C.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+
+use anyhow::Context;
+use netsonde_driver::policy::{Limits, LogFormat};
+use netsonde_driver::server::{Server, ServerConfig, SessionSink};
+
+use crate::args::{self, ServerArgs};
+
+/// The server's configuration from its arguments, its limits validated.
+fn config(a: &ServerArgs) -> anyhow::Result<ServerConfig> {
+    let mut cfg = ServerConfig::new(SocketAddr::new(a.bind, a.port));
+    cfg.iperf3_fast_receiver = a.iperf3_fast_receiver;
+    cfg.auth_key = crate::keys::load_opt(a.auth_key.as_deref())?;
+    cfg.log = match a.log_format {
+        args::LogFormatArg::Text => LogFormat::Text,
+        args::LogFormatArg::Json => LogFormat::Json,
+    };
+    let defaults = Limits::default();
+    let session_memory = a.max_session_memory.unwrap_or(defaults.max_session_memory);
+    cfg.limits = Limits {
+        max_duration: a.max_duration,
+        max_parallel: a.max_parallel,
+        max_size: a.max_size,
+        max_rate: a.max_rate,
+        max_tests: a.max_tests,
+        max_connections: a.max_connections,
+        max_per_address: a.max_per_address,
+        max_session_memory: session_memory,
+        max_memory: a.max_memory.unwrap_or_else(|| {
+            let tests = a.max_tests.max(1) as u64;
+            netsonde_model::units::Bytes(
+                (session_memory.0.saturating_mul(tests))
+                    .min(netsonde_driver::budget::default_memory().0)
+                    .max(session_memory.0),
+            )
+        }),
+    };
+    if let Some(t) = a.phase_timeout {
+        cfg.deadlines.hello = t;
+        cfg.deadlines.setup = t;
+        cfg.deadlines.connect = t;
+        cfg.deadlines.done = t;
+    }
+    cfg.limits
+        .validate()
+        .map_err(|e| args::UsageError(e.to_string()))?;
+    if a.phase_timeout.is_some_and(|t| t.0 == 0) {
+        return Err(args::UsageError("--phase-timeout must be above 0".into()).into());
+    }
+    Ok(cfg)
+}
+
+/// Where the server's iperf3 sessions go: a thread of their own stores each in
+/// the store at `path` (so a session's slot is free as soon as its results are
+/// out). The receiver hears once every queued session is stored.
+fn storer(path: PathBuf, port: u16) -> (SessionSink, Receiver<()>) {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<netsonde_model::result::TestReport>(64);
+    let (done, stored_all) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        for mut report in rx {
+            netsonde_analysis::finish(&mut report, None);
+            let label = format!("iperf3 client: {}", report.spec.test);
+            match crate::runs::store_report(&path, label, &report, None, port) {
+                Ok(run) => eprintln!(
+                    "netsonde server: the iperf3 session is stored as run {run} in {}",
+                    path.display()
+                ),
+                Err(e) => eprintln!(
+                    "netsonde server: the iperf3 session is not stored: {}",
+                    crate::one_line(&e)
+                ),
+            }
+        }
+        let _ = done.send(());
+    });
+    let tx = std::sync::Mutex::new(tx);
+    let sink = SessionSink(Arc::new(
+        move |report: netsonde_model::result::TestReport| {
+            let queued = tx
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .try_send(report);
+            if queued.is_err() {
+                eprintln!(
+                    "netsonde server: an iperf3 session is not stored: 64 wait for the store already"
+                );
+            }
+        },
+    ));
+    (sink, stored_all)
+}
+
+/// Serves until told to stop.
+pub fn run(a: ServerArgs) -> anyhow::Result<()> {
+    let mut cfg = config(&a)?;
+    let bind = cfg.bind;
+    let storer = if a.no_store {
+        None
+    } else {
+        let path = a
+            .store
+            .db
+            .clone()
+            .unwrap_or_else(netsonde_store::Store::default_path);
+        let (sink, stored_all) = storer(path, bind.port());
+        cfg.iperf3_sessions = Some(sink);
+        Some(stored_all)
+    };
+    let server = Server::bind(cfg)?;
+    eprintln!(
+        "netsonde server listening on {} (protocol {}, {}, at most {} test(s) at once)",
+        server.local_addr(),
+        netsonde_proto::PROTOCOL_VERSION,
+        if a.auth_key.is_some() {
+            "authenticated"
+        } else {
+            "unauthenticated"
+        },
+        a.max_tests
+    );
+    // SIGTERM or Ctrl-C: stop accepting, let running tests finish, exit 0.
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
+    }
+    server.run(stop)?;
+    // The server and its sink are gone: the storer ends once it has
+    // stored what waits (bounded, should a session still hold the sink).
+    if let Some(stored_all) = storer {
+        let _ = stored_all.recv_timeout(std::time::Duration::from_secs(10));
+    }
+    eprintln!("netsonde server: drained, exiting");
+    Ok(())
+}
