@@ -123,6 +123,18 @@ fn windows_are_told_apart_by_tcp_info() {
         ..base()
     };
     assert_eq!(kind(&d), Bottleneck::Window);
+    // At window/RTT with the sender's buffer the one TCP_INFO blames (under the
+    // 30% of its own rule), the window is the sender's: the lab saw 80 KiB
+    // advertised by a receiver given 4 MiB, which a sender held to 64 KiB never
+    // asked to open further.
+    let d = DiagnosisInput {
+        sndbuf_limited: Some(0.2),
+        rwnd_limited: Some(0.01),
+        ..d
+    };
+    let v = diagnose(&d);
+    assert_eq!(v.bottleneck, Bottleneck::SenderBuffer, "{v}");
+    assert!(v.evidence.contains("sndbuf_limited"), "{v}");
 }
 
 #[test]
@@ -566,5 +578,47 @@ fn a_link_negotiated_below_the_line_rate_is_named() {
             side: "client".into(),
             finding: slow
         }
+    );
+}
+
+/// On a VM the hypervisor takes time from a busy thread's vCPU (steal): the
+/// guest counts it neither as the thread's nor as its wait, so a thread that
+/// never blocked shows well under 100%. Its demand counts the steal.
+#[test]
+fn a_thread_whose_vcpu_was_stolen_is_still_cpu_bound() {
+    let mut t = thread("client", "sender", 84.0, 3.0, 81.0);
+    t.waited = Some(4.0);
+    t.stolen = Some(10.0);
+    let d = DiagnosisInput {
+        threads: vec![t.clone()],
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert!(matches!(v.bottleneck, Bottleneck::Cpu { .. }), "{v}");
+    assert!(v.evidence.contains("steal time"), "{v}");
+    t.stolen = None;
+    let d = DiagnosisInput {
+        threads: vec![t],
+        ..base()
+    };
+    assert!(!matches!(kind(&d), Bottleneck::Cpu { .. }));
+}
+
+/// Retransmissions the receiver reported as duplicates (DSACK) were needless:
+/// reordering, not loss. They are no loss verdict, and a caveat says so.
+#[test]
+fn retransmissions_the_receiver_saw_twice_are_reordering_not_loss() {
+    let d = DiagnosisInput {
+        retransmit_pct: Some(0.01),
+        spurious_pct: Some(0.42),
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_ne!(v.bottleneck, Bottleneck::Loss, "{v}");
+    assert!(
+        v.caveats
+            .iter()
+            .any(|c| c.contains("0.42%") && c.contains("DSACK")),
+        "{v}"
     );
 }

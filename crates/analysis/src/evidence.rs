@@ -66,14 +66,16 @@ fn thread_loads(name: &str, side: &SideResult, verify: bool) -> Vec<ThreadLoad> 
                 let u = cpu.cores.iter().find(|u| u.core == Some(c))?;
                 Some(u.irq.0 + u.softirq.0)
             });
+            let (busy, waited) = (100.0 * cpu.cores_of(t), t.wait.map(|n| pct(n.0)));
             ThreadLoad {
                 side: name.into(),
                 flows: t.flows.clone(),
                 role: role.into(),
-                busy: 100.0 * cpu.cores_of(t),
+                busy,
                 user: t.user.map(|n| pct(n.0)),
                 sys: t.sys.map(|n| pct(n.0)),
-                waited: t.wait.map(|n| pct(n.0)),
+                waited,
+                stolen: stolen(cpu, t.core, busy + waited.unwrap_or(0.0)),
                 core: t.core,
                 core_softirq,
                 idle_cores: idle,
@@ -82,6 +84,23 @@ fn thread_loads(name: &str, side: &SideResult, verify: bool) -> Vec<ThreadLoad> 
             }
         })
         .collect()
+}
+
+/// What the hypervisor took from a thread that ran or waited `wanted` percent of
+/// the interval: the steal share of its core (of all cores, when its core is
+/// unknown) applied to the time it wanted, as a share of the interval. While
+/// its vCPU is stolen the guest counts the time neither as the thread's nor as
+/// its wait, so a thread that never blocked shows `100 − steal` percent.
+fn stolen(cpu: &CpuReport, core: Option<u32>, wanted: f64) -> Option<f64> {
+    let on_core = core.and_then(|c| cpu.cores.iter().find(|u| u.core == Some(c)));
+    let steal = match on_core {
+        Some(u) => u.steal.0,
+        None if !cpu.cores.is_empty() => {
+            cpu.cores.iter().map(|u| u.steal.0).sum::<f64>() / cpu.cores.len() as f64
+        }
+        None => return None,
+    };
+    (steal > 0.0 && steal < 100.0).then(|| wanted * steal / (100.0 - steal))
 }
 
 fn idle_cores(cpu: &CpuReport) -> Option<f64> {
@@ -215,7 +234,13 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
         .iter()
         .map(|(f, t)| f.bytes_total.0 as f64 / f64::from(t.mss.max(1)))
         .sum();
-    let retrans: u64 = senders.iter().map(|(_, t)| t.retransmits).sum();
+    // Retransmissions the receiver reported as duplicates were needless: the
+    // segments were reordered, not lost.
+    let spurious: u64 = senders
+        .iter()
+        .map(|(_, t)| t.dsack_dups.min(t.retransmits))
+        .sum();
+    let retrans: u64 = senders.iter().map(|(_, t)| t.retransmits).sum::<u64>() - spurious;
     let goodput: f64 = r.directions.iter().map(|d| d.goodput.bps()).sum();
     let loss = r
         .directions
@@ -255,6 +280,7 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
         rwnd_limited: share(senders.iter().map(|(_, t)| t.rwnd_limited.0).sum()),
         sndbuf_limited: share(senders.iter().map(|(_, t)| t.sndbuf_limited.0).sum()),
         retransmit_pct: (segments > 0.0).then(|| 100.0 * retrans as f64 / segments),
+        spurious_pct: (segments > 0.0).then(|| 100.0 * spurious as f64 / segments),
         loss_pct: loss,
         offered_bps: offered(r),
         paced_bps: spec

@@ -122,6 +122,7 @@ pub fn tcp_info(sock: &impl std::os::fd::AsRawFd) -> Option<TcpInfoSummary> {
         bytes_retrans: i.bytes_retrans,
         data_segs_out: (i.data_segs_out > 0).then_some(u64::from(i.data_segs_out)),
         snd_wnd: (i.snd_wnd > 0).then_some(u64::from(i.snd_wnd)),
+        dsack_dups: u64::from(i.dsack_dups),
     })
 }
 

@@ -55,6 +55,11 @@ pub struct TcpInfoSummary {
     /// (`tcpi_snd_wnd`, Linux 6.2): the window the kernel granted, not the one asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snd_wnd: Option<u64>,
+    /// Retransmissions the receiver reported as duplicates (DSACK;
+    /// `tcpi_dsack_dups`, Linux 5.0): needless ones, of segments that were
+    /// reordered or delayed, not lost. 0 on older kernels.
+    #[serde(default)]
+    pub dsack_dups: u64,
 }
 
 /// A baseline round trip below this is a host's own, or one switch's: RFC 6349's
