@@ -161,55 +161,102 @@ fn shares_thread(end: End, spec: &TestSpec, dir: FlowDir) -> bool {
     }
 }
 
-/// A flow built to share a thread.
-fn shared_flow(end: End, socket: FlowSocket, ctx: &FlowCtx) -> Result<Box<dyn Flow>, EngineError> {
-    let sends = sends(end, ctx.dir);
-    let client = end == End::Client;
-    Ok(match (ctx.spec.test, socket) {
-        (TestKind::TcpStream, FlowSocket::Tcp(s)) if sends => {
-            Box::new(stream::TcpSender::new(s, ctx)?)
-        }
-        (TestKind::TcpStream, FlowSocket::Tcp(s)) => Box::new(stream::TcpReceiver::new(s, ctx)?),
-        (TestKind::UdpStream, FlowSocket::Udp(s)) if sends => {
-            Box::new(udp::UdpSender::new(s, ctx)?)
-        }
-        (TestKind::UdpStream, FlowSocket::Udp(s)) => Box::new(udp::UdpReceiver::new(s, None, ctx)?),
-        (TestKind::UdpStream, FlowSocket::UdpReady(s, r)) => {
-            Box::new(udp::UdpReceiver::new(s, Some(r), ctx)?)
-        }
-        (TestKind::TcpRr, FlowSocket::Tcp(s)) if client => Box::new(rr::TcpRequester::new(s, ctx)?),
-        (TestKind::TcpRr, FlowSocket::Tcp(s)) => Box::new(rr::TcpResponder::new(s, ctx)?),
-        (TestKind::UdpRr, FlowSocket::Udp(s)) if client => Box::new(rr::UdpRequester::new(s, ctx)?),
-        (TestKind::UdpRr, FlowSocket::Udp(s)) => Box::new(rr::UdpResponder::new(s, ctx)?),
-        (t, s) => {
+/// What one flow does at this end, with its socket: the one mapping from the
+/// test kind, this end and the flow's direction to a workload
+/// ([`Workload::of`]); each way of running a flow matches it whole, so a new
+/// kind or socket that is not handled fails the build.
+enum Workload {
+    TcpSender(TcpStream),
+    TcpReceiver(TcpStream),
+    UdpSender(UdpSocket),
+    UdpReceiver(UdpSocket, Option<io::Ready>),
+    TcpRequester(TcpStream),
+    TcpResponder(TcpStream),
+    UdpRequester(UdpSocket),
+    UdpResponder(UdpSocket),
+    CrrRequester(SocketAddr, Token),
+    CrrResponder(Arc<TcpListener>, Token, std::net::IpAddr),
+}
+
+/// A socket that does not carry `test` (a driver fault, said as a setup error).
+fn mismatch(test: TestKind, socket: &FlowSocket) -> EngineError {
+    EngineError::Io {
+        op: "flow setup",
+        source: std::io::Error::other(format!("{test} cannot run over {socket:?}")),
+    }
+}
+
+impl Workload {
+    fn of(
+        test: TestKind,
+        end: End,
+        dir: FlowDir,
+        socket: FlowSocket,
+    ) -> Result<Workload, EngineError> {
+        use FlowSocket as S;
+        let (sends, client) = (sends(end, dir), end == End::Client);
+        Ok(match (test, socket) {
+            (TestKind::TcpStream, S::Tcp(s)) if sends => Workload::TcpSender(s),
+            (TestKind::TcpStream, S::Tcp(s)) => Workload::TcpReceiver(s),
+            (TestKind::UdpStream, S::Udp(s)) if sends => Workload::UdpSender(s),
+            (TestKind::UdpStream, S::Udp(s)) => Workload::UdpReceiver(s, None),
+            (TestKind::UdpStream, S::UdpReady(s, r)) => Workload::UdpReceiver(s, Some(r)),
+            (TestKind::TcpRr, S::Tcp(s)) if client => Workload::TcpRequester(s),
+            (TestKind::TcpRr, S::Tcp(s)) => Workload::TcpResponder(s),
+            (TestKind::UdpRr, S::Udp(s)) if client => Workload::UdpRequester(s),
+            (TestKind::UdpRr, S::Udp(s)) => Workload::UdpResponder(s),
+            (TestKind::TcpCrr, S::CrrConnect(a, t)) => Workload::CrrRequester(a, t),
+            (TestKind::TcpCrr, S::CrrAccept(l, t, peer)) => Workload::CrrResponder(l, t, peer),
+            (
+                t @ (TestKind::TcpStream | TestKind::TcpRr),
+                s @ (S::Udp(_) | S::UdpReady(..) | S::CrrConnect(..) | S::CrrAccept(..)),
+            )
+            | (t @ TestKind::UdpStream, s @ (S::Tcp(_) | S::CrrConnect(..) | S::CrrAccept(..)))
+            | (
+                t @ TestKind::UdpRr,
+                s @ (S::Tcp(_) | S::UdpReady(..) | S::CrrConnect(..) | S::CrrAccept(..)),
+            )
+            | (t @ TestKind::TcpCrr, s @ (S::Tcp(_) | S::Udp(_) | S::UdpReady(..))) => {
+                return Err(mismatch(t, &s))
+            }
+        })
+    }
+}
+
+/// A flow built to share a thread. Connect-request-response flows each run on
+/// a thread of their own ([`shares_thread`]).
+fn shared_flow(work: Workload, ctx: &FlowCtx) -> Result<Box<dyn Flow>, EngineError> {
+    Ok(match work {
+        Workload::TcpSender(s) => Box::new(stream::TcpSender::new(s, ctx)?),
+        Workload::TcpReceiver(s) => Box::new(stream::TcpReceiver::new(s, ctx)?),
+        Workload::UdpSender(s) => Box::new(udp::UdpSender::new(s, ctx)?),
+        Workload::UdpReceiver(s, r) => Box::new(udp::UdpReceiver::new(s, r, ctx)?),
+        Workload::TcpRequester(s) => Box::new(rr::TcpRequester::new(s, ctx)?),
+        Workload::TcpResponder(s) => Box::new(rr::TcpResponder::new(s, ctx)?),
+        Workload::UdpRequester(s) => Box::new(rr::UdpRequester::new(s, ctx)?),
+        Workload::UdpResponder(s) => Box::new(rr::UdpResponder::new(s, ctx)?),
+        Workload::CrrRequester(..) | Workload::CrrResponder(..) => {
             return Err(EngineError::Io {
                 op: "flow setup",
-                source: std::io::Error::other(format!("{t} cannot share a thread over {s:?}")),
+                source: std::io::Error::other("a tcp-crr flow runs on a thread of its own"),
             })
         }
     })
 }
 
-fn run_flow(end: End, socket: FlowSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    let sends = sends(end, ctx.dir);
-    match (ctx.spec.test, socket) {
-        (TestKind::TcpStream, FlowSocket::Tcp(s)) if sends => stream::tcp_send(s, ctx),
-        (TestKind::TcpStream, FlowSocket::Tcp(s)) => stream::tcp_recv(s, ctx),
-        (TestKind::UdpStream, FlowSocket::Udp(s)) if sends => udp::udp_send(s, ctx),
-        (TestKind::UdpStream, FlowSocket::Udp(s)) => udp::udp_recv(s, None, ctx),
-        (TestKind::UdpStream, FlowSocket::UdpReady(s, r)) => udp::udp_recv(s, Some(r), ctx),
-        (TestKind::TcpRr, FlowSocket::Tcp(s)) if end == End::Client => rr::tcp_requester(s, ctx),
-        (TestKind::TcpRr, FlowSocket::Tcp(s)) => rr::tcp_responder(s, ctx),
-        (TestKind::UdpRr, FlowSocket::Udp(s)) if end == End::Client => rr::udp_requester(s, ctx),
-        (TestKind::UdpRr, FlowSocket::Udp(s)) => rr::udp_responder(s, ctx),
-        (TestKind::TcpCrr, FlowSocket::CrrConnect(a, t)) => crr::crr_requester(a, &t, ctx),
-        (TestKind::TcpCrr, FlowSocket::CrrAccept(l, t, peer)) => {
-            crr::crr_responder(&l, &t, peer, ctx)
-        }
-        (t, s) => Err(EngineError::Io {
-            op: "flow setup",
-            source: std::io::Error::other(format!("{t} cannot run over {s:?}")),
-        }),
+/// A flow on a thread of its own.
+fn run_flow(work: Workload, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
+    match work {
+        Workload::TcpSender(s) => stream::tcp_send(s, ctx),
+        Workload::TcpReceiver(s) => stream::tcp_recv(s, ctx),
+        Workload::UdpSender(s) => udp::udp_send(s, ctx),
+        Workload::UdpReceiver(s, r) => udp::udp_recv(s, r, ctx),
+        Workload::TcpRequester(s) => rr::tcp_requester(s, ctx),
+        Workload::TcpResponder(s) => rr::tcp_responder(s, ctx),
+        Workload::UdpRequester(s) => rr::udp_requester(s, ctx),
+        Workload::UdpResponder(s) => rr::udp_responder(s, ctx),
+        Workload::CrrRequester(a, t) => crr::crr_requester(a, &t, ctx),
+        Workload::CrrResponder(l, t, peer) => crr::crr_responder(&l, &t, peer, ctx),
     }
 }
 
@@ -523,7 +570,10 @@ fn run_thread(
     if !shared {
         return members
             .into_iter()
-            .map(|(i, socket, ctx)| (i, run_flow(end, socket, &ctx)))
+            .map(|(i, socket, ctx)| {
+                let work = Workload::of(ctx.spec.test, end, ctx.dir, socket);
+                (i, work.and_then(|w| run_flow(w, &ctx)))
+            })
             .collect();
     }
     // Build every flow of the group; one that cannot be built fails alone.
@@ -531,7 +581,7 @@ fn run_thread(
     let mut failed = Vec::new();
     let mut built = Vec::new();
     for (i, socket, ctx) in members {
-        match shared_flow(end, socket, &ctx) {
+        match Workload::of(ctx.spec.test, end, ctx.dir, socket).and_then(|w| shared_flow(w, &ctx)) {
             Ok(f) => {
                 order.push(i);
                 built.push(f);
