@@ -487,3 +487,44 @@ fn accept_streams(
     }
     Ok(plans)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stream() -> TcpStream {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        drop(l.accept().unwrap());
+        c
+    }
+
+    /// A data connection goes to the session that registered its cookie, in
+    /// the order it came; an unknown cookie is a new session; a session that
+    /// ended takes nothing more.
+    #[test]
+    fn data_connections_go_to_their_session() {
+        let reg = Registry::default();
+        let c = Cookie::from_random([b'a'; COOKIE_LEN - 1]);
+        assert!(reg.hand_over(&c, stream(), 0).is_some());
+        let (held, rx) = reg.register(c, 2);
+        assert!(reg.hand_over(&c, stream(), 7).is_none());
+        assert_eq!(rx.try_recv().unwrap().0, 7);
+        let other = Cookie::from_random([b'b'; COOKIE_LEN - 1]);
+        assert!(reg.hand_over(&other, stream(), 8).is_some());
+        drop(held);
+        assert!(reg.hand_over(&c, stream(), 9).is_some());
+    }
+
+    /// A full session's extra connections are dropped, not queued without end.
+    #[test]
+    fn a_session_takes_at_most_its_streams() {
+        let reg = Registry::default();
+        let c = Cookie::from_random([b'c'; COOKIE_LEN - 1]);
+        let (_held, rx) = reg.register(c, 1);
+        for seq in 0..3 {
+            assert!(reg.hand_over(&c, stream(), seq).is_none());
+        }
+        assert_eq!(rx.try_iter().count(), 1);
+    }
+}

@@ -111,6 +111,32 @@ struct Shared {
 }
 
 impl Shared {
+    /// A server's state for `cfg`, its budget sized from the limits.
+    fn new(cfg: ServerConfig) -> Shared {
+        let limits = &cfg.limits;
+        let budget = Arc::new(Budget::new(
+            limits.max_session_memory,
+            Need {
+                memory: limits.max_memory,
+                // Two threads per flow at most, per running test, and one per
+                // control connection.
+                threads: limits.max_tests as u64 * (2 * u64::from(limits.max_parallel) + 3)
+                    + limits.max_connections as u64,
+                fds: crate::budget::fd_budget(limits.max_connections),
+            },
+        ));
+        Shared {
+            cfg,
+            running: Mutex::new(Vec::new()),
+            budget,
+            next_id: AtomicUsize::new(0),
+            connections: AtomicUsize::new(0),
+            addresses: AddressTable::default(),
+            log_limit: LogLimiter::default(),
+            iperf3: Default::default(),
+        }
+    }
+
     fn log(&self, entry: &SessionLog) {
         let second = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -240,18 +266,6 @@ impl Server {
                 "--phase-timeout must be above 0".into(),
             ));
         }
-        let limits = &cfg.limits;
-        let budget = Arc::new(Budget::new(
-            limits.max_session_memory,
-            Need {
-                memory: limits.max_memory,
-                // Two threads per flow at most, per running test, and one per
-                // control connection.
-                threads: limits.max_tests as u64 * (2 * u64::from(limits.max_parallel) + 3)
-                    + limits.max_connections as u64,
-                fds: crate::budget::fd_budget(limits.max_connections),
-            },
-        ));
         let addr = cfg.bind;
         let listener = match listen(addr, 128, None) {
             // A host without IPv6: the dual-stack default falls back to IPv4's.
@@ -266,16 +280,7 @@ impl Server {
         };
         Ok(Server {
             listener: listener.into(),
-            shared: Arc::new(Shared {
-                cfg,
-                running: Mutex::new(Vec::new()),
-                budget,
-                next_id: AtomicUsize::new(0),
-                connections: AtomicUsize::new(0),
-                addresses: AddressTable::default(),
-                log_limit: LogLimiter::default(),
-                iperf3: Default::default(),
-            }),
+            shared: Arc::new(Shared::new(cfg)),
         })
     }
 
@@ -972,3 +977,7 @@ fn serve_connection_netsonde(
         }
     }
 }
+
+#[cfg(test)]
+#[path = "server_tests.rs"]
+mod tests;

@@ -1,0 +1,123 @@
+//! Admission, the busy slot, the budget, tokens and the iperf3 registry, on a
+//! server's state alone: no listener, no client.
+
+use std::time::Duration;
+
+use netsonde_model::spec::{TestKind, TestSpec};
+use netsonde_model::units::{Bytes, Nanos};
+use netsonde_proto::ErrorCode;
+
+use super::*;
+
+fn shared(limits: Limits) -> Arc<Shared> {
+    let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap());
+    cfg.limits = limits;
+    Arc::new(Shared::new(cfg))
+}
+
+fn spec() -> TestSpec {
+    let mut s = TestSpec::new(TestKind::TcpStream);
+    s.duration = Nanos::from_secs(1);
+    s
+}
+
+#[test]
+fn a_spec_that_does_not_validate_is_refused_as_bad() {
+    let sh = shared(Limits::default());
+    let mut s = spec();
+    s.parallel = 0;
+    let (code, why, retry) = admit(&s, &sh).map(|_| ()).unwrap_err();
+    assert_eq!(code, ErrorCode::BadSpec, "{why}");
+    assert_eq!(retry, None);
+}
+
+#[test]
+fn a_core_the_server_lacks_is_named() {
+    let sh = shared(Limits::default());
+    let mut s = spec();
+    s.server_affinity = vec![4096];
+    let (code, why, _) = admit(&s, &sh).map(|_| ()).unwrap_err();
+    assert_eq!(code, ErrorCode::BadSpec);
+    assert!(why.contains("server has no core 4096"), "{why}");
+}
+
+#[test]
+fn the_limits_refuse_what_exceeds_them() {
+    let sh = shared(Limits {
+        max_parallel: 2,
+        ..Limits::default()
+    });
+    let mut s = spec();
+    s.parallel = 3;
+    let (code, why, _) = admit(&s, &sh).map(|_| ()).unwrap_err();
+    assert_eq!(code, ErrorCode::BadSpec);
+    assert!(why.contains('2'), "{why}");
+}
+
+/// One test at a time: a second is told busy with the time left (at least
+/// 100 ms to wait), and admitted once the first's guard is gone.
+#[test]
+fn the_busy_slot_is_held_until_the_test_ends() {
+    let sh = shared(Limits::default());
+    let first = admit(&spec(), &sh).unwrap();
+    let (code, why, retry) = admit(&spec(), &sh).map(|_| ()).unwrap_err();
+    assert_eq!(code, ErrorCode::Busy);
+    assert!(why.contains("busy"), "{why}");
+    assert!(retry.is_some_and(|ms| ms >= 100), "{retry:?}");
+    drop(first);
+    assert!(admit(&spec(), &sh).is_ok());
+}
+
+/// `max_tests` of 2 admits two at once, not three.
+#[test]
+fn max_tests_admits_that_many_at_once() {
+    let sh = shared(Limits {
+        max_tests: 2,
+        ..Limits::default()
+    });
+    let a = admit(&spec(), &sh).unwrap();
+    let b = admit(&spec(), &sh).unwrap();
+    assert_eq!(
+        admit(&spec(), &sh).map(|_| ()).unwrap_err().0,
+        ErrorCode::Busy
+    );
+    drop((a, b));
+}
+
+/// A test whose buffers exceed one session's memory budget is refused, and the
+/// refusal leaves the slot free for the next.
+#[test]
+fn the_memory_budget_refuses_and_frees_the_slot() {
+    let sh = shared(Limits {
+        max_session_memory: Bytes(64 << 10),
+        max_memory: Bytes(64 << 10),
+        ..Limits::default()
+    });
+    let mut big = spec();
+    big.size = Bytes(1 << 20);
+    big.parallel = 4;
+    let (code, why, _) = admit(&big, &sh).map(|_| ()).unwrap_err();
+    assert_eq!(code, ErrorCode::BadSpec, "{why}");
+    assert!(sh.running.lock().unwrap().is_empty());
+}
+
+#[test]
+fn tokens_are_fresh() {
+    let a = crate::random_token().unwrap();
+    let b = crate::random_token().unwrap();
+    assert_ne!(a.0, b.0);
+}
+
+/// A test is expected to end at its measured end plus the time results take.
+#[test]
+fn a_started_test_is_expected_at_its_end() {
+    let sh = shared(Limits::default());
+    let (busy, _held) = admit(&spec(), &sh).unwrap();
+    let at = Instant::now();
+    busy.started(at, &spec());
+    let end = sh.running.lock().unwrap()[0].1;
+    let expected = at + spec().span().as_duration() + AFTER_TEST;
+    assert!(
+        end >= expected - Duration::from_millis(1) && end <= expected + Duration::from_millis(1)
+    );
+}
