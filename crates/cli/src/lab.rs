@@ -418,22 +418,7 @@ fn lab_up(dir: &StateDir, u: LabUpArgs) -> anyhow::Result<()> {
         let args = vec!["lab".to_string(), "emulate".to_string(), u.name.clone()];
         let mut emu = lab.spawn(Side::Client, "emulator", &args, &[], true, |_| {})?;
         // Ready when the TUN devices have a reader (carrier up).
-        let end = Instant::now() + Duration::from_secs(5);
-        loop {
-            if let Some(st) = emu.try_wait()? {
-                bail!("the emulator exited at start ({st})");
-            }
-            let out = std::process::Command::new("ip")
-                .args(["-n", lab.namespace(Side::Server), "link", "show", "sonde0"])
-                .output()?;
-            if String::from_utf8_lossy(&out.stdout).contains("LOWER_UP") {
-                break;
-            }
-            if Instant::now() > end {
-                bail!("the emulator did not attach within 5 s");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        lab.wait_attached(&mut emu, Duration::from_secs(5))?;
     }
     let args: Vec<String> = vec![
         "server".into(),

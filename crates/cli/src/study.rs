@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use netsonde_model::sweep::Metric;
 use netsonde_store::Store;
-use netsonde_studies::{Data, Finding, PartKind, SearchRow, StoredPeak, StudyDef, Verdict};
+use netsonde_studies::{
+    Data, Finding, PartDef, PartKind, SearchRow, StoredPeak, StudyDef, Verdict,
+};
 
 use crate::args::{StudyArgs, UsageError};
 
@@ -200,14 +202,14 @@ pub fn run(a: StudyArgs) -> anyhow::Result<u8> {
     Ok(one(&a, def, out)?.0)
 }
 
-/// Runs one study into `out`; returns the exit code and its findings.
-fn one(a: &StudyArgs, def: StudyDef, out: PathBuf) -> anyhow::Result<(u8, Vec<Finding>)> {
+/// Makes the study's folder, its `parts` and `figures` folders and the store
+/// every part shares; returns them, resolved: (out, parts, figures, store).
+fn places(a: &StudyArgs, out: PathBuf) -> anyhow::Result<(PathBuf, PathBuf, PathBuf, PathBuf)> {
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let out =
         std::fs::canonicalize(&out).with_context(|| format!("resolving {}", out.display()))?;
-    let parts_dir = out.join("parts");
-    let figures_dir = out.join("figures");
-    for d in [&parts_dir, &figures_dir] {
+    let (parts, figures) = (out.join("parts"), out.join("figures"));
+    for d in [&parts, &figures] {
         std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
     }
     let db = a.store.db.clone().unwrap_or_else(Store::default_path);
@@ -217,25 +219,21 @@ fn one(a: &StudyArgs, def: StudyDef, out: PathBuf) -> anyhow::Result<(u8, Vec<Fi
     // The store is created here, so every part and the report share it.
     drop(crate::runs::open_store(Some(&db))?);
     let db = std::fs::canonicalize(&db).with_context(|| format!("resolving {}", db.display()))?;
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
+    Ok((out, parts, figures, db))
+}
+
+/// Whether the lab can run here; why not, when it cannot.
+fn lab_status() -> Result<(), String> {
+    if !netsonde_lab::probe::privileged() {
+        return Err("the lab needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN)".into());
     }
-    let lab_ok = netsonde_lab::probe::privileged() && netsonde_lab::probe::require_tools().is_ok();
-    let lab_why = if !netsonde_lab::probe::privileged() {
-        "the lab needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN)".to_string()
-    } else {
-        netsonde_lab::probe::require_tools()
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default()
-    };
-    let started = Instant::now();
-    let mut data = Data {
-        quick: a.quick,
-        ..Data::default()
-    };
-    let (_raised, in_force) = match def.buffers {
+    netsonde_lab::probe::require_tools().map_err(|e| e.to_string())
+}
+
+/// The socket buffer ceiling a study asks for, raised for its run where the lab
+/// can run (else only read); the guard puts it back.
+fn buffers(def: &StudyDef, lab_ok: bool) -> (Option<Raised>, Option<u64>) {
+    match def.buffers {
         Some(n) if lab_ok => {
             let (r, f) = Raised::raise(&["net.core.rmem_max", "net.core.wmem_max"], n);
             (Some(r), f)
@@ -247,163 +245,224 @@ fn one(a: &StudyArgs, def: StudyDef, out: PathBuf) -> anyhow::Result<(u8, Vec<Fi
                 .and_then(|v| v.trim().parse().ok()),
         ),
         None => (None, None),
+    }
+}
+
+/// One study's run in progress: where it writes and what its parts gave.
+struct StudyRun<'a> {
+    a: &'a StudyArgs,
+    def: StudyDef,
+    out: PathBuf,
+    parts_dir: PathBuf,
+    db: PathBuf,
+    data: Data,
+    commands: BTreeMap<&'static str, String>,
+    runs: BTreeMap<&'static str, i64>,
+    failed: usize,
+}
+
+impl StudyRun<'_> {
+    fn dbs(&self) -> String {
+        self.db.display().to_string()
+    }
+
+    /// A sweep part: its experiment written to a file and run (in the lab when
+    /// the part asks), the run it stored kept.
+    fn sweep(&mut self, part: &PartDef) -> anyhow::Result<()> {
+        let exp = part
+            .experiment(self.def.id, self.a.quick)?
+            .context("a sweep part has an experiment")?;
+        let file = self.parts_dir.join(format!("{}.toml", part.name));
+        std::fs::write(&file, toml_text(&exp)?)
+            .with_context(|| format!("writing {}", file.display()))?;
+        let (f, dbs) = (file.display().to_string(), self.dbs());
+        let mut args: Vec<String> = Vec::new();
+        if part.lab {
+            args.extend(["lab", "run", &f, "--"].map(String::from));
+        }
+        args.extend(["run", &f, "--db", &dbs, "--no-report"].map(String::from));
+        let before = newest_run(&self.db)?;
+        let (code, _) = child(&args, false)?;
+        self.commands
+            .insert(part.name, shown(&args, &self.out, &dbs));
+        let id = run_after(&self.db, before, &exp.label.clone().unwrap_or_default())?;
+        match (code, id) {
+            (Some(0), Some(id)) => {
+                self.runs.insert(part.name, id);
+            }
+            (Some(4), Some(id)) => {
+                eprintln!(
+                    "study {}: part '{}' ended with points pending: its report uses what it measured",
+                    self.def.id, part.name
+                );
+                self.runs.insert(part.name, id);
+            }
+            (code, id) => {
+                self.failed += 1;
+                let why = match code {
+                    Some(c) => format!("it exited with code {c}"),
+                    None => "it was killed by a signal".into(),
+                };
+                self.data.skipped.insert(part.name, why);
+                if let Some(id) = id {
+                    self.runs.insert(part.name, id);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A search part: `netsonde search --json` into the study's store, its rows
+    /// kept.
+    fn search(&mut self, part: &PartDef, given: &[&str], quick: &[&str]) -> anyhow::Result<()> {
+        let dbs = self.dbs();
+        let mut args: Vec<String> = vec!["search".into()];
+        args.extend(given.iter().map(|v| v.to_string()));
+        if self.a.quick {
+            args.extend(quick.iter().map(|v| v.to_string()));
+        }
+        // Stored with the study's other parts; its table is the study's.
+        args.extend(["--json", "--db", &dbs, "--no-report"].map(String::from));
+        let (code, stdout) = child(&args, true)?;
+        self.commands
+            .insert(part.name, shown(&args, &self.out, &dbs));
+        match (code, search_rows(&stdout)) {
+            (Some(0 | 4), Ok(rows)) => {
+                self.data.searches.insert(part.name, rows);
+            }
+            (code, rows) => {
+                self.failed += 1;
+                let why = match (code, rows) {
+                    (_, Err(e)) => format!("{e:#}"),
+                    (Some(c), _) => format!("the search exited with code {c}"),
+                    (None, _) => "the search was killed by a signal".into(),
+                };
+                self.data.skipped.insert(part.name, why);
+            }
+        }
+        Ok(())
+    }
+
+    /// The memory-copy part, measured in this process.
+    fn memcopy(&mut self, part: &PartDef) {
+        let budget = Duration::from_millis(if self.a.quick { 300 } else { 2000 });
+        let bps = netsonde_cpu::memory::copy_bandwidth(64 << 20, budget) * 8.0;
+        eprintln!(
+            "study {}: memory copy {}",
+            self.def.id,
+            netsonde_model::units::BitRate(bps)
+        );
+        self.data.memcpy_bps = Some(bps);
+        self.commands.insert(
+            part.name,
+            "in process: copy_from_slice between two 64 MiB buffers, best round".into(),
+        );
+    }
+
+    /// The parts' runs analysed, the figures drawn and `report.md` written;
+    /// returns the exit code (4 when a part failed) and the findings.
+    fn report(
+        mut self,
+        figures_dir: &Path,
+        started: Instant,
+    ) -> anyhow::Result<(u8, Vec<Finding>)> {
+        let store = crate::runs::open_store(Some(&self.db))?;
+        for (part, id) in &self.runs {
+            self.data
+                .sweeps
+                .insert(part, netsonde_run::view(&store, *id)?);
+        }
+        if self.def.parts.iter().any(|p| p.name == "peak") {
+            let mine: Vec<i64> = self.runs.values().copied().collect();
+            self.data.stored_peak = Some(stored_peak(&store, &mine)?);
+        }
+        let (def, data) = (&self.def, &self.data);
+        let analysis = (def.analyse)(data);
+        let plots = netsonde_studies::figures(def, data, &analysis);
+        let png = crate::runs::write_figures(figures_dir, &plots)?;
+        let figures: Vec<(String, String)> = plots
+            .iter()
+            .map(|p| (p.id.clone(), p.title.clone()))
+            .collect();
+        let command = format!(
+            "netsonde study {}{}",
+            def.id,
+            if self.a.quick { " --quick" } else { "" }
+        );
+        let md = netsonde_studies::markdown(
+            def,
+            data,
+            &analysis,
+            &figures,
+            png,
+            &self.commands,
+            &self.runs,
+            &command,
+        );
+        let report = self.out.join("report.md");
+        std::fs::write(&report, md).with_context(|| format!("writing {}", report.display()))?;
+        for f in &analysis.findings {
+            println!("{:<14} {}", f.verdict.text(), f.claim);
+        }
+        println!(
+            "study {}: {} parts in {:.0} s; report: {}",
+            def.id,
+            def.parts.len(),
+            started.elapsed().as_secs_f64(),
+            report.display()
+        );
+        Ok((if self.failed > 0 { 4 } else { 0 }, analysis.findings))
+    }
+}
+
+/// Runs one study into `out`; returns the exit code and its findings.
+fn one(a: &StudyArgs, def: StudyDef, out: PathBuf) -> anyhow::Result<(u8, Vec<Finding>)> {
+    let (out, parts_dir, figures_dir, db) = places(a, out)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
+    }
+    let lab = lab_status();
+    let started = Instant::now();
+    let (raised, in_force) = buffers(&def, lab.is_ok());
+    let mut run = StudyRun {
+        a,
+        def,
+        out,
+        parts_dir,
+        db,
+        data: Data {
+            quick: a.quick,
+            rmem_max: in_force,
+            ..Data::default()
+        },
+        commands: BTreeMap::new(),
+        runs: BTreeMap::new(),
+        failed: 0,
     };
-    data.rmem_max = in_force;
-    let mut commands: BTreeMap<&'static str, String> = BTreeMap::new();
-    let mut runs: BTreeMap<&'static str, i64> = BTreeMap::new();
-    let mut failed = 0;
-    let dbs = db.display().to_string();
     for part in def.parts {
         if stop.load(Ordering::Relaxed) {
-            data.skipped.insert(part.name, "interrupted".into());
+            run.data.skipped.insert(part.name, "interrupted".into());
             continue;
         }
-        if part.lab && !lab_ok {
-            eprintln!("study {}: SKIPPED part '{}': {lab_why}", def.id, part.name);
-            data.skipped.insert(part.name, lab_why.clone());
+        if let (true, Err(why)) = (part.lab, &lab) {
+            eprintln!("study {}: SKIPPED part '{}': {why}", def.id, part.name);
+            run.data.skipped.insert(part.name, why.clone());
             continue;
         }
         eprintln!("study {}: part '{}': {}", def.id, part.name, part.what);
         match part.kind {
-            PartKind::Sweep { .. } => {
-                let exp = part
-                    .experiment(def.id, a.quick)?
-                    .context("a sweep part has an experiment")?;
-                let file = parts_dir.join(format!("{}.toml", part.name));
-                let text = toml_text(&exp)?;
-                std::fs::write(&file, text)
-                    .with_context(|| format!("writing {}", file.display()))?;
-                let f = file.display().to_string();
-                let mut args: Vec<String> = Vec::new();
-                if part.lab {
-                    args.extend(["lab", "run", &f, "--"].map(String::from));
-                }
-                args.extend(["run", &f, "--db", &dbs, "--no-report"].map(String::from));
-                let before = newest_run(&db)?;
-                let (code, _) = child(&args, false)?;
-                commands.insert(part.name, shown(&args, &out, &dbs));
-                let label = exp.label.clone().unwrap_or_default();
-                let id = run_after(&db, before, &label)?;
-                match (code, id) {
-                    (Some(0), Some(id)) => {
-                        runs.insert(part.name, id);
-                    }
-                    (Some(4), Some(id)) => {
-                        eprintln!("study {}: part '{}' ended with points pending: its report uses what it measured", def.id, part.name);
-                        runs.insert(part.name, id);
-                    }
-                    (code, id) => {
-                        failed += 1;
-                        let why = match code {
-                            Some(c) => format!("it exited with code {c}"),
-                            None => "it was killed by a signal".into(),
-                        };
-                        data.skipped.insert(part.name, why);
-                        if let Some(id) = id {
-                            runs.insert(part.name, id);
-                        }
-                    }
-                }
-            }
-            PartKind::Search { args: s, quick } => {
-                let mut args: Vec<String> = vec!["search".into()];
-                args.extend(s.iter().map(|v| v.to_string()));
-                if a.quick {
-                    args.extend(quick.iter().map(|v| v.to_string()));
-                }
-                // Stored with the study's other parts; its table is the study's.
-                args.extend(["--json", "--db", &dbs, "--no-report"].map(String::from));
-                let (code, stdout) = child(&args, true)?;
-                commands.insert(part.name, shown(&args, &out, &dbs));
-                match (code, search_rows(&stdout)) {
-                    (Some(0 | 4), Ok(rows)) => {
-                        data.searches.insert(part.name, rows);
-                    }
-                    (code, rows) => {
-                        failed += 1;
-                        data.skipped.insert(
-                            part.name,
-                            match (code, rows) {
-                                (_, Err(e)) => format!("{e:#}"),
-                                (Some(c), _) => format!("the search exited with code {c}"),
-                                (None, _) => "the search was killed by a signal".into(),
-                            },
-                        );
-                    }
-                }
-            }
-            PartKind::MemCopy => {
-                let budget = Duration::from_millis(if a.quick { 300 } else { 2000 });
-                let bps = netsonde_cpu::memory::copy_bandwidth(64 << 20, budget) * 8.0;
-                eprintln!(
-                    "study {}: memory copy {}",
-                    def.id,
-                    netsonde_model::units::BitRate(bps)
-                );
-                data.memcpy_bps = Some(bps);
-                commands.insert(
-                    part.name,
-                    "in process: copy_from_slice between two 64 MiB buffers, best round".into(),
-                );
-            }
+            PartKind::Sweep { .. } => run.sweep(part)?,
+            PartKind::Search { args, quick } => run.search(part, args, quick)?,
+            PartKind::MemCopy => run.memcopy(part),
         }
     }
-    drop(_raised);
-    let store = crate::runs::open_store(Some(&db))?;
-    for (part, id) in &runs {
-        data.sweeps.insert(part, netsonde_run::view(&store, *id)?);
-    }
-    if def.parts.iter().any(|p| p.name == "peak") {
-        let mine: Vec<i64> = runs.values().copied().collect();
-        data.stored_peak = Some(stored_peak(&store, &mine)?);
-    }
-    let analysis = (def.analyse)(&data);
-
-    // Figures: each sweep part's chosen plots, then the analysis's own.
-    let mut plots = Vec::new();
-    for part in def.parts {
-        if let (PartKind::Sweep { figures, .. }, Some(s)) = (part.kind, data.sweeps.get(part.name))
-        {
-            for id in figures {
-                if let Some(p) = s.plots.iter().find(|p| p.id == *id) {
-                    let mut p = p.clone();
-                    p.id = format!("{}-{}", part.name, p.id);
-                    p.title = format!("{} ({})", p.title, part.name);
-                    plots.push(p);
-                }
-            }
-        }
-    }
-    plots.extend(analysis.figures.iter().cloned());
-    let png = crate::runs::write_figures(&figures_dir, &plots)?;
-    let figures: Vec<(String, String)> = plots
-        .iter()
-        .map(|p| (p.id.clone(), p.title.clone()))
-        .collect();
-    let command = format!(
-        "netsonde study {}{}",
-        def.id,
-        if a.quick { " --quick" } else { "" }
-    );
-    let md = netsonde_studies::markdown(
-        &def, &data, &analysis, &figures, png, &commands, &runs, &command,
-    );
-    let report = out.join("report.md");
-    std::fs::write(&report, md).with_context(|| format!("writing {}", report.display()))?;
-    for f in &analysis.findings {
-        println!("{:<14} {}", f.verdict.text(), f.claim);
-    }
-    println!(
-        "study {}: {} parts in {:.0} s; report: {}",
-        def.id,
-        def.parts.len(),
-        started.elapsed().as_secs_f64(),
-        report.display()
-    );
+    drop(raised);
+    let result = run.report(&figures_dir, started)?;
     if stop.load(Ordering::Relaxed) {
         bail!("interrupted: the report covers the parts that ran");
     }
-    Ok((if failed > 0 { 4 } else { 0 }, analysis.findings))
+    Ok(result)
 }
 
 /// A part's command as the report shows it: its file relative to the report's

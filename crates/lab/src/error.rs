@@ -68,6 +68,9 @@ pub enum LabError {
     /// The userspace emulator failed.
     #[error("link emulator: {0}")]
     Emulator(#[from] EmulatorError),
+    /// The emulator process of a lab that stays up never attached to its link.
+    #[error("the link emulator did not start: {0}")]
+    EmulatorStart(String),
 }
 
 /// Why the userspace emulator (or one of its threads) stopped.

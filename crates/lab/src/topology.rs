@@ -399,6 +399,32 @@ impl Lab {
         Ok(child)
     }
 
+    /// Waits until the emulator process `emu` has attached to the link (the
+    /// server's TUN device has a reader: its carrier is up), at most `within`.
+    /// An emulator that exits first, or never attaches, is an error.
+    pub fn wait_attached(&self, emu: &mut Child, within: Duration) -> Result<()> {
+        let end = Instant::now() + within;
+        loop {
+            if let Some(st) = emu
+                .try_wait()
+                .map_err(|e| LabError::io("waiting for the emulator", e))?
+            {
+                return Err(LabError::EmulatorStart(format!("it exited ({st})")));
+            }
+            let shown = ip_in(self.namespace(Side::Server), &["link", "show", DEV])?;
+            if shown.contains("LOWER_UP") {
+                return Ok(());
+            }
+            if Instant::now() > end {
+                return Err(LabError::EmulatorStart(format!(
+                    "it did not attach within {} s",
+                    within.as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Leaves the lab in place (`lab up`): nothing is torn down on drop.
     pub fn keep(mut self) {
         self.done = true;

@@ -372,6 +372,26 @@ fn common_caveats(d: &Data) -> Vec<String> {
     c
 }
 
+/// The study's figures: each sweep part's chosen plots (named after the part),
+/// then the analysis's own.
+pub fn figures(def: &StudyDef, d: &Data, a: &Analysis) -> Vec<PlotSpec> {
+    let mut plots = Vec::new();
+    for part in def.parts {
+        if let (PartKind::Sweep { figures, .. }, Some(s)) = (part.kind, d.sweeps.get(part.name)) {
+            for id in figures {
+                if let Some(p) = s.plots.iter().find(|p| p.id == *id) {
+                    let mut p = p.clone();
+                    p.id = format!("{}-{}", part.name, p.id);
+                    p.title = format!("{} ({})", p.title, part.name);
+                    plots.push(p);
+                }
+            }
+        }
+    }
+    plots.extend(a.figures.iter().cloned());
+    plots
+}
+
 /// The report of a study, as Markdown. `figures` are the file stems and titles
 /// of the figures the caller wrote into `figures/` as SVG (and as PNG when `png`),
 /// in order: the sweeps' chosen plots and the analysis's own.

@@ -20,25 +20,8 @@ pub(crate) const DEF: StudyDef = StudyDef {
             what: "UDP throughput against datagram size, unpaced, over a 2.4 Gbit/s link at MTU 65535 (no fragmentation up to 60 KiB)",
             lab: true,
             kind: PartKind::Sweep {
-                file: r#"
-label = "study 000: UDP against packet size, 2.4 Gbit/s, MTU 65535"
-tests = ["udp-stream"]
-sizes = "64,256,1K,4K,8K,16K,32K,60K"
-pacing = ["0"]
-repeat = 3
-time = "1s"
-warmup = "250ms"
-line_rate = "2400M"
-[link]
-rate = "2400M"
-mtu = "65535"
-"#,
-                quick: r#"
-sizes = "64,1K,16K,60K"
-repeat = 1
-time = "500ms"
-warmup = "100ms"
-"#,
+                file: include_str!("../experiments/s000-size.toml"),
+                quick: include_str!("../experiments/s000-size-quick.toml"),
                 figures: &["throughput-size"],
             },
         },
@@ -47,21 +30,8 @@ warmup = "100ms"
             what: "64-byte and 16 KiB datagrams, unpaced, by I/O strategy: one system call per datagram (copy), batched (sendmmsg/recvmmsg), busy-polled, and auto (measured switching)",
             lab: false,
             kind: PartKind::Sweep {
-                file: r#"
-label = "study 000: short packets by I/O strategy"
-tests = ["udp-stream"]
-sizes = "64,16K"
-io = ["copy", "batch", "busypoll", "auto"]
-pacing = ["0"]
-repeat = 3
-time = "1s"
-warmup = "250ms"
-"#,
-                quick: r#"
-repeat = 1
-time = "500ms"
-warmup = "100ms"
-"#,
+                file: include_str!("../experiments/s000-short.toml"),
+                quick: include_str!("../experiments/s000-short-quick.toml"),
                 figures: &["throughput-size"],
             },
         },
@@ -90,20 +60,8 @@ warmup = "100ms"
             what: "peak TCP throughput on this host (loopback, 128 KiB writes, one and two streams)",
             lab: false,
             kind: PartKind::Sweep {
-                file: r#"
-label = "study 000: peak TCP"
-tests = ["tcp-stream"]
-sizes = "128K"
-parallel = [1, 2]
-repeat = 3
-time = "1s"
-warmup = "250ms"
-"#,
-                quick: r#"
-repeat = 1
-time = "500ms"
-warmup = "100ms"
-"#,
+                file: include_str!("../experiments/s000-peak.toml"),
+                quick: include_str!("../experiments/s000-peak-quick.toml"),
                 figures: &[],
             },
         },

@@ -19,23 +19,8 @@ pub(crate) const DEF: StudyDef = StudyDef {
             what: "4 KiB TCP stream over a 100 Mbit/s link, one way and both ways, with CPU",
             lab: true,
             kind: PartKind::Sweep {
-                file: r#"
-label = "study 001: share of a 100 Mbit/s link, one way and both"
-tests = ["tcp-stream"]
-directions = ["out", "bidir"]
-sizes = "4K"
-repeat = 3
-time = "2s"
-warmup = "500ms"
-line_rate = "100M"
-[link]
-rate = "100M"
-"#,
-                quick: r#"
-repeat = 1
-time = "1s"
-warmup = "250ms"
-"#,
+                file: include_str!("../experiments/s001-share.toml"),
+                quick: include_str!("../experiments/s001-share-quick.toml"),
                 figures: &[],
             },
         },
@@ -44,23 +29,8 @@ warmup = "250ms"
             what: "1-byte TCP ping-pong, client on core 0 and server on core 1, blocking (copy) against busy-polling",
             lab: false,
             kind: PartKind::Sweep {
-                file: r#"
-label = "study 001: 1-byte latency, interrupt against poll"
-tests = ["tcp-rr"]
-sizes = "1"
-io = ["copy", "busypoll"]
-repeat = 3
-time = "1s"
-warmup = "250ms"
-[options]
-affinity = [0]
-server_affinity = [1]
-"#,
-                quick: r#"
-repeat = 1
-time = "500ms"
-warmup = "100ms"
-"#,
+                file: include_str!("../experiments/s001-latency.toml"),
+                quick: include_str!("../experiments/s001-latency-quick.toml"),
                 figures: &["latency-cdf"],
             },
         },

@@ -21,24 +21,8 @@ pub(crate) const DEF: StudyDef = StudyDef {
             what: "TCP out, in and both ways at MTU 1500 and 9000 over a 622 Mbit/s link, 64 KiB writes, with CPU",
             lab: true,
             kind: PartKind::Sweep {
-                file: r#"
-label = "study 002: out/in/bidir at two MTUs, 622 Mbit/s"
-tests = ["tcp-stream"]
-directions = ["out", "in", "bidir"]
-sizes = "64K"
-mtus = [1500, 9000]
-repeat = 3
-time = "1s"
-warmup = "250ms"
-line_rate = "622M"
-[link]
-rate = "622M"
-"#,
-                quick: r#"
-repeat = 1
-time = "500ms"
-warmup = "100ms"
-"#,
+                file: include_str!("../experiments/s002-directions.toml"),
+                quick: include_str!("../experiments/s002-directions-quick.toml"),
                 figures: &[],
             },
         },
@@ -47,25 +31,8 @@ warmup = "100ms"
             what: "TCP throughput against the window over 622 Mbit/s with a 1 ms round trip, 8 KiB writes",
             lab: true,
             kind: PartKind::Sweep {
-                file: r#"
-label = "study 002: the window for full rate, 622 Mbit/s, 1 ms"
-tests = ["tcp-stream"]
-sizes = "8K"
-windows = ["32K", "64K", "96K", "144K", "256K", "1M"]
-repeat = 3
-time = "1s"
-warmup = "500ms"
-line_rate = "622M"
-[link]
-rate = "622M"
-delay = "500us"
-"#,
-                quick: r#"
-windows = ["64K", "144K", "1M"]
-repeat = 1
-time = "500ms"
-warmup = "250ms"
-"#,
+                file: include_str!("../experiments/s002-window.toml"),
+                quick: include_str!("../experiments/s002-window-quick.toml"),
                 figures: &["throughput-window"],
             },
         },
@@ -74,25 +41,8 @@ warmup = "250ms"
             what: "TCP throughput and CPU against message size for 64 KB and 144 KB windows, same link",
             lab: true,
             kind: PartKind::Sweep {
-                file: r#"
-label = "study 002: message size for two windows, 622 Mbit/s, 1 ms"
-tests = ["tcp-stream"]
-sizes = "256,1K,4K,16K,64K"
-windows = ["64K", "144K"]
-repeat = 2
-time = "1s"
-warmup = "500ms"
-line_rate = "622M"
-[link]
-rate = "622M"
-delay = "500us"
-"#,
-                quick: r#"
-sizes = "256,4K,64K"
-repeat = 1
-time = "500ms"
-warmup = "250ms"
-"#,
+                file: include_str!("../experiments/s002-sizes.toml"),
+                quick: include_str!("../experiments/s002-sizes-quick.toml"),
                 figures: &["throughput-size", "service-demand-size"],
             },
         },

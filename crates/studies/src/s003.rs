@@ -25,27 +25,8 @@ pub(crate) const DEF: StudyDef = StudyDef {
             what: "TCP throughput against the window, 64 KiB to 256 MiB, at MTU 1500 and 9000",
             lab: true,
             kind: PartKind::Sweep {
-                file: r#"
-label = "study 003: windows at two MTUs, 1 Gbit/s, 228 ms"
-tests = ["tcp-stream"]
-sizes = "128K"
-windows = ["64K", "256K", "1M", "4M", "16M", "64M", "256M"]
-mtus = [1500, 9000]
-repeat = 2
-time = "2s"
-warmup = "3s"
-interval = "250ms"
-line_rate = "1G"
-[link]
-rate = "1G"
-delay = "114ms"
-"#,
-                quick: r#"
-windows = ["64K", "1M", "16M"]
-repeat = 1
-time = "1s"
-warmup = "2s"
-"#,
+                file: include_str!("../experiments/s003-windows.toml"),
+                quick: include_str!("../experiments/s003-windows-quick.toml"),
                 figures: &["throughput-window"],
             },
         },
@@ -54,28 +35,8 @@ warmup = "2s"
             what: "TCP throughput at MTU 1500, 3000, 4500 and 9000 with a 256 MiB window",
             lab: true,
             kind: PartKind::Sweep {
-                file: r#"
-label = "study 003: MTUs at a 256 MiB window, 1 Gbit/s, 228 ms"
-tests = ["tcp-stream"]
-sizes = "128K"
-windows = ["256M"]
-mtus = [1500, 3000, 4500, 9000]
-repeat = 2
-time = "2s"
-warmup = "3s"
-interval = "250ms"
-line_rate = "1G"
-[link]
-rate = "1G"
-delay = "114ms"
-"#,
-                quick: r#"
-windows = ["16M"]
-mtus = [4500]
-repeat = 1
-time = "1s"
-warmup = "2s"
-"#,
+                file: include_str!("../experiments/s003-mtus.toml"),
+                quick: include_str!("../experiments/s003-mtus-quick.toml"),
                 figures: &[],
             },
         },
@@ -84,26 +45,8 @@ warmup = "2s"
             what: "UDP throughput at each MTU, 1400-byte datagrams paced at 960 Mbit/s",
             lab: true,
             kind: PartKind::Sweep {
-                file: r#"
-label = "study 003: UDP at four MTUs, 1 Gbit/s, 228 ms"
-tests = ["udp-stream"]
-sizes = "1400"
-pacing = ["960M"]
-mtus = [1500, 3000, 4500, 9000]
-repeat = 2
-time = "2s"
-warmup = "500ms"
-line_rate = "1G"
-[link]
-rate = "1G"
-delay = "114ms"
-"#,
-                quick: r#"
-mtus = [1500, 9000]
-repeat = 1
-time = "1s"
-warmup = "250ms"
-"#,
+                file: include_str!("../experiments/s003-udp.toml"),
+                quick: include_str!("../experiments/s003-udp-quick.toml"),
                 figures: &[],
             },
         },
@@ -112,27 +55,8 @@ warmup = "250ms"
             what: "dual tests: TCP both ways at once, MTU 9000, two windows",
             lab: true,
             kind: PartKind::Sweep {
-                file: r#"
-label = "study 003: dual tests, 1 Gbit/s, 228 ms"
-tests = ["tcp-stream"]
-directions = ["bidir"]
-sizes = "128K"
-windows = ["4M", "64M"]
-mtus = [9000]
-repeat = 1
-time = "2s"
-warmup = "3s"
-interval = "250ms"
-line_rate = "1G"
-[link]
-rate = "1G"
-delay = "114ms"
-"#,
-                quick: r#"
-windows = ["16M"]
-time = "1s"
-warmup = "2s"
-"#,
+                file: include_str!("../experiments/s003-dual.toml"),
+                quick: include_str!("../experiments/s003-dual-quick.toml"),
                 figures: &[],
             },
         },

@@ -31,23 +31,8 @@ pub(crate) const DEF: StudyDef = StudyDef {
             what: "TCP ping-pong latency against message size (64 B to 60 KiB), client on core 0, server on core 1",
             lab: false,
             kind: PartKind::Sweep {
-                file: r#"
-label = "study 004: latency against size"
-tests = ["tcp-rr"]
-sizes = "64,1K,4K,16K,32K,60K"
-repeat = 3
-time = "1s"
-warmup = "250ms"
-[options]
-affinity = [0]
-server_affinity = [1]
-"#,
-                quick: r#"
-sizes = "64,4K,16K,60K"
-repeat = 1
-time = "500ms"
-warmup = "100ms"
-"#,
+                file: include_str!("../experiments/s004-latency.toml"),
+                quick: include_str!("../experiments/s004-latency-quick.toml"),
                 figures: &["latency-size"],
             },
         },
@@ -56,21 +41,8 @@ warmup = "100ms"
             what: "TCP stream throughput against message size (1 KiB to 60 KiB) for copy, zerocopy and sendfile semantics",
             lab: false,
             kind: PartKind::Sweep {
-                file: r#"
-label = "study 004: stream by data-passing semantics"
-tests = ["tcp-stream"]
-sizes = "1K,2K,4K,8K,16K,32K,60K"
-io = ["copy", "zerocopy", "sendfile"]
-repeat = 3
-time = "1s"
-warmup = "250ms"
-"#,
-                quick: r#"
-sizes = "4K,16K,32K,60K"
-repeat = 1
-time = "500ms"
-warmup = "100ms"
-"#,
+                file: include_str!("../experiments/s004-stream.toml"),
+                quick: include_str!("../experiments/s004-stream-quick.toml"),
                 figures: &["throughput-size"],
             },
         },
