@@ -13,7 +13,7 @@ use netsonde_driver::server::{Server, ServerConfig, ServerHandle};
 use netsonde_model::result::TestReport;
 use netsonde_model::spec::TestSpec;
 use netsonde_store::{RunId, RunStatus, Store};
-use netsonde_sweep::exec::{drive, Hooks, Progress, RetryPolicy, RunError, Runner};
+use netsonde_sweep::exec::{drive, Hooks, Outcome, Progress, RetryPolicy, RunError, Runner};
 use netsonde_sweep::fake::FakeRunner;
 use netsonde_sweep::{Plan, Point};
 
@@ -324,14 +324,13 @@ fn check_resume_place(run: RunId, stored_link: Option<&str>) -> anyhow::Result<(
     }
 }
 
-/// Runs a sweep (new or resumed) and says how it ended. An interruption is an
-/// error, after keeping every completed repetition.
-pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
-    let mut store = runs::open_store(req.db.as_deref())?;
-    let opened = match &req.resume {
+/// The run to measure: a resumed one (checked against the lab it is in) or a
+/// new one made from the request's plan.
+fn open(store: &mut Store, req: &SweepRequest) -> anyhow::Result<pipeline::Opened> {
+    Ok(match &req.resume {
         Some(r) => {
-            let run = runs::run_id(&store, Some(r))?;
-            let (mut stored, link) = pipeline::load(&store, run)?;
+            let run = runs::run_id(store, Some(r))?;
+            let (mut stored, link) = pipeline::load(store, run)?;
             check_lab(&stored.plan, &stored.engine)?;
             if stored.engine != "fake" {
                 check_resume_place(run, link.as_deref())?;
@@ -343,7 +342,7 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
                         .filter(|h| !h.is_empty());
                 }
             }
-            let opened = pipeline::resume(&mut store, run, stored)?;
+            let opened = pipeline::resume(store, run, stored)?;
             eprintln!(
                 "resuming run {run}: {} of {} points pending",
                 opened.pending(),
@@ -367,14 +366,43 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
                     .map(|l| serde_json::to_string(&l))
                     .transpose()?,
             };
-            match pipeline::create(&mut store, stored, &meta) {
+            match pipeline::create(store, stored, &meta) {
                 Err(pipeline::PipelineError::NothingToRun(why)) => {
                     return Err(crate::args::UsageError(why).into())
                 }
                 r => r?,
             }
         }
-    };
+    })
+}
+
+/// What measures: the scripted engine, or the real client against the run's
+/// server.
+fn runner(stored: &pipeline::StoredPlan, req: &SweepRequest) -> anyhow::Result<Box<dyn Runner>> {
+    Ok(if stored.engine == "fake" {
+        let mut fake = FakeRunner::new(stored.plan.seed);
+        fake.scale = req.fake_scale;
+        Box::new(SlowFake(fake, req.fake_delay))
+    } else {
+        let key = crate::keys::load_opt(req.auth_key.as_deref())?;
+        Box::new(RealRunner::new(
+            stored.host.clone(),
+            stored.port,
+            key,
+            stored.peer,
+        )?)
+    })
+}
+
+/// The run's end: its status stored, what happened said, the report written.
+fn conclude(
+    store: &mut Store,
+    req: &SweepRequest,
+    stored: &pipeline::StoredPlan,
+    run: RunId,
+    outcome: &Outcome,
+    started: Instant,
+) -> anyhow::Result<(RunId, SweepEnd)> {
     let say = |line: String| {
         if req.stdout_is_data {
             eprintln!("{line}");
@@ -382,6 +410,70 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
             println!("{line}");
         }
     };
+    let plan = &stored.plan;
+    let (status, pending) = pipeline::finish(store, run, outcome, now())?;
+    let wall = started.elapsed().as_secs_f64();
+    let per = plan.base.duration.as_secs_f64() + plan.base.warmup.as_secs_f64();
+    let measured = outcome.reps as f64 * per;
+    // A search's bursts end by volume, before the time its measurements are
+    // planned for: no overhead can be told from that.
+    let overhead = if stored.engine == "fake" || measured <= 0.0 || stored.search.is_some() {
+        String::new()
+    } else {
+        format!(
+            " ({measured:.1} s measured, {:.1}% overhead)",
+            100.0 * (wall - measured) / measured
+        )
+    };
+    eprintln!(
+        "run {run}: {} measurements in {wall:.1} s{overhead}, {} failed attempt(s), {pending} \
+         point(s) pending",
+        outcome.reps,
+        outcome.failures.len()
+    );
+    for f in &outcome.failures {
+        eprintln!("  point {} rep {} failed: {}", f.idx, f.rep + 1, f.error);
+    }
+    if !req.no_report {
+        let dir = req
+            .out
+            .clone()
+            .unwrap_or_else(|| runs::default_report_dir(run));
+        let path = runs::write_report(store, run, &dir, runs::Format::Html)?;
+        say(format!("report: {}", path.display()));
+    }
+    say(format!(
+        "run {run} stored in {}",
+        req.db.clone().unwrap_or_else(Store::default_path).display()
+    ));
+    let again = if stored.search.is_some() {
+        "search"
+    } else {
+        "sweep"
+    };
+    if outcome.interrupted {
+        anyhow::bail!("run {run} interrupted; completed measurements are kept; finish it with: netsonde {again} --resume {run}");
+    }
+    if status == RunStatus::Incomplete {
+        let why = outcome
+            .gave_up
+            .as_ref()
+            .map(|g| format!("gave up: {g}; "))
+            .unwrap_or_default();
+        eprintln!(
+            "netsonde: run {run} incomplete: {why}{pending} point(s) still pending, every measured \
+             repetition is kept; finish it with: netsonde {again} --resume {run}"
+        );
+        return Ok((run, SweepEnd::Incomplete));
+    }
+    Ok((run, SweepEnd::Complete))
+}
+
+/// Runs a sweep (new or resumed) and says how it ended. An interruption is an
+/// error, after keeping every completed repetition.
+pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
+    let mut store = runs::open_store(req.db.as_deref())?;
+    let opened = open(&mut store, &req)?;
     let (all, mut schedule) = opened.schedule();
     let pending = opened.pending();
     let pipeline::Opened {
@@ -415,19 +507,7 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
         .expect("static template"),
     );
     let started = Instant::now();
-    let mut runner: Box<dyn Runner> = if stored.engine == "fake" {
-        let mut fake = FakeRunner::new(plan.seed);
-        fake.scale = req.fake_scale;
-        Box::new(SlowFake(fake, req.fake_delay))
-    } else {
-        let key = crate::keys::load_opt(req.auth_key.as_deref())?;
-        Box::new(RealRunner::new(
-            stored.host.clone(),
-            stored.port,
-            key,
-            stored.peer,
-        )?)
-    };
+    let mut runner = runner(&stored, &req)?;
     let outcome = {
         let mut sink = pipeline::StoreSink::new(&mut store, run, req.resume.is_some(), now);
         let (stop_run, stop_wait) = (stop.clone(), stop.clone());
@@ -465,62 +545,9 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
             return Err(e).context(format!("run {run}"));
         }
     };
-    let (status, pending) = pipeline::finish(&mut store, run, &outcome, now())?;
+    let end = conclude(&mut store, &req, &stored, run, &outcome, started);
     drop(lock);
-    let wall = started.elapsed().as_secs_f64();
-    let per = plan.base.duration.as_secs_f64() + plan.base.warmup.as_secs_f64();
-    let measured = outcome.reps as f64 * per;
-    // A search's bursts end by volume, before the time its measurements are
-    // planned for: no overhead can be told from that.
-    let overhead = if stored.engine == "fake" || measured <= 0.0 || stored.search.is_some() {
-        String::new()
-    } else {
-        format!(
-            " ({measured:.1} s measured, {:.1}% overhead)",
-            100.0 * (wall - measured) / measured
-        )
-    };
-    eprintln!(
-        "run {run}: {} measurements in {wall:.1} s{overhead}, {} failed attempt(s), {pending} \
-         point(s) pending",
-        outcome.reps,
-        outcome.failures.len()
-    );
-    for f in &outcome.failures {
-        eprintln!("  point {} rep {} failed: {}", f.idx, f.rep + 1, f.error);
-    }
-    if !req.no_report {
-        let dir = req
-            .out
-            .clone()
-            .unwrap_or_else(|| runs::default_report_dir(run));
-        let path = runs::write_report(&store, run, &dir, runs::Format::Html)?;
-        say(format!("report: {}", path.display()));
-    }
-    say(format!(
-        "run {run} stored in {}",
-        req.db.clone().unwrap_or_else(Store::default_path).display()
-    ));
-    let again = if stored.search.is_some() {
-        "search"
-    } else {
-        "sweep"
-    };
-    if outcome.interrupted {
-        anyhow::bail!("run {run} interrupted; completed measurements are kept; finish it with: netsonde {again} --resume {run}");
-    }
-    if status == RunStatus::Incomplete {
-        let why = outcome
-            .gave_up
-            .map(|g| format!("gave up: {g}; "))
-            .unwrap_or_default();
-        eprintln!(
-            "netsonde: run {run} incomplete: {why}{pending} point(s) still pending, every measured \
-             repetition is kept; finish it with: netsonde {again} --resume {run}"
-        );
-        return Ok((run, SweepEnd::Incomplete));
-    }
-    Ok((run, SweepEnd::Complete))
+    end
 }
 
 /// Host facts of this end as JSON (the client; for an embedded server, also the
