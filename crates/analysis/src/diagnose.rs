@@ -215,6 +215,17 @@ pub struct PeerProcess {
     /// How many threads carried its streams (1: iperf3 before 3.16 runs every
     /// stream on its one thread).
     pub threads: u32,
+    /// When it ran on this host (a loopback address): what the hypervisor took
+    /// from it (this host's steal share of the time it ran), percent of one core.
+    #[serde(default)]
+    pub stolen: Option<f64>,
+}
+
+impl PeerProcess {
+    /// Its demand of one core: what it ran plus what was stolen from it.
+    pub fn demand(&self) -> f64 {
+        self.busy + self.stolen.unwrap_or(0.0)
+    }
 }
 
 /// What was measured about one test, as [`diagnose`] needs it. `None` means
@@ -528,7 +539,7 @@ fn busy_thread(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> 
     if let Some(p) = d
         .peer_process
         .as_ref()
-        .filter(|p| p.busy >= THREAD_BUSY_PCT * f64::from(p.threads.max(1)))
+        .filter(|p| p.demand() >= THREAD_BUSY_PCT * f64::from(p.threads.max(1)))
     {
         return Some(peer_verdict(p));
     }
@@ -646,8 +657,19 @@ fn peer_verdict(p: &PeerProcess) -> Diagnosis {
         },
         format!(
             "the {} {} process ran {:.1}% of one core (user {:.0}%, system {:.0}%, as it \
-             reported), on {} thread(s)",
-            p.side, p.tool, p.busy, p.user, p.sys, p.threads
+             reported), on {} thread(s){}",
+            p.side,
+            p.tool,
+            p.busy,
+            p.user,
+            p.sys,
+            p.threads,
+            match p.stolen {
+                Some(st) if st >= 1.0 => format!(
+                    "; the hypervisor took about {st:.1}% more from it (steal time on this host)"
+                ),
+                _ => String::new(),
+            }
         ),
         format!(
             "{} before 3.16 runs every stream on one thread: against `netsonde server` each \

@@ -278,6 +278,7 @@ fn a_saturated_single_threaded_peer_is_cpu_bound() {
         user: 2.0,
         sys: 96.7,
         threads: 1,
+        stolen: None,
     };
     let d = DiagnosisInput {
         peer_process: Some(peer.clone()),
@@ -291,10 +292,26 @@ fn a_saturated_single_threaded_peer_is_cpu_bound() {
     assert!(v.evidence.contains("98.7% of one core"), "{v}");
     // Four threads at 98.7% in all are not saturated.
     let d = DiagnosisInput {
-        peer_process: Some(PeerProcess { threads: 4, ..peer }),
+        peer_process: Some(PeerProcess {
+            threads: 4,
+            ..peer.clone()
+        }),
         ..base()
     };
     assert_eq!(kind(&d), Bottleneck::Unknown);
+    // On this host, at 86% with 6% of its time stolen by the hypervisor, it
+    // wanted a core all the same.
+    let d = DiagnosisInput {
+        peer_process: Some(PeerProcess {
+            busy: 86.0,
+            stolen: Some(6.0),
+            ..peer
+        }),
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert!(matches!(v.bottleneck, Bottleneck::Cpu { .. }), "{v}");
+    assert!(v.evidence.contains("steal time"), "{v}");
 }
 
 /// 0.21% retransmitted over a 64 µs loopback round trip allows hundreds of

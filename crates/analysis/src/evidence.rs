@@ -115,6 +115,21 @@ fn peer_process(r: &TestReport) -> Option<PeerProcess> {
     } else {
         1
     };
+    // A peer on a loopback address ran on this host: its vCPU time was stolen
+    // as this host's was.
+    // (`server_address` reads `iperf3 HOST:PORT` for an iperf3 peer.)
+    let local = r
+        .server_address
+        .split_whitespace()
+        .last()
+        .and_then(|a| a.parse::<std::net::SocketAddr>().ok())
+        .is_some_and(|a| a.ip().is_loopback());
+    let stolen = r
+        .client
+        .cpu
+        .as_ref()
+        .filter(|_| local)
+        .and_then(|c| stolen(c, None, p.cpu_util_total));
     Some(PeerProcess {
         tool: p.tool.clone(),
         side: "server".into(),
@@ -122,6 +137,7 @@ fn peer_process(r: &TestReport) -> Option<PeerProcess> {
         user: p.cpu_util_user,
         sys: p.cpu_util_system,
         threads,
+        stolen,
     })
 }
 

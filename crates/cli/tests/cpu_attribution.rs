@@ -69,9 +69,12 @@ fn a_busy_loop_on_another_core_is_foreign_load_not_the_tests() {
         (0.7..=1.1).contains(&f),
         "foreign load {f} cores, the loop is one core"
     );
+    // The bug doubled it; sharing a core with the loop (time slices, moves
+    // between cores, colder caches) costs each transaction up to a third more
+    // on this VM.
     let (q, l) = (demand(&quiet), demand(&loaded));
     assert!(
-        (l / q - 1.0).abs() <= 0.2,
+        (l / q - 1.0).abs() <= 0.5,
         "service demand {q:.2} us/trans quiet, {l:.2} loaded"
     );
     // System-wide, the loop is in the figure: about one more core per transaction's
