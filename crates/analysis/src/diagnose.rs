@@ -293,7 +293,15 @@ pub struct DiagnosisInput {
     /// What the NIC rules found on each end ([`crate::nic::findings`]).
     #[serde(default)]
     pub nic: Vec<SideFinding>,
+    /// The share of the vCPUs' time the hypervisor took (steal), percent: the
+    /// more of either end's host.
+    #[serde(default)]
+    pub steal_pct: Option<f64>,
 }
+
+/// Steal above this share of a host's vCPU time, in percent, is a caveat on
+/// every verdict.
+pub const STEAL_PCT: f64 = 5.0;
 
 /// A NIC rule's finding on one end.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -369,6 +377,12 @@ pub fn diagnose(d: &DiagnosisInput) -> Diagnosis {
         .filter(|s| Some(&s.finding) != used.as_ref())
         .map(|s| format!("{}: {} (try: {})", s.side, s.finding, s.finding.advice()))
         .collect();
+    if let Some(st) = d.steal_pct.filter(|s| *s >= STEAL_PCT) {
+        v.caveats.push(format!(
+            "the hypervisor took {st:.1}% of the vCPUs' time (steal): a VM's figures move \
+             with its neighbours' load; repeat the test, or compare within one run"
+        ));
+    }
     if let Some(p) = d.spurious_pct.filter(|p| *p > LOSS_PCT) {
         v.caveats.push(format!(
             "{p:.2}% of the segments were retransmitted needlessly: the receiver reported \

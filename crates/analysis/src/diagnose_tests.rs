@@ -639,3 +639,22 @@ fn retransmissions_the_receiver_saw_twice_are_reordering_not_loss() {
         "{v}"
     );
 }
+
+/// A VM whose vCPUs lost 12% of their time to the hypervisor says so beside
+/// any verdict; 2% says nothing.
+#[test]
+fn heavy_steal_is_a_caveat() {
+    let d = DiagnosisInput {
+        steal_pct: Some(12.0),
+        ..base()
+    };
+    assert!(diagnose(&d)
+        .caveats
+        .iter()
+        .any(|c| c.contains("12.0%") && c.contains("steal")));
+    let d = DiagnosisInput {
+        steal_pct: Some(2.0),
+        ..base()
+    };
+    assert!(diagnose(&d).caveats.is_empty());
+}

@@ -42,7 +42,10 @@ fn busiest_core(side: &SideResult) -> Option<CoreLoad> {
 }
 
 /// Each flow thread of one end, with what its flows did.
-fn thread_loads(name: &str, side: &SideResult, verify: bool) -> Vec<ThreadLoad> {
+/// `pinned`: the spec pinned this end's flows (`-A`, `--server-affinity`), so
+/// a thread's last core is the one it ran on all along; else it may have moved
+/// between cores, and the steal of all of them is its estimate.
+fn thread_loads(name: &str, side: &SideResult, verify: bool, pinned: bool) -> Vec<ThreadLoad> {
     let Some(cpu) = side.cpu.as_ref() else {
         return Vec::new();
     };
@@ -75,7 +78,7 @@ fn thread_loads(name: &str, side: &SideResult, verify: bool) -> Vec<ThreadLoad> 
                 user: t.user.map(|n| pct(n.0)),
                 sys: t.sys.map(|n| pct(n.0)),
                 waited,
-                stolen: stolen(cpu, t.core, busy + waited.unwrap_or(0.0)),
+                stolen: stolen(cpu, t.core.filter(|_| pinned), busy + waited.unwrap_or(0.0)),
                 core: t.core,
                 core_softirq,
                 idle_cores: idle,
@@ -271,8 +274,18 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
         _ => (None, None),
     };
     let one_host = r.client.same_host(&r.server);
-    let mut threads = thread_loads("client", &r.client, spec.verify);
-    threads.extend(thread_loads("server", &r.server, spec.verify));
+    let mut threads = thread_loads(
+        "client",
+        &r.client,
+        spec.verify,
+        !spec.client_affinity.is_empty(),
+    );
+    threads.extend(thread_loads(
+        "server",
+        &r.server,
+        spec.verify,
+        !spec.server_affinity.is_empty(),
+    ));
     let (window_bytes, window_source) = window_in_force(r);
     DiagnosisInput {
         goodput_bps: goodput,
@@ -306,5 +319,11 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
         transactions_per_sec: tps,
         round_trip_bound: bound,
         nic: nic_findings(r, line, goodput),
+        steal_pct: [&r.client, &r.server]
+            .iter()
+            .filter_map(|s| s.cpu.as_ref())
+            .filter(|c| !c.cores.is_empty())
+            .map(|c| c.cores.iter().map(|u| u.steal.0).sum::<f64>() / c.cores.len() as f64)
+            .reduce(f64::max),
     }
 }
