@@ -877,6 +877,28 @@ impl ClientArgs {
         }
     }
 
+    /// How long and how much: the warm-up, the volume (`-n`, or `-k` writes of
+    /// `-l`), the measured time (capped when ending by volume), the receive
+    /// timeout.
+    fn timing(&self, s: &mut TestSpec) {
+        s.warmup = self.warmup.unwrap_or(if self.rrul {
+            Nanos::from_secs(2)
+        } else {
+            Nanos::ZERO
+        });
+        s.volume = match (self.volume, self.blockcount) {
+            (Some(v), _) => Some(v),
+            (None, Some(k)) => Some(Bytes(k.saturating_mul(s.size.0))),
+            (None, None) => None,
+        };
+        s.duration = match (self.time, s.volume) {
+            (Some(t), _) => t,
+            (None, Some(_)) => netsonde_model::spec::VOLUME_CAP.saturating_sub(s.warmup),
+            (None, None) => Nanos::from_secs(10),
+        };
+        s.rcv_timeout = self.rcv_timeout;
+    }
+
     /// The validated spec.
     pub fn spec(&self) -> Result<TestSpec, UsageError> {
         let mut s = TestSpec::new(if self.udp {
@@ -909,22 +931,7 @@ impl ClientArgs {
             s.rate = netsonde_model::spec::pacing(r);
         }
         s.parallel = self.parallel.unwrap_or(if self.rrul { 4 } else { 1 });
-        s.warmup = self.warmup.unwrap_or(if self.rrul {
-            Nanos::from_secs(2)
-        } else {
-            Nanos::ZERO
-        });
-        s.volume = match (self.volume, self.blockcount) {
-            (Some(v), _) => Some(v),
-            (None, Some(k)) => Some(Bytes(k.saturating_mul(s.size.0))),
-            (None, None) => None,
-        };
-        s.duration = match (self.time, s.volume) {
-            (Some(t), _) => t,
-            (None, Some(_)) => netsonde_model::spec::VOLUME_CAP.saturating_sub(s.warmup),
-            (None, None) => Nanos::from_secs(10),
-        };
-        s.rcv_timeout = self.rcv_timeout;
+        self.timing(&mut s);
         s.interval = self.interval;
         if self.probe || self.rrul {
             s.probe = Some(netsonde_model::spec::ProbeSpec {
