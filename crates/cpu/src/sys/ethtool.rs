@@ -54,6 +54,15 @@ const IFNAMSIZ: usize = 16;
 /// thousand): a driver answering more is not believed.
 const MAX_SET: u32 = 1 << 16;
 
+/// Room for `n` entries of a string set or statistics, and as many again (at
+/// least 256 more): the kernel writes as many as the driver counts when it
+/// answers, not as many as asked, and a driver's count can grow between the
+/// two requests (channels added). The extra is never read.
+fn room(n: u32) -> usize {
+    let n = n as usize;
+    n + n.max(256)
+}
+
 /// `struct ifreq` with `ifr_data`: the name, then the pointer, padded to the
 /// size of the union.
 #[repr(C)]
@@ -133,9 +142,11 @@ impl Ethtool {
         // (at most 15 bytes, checked in `open`) and whose `ifr_data` points to
         // `buf`, which lives, mutably borrowed, until the call returns. Every
         // caller sizes `buf` to the structure its command word names, and for
-        // the commands with a trailing array (GSTRINGS, GSTATS, GSSET_INFO,
-        // GFEATURES) to the count written in its header, so the kernel reads
-        // and writes only inside `buf`. The file descriptor is an open socket
+        // the commands with a trailing array to the count written in its header
+        // (GSSET_INFO, GFEATURES, which the kernel honours) or, for GSTRINGS and
+        // GSTATS, whose count the kernel takes from the driver, with `room` for
+        // a count that grew since it was read, so the kernel reads and writes
+        // only inside `buf`. The file descriptor is an open socket
         // owned by `self`.
         let rc = unsafe {
             libc::ioctl(
@@ -195,7 +206,7 @@ impl Ethtool {
     pub fn strings(&self, set: u32, n: u32) -> io::Result<Vec<String>> {
         let n = bounded(n)?;
         // cmd, string_set, len, then len * ETH_GSTRING_LEN bytes.
-        let mut buf = vec![0u8; 12 + n as usize * GSTRING_LEN];
+        let mut buf = vec![0u8; 12 + room(n) * GSTRING_LEN];
         put_u32(&mut buf, 0, GSTRINGS);
         put_u32(&mut buf, 4, set);
         put_u32(&mut buf, 8, n);
@@ -212,7 +223,7 @@ impl Ethtool {
     pub fn stats(&self, n: u32) -> io::Result<Vec<u64>> {
         let n = bounded(n)?;
         // cmd, n_stats, then n_stats u64s.
-        let mut buf = vec![0u8; 8 + n as usize * 8];
+        let mut buf = vec![0u8; 8 + room(n) * 8];
         put_u32(&mut buf, 0, GSTATS);
         put_u32(&mut buf, 4, n);
         self.request(&mut buf)?;
