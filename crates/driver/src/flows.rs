@@ -99,6 +99,13 @@ pub struct Finished {
     pub tcp_samples: Vec<FlowSamples>,
 }
 
+impl Finished {
+    /// Every test byte the flows moved, warm-up included (a session's log line).
+    pub fn bytes_total(&self) -> u64 {
+        self.outputs.iter().map(|o| o.result.bytes_total.0).sum()
+    }
+}
+
 fn pin(core: usize) -> Result<(), EngineError> {
     let mut set = nix::sched::CpuSet::new();
     set.set(core).map_err(|e| EngineError::SockOpt {

@@ -318,11 +318,7 @@ fn run_session(
     intervals.close(&running, &mut |_| {});
     let records = intervals.records;
     let finished = running.finish();
-    log.bytes = finished
-        .outputs
-        .iter()
-        .map(|o| o.result.bytes_total.0)
-        .sum();
+    log.bytes = finished.bytes_total();
     if let Some(e) = error {
         return fail(log, "failed", format!("while running: {e}"));
     }

@@ -932,11 +932,7 @@ fn serve_connection_netsonde(
         }
     }
     let finished = running.finish();
-    log.bytes = finished
-        .outputs
-        .iter()
-        .map(|o| o.result.bytes_total.0)
-        .sum();
+    log.bytes = finished.bytes_total();
     if let Some(e) = failure {
         return fail(log, "failed", format!("while running: {e}"));
     }
