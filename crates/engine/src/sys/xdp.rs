@@ -64,6 +64,9 @@ pub struct Xsk {
     binding: Binding,
     /// Descriptors read in one call, preallocated.
     descs: Vec<XdpDesc>,
+    /// Frames handed back on the receive ring and read, not yet lent again
+    /// (the fill ring had no room for them yet); preallocated for every frame.
+    unlent: Vec<u64>,
 }
 
 // SAFETY: `Xsk` owns its mapping and every ring and socket it holds; none is
@@ -137,6 +140,7 @@ impl Xsk {
             base,
             binding,
             descs: Vec::with_capacity(BATCH),
+            unlent: Vec::with_capacity(FRAMES as usize),
         };
         let mut w = xsk.fill.fill(FRAMES);
         let lent = w.insert((0..FRAMES).map(|i| u64::from(i * FRAME)));
@@ -165,6 +169,7 @@ impl Xsk {
     /// header), then lends their frames back to the kernel. Returns how many.
     #[inline]
     pub fn recv(&mut self, on: &mut dyn FnMut(&[u8])) -> usize {
+        self.lend();
         let mut r = self.rx.receive(BATCH as u32);
         self.descs.clear();
         while let Some(d) = r.read() {
@@ -190,24 +195,32 @@ impl Xsk {
                 on(frame);
             }
         }
-        // Every frame goes back. A reservation may come back short (the ring's
-        // cached free count is only reloaded when it reaches zero), so lend in as
-        // many reservations as it takes; the fill ring holds every frame, so room
-        // is always there.
+        // Every frame goes back, now or at the next call.
         let mask = !u64::from(FRAME - 1);
-        let mut rest = &self.descs[..];
-        while !rest.is_empty() {
-            let mut w = self.fill.fill(rest.len() as u32);
-            let k = w.insert(rest.iter().map(|d| d.addr & mask)) as usize;
+        self.unlent.extend(self.descs.iter().map(|d| d.addr & mask));
+        self.lend();
+        n
+    }
+
+    /// Lends the kernel every frame read and not yet lent, as far as the fill
+    /// ring has room. A reservation may come back short (the ring's cached free
+    /// count is only reloaded when it reaches zero), so it takes as many as
+    /// needed. The ring may also have no room at all for a moment: the kernel
+    /// publishes a batch on the receive ring before it publishes that it took
+    /// those frames off the fill ring, so the rest wait for the next call. Each
+    /// frame is on the fill ring, on the receive ring or here, so `unlent` never
+    /// outgrows the frames it was made for.
+    fn lend(&mut self) {
+        while !self.unlent.is_empty() {
+            let mut w = self.fill.fill(self.unlent.len() as u32);
+            let k = w.insert(self.unlent.iter().copied()) as usize;
             w.commit();
             drop(w);
             if k == 0 {
-                debug_assert!(false, "the fill ring, which holds every frame, is full");
-                break;
+                return;
             }
-            rest = &rest[k..];
+            self.unlent.drain(..k);
         }
-        n
     }
 
     /// Waits up to `timeout_ms` for a frame to arrive, or for `other` (the flow's
