@@ -4,8 +4,9 @@
 use std::fmt;
 
 use netsonde_model::host::HostFacts;
-use netsonde_model::result::{SideResult, SocketFacts};
+use netsonde_model::result::{SideResult, SocketFacts, TestReport};
 use netsonde_model::spec::TestSpec;
+use netsonde_model::units::Nanos;
 use serde::{Deserialize, Serialize};
 
 /// A session's secret: data connections and UDP flows present it so that nobody else
@@ -124,6 +125,40 @@ pub struct SetupAck {
     pub socket: Option<SocketFacts>,
 }
 
+/// The furthest ahead a job's start may be set: a controller starts concurrent
+/// jobs together a moment from now, never minutes ahead.
+pub const MAX_START_DELAY: Nanos = Nanos::from_secs(10);
+
+/// Work for an agent (`netsonde agent`): run `spec` as a client against the
+/// netsonde server or agent at `target_host`:`target_port`, and send back the
+/// whole report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    /// The server's host, as the agent resolves it.
+    pub target_host: String,
+    /// Its control port.
+    pub target_port: u16,
+    /// The test.
+    pub spec: TestSpec,
+    /// When to start, in milliseconds since the Unix epoch (the hosts' clocks
+    /// are synchronised): concurrent jobs start together. `None`: at once. At
+    /// most [`MAX_START_DELAY`] ahead of the agent's clock.
+    #[serde(default)]
+    pub start_at_unix_ms: Option<u64>,
+}
+
+/// What an agent sends back for a job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobReport {
+    /// The client's report, both sides.
+    pub report: TestReport,
+    /// When the agent started the test, in milliseconds since the Unix epoch
+    /// (the start skew of concurrent jobs is measured from it).
+    pub started_unix_ms: u64,
+}
+
 /// A control message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
@@ -161,6 +196,13 @@ pub enum Message {
     },
     /// Client to server: results received; the session is over.
     Done,
+    /// Controller to agent: run this job (instead of a setup).
+    Job {
+        /// The job.
+        job: Box<Job>,
+    },
+    /// Agent to controller: the job's report.
+    JobResult(Box<JobReport>),
     /// Either way: the session is over because of this.
     Error {
         /// Machine-readable reason.
@@ -184,6 +226,8 @@ impl Message {
             Message::Start => "start",
             Message::Results { .. } => "results",
             Message::Done => "done",
+            Message::Job { .. } => "job",
+            Message::JobResult(_) => "job-result",
             Message::Error { .. } => "error",
         }
     }

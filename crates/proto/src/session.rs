@@ -33,7 +33,7 @@ use netsonde_model::units::Nanos;
 
 use crate::auth::{self, Key, OpenError, Sealer, Side, LEN};
 use crate::frame::{decode_message, Frame, FrameError, Hello};
-use crate::message::{ErrorCode, Hex32, Message, SetupAck};
+use crate::message::{ErrorCode, Hex32, Job, JobReport, Message, SetupAck, MAX_START_DELAY};
 
 /// A key and this end's fresh nonce (drawn by the caller: this crate has no
 /// randomness).
@@ -139,6 +139,11 @@ pub enum Event {
     SetupAcked(Box<SetupAck>),
     /// Client: the server's results.
     Results(Box<SideResult>),
+    /// Agent: a controller asks for this job. Run it and answer with
+    /// `job_done`, or `reject`/`abort`.
+    JobRequested(Box<Job>),
+    /// Controller: the agent's report of the job.
+    JobDone(Box<JobReport>),
     /// The session ended early; transmit what is queued and close.
     Failed(ProtoError),
     /// The session ended normally.
@@ -394,7 +399,21 @@ enum ServerState {
     Preparing,
     AwaitStart,
     Running,
+    /// An agent runs a job as a client.
+    RunningJob,
     AwaitDone,
+}
+
+/// How long a job may take from its request to its report: its test, a client's
+/// phases against the target, and the furthest its start may be set ahead.
+pub fn job_deadline(job: &Job, d: &Deadlines) -> Nanos {
+    job.spec
+        .deadline()
+        .saturating_add(d.hello)
+        .saturating_add(d.setup)
+        .saturating_add(d.connect)
+        .saturating_add(d.grace)
+        .saturating_add(MAX_START_DELAY)
 }
 
 /// The server's side of one control connection.
@@ -512,7 +531,7 @@ impl ServerSession {
             return;
         }
         let expected = match self.state {
-            ServerState::AwaitSetup => "setup",
+            ServerState::AwaitSetup => "setup or job",
             ServerState::AwaitStart => "start",
             ServerState::AwaitDone => "done",
             _ => "nothing",
@@ -527,6 +546,12 @@ impl ServerSession {
                     .arm(now, d.setup, "the server to prepare the test");
                 self.spec = Some((*spec).clone());
                 self.core.events.push_back(Event::SetupRequested(spec));
+            }
+            (ServerState::AwaitSetup, Message::Job { job }) => {
+                self.state = ServerState::RunningJob;
+                self.core
+                    .arm(now, job_deadline(&job, &d), "the job to finish");
+                self.core.events.push_back(Event::JobRequested(job));
             }
             (ServerState::AwaitStart, Message::Start) => {
                 self.state = ServerState::Running;
@@ -571,6 +596,16 @@ impl ServerSession {
         self.core.deadline = None;
     }
 
+    /// The job ran: sends its report.
+    pub fn job_done(&mut self, now: Nanos, report: JobReport) {
+        if self.core.over || self.state != ServerState::RunningJob {
+            return;
+        }
+        self.core.send(Message::JobResult(Box::new(report)));
+        self.state = ServerState::AwaitDone;
+        self.core.arm(now, self.deadlines.done, "done");
+    }
+
     /// The test ran; sends the server's results.
     pub fn finish(&mut self, now: Nanos, result: SideResult) {
         if self.core.over || self.state != ServerState::Running {
@@ -592,6 +627,8 @@ enum ClientState {
     AwaitAck,
     Connecting,
     Running,
+    /// A controller waits for an agent's job report.
+    AwaitJob,
 }
 
 /// The client's side of the control connection.
@@ -601,6 +638,8 @@ pub struct ClientSession {
     state: ClientState,
     deadlines: Deadlines,
     spec: TestSpec,
+    /// A controller's job for an agent, asked for instead of a setup.
+    job: Option<Box<Job>>,
     auth: Option<Auth>,
     server_nonce: [u8; LEN],
 }
@@ -626,12 +665,28 @@ impl ClientSession {
             state: ClientState::AwaitHello,
             deadlines,
             spec,
+            job: None,
             auth,
             server_nonce: [0; LEN],
         }
     }
 
+    /// A controller's session that asks an agent to run `job` and waits for its
+    /// report ([`Event::JobDone`]).
+    pub fn job(now: Nanos, job: Job, deadlines: Deadlines, auth: Option<Auth>) -> ClientSession {
+        let mut s = ClientSession::new(now, job.spec.clone(), deadlines, auth);
+        s.job = Some(Box::new(job));
+        s
+    }
+
     fn send_setup(&mut self, now: Nanos) {
+        if let Some(job) = &self.job {
+            let wait = job_deadline(job, &self.deadlines);
+            self.core.send(Message::Job { job: job.clone() });
+            self.state = ClientState::AwaitJob;
+            self.core.arm(now, wait, "the agent's job report");
+            return;
+        }
         self.core.send(Message::Setup {
             spec: Box::new(self.spec.clone()),
         });
@@ -718,6 +773,7 @@ impl ClientSession {
         let expected = match self.state {
             ClientState::AwaitAck => "setup-ack",
             ClientState::Running => "results",
+            ClientState::AwaitJob => "job-result",
             _ => "nothing",
         };
         let Some(m) = self.core.common(frame, expected) else {
@@ -731,6 +787,11 @@ impl ClientSession {
             }
             (ClientState::Running, Message::Results { result }) => {
                 self.core.events.push_back(Event::Results(result));
+                self.core.send(Message::Done);
+                self.core.finish();
+            }
+            (ClientState::AwaitJob, Message::JobResult(report)) => {
+                self.core.events.push_back(Event::JobDone(report));
                 self.core.send(Message::Done);
                 self.core.finish();
             }

@@ -477,3 +477,121 @@ fn tampered_frame_mid_session_is_detected() {
         "{evs:?}"
     );
 }
+
+fn job(secs: u64) -> Job {
+    let mut spec = TestSpec::new(TestKind::TcpStream);
+    spec.duration = Nanos::from_secs(secs);
+    Job {
+        target_host: "192.0.2.7".into(),
+        target_port: 5300,
+        spec,
+        start_at_unix_ms: Some(1_800_000_000_000),
+    }
+}
+
+fn job_pair(j: &Job, key: Option<[u8; 32]>) -> Pair {
+    let now = Nanos::from_secs(1000);
+    Pair {
+        now,
+        client: ClientSession::job(
+            now,
+            j.clone(),
+            Deadlines::default(),
+            key.map(|k| (crate::auth::Key(k), [0xc1; 32])),
+        ),
+        server: ServerSession::new(
+            now,
+            Deadlines::default(),
+            key.map(|k| (crate::auth::Key(k), [0x51; 32])),
+        ),
+        to_server: FrameDecoder::new(),
+        to_client: FrameDecoder::new(),
+        client_events: Vec::new(),
+        server_events: Vec::new(),
+    }
+}
+
+#[test]
+fn an_agent_runs_a_job_and_the_controller_gets_its_report() {
+    let j = job(3);
+    let mut p = job_pair(&j, Some([9; 32]));
+    p.drive();
+    assert!(p.server.authenticated());
+    assert_eq!(
+        p.server_events,
+        vec![Event::JobRequested(Box::new(j.clone()))]
+    );
+    let report = JobReport {
+        report: netsonde_model::result::TestReport::assemble(
+            j.spec.clone(),
+            "192.0.2.7:5300".into(),
+            side(),
+            side(),
+            vec![],
+            None,
+        ),
+        started_unix_ms: 1_800_000_000_003,
+    };
+    p.step(Nanos::from_secs(3));
+    p.server.job_done(p.now, report.clone());
+    p.drive();
+    assert_eq!(
+        p.client_events,
+        [Event::JobDone(Box::new(report)), Event::Finished]
+    );
+    assert_eq!(p.server_events.last(), Some(&Event::Finished));
+    assert!(p.client.is_over() && p.server.is_over());
+}
+
+#[test]
+fn a_job_that_never_reports_times_out_on_both_ends() {
+    let j = job(3);
+    let mut p = job_pair(&j, None);
+    p.drive();
+    let wait = job_deadline(&j, &Deadlines::default());
+    // The test's own deadline, a client's hello, setup, connect and grace
+    // (5+10+10+10 s) and the 10 s a start may be set ahead.
+    assert_eq!(wait, j.spec.deadline().saturating_add(Nanos::from_secs(45)));
+    p.step(Nanos(wait.0 - 1_000_000_000));
+    assert!(!p.client.is_over() && !p.server.is_over());
+    p.step(Nanos::from_secs(1));
+    assert!(p.client.is_over() && p.server.is_over());
+    assert!(matches!(
+        p.client_events.last(),
+        Some(
+            Event::Failed(ProtoError::Remote {
+                code: ErrorCode::Timeout,
+                ..
+            }) | Event::Failed(ProtoError::Deadline { .. })
+        )
+    ));
+}
+
+#[test]
+fn a_refused_job_reaches_the_controller_with_its_reason() {
+    let j = job(1);
+    let mut p = job_pair(&j, None);
+    p.drive();
+    p.server.reject(
+        p.now,
+        ErrorCode::BadSpec,
+        "this is a netsonde server, not an agent".into(),
+        None,
+    );
+    p.drive();
+    assert!(matches!(
+        p.client_events.last(),
+        Some(Event::Failed(ProtoError::Remote { code: ErrorCode::BadSpec, message, .. }))
+            if message.contains("not an agent")
+    ));
+    // A job is asked for instead of a setup, never during one.
+    let mut p = Pair::new(TestSpec::new(TestKind::TcpStream));
+    p.drive();
+    p.server
+        .handle_frame(p.now, Frame::Message(Message::Job { job: Box::new(j) }));
+    p.drive();
+    assert!(matches!(
+        p.server_events.last(),
+        Some(Event::Failed(ProtoError::Unexpected { got: "job", .. }))
+    ));
+}
