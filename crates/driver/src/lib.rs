@@ -10,6 +10,9 @@
 //!   at setup and released when it ends.
 //! - [`server`]: the accept loop, one thread per control connection, the busy slot
 //!   (one test at a time) and data-connection setup.
+//! - [`agent`]: jobs, a test an agent runs as a client for a controller
+//!   (`netsonde mesh`), both ends; [`jobs`]: what the server hands a job's
+//!   handler.
 //! - [`client`]: one test from hello to report, with an embedded loopback server
 //!   when no host is given.
 //! - `conn`: what a client connection is (config, errors, resolving, data
@@ -21,6 +24,7 @@
 //!   `--get-server-output`, in iperf3's text or JSON shapes.
 #![forbid(unsafe_code)]
 
+pub mod agent;
 pub mod budget;
 pub mod client;
 mod conn;
@@ -31,6 +35,7 @@ mod iperf3;
 mod iperf3_client;
 mod iperf3_output;
 mod iperf3_server;
+pub mod jobs;
 pub mod policy;
 mod probes;
 pub mod server;

@@ -31,6 +31,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 use crate::budget::{Budget, Need, Reservation};
 use crate::control::Control;
 use crate::flows::{self, End, FlowPlan, FlowSocket};
+use crate::jobs::Refusal;
 use crate::now;
 use crate::policy::{AddressTable, Limits, LogFormat, LogLimiter, SessionLog};
 
@@ -75,6 +76,10 @@ pub struct ServerConfig {
     /// ~1 ms of data) rather than iperf3's (one `-l` read per call, woken per
     /// segment), which is the default so that swapping servers keeps the path.
     pub iperf3_fast_receiver: bool,
+    /// Take jobs from an authenticated controller with this handler (`netsonde
+    /// agent` gives `agent::handler`): run a test as a client against another
+    /// agent and send back its report. `None`: jobs are refused.
+    pub jobs: Option<crate::jobs::JobHandler>,
 }
 
 pub use crate::policy::SessionSink;
@@ -90,6 +95,7 @@ impl ServerConfig {
             auth_key: None,
             iperf3_sessions: None,
             iperf3_fast_receiver: false,
+            jobs: None,
         }
     }
 }
@@ -446,9 +452,6 @@ impl Drop for Acceptor {
     }
 }
 
-/// What a test is refused with: its code, the words, when to retry.
-type Refusal = (ErrorCode, String, Option<u64>);
-
 /// Admits a test, whatever its protocol: the spec, the limits, a test slot and
 /// the budget.
 fn admit(spec: &TestSpec, shared: &Arc<Shared>) -> Result<(BusyGuard, Reservation), Refusal> {
@@ -803,6 +806,29 @@ fn serve_connection_netsonde(
         for ev in ctl.pump(&mut s, Duration::from_secs(1)) {
             match ev {
                 Event::SetupRequested(spec) => break 'setup *spec,
+                Event::JobRequested(job) => {
+                    log.authenticated = s.authenticated();
+                    log.protocol = "netsonde-job";
+                    let Some(handler) = &shared.cfg.jobs else {
+                        let why = "this is `netsonde server`: it runs tests for clients, not \
+                                   jobs; start `netsonde agent` on this host to take jobs from \
+                                   a controller";
+                        s.reject(now(), ErrorCode::BadSpec, why.into(), None);
+                        ctl.flush(&mut s);
+                        return fail(log, "refused", why.into());
+                    };
+                    let admit = |spec: &TestSpec| {
+                        admit(spec, shared).map(|held| Box::new(held) as Box<dyn std::any::Any>)
+                    };
+                    let ctx = crate::jobs::ServeCtx {
+                        key: shared.cfg.auth_key.as_ref(),
+                        deadlines: d,
+                        admit: &admit,
+                        log: &mut log,
+                    };
+                    (handler.0)(&mut ctl, &mut s, *job, ctx);
+                    return log;
+                }
                 Event::Failed(e) => {
                     log.authenticated = s.authenticated();
                     return fail(log, "failed", format!("before setup: {e}"));

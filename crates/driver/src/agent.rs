@@ -1,0 +1,251 @@
+//! Jobs: a controller (`netsonde mesh`) asks an agent (`netsonde agent`, a
+//! server that takes jobs) to run one test as a client against another agent,
+//! and gets the whole report back over the same authenticated control protocol.
+//!
+//! - [`request`]: the controller's end, one job from hello to report.
+//! - [`handler`]: the agent's end, which the server's session calls when a job
+//!   is asked for instead of a setup; it admits the job against the server's own
+//!   limits and budget (a job is a session like any other), waits for its start
+//!   time, runs the client and sends the report.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use netsonde_proto::auth::Key;
+use netsonde_proto::frame::MAX_FRAME;
+use netsonde_proto::message::{ErrorCode, Job, JobReport, MAX_START_DELAY};
+use netsonde_proto::session::{Deadlines, Event, ProtoError, ServerSession};
+use netsonde_proto::ClientSession;
+
+use crate::client::{self, ClientConfig, ClientError, Peer};
+use crate::conn::{resolve, session_error, CONNECT_TIMEOUT};
+use crate::control::Control;
+use crate::jobs::{JobHandler, ServeCtx};
+use crate::now;
+use crate::policy::SessionLog;
+
+/// Milliseconds since the Unix epoch on this host's clock.
+pub fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Asks the agent at `host`:`port` to run `job`, and waits for its report. The
+/// agent's refusals come back as the client's own do (busy, refused).
+pub fn request(
+    host: &str,
+    port: u16,
+    key: Option<&Key>,
+    job: Job,
+    deadlines: Deadlines,
+) -> Result<JobReport, ClientError> {
+    let addr = resolve(host, port)?;
+    let cfg = ClientConfig {
+        host: Some(host.to_string()),
+        port,
+        spec: job.spec.clone(),
+        deadlines,
+        auth_key: key.cloned(),
+        peer: Peer::Netsonde,
+        local: Default::default(),
+        connect_timeout: CONNECT_TIMEOUT,
+    };
+    let connect = |source| ClientError::Connect { addr, source };
+    let stream = cfg.connect_control(addr).map_err(connect)?;
+    let mut ctl = Control::new(stream).map_err(connect)?;
+    let auth = match key {
+        None => None,
+        Some(k) => Some((k.clone(), crate::random_bytes::<32>().map_err(connect)?)),
+    };
+    let mut s = ClientSession::job(now(), job, deadlines, auth);
+    loop {
+        for ev in ctl.pump(&mut s, Duration::from_secs(1)) {
+            match ev {
+                Event::JobDone(r) => {
+                    ctl.flush(&mut s);
+                    return Ok(*r);
+                }
+                Event::Failed(e) => return Err(session_error(addr, e)),
+                _ => {}
+            }
+        }
+        if s.is_over() {
+            return Err(session_error(
+                addr,
+                ProtoError::PeerClosed {
+                    phase: "the agent's job report",
+                },
+            ));
+        }
+    }
+}
+
+/// Why a job was refused before it ran, in the words a controller shows.
+fn check(job: &Job, authenticated: bool) -> Result<(), (ErrorCode, String)> {
+    if !authenticated {
+        // An agent always has a key (the command insists); this holds the line.
+        return Err((
+            ErrorCode::AuthRequired,
+            "jobs need an authenticated controller".into(),
+        ));
+    }
+    if job.target_host.is_empty() || job.target_port == 0 {
+        return Err((ErrorCode::BadSpec, "the job names no target".into()));
+    }
+    if let Some(at) = job.start_at_unix_ms {
+        let ahead = at.saturating_sub(unix_ms());
+        if ahead > MAX_START_DELAY.as_duration().as_millis() as u64 {
+            return Err((
+                ErrorCode::BadSpec,
+                format!(
+                    "the job's start is {:.1} s ahead of this agent's clock (at most {:.0} s): \
+                     are the hosts' clocks synchronised?",
+                    ahead as f64 / 1e3,
+                    MAX_START_DELAY.as_duration().as_secs_f64()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The error code a controller sees for a job's client error: a busy or
+/// refusing target is the target's answer, passed on; anything else failed here.
+fn code_of(e: &ClientError) -> (ErrorCode, Option<u64>) {
+    match e {
+        ClientError::Busy { retry_after_ms, .. } => (ErrorCode::Busy, *retry_after_ms),
+        ClientError::Refused { .. } | ClientError::Spec(_) => (ErrorCode::BadSpec, None),
+        _ => (ErrorCode::Internal, None),
+    }
+}
+
+/// The handler `netsonde agent` gives its server: jobs run as [`serve`]s them.
+pub fn handler() -> JobHandler {
+    JobHandler(std::sync::Arc::new(serve))
+}
+
+/// Runs a job the controller on `s` asked for, to the end of the session.
+fn serve(ctl: &mut Control, s: &mut ServerSession, job: Job, ctx: ServeCtx<'_>) {
+    let log = ctx.log;
+    log.test = Some(job.spec.clone());
+    let refuse = |ctl: &mut Control,
+                  s: &mut ServerSession,
+                  log: &mut SessionLog,
+                  code,
+                  why: String,
+                  retry| {
+        s.reject(now(), code, why.clone(), retry);
+        ctl.flush(s);
+        log.outcome = "refused";
+        log.reason = why;
+    };
+    if let Err((code, why)) = check(&job, s.authenticated()) {
+        return refuse(ctl, s, log, code, why, None);
+    }
+    let _held = match (ctx.admit)(&job.spec) {
+        Ok(h) => h,
+        Err((code, why, retry)) => return refuse(ctl, s, log, code, why, retry),
+    };
+    // Wait for the start, answering the controller (who may vanish).
+    let tick = Duration::from_millis(20);
+    if let Some(at) = job.start_at_unix_ms {
+        while unix_ms() < at && !s.is_over() {
+            let left = Duration::from_millis(at.saturating_sub(unix_ms()));
+            std::thread::sleep(left.min(tick));
+        }
+    }
+    let cfg = ClientConfig {
+        host: Some(job.target_host.clone()),
+        port: job.target_port,
+        spec: job.spec.clone(),
+        deadlines: ctx.deadlines,
+        auth_key: ctx.key.cloned(),
+        peer: Peer::Netsonde,
+        local: Default::default(),
+        connect_timeout: CONNECT_TIMEOUT,
+    };
+    let started = unix_ms();
+    let began = Instant::now();
+    let worker = std::thread::spawn(move || client::run(&cfg, &mut |_| {}));
+    let mut gone = None;
+    while !worker.is_finished() {
+        if s.is_over() {
+            // The controller is gone: the client still ends at its own deadline.
+            std::thread::sleep(tick);
+            continue;
+        }
+        for ev in ctl.pump(s, Duration::from_millis(100)) {
+            if let Event::Failed(e) = ev {
+                gone.get_or_insert(e);
+            }
+        }
+    }
+    let outcome = worker.join().unwrap_or_else(|_| {
+        Err(ClientError::Session {
+            addr: SocketAddr::from(([0, 0, 0, 0], job.target_port)),
+            source: ProtoError::PeerClosed {
+                phase: "the job's client, which panicked",
+            },
+        })
+    });
+    log.seconds = began.elapsed().as_secs_f64();
+    if let Some(e) = gone {
+        log.outcome = "failed";
+        log.reason = format!("the controller went away during the job: {e}");
+        return;
+    }
+    let report = match outcome {
+        Ok(r) => match too_large(&r) {
+            None => r,
+            Some(why) => return refuse(ctl, s, log, ErrorCode::Internal, why, None),
+        },
+        Err(e) => {
+            let (code, retry) = code_of(&e);
+            let why = format!("job to {}:{}: {e}", job.target_host, job.target_port);
+            s.reject(now(), code, why.clone(), retry);
+            ctl.flush(s);
+            log.outcome = "failed";
+            log.reason = why;
+            return;
+        }
+    };
+    let report = JobReport {
+        report,
+        started_unix_ms: started,
+    };
+    s.job_done(now(), report);
+    let until = Instant::now() + ctx.deadlines.done.as_duration();
+    while Instant::now() < until && !s.is_over() {
+        for ev in ctl.pump(s, Duration::from_millis(100)) {
+            match ev {
+                Event::Finished => {
+                    log.outcome = "ok";
+                    return;
+                }
+                Event::Failed(e) => {
+                    log.outcome = "failed";
+                    log.reason = format!("after the job's report: {e}");
+                    return;
+                }
+                _ => {}
+            }
+        }
+    }
+    log.outcome = "ok";
+}
+
+/// Whether a report fits one control frame (about 8 KB for a 10 s test; a
+/// long test with fine intervals over many flows may not): the words to fail
+/// the job with when it does not.
+fn too_large(report: &netsonde_model::result::TestReport) -> Option<String> {
+    let len = serde_json::to_vec(report).map_or(usize::MAX, |v| v.len());
+    let room = MAX_FRAME - 64 * 1024;
+    (len > room).then(|| {
+        format!(
+            "the job's report is {len} bytes, more than one control frame carries ({room}): \
+             ask for fewer intervals (-i) or a shorter test"
+        )
+    })
+}
