@@ -37,7 +37,7 @@ use netsonde_sweep::{Plan, Point};
 use serde::{Deserialize, Serialize};
 
 /// The version of [`StoredPlan`] this build writes and reads.
-pub const PLAN_VERSION: u32 = 3;
+pub const PLAN_VERSION: u32 = 4;
 
 /// What a run's `plan_json` holds: the plan and where it ran, so a resume can go
 /// on.

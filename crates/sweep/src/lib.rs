@@ -12,6 +12,9 @@
 //!   stop hooks. No I/O of its own.
 //! - [`search`]: the loss-free rate search (NDR/PDR): an adaptive plan, whose next
 //!   trial depends on the last results, driven through the same [`exec::Runner`].
+//! - [`mesh`]: agents and the ordered pairs a pattern (all-to-all, ring, star,
+//!   listed pairs) measures between them; a plan with a mesh runs every point
+//!   once per pair.
 //! - [`fake`]: a scripted, deterministic engine: reports from a latency model with
 //!   seeded noise, so sweep → store → analysis → report is testable exactly.
 #![forbid(unsafe_code)]
@@ -20,6 +23,7 @@ pub mod axes;
 pub mod exec;
 pub mod fake;
 pub mod file;
+pub mod mesh;
 pub mod plan;
 pub mod search;
 

@@ -58,6 +58,10 @@ pub struct Plan {
     /// The lab link the experiment asks for (lab runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<LinkSettings>,
+    /// A mesh (`netsonde mesh`): every point once per ordered pair of agents,
+    /// the pair in its `src` and `dst` axes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<crate::mesh::Mesh>,
 }
 
 /// The most points a plan may have: far beyond any sweep one would run (at the
@@ -180,6 +184,7 @@ impl Plan {
             pacing: Vec::new(),
             link_axes: LinkAxes::default(),
             link: None,
+            mesh: None,
         }
     }
 
@@ -200,6 +205,7 @@ impl Plan {
             self.parallel.len(),
             self.io.len(),
             self.pacing.len(),
+            self.mesh.as_ref().map_or(1, |m| m.pairs.len()),
         ]
         .into_iter()
         .fold(1usize, |n, k| n.saturating_mul(k.max(1)))
@@ -209,6 +215,29 @@ impl Plan {
     /// 64 KiB, say) are returned as skipped with the reason; RR tests collapse the
     /// direction axis to `out`.
     pub fn points(&self) -> (Vec<Point>, Vec<Skipped>) {
+        let (points, skipped) = self.points_any_pair();
+        let Some(mesh) = &self.mesh else {
+            return (points, skipped);
+        };
+        // The mesh: every point once per pair, pair by pair.
+        let mut out = Vec::with_capacity(points.len() * mesh.pairs.len());
+        for (src, dst) in &mesh.pairs {
+            for p in &points {
+                let mut axes = p.axes.clone();
+                axes.insert("src".to_string(), src.clone());
+                axes.insert("dst".to_string(), dst.clone());
+                out.push(Point {
+                    idx: out.len() as u32,
+                    axes,
+                    spec: p.spec.clone(),
+                });
+            }
+        }
+        (out, skipped)
+    }
+
+    /// The points of every axis but the mesh's pairs.
+    fn points_any_pair(&self) -> (Vec<Point>, Vec<Skipped>) {
         let (points, mut skipped) = self.points_one_io();
         let points = self.paced(points);
         if self.io.is_empty() {
