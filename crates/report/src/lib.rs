@@ -8,6 +8,8 @@
 //!   efficiency, plot specifications), rendered by [`html`], [`markdown`], [`csv`]
 //!   and as JSON; [`plot`] draws plot specifications as SVG, and [`raster`]
 //!   turns a figure into PNG (the crate's one I/O: reading the system's fonts).
+//! - [`mesh`]: a mesh run's matrix of pairs (goodput per source and destination,
+//!   outliers marked, each pair's verdict or failure).
 //! - [`search`]: a loss-free rate search's rows, tables and `--json` document.
 //!
 //! Every renderer has a golden test over fixed inputs.
@@ -20,6 +22,7 @@ pub mod html;
 pub mod json;
 pub mod load_plot;
 pub mod markdown;
+pub mod mesh;
 pub mod plot;
 pub mod raster;
 pub mod search;
