@@ -63,6 +63,85 @@ json\:"One JSON object per line"))' \
 '--version[Print version]' \
 && ret=0
 ;;
+(agent)
+_arguments "${_arguments_options[@]}" : \
+'-p+[Control port]:PORT:_default' \
+'--port=[Control port]:PORT:_default' \
+'-B+[Address to listen on\: \`\:\:\` (the default) takes IPv6 and IPv4 clients, as iperf3 -s does (IPv4 alone on a host without IPv6); 0.0.0.0 for IPv4 only]:BIND:_default' \
+'--bind=[Address to listen on\: \`\:\:\` (the default) takes IPv6 and IPv4 clients, as iperf3 -s does (IPv4 alone on a host without IPv6); 0.0.0.0 for IPv4 only]:BIND:_default' \
+'--auth-key=[Require clients to prove they hold this key (made by \`netsonde keygen\`); the whole session is then integrity-protected. The file must be mode 600]:FILE:_files' \
+'--log-format=[Session log format on stderr. With json, an iperf3 client asking for --get-server-output gets it as JSON too, as from iperf3 -s -J (else as text)]:LOG_FORMAT:((text\:"key=value pairs"
+json\:"One JSON object per line"))' \
+'--max-duration=[Longest test (warm-up plus time) a client may ask for]:MAX_DURATION:_default' \
+'--max-parallel=[Most parallel streams per direction]:MAX_PARALLEL:_default' \
+'--max-size=[Largest message, request, response or window]:MAX_SIZE:_default' \
+'--max-rate=[Highest pacing rate per stream]:MAX_RATE:_default' \
+'--max-tests=[Tests (sessions) running at once, netsonde'\''s and iperf3 clients'\'' alike; others are told "busy" with the time left. One by default, so tests do not disturb each other'\''s figures]:MAX_TESTS:_default' \
+'--max-sessions=[Tests (sessions) running at once, netsonde'\''s and iperf3 clients'\'' alike; others are told "busy" with the time left. One by default, so tests do not disturb each other'\''s figures]:MAX_TESTS:_default' \
+'--max-connections=[Control connections at once]:MAX_CONNECTIONS:_default' \
+'--max-per-address=[Control connections at once from one address]:MAX_PER_ADDRESS:_default' \
+'--max-session-memory=[Buffer memory one test may use (message sizes x flows x buffers, checked at setup) \[default\: half of what this process may use, at most 1 GiB\]]:MAX_SESSION_MEMORY:_default' \
+'--max-memory=[Buffer memory all running tests may use together \[default\: as --max-session-memory, times --max-tests, within half of what this process may use\]]:MAX_MEMORY:_default' \
+'--phase-timeout=[Deadline of every protocol phase (hello, authentication, setup, data connections, done) \[default\: 5 s for hello and done, 10 s for setup and data connections\]]:PHASE_TIMEOUT:_default' \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'--no-store[Do not store iperf3 clients'\'' sessions. By default each is stored as a run of one point (no netsonde client is there to store it)\: this end'\''s CPU and TCP_INFO, and what the iperf3 client reported of its side]' \
+'--iperf3-fast-receiver[Serve iperf3 clients with netsonde'\''s own receiver (1 MiB reads, woken once about 1 ms of data is queued). By default an iperf3 client'\''s streams are read as iperf3'\''s server reads them (one -l per read, woken per segment), so swapping \`iperf3 -s\` for \`netsonde server\` keeps its figures]' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
+(mesh)
+_arguments "${_arguments_options[@]}" : \
+'*--agent=[Agents, \`NAME=HOST\[\:PORT\]\` (repeat the flag or separate with commas); the name is the host when none is given]:NAME=HOST[:PORT]:_default' \
+'--agents-file=[A file of agents, one \`NAME=HOST\[\:PORT\]\` per line (# starts a comment)]:FILE:_files' \
+'--pattern=[Which ordered pairs run\: all-to-all, ring, star\:NAME (every other agent to NAME) or pairs\:SRC-DST,SRC-DST]:PATTERN:_default' \
+'-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
+'--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
+'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr]:TESTS:_default' \
+'--directions=[Directions\: out,in,bidir]:DIRECTIONS:_default' \
+'--sizes=[Message sizes\: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K]:SIZES:_default' \
+'--windows=[Windows\: default,64K,256K]:WINDOWS:_default' \
+'--parallel=[Parallel streams\: 1,2,4]:PARALLEL:_default' \
+'--io=[I/O strategies to compare\: copy,batch,zerocopy,uring,auto (see \`netsonde caps\`)]:IO:_default' \
+'--pacing=[Pacing per stream, an axis on any path\: 100M,1G,0 (0\: unpaced; stream tests)]:PACING:_default' \
+'--repeat=[Repetitions per point]:REPEAT:_default' \
+'-t+[Measured time per repetition]:TIME:_default' \
+'--time=[Measured time per repetition]:TIME:_default' \
+'--warmup=[Warm-up per repetition]:WARMUP:_default' \
+'--seed=[Seed of the randomised run order]:SEED:_default' \
+'--line-rate=[Line rate for efficiency figures\: 10G]:LINE_RATE:_default' \
+'--label=[A label for \`runs list\`]:LABEL:_default' \
+'--mtus=[Lab link axis (inside \`netsonde lab run\`)\: MTUs, 1500,9000,65535]:MTUS:_default' \
+'--rates=[Lab link axis\: rates, 100M,1G (0 is unlimited)]:RATES:_default' \
+'--delays=[Lab link axis\: one-way delays each way, 0,10ms,100ms]:DELAYS:_default' \
+'--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:_default' \
+'--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:_default' \
+'(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
+'--db=[Results database (default\: the platform data directory, netsonde/netsonde.db)]:PATH:_files' \
+'--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
+'--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:(real fake)' \
+'--auth-key=[Authenticate with this pre-shared key]:FILE:_files' \
+'--fake-delay-ms=[Delay per fake repetition in milliseconds (tests)]:FAKE_DELAY_MS:_default' \
+'--fake-scale=[Fake engine speed factor (tests\: 0.8 is a 20% regression)]:FAKE_SCALE:_default' \
+'--peer=[What the server is\: netsonde, or an unmodified \`iperf3 -s\` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised]:PEER:((netsonde\:"\`netsonde server\`"
+iperf3\:"An unmodified \`iperf3 -s\`"))' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'--yes[Run a mesh whose measuring time is estimated at over an hour]' \
+'--no-report[Do not write a report]' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'::host -- Server host. Without it, an embedded server runs on loopback:_default' \
+&& ret=0
+;;
 (client)
 _arguments "${_arguments_options[@]}" : \
 '-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
@@ -645,6 +724,14 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(agent)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(mesh)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (client)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -778,6 +865,8 @@ esac
 _netsonde_commands() {
     local commands; commands=(
 'server:Listen for tests (one at a time unless --max-sessions says more; others are told "busy" with the time left). Serves iperf3 clients too, on the same port (\`netsonde -s\` works as \`netsonde server\`)' \
+'agent:A server that also takes jobs from a controller (\`netsonde mesh\`)\: it runs the tests it is asked for as a client against other agents and sends back the reports. Needs --auth-key\: only a holder of the key may direct it' \
+'mesh:Measure between many hosts, each running \`netsonde agent\`\: every ordered pair of a pattern (all-to-all, ring, star, listed pairs) runs the sweep'\''s tests, one pair at a time, stored as one run whose points are (source, destination, test...); prints the matrix of pairs' \
 'client:Run one test against a server, or against an embedded loopback server when no HOST is given' \
 'keygen:Write a new random pre-shared key for --auth-key' \
 'caps:Which I/O strategies this host supports, probed on real sockets' \
@@ -794,6 +883,11 @@ _netsonde_commands() {
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'netsonde commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__agent_commands] )) ||
+_netsonde__subcmd__agent_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde agent commands' commands "$@"
 }
 (( $+functions[_netsonde__subcmd__caps_commands] )) ||
 _netsonde__subcmd__caps_commands() {
@@ -819,6 +913,8 @@ _netsonde__subcmd__completions_commands() {
 _netsonde__subcmd__help_commands() {
     local commands; commands=(
 'server:Listen for tests (one at a time unless --max-sessions says more; others are told "busy" with the time left). Serves iperf3 clients too, on the same port (\`netsonde -s\` works as \`netsonde server\`)' \
+'agent:A server that also takes jobs from a controller (\`netsonde mesh\`)\: it runs the tests it is asked for as a client against other agents and sends back the reports. Needs --auth-key\: only a holder of the key may direct it' \
+'mesh:Measure between many hosts, each running \`netsonde agent\`\: every ordered pair of a pattern (all-to-all, ring, star, listed pairs) runs the sweep'\''s tests, one pair at a time, stored as one run whose points are (source, destination, test...); prints the matrix of pairs' \
 'client:Run one test against a server, or against an embedded loopback server when no HOST is given' \
 'keygen:Write a new random pre-shared key for --auth-key' \
 'caps:Which I/O strategies this host supports, probed on real sockets' \
@@ -835,6 +931,11 @@ _netsonde__subcmd__help_commands() {
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'netsonde help commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__agent_commands] )) ||
+_netsonde__subcmd__help__subcmd__agent_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help agent commands' commands "$@"
 }
 (( $+functions[_netsonde__subcmd__help__subcmd__caps_commands] )) ||
 _netsonde__subcmd__help__subcmd__caps_commands() {
@@ -912,6 +1013,11 @@ _netsonde__subcmd__help__subcmd__lab__subcmd__up_commands() {
 _netsonde__subcmd__help__subcmd__man_commands() {
     local commands; commands=()
     _describe -t commands 'netsonde help man commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__mesh_commands] )) ||
+_netsonde__subcmd__help__subcmd__mesh_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help mesh commands' commands "$@"
 }
 (( $+functions[_netsonde__subcmd__help__subcmd__report_commands] )) ||
 _netsonde__subcmd__help__subcmd__report_commands() {
@@ -1073,6 +1179,11 @@ _netsonde__subcmd__lab__subcmd__up_commands() {
 _netsonde__subcmd__man_commands() {
     local commands; commands=()
     _describe -t commands 'netsonde man commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__mesh_commands] )) ||
+_netsonde__subcmd__mesh_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde mesh commands' commands "$@"
 }
 (( $+functions[_netsonde__subcmd__report_commands] )) ||
 _netsonde__subcmd__report_commands() {

@@ -37,6 +37,15 @@ pub enum Command {
     /// are told "busy" with the time left). Serves iperf3 clients too, on the
     /// same port (`netsonde -s` works as `netsonde server`).
     Server(ServerArgs),
+    /// A server that also takes jobs from a controller (`netsonde mesh`): it runs
+    /// the tests it is asked for as a client against other agents and sends back
+    /// the reports. Needs --auth-key: only a holder of the key may direct it.
+    Agent(ServerArgs),
+    /// Measure between many hosts, each running `netsonde agent`: every ordered
+    /// pair of a pattern (all-to-all, ring, star, listed pairs) runs the sweep's
+    /// tests, one pair at a time, stored as one run whose points are (source,
+    /// destination, test...); prints the matrix of pairs.
+    Mesh(Box<MeshArgs>),
     /// Run one test against a server, or against an embedded loopback server when
     /// no HOST is given.
     Client(Box<ClientArgs>),
@@ -272,6 +281,30 @@ pub struct SweepArgs {
     pub resume: Option<String>,
     #[command(flatten)]
     pub common: SweepCommon,
+}
+
+/// `netsonde mesh`.
+#[derive(Debug, Args)]
+pub struct MeshArgs {
+    /// Agents, `NAME=HOST[:PORT]` (repeat the flag or separate with commas);
+    /// the name is the host when none is given.
+    #[arg(long = "agent", value_delimiter = ',', value_name = "NAME=HOST[:PORT]")]
+    pub agents: Vec<String>,
+    /// A file of agents, one `NAME=HOST[:PORT]` per line (# starts a comment).
+    #[arg(long, value_name = "FILE")]
+    pub agents_file: Option<std::path::PathBuf>,
+    /// Which ordered pairs run: all-to-all, ring, star:NAME (every other agent
+    /// to NAME) or pairs:SRC-DST,SRC-DST.
+    #[arg(long, default_value = "all-to-all")]
+    pub pattern: String,
+    /// Run a mesh whose measuring time is estimated at over an hour.
+    #[arg(long)]
+    pub yes: bool,
+    /// Tests, directions, sizes, repetitions, times, as `netsonde sweep` takes
+    /// them; --port is the agents' control port where an agent names none, and
+    /// there is no HOST.
+    #[command(flatten)]
+    pub sweep: SweepArgs,
 }
 
 /// Where a sweep's results go.

@@ -13,6 +13,8 @@ mod files;
 mod keys;
 mod lab;
 mod man;
+mod mesh;
+mod run_error;
 mod runs;
 mod search;
 mod server_cmd;
@@ -259,6 +261,44 @@ fn sweep_cmd(a: args::SweepArgs) -> anyhow::Result<Exit> {
     Ok(sweep_exit(end))
 }
 
+/// `netsonde mesh`: a plan between agents (or a resumed one) measured, stored,
+/// and shown as one matrix of pairs per test.
+fn mesh_cmd(a: args::MeshArgs) -> anyhow::Result<Exit> {
+    let port = a.sweep.port.unwrap_or(client::DEFAULT_PORT);
+    if a.sweep.common.peer != args::PeerArg::Netsonde {
+        return Err(args::UsageError(
+            "a mesh runs between netsonde agents: --peer does not apply".into(),
+        )
+        .into());
+    }
+    let plan = match &a.sweep.resume {
+        Some(_) => None,
+        None => Some(mesh::plan(&a, port)?),
+    };
+    let label = a.sweep.label.clone().unwrap_or_else(|| "mesh".into());
+    let db = a.sweep.common.store.db.clone();
+    let (run, end) = sweep::sweep(sweep_request(
+        plan,
+        None,
+        port,
+        label,
+        a.sweep.resume,
+        a.sweep.common,
+    ))?;
+    let store = runs::open_store(db.as_deref())?;
+    let (stored, _) = netsonde_run::load(&store, run)?;
+    match &stored.plan.mesh {
+        Some(m) => print!("{}", mesh::matrices(&store, run, m)?),
+        None => {
+            return Err(args::UsageError(format!(
+                "run {run} is not a mesh: resume it with `netsonde sweep --resume {run}`"
+            ))
+            .into())
+        }
+    }
+    Ok(sweep_exit(end))
+}
+
 /// `netsonde run FILE`: an experiment file's plan measured and stored.
 fn run_file(a: args::RunArgs) -> anyhow::Result<Exit> {
     let text = files::read_small(&a.file, "experiment file", files::TEXT_FILE_MAX)?;
@@ -361,7 +401,9 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             println!("report: {}", path.display());
             Ok(Exit::Ok)
         }
-        Command::Server(a) => server_cmd::run(a).map(|()| Exit::Ok),
+        Command::Server(a) => server_cmd::run(a, false).map(|()| Exit::Ok),
+        Command::Agent(a) => server_cmd::run(a, true).map(|()| Exit::Ok),
+        Command::Mesh(a) => mesh_cmd(*a),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

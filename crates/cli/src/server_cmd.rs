@@ -98,9 +98,19 @@ fn storer(path: PathBuf, port: u16) -> (SessionSink, Receiver<()>) {
     (sink, stored_all)
 }
 
-/// Serves until told to stop.
-pub fn run(a: ServerArgs) -> anyhow::Result<()> {
+/// Serves until told to stop; an agent (`jobs`) also takes jobs from a
+/// controller that holds its key.
+pub fn run(a: ServerArgs, jobs: bool) -> anyhow::Result<()> {
     let mut cfg = config(&a)?;
+    if jobs && cfg.auth_key.is_none() {
+        return Err(args::UsageError(
+            "an agent runs tests on a controller's word: it needs --auth-key FILE (the \
+             controller's and every other agent's key; make one with `netsonde keygen`)"
+                .into(),
+        )
+        .into());
+    }
+    cfg.jobs = jobs.then(netsonde_driver::agent::handler);
     let bind = cfg.bind;
     let storer = if a.no_store {
         None
@@ -116,7 +126,8 @@ pub fn run(a: ServerArgs) -> anyhow::Result<()> {
     };
     let server = Server::bind(cfg)?;
     eprintln!(
-        "netsonde server listening on {} (protocol {}, {}, at most {} test(s) at once)",
+        "netsonde {} listening on {} (protocol {}, {}, at most {} test(s) at once)",
+        if jobs { "agent" } else { "server" },
         server.local_addr(),
         netsonde_proto::PROTOCOL_VERSION,
         if a.auth_key.is_some() {

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
-use netsonde_driver::client::ClientError;
 use netsonde_driver::client::{self, ClientConfig};
 use netsonde_driver::server::{Server, ServerConfig, ServerHandle};
 use netsonde_model::result::TestReport;
@@ -101,29 +100,6 @@ impl RealRunner {
     }
 }
 
-/// What the executor should make of a client error: a busy server is waited for,
-/// a refused configuration is the point's own, anything else is a failure.
-fn run_error(e: ClientError) -> RunError {
-    match e {
-        ClientError::Busy {
-            message,
-            retry_after_ms,
-            ..
-        } => RunError::Busy {
-            message,
-            retry_after: retry_after_ms.map(Duration::from_millis),
-        },
-        e @ ClientError::Refused { .. } => RunError::refused(e),
-        // A point an iperf3 server cannot run (request/response, a time that
-        // is not whole seconds): the point's own, as a refusal is.
-        e @ ClientError::Iperf3 {
-            source: netsonde_proto::iperf3::Iperf3Error::Unsupported(_),
-            ..
-        } => RunError::refused(e),
-        e => RunError::failed(e),
-    }
-}
-
 impl Runner for RealRunner {
     fn run(&mut self, spec: &TestSpec) -> Result<TestReport, RunError> {
         let cfg = ClientConfig {
@@ -136,7 +112,7 @@ impl Runner for RealRunner {
             local: Default::default(),
             connect_timeout: client::CONNECT_TIMEOUT,
         };
-        let mut report = client::run(&cfg, &mut |_| {}).map_err(run_error)?;
+        let mut report = client::run(&cfg, &mut |_| {}).map_err(crate::run_error::run_error)?;
         report.link = self.lab.as_ref().and_then(|l| l.current.clone());
         // Stored with the repetition, finished as a single test is: its warnings,
         // verdict and RFC 6349 metrics (the lab's link rate is the line rate there).
@@ -383,6 +359,15 @@ fn runner(stored: &pipeline::StoredPlan, req: &SweepRequest) -> anyhow::Result<B
         let mut fake = FakeRunner::new(stored.plan.seed);
         fake.scale = req.fake_scale;
         Box::new(SlowFake(fake, req.fake_delay))
+    } else if let Some(mesh) = &stored.plan.mesh {
+        let key = crate::keys::load_opt(req.auth_key.as_deref())?.ok_or_else(|| {
+            crate::args::UsageError(
+                "a mesh directs agents, which take jobs only from a holder of their key: \
+                 pass --auth-key FILE"
+                    .into(),
+            )
+        })?;
+        Box::new(crate::mesh::AgentRunner::new(mesh.clone(), key))
     } else {
         let key = crate::keys::load_opt(req.auth_key.as_deref())?;
         Box::new(RealRunner::new(
@@ -448,6 +433,8 @@ fn conclude(
     ));
     let again = if stored.search.is_some() {
         "search"
+    } else if stored.plan.mesh.is_some() {
+        "mesh --auth-key FILE"
     } else {
         "sweep"
     };
@@ -511,10 +498,14 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
     let outcome = {
         let mut sink = pipeline::StoreSink::new(&mut store, run, req.resume.is_some(), now);
         let (stop_run, stop_wait) = (stop.clone(), stop.clone());
+        let policy = match &stored.plan.mesh {
+            Some(mesh) => crate::mesh::retry_policy(mesh),
+            None => RetryPolicy::default(),
+        };
         drive(
             &all,
             schedule.as_mut(),
-            &RetryPolicy::default(),
+            &policy,
             Hooks {
                 runner: runner.as_mut(),
                 sink: &mut sink,

@@ -7,6 +7,7 @@ mod architecture;
 mod bad_input;
 mod control_plane;
 mod figures;
+mod fleet;
 mod golden;
 mod io_strategies;
 mod iperf3;

@@ -104,9 +104,24 @@ impl ServerProc {
 
     /// Starts a server on `port` with extra arguments.
     pub fn start_on(port: u16, extra: &[&str]) -> ServerProc {
+        ServerProc::start_as("server", port, extra)
+    }
+
+    /// Starts `netsonde agent` on a free port with the key at `key`.
+    pub fn agent(key: &str) -> ServerProc {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        ServerProc::start_as("agent", port, &["--auth-key", key])
+    }
+
+    /// Starts `netsonde COMMAND` (server or agent) on `port`.
+    pub fn start_as(command: &str, port: u16, extra: &[&str]) -> ServerProc {
         let p = port.to_string();
         let mut child = cmd()
-            .args(["server", "--port", &p])
+            .args([command, "--port", &p])
             .args(if extra.contains(&"--bind") {
                 &[][..]
             } else {

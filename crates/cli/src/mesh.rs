@@ -1,0 +1,221 @@
+//! `netsonde mesh`: a sweep between agents. Each point (a test of the plan for
+//! one ordered pair) goes to its source agent as a job against its destination;
+//! the run is stored as any sweep is, resumes as one, and ends with the matrix.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use netsonde_driver::agent;
+use netsonde_driver::client::ClientError;
+use netsonde_model::result::TestReport;
+use netsonde_model::spec::TestSpec;
+use netsonde_model::sweep::{Metric, PointSummary};
+use netsonde_proto::auth::Key;
+use netsonde_proto::message::Job;
+use netsonde_report::mesh::{matrix, Cell};
+use netsonde_store::{PointStatus, RunId};
+use netsonde_sweep::exec::{RetryPolicy, RunError, Runner};
+use netsonde_sweep::mesh::{Agent, Mesh, Pattern, MAX_AGENTS};
+use netsonde_sweep::Point;
+
+use crate::args::{MeshArgs, UsageError};
+
+/// Estimated measuring time above which a mesh needs --yes.
+const LONG_MESH_SECS: f64 = 3600.0;
+
+/// Sends each point to its source agent as a job.
+pub(crate) struct AgentRunner {
+    mesh: Mesh,
+    key: Key,
+    /// The pair of the point being run (set by `prepare`).
+    pair: Option<(Agent, Agent)>,
+    /// Agents that did not answer a connection this run, and why: their later
+    /// jobs fail at once instead of waiting for the same timeout again.
+    silent: BTreeMap<String, String>,
+}
+
+impl AgentRunner {
+    pub(crate) fn new(mesh: Mesh, key: Key) -> AgentRunner {
+        AgentRunner {
+            mesh,
+            key,
+            pair: None,
+            silent: BTreeMap::new(),
+        }
+    }
+}
+
+impl Runner for AgentRunner {
+    fn prepare(&mut self, point: &Point) -> Result<(), RunError> {
+        let agent = |axis: &str| {
+            let name = point.axes.get(axis).ok_or_else(|| {
+                RunError::refused(format!("point {} has no {axis} axis", point.idx))
+            })?;
+            self.mesh.agent(name).cloned().ok_or_else(|| {
+                RunError::refused(format!("point {}: no agent named '{name}'", point.idx))
+            })
+        };
+        self.pair = Some((agent("src")?, agent("dst")?));
+        Ok(())
+    }
+
+    fn run(&mut self, spec: &TestSpec) -> Result<TestReport, RunError> {
+        let (src, dst) = self
+            .pair
+            .clone()
+            .ok_or_else(|| RunError::refused("a mesh point runs only after its pair is set"))?;
+        for a in [&src, &dst] {
+            if let Some(why) = self.silent.get(&a.name) {
+                return Err(RunError::failed(format!(
+                    "agent {} did not answer earlier in this run: {why}",
+                    a.name
+                )));
+            }
+        }
+        let job = Job {
+            target_host: dst.host.clone(),
+            target_port: dst.port,
+            spec: spec.clone(),
+            start_at_unix_ms: None,
+        };
+        match agent::request(
+            &src.host,
+            src.port,
+            Some(&self.key),
+            job,
+            Default::default(),
+        ) {
+            Ok(done) => {
+                let mut report = done.report;
+                netsonde_analysis::finish(&mut report, None);
+                Ok(report)
+            }
+            Err(e @ ClientError::Connect { .. }) => {
+                self.silent.insert(src.name.clone(), e.to_string());
+                Err(RunError::failed(format!("agent {}: {e}", src.name)))
+            }
+            Err(e) => Err(crate::run_error::run_error(e)),
+        }
+    }
+}
+
+/// A mesh goes on past failed pairs: an agent that is down fails its own pairs
+/// (each stored with why, pending for `--resume`), not the whole run.
+pub(crate) fn retry_policy(mesh: &Mesh) -> RetryPolicy {
+    RetryPolicy {
+        max_consecutive_failures: (mesh.pairs.len() as u32).max(3),
+        ..RetryPolicy::default()
+    }
+}
+
+/// The agents of the command line and the file, in that order.
+fn agents(a: &MeshArgs, port: u16) -> anyhow::Result<Vec<Agent>> {
+    let mut list = a.agents.clone();
+    if let Some(path) = &a.agents_file {
+        let text = crate::files::read_small(path, "agents file", crate::files::TEXT_FILE_MAX)?;
+        list.extend(
+            text.lines()
+                .map(|l| l.split('#').next().unwrap_or("").trim())
+                .filter(|l| !l.is_empty())
+                .map(str::to_string),
+        );
+    }
+    if list.len() > MAX_AGENTS {
+        return Err(UsageError(format!("{} agents: at most {MAX_AGENTS}", list.len())).into());
+    }
+    list.iter()
+        .map(|s| Agent::parse(s, port).map_err(|e| UsageError(e).into()))
+        .collect()
+}
+
+/// The plan of a new mesh: the sweep's flags, once per pair of the pattern.
+pub(crate) fn plan(a: &MeshArgs, port: u16) -> anyhow::Result<netsonde_sweep::Plan> {
+    if a.sweep.host.is_some() {
+        return Err(UsageError(
+            "a mesh runs between agents: name them with --agent NAME=HOST[:PORT], not a HOST"
+                .into(),
+        )
+        .into());
+    }
+    let pattern = Pattern::parse(&a.pattern).map_err(UsageError)?;
+    let mesh = Mesh::new(agents(a, port)?, pattern).map_err(UsageError)?;
+    let exp = a.sweep.experiment()?;
+    let mut plan = exp.plan().map_err(|e| UsageError(e.to_string()))?;
+    plan.mesh = Some(mesh);
+    let (points, _) = plan.points();
+    let secs = plan.measured_secs(points.len());
+    if secs > LONG_MESH_SECS && !a.yes {
+        return Err(UsageError(format!(
+            "this mesh is {} point(s) (pairs x tests) x {} repetition(s): about {:.1} h of \
+             measuring, one pair at a time; pass --yes to run it, or fewer agents, tests or \
+             repetitions",
+            points.len(),
+            plan.repeat,
+            secs / 3600.0
+        ))
+        .into());
+    }
+    Ok(plan)
+}
+
+/// One matrix per test point (the axes other than the pair), from the store.
+pub(crate) fn matrices(
+    store: &netsonde_store::Store,
+    run: RunId,
+    mesh: &Mesh,
+) -> anyhow::Result<String> {
+    let mut tables: BTreeMap<String, BTreeMap<(String, String), Cell>> = BTreeMap::new();
+    for p in store.points(run)? {
+        let axes: BTreeMap<String, String> = serde_json::from_str(&p.axes_json)?;
+        let (Some(src), Some(dst)) = (axes.get("src"), axes.get("dst")) else {
+            continue;
+        };
+        // The test first, then what else varies (the pair is the matrix's).
+        let test: Vec<String> = ["test", "direction", "size"]
+            .iter()
+            .filter_map(|k| axes.get(*k).map(|v| (*k, v)))
+            .chain(
+                axes.iter()
+                    .map(|(k, v)| (k.as_str(), v))
+                    .filter(|(k, _)| !["test", "direction", "size", "src", "dst"].contains(k)),
+            )
+            .map(|(k, v)| match k {
+                "test" | "direction" => v.clone(),
+                _ => format!("{k} {v}"),
+            })
+            .collect();
+        let cell = match (p.status, &p.summary_json) {
+            (PointStatus::Done, Some(json)) => {
+                let summary: PointSummary = serde_json::from_str(json)?;
+                let median = |m: Metric| summary.estimates.get(m.name()).map(|e| e.median);
+                let verdict = p
+                    .reps
+                    .last()
+                    .and_then(|r| serde_json::from_str::<TestReport>(&r.report_json).ok())
+                    .and_then(|r| r.diagnosis)
+                    .map(|d| d.bottleneck.to_string());
+                Cell::Measured {
+                    goodput: median(Metric::Goodput).filter(|g| *g > 0.0),
+                    transactions: median(Metric::TransactionsPerSec).filter(|t| *t > 0.0),
+                    verdict,
+                }
+            }
+            _ => Cell::Failed(
+                p.reason
+                    .clone()
+                    .unwrap_or_else(|| format!("{} (not measured)", p.status.as_str())),
+            ),
+        };
+        tables
+            .entry(test.join(" "))
+            .or_default()
+            .insert((src.clone(), dst.clone()), cell);
+    }
+    let names: Vec<String> = mesh.agents.iter().map(|a| a.name.clone()).collect();
+    let used: BTreeSet<&String> = mesh.pairs.iter().flat_map(|(a, b)| [a, b]).collect();
+    let names: Vec<String> = names.into_iter().filter(|n| used.contains(n)).collect();
+    Ok(tables
+        .iter()
+        .map(|(title, cells)| matrix(title, &names, cells))
+        .collect::<Vec<_>>()
+        .join("\n"))
+}

@@ -1,0 +1,249 @@
+//! Fleets: `netsonde agent` on each host and `netsonde mesh` directing them,
+//! here as agents on loopback ports (the lab's namespaces stand in for hosts
+//! in `lab`).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use netsonde_store::{PointStatus, Store};
+
+use crate::util::{run, ServerProc};
+
+fn key(dir: &std::path::Path) -> String {
+    let k = dir.join("fleet.key");
+    let out = run(
+        &["keygen", "--out", k.to_str().unwrap()],
+        Duration::from_secs(10),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    k.to_str().unwrap().to_string()
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("netsonde-fleet-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `--agent a=127.0.0.1:P,...` for these agents, named a, b, c...
+fn agent_list(agents: &[&ServerProc]) -> String {
+    agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("{}={}", (b'a' + i as u8) as char, a.addr()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn mesh(args: &[&str], db: &std::path::Path, key: &str) -> std::process::Output {
+    let mut all = vec![
+        "mesh",
+        "--auth-key",
+        key,
+        "--db",
+        db.to_str().unwrap(),
+        "--no-report",
+    ];
+    all.extend_from_slice(args);
+    run(&all, Duration::from_secs(120))
+}
+
+/// Each point's (src, dst) and status.
+fn pairs(db: &std::path::Path) -> BTreeMap<(String, String), (PointStatus, Option<String>)> {
+    let store = Store::open(db).unwrap();
+    let run = store.runs().unwrap()[0].id;
+    store
+        .points(run)
+        .unwrap()
+        .into_iter()
+        .map(|p| {
+            let axes: BTreeMap<String, String> = serde_json::from_str(&p.axes_json).unwrap();
+            (
+                (axes["src"].clone(), axes["dst"].clone()),
+                (p.status, p.reason),
+            )
+        })
+        .collect()
+}
+
+const QUICK: &[&str] = &[
+    "--tests",
+    "tcp-stream",
+    "--sizes",
+    "128K",
+    "-t",
+    "0.4",
+    "--warmup",
+    "0.1",
+    "--repeat",
+    "1",
+];
+
+/// Three agents, all to all: six ordered pairs, each measured from its source
+/// agent against its destination, stored as one run, shown as a matrix.
+#[test]
+fn a_mesh_measures_every_ordered_pair_through_its_agents() {
+    let dir = scratch("all");
+    let k = key(&dir);
+    let (a, b, c) = (
+        ServerProc::agent(&k),
+        ServerProc::agent(&k),
+        ServerProc::agent(&k),
+    );
+    let db = dir.join("fleet.db");
+    let list = agent_list(&[&a, &b, &c]);
+    let mut args = vec!["--agent", &list, "--pattern", "all-to-all"];
+    args.extend_from_slice(QUICK);
+    let out = mesh(&args, &db, &k);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = pairs(&db);
+    assert_eq!(got.len(), 6, "{got:?}");
+    assert!(
+        got.values().all(|(s, _)| *s == PointStatus::Done),
+        "{got:?}"
+    );
+    assert!(!got.keys().any(|(s, d)| s == d));
+    // The matrix: a row per source, its cells goodputs, the diagonal empty.
+    assert!(
+        stdout.contains("rows: source, columns: destination"),
+        "{stdout}"
+    );
+    let row = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("b "))
+        .unwrap();
+    assert_eq!(row.matches("bit/s").count(), 2, "{stdout}");
+    assert_eq!(row.matches('·').count(), 1, "{stdout}");
+    // Each agent ran its jobs as a client and served the others' tests.
+    std::thread::sleep(Duration::from_millis(200));
+    for agent in [&a, &b, &c] {
+        let lines = agent.lines().join("\n");
+        assert_eq!(
+            lines.matches("protocol=netsonde-job outcome=ok").count(),
+            2,
+            "{lines}"
+        );
+    }
+}
+
+/// An agent that is down fails only its own pairs, each stored with why;
+/// the others are measured, and `--resume` finishes the run once it is back.
+#[test]
+fn a_dead_agent_fails_its_pairs_and_resume_finishes_them() {
+    let dir = scratch("dead");
+    let k = key(&dir);
+    let (a, b) = (ServerProc::agent(&k), ServerProc::agent(&k));
+    let mut c = ServerProc::agent(&k);
+    let port_c = c.port;
+    let list = agent_list(&[&a, &b, &c]);
+    let _ = c.child.kill();
+    let _ = c.child.wait();
+    let db = dir.join("fleet.db");
+    let mut args = vec!["--agent", &list];
+    args.extend_from_slice(QUICK);
+    let out = mesh(&args, &db, &k);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("netsonde mesh --auth-key FILE --resume"),
+        "{stderr}"
+    );
+    let got = pairs(&db);
+    for ((s, d), (status, reason)) in &got {
+        if s == "c" || d == "c" {
+            assert_eq!(*status, PointStatus::Pending, "{s}->{d}");
+            let why = reason.as_deref().unwrap_or("");
+            assert!(
+                why.contains("connect") || why.contains("did not answer"),
+                "{s}->{d}: {why}"
+            );
+        } else {
+            assert_eq!(*status, PointStatus::Done, "{s}->{d}: {reason:?}");
+        }
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("c -> a: failed"), "{stdout}");
+    // Back on its port: the resume measures the four pairs left.
+    let _c = ServerProc::start_as("agent", port_c, &["--auth-key", &k]);
+    let out = mesh(&["--resume", "latest"], &db, &k);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(pairs(&db).values().all(|(s, _)| *s == PointStatus::Done));
+}
+
+/// Bad input: one clear line and a non-zero exit each.
+#[test]
+fn fleet_mistakes_are_refused_with_why() {
+    let dir = scratch("bad");
+    let k = key(&dir);
+    let db = dir.join("fleet.db");
+    let err = |out: &std::process::Output| String::from_utf8_lossy(&out.stderr).to_string();
+    // An agent without a key.
+    let out = run(&["agent", "--port", "1"], Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(2), "{}", err(&out));
+    assert!(err(&out).contains("needs --auth-key"), "{}", err(&out));
+    // Unknown agent in the pattern; one agent; a HOST.
+    let out = mesh(
+        &[
+            "--agent",
+            "a=127.0.0.1:1,b=127.0.0.1:2",
+            "--pattern",
+            "pairs:a-z",
+        ],
+        &db,
+        &k,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err(&out).contains("unknown agent 'z'"), "{}", err(&out));
+    let out = mesh(&["--agent", "a=127.0.0.1:1"], &db, &k);
+    assert!(err(&out).contains("at least two agents"), "{}", err(&out));
+    // Too long without --yes: the estimate, and nothing runs.
+    let many: Vec<String> = (0..30)
+        .map(|i| format!("h{i}=127.0.0.1:{}", 1000 + i))
+        .collect();
+    let many = many.join(",");
+    let out = mesh(&["--agent", &many, "-t", "10", "--repeat", "3"], &db, &k);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err(&out).contains("pass --yes"), "{}", err(&out));
+    // A plain server takes no jobs; an agent with another key refuses the controller.
+    let server = ServerProc::start_with(&["--auth-key", &k]);
+    let agent = ServerProc::agent(&k);
+    let list = format!("s={},g={}", server.addr(), agent.addr());
+    let mut args = vec!["--agent", list.as_str(), "--pattern", "pairs:s-g"];
+    args.extend_from_slice(QUICK);
+    let out = mesh(&args, &db, &k);
+    assert_ne!(out.status.code(), Some(0));
+    let got = pairs(&db);
+    let why = got[&("s".to_string(), "g".to_string())]
+        .1
+        .clone()
+        .unwrap_or_default();
+    assert!(why.contains("not jobs"), "{why}");
+    let other = scratch("other");
+    let k2 = key(&other);
+    let b = ServerProc::agent(&k2);
+    let list = format!("g={},b={}", agent.addr(), b.addr());
+    let mut args = vec!["--agent", list.as_str(), "--pattern", "pairs:b-g"];
+    args.extend_from_slice(QUICK);
+    let out = mesh(&args, &other.join("fleet.db"), &k);
+    assert_ne!(out.status.code(), Some(0));
+    let got = pairs(&other.join("fleet.db"));
+    let why = got[&("b".to_string(), "g".to_string())]
+        .1
+        .clone()
+        .unwrap_or_default();
+    assert!(why.contains("key"), "{why}");
+}
