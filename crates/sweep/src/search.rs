@@ -32,11 +32,11 @@
 //! (below 97% of the rate asked: it stalled, then caught up in a burst) does not
 //! set an upper bound: the rate is tried again, and only a second shortfall there
 //! makes it one (one search came out 2.4% low when a stalled trial set it).
-//! A sender that keeps falling short is asked for more: the next ask is the
-//! rate wanted times the smallest shortfall of the last 3 paced trials (at most
-//! 1.25 times), so that what it offers lands on the rate wanted (a debug build's
-//! sender, 4-6% short, kept asking one rate 30 times, each offered under the
-//! lower bound).
+//! A sender that keeps falling short is asked for more: when its last 3 paced
+//! trials under-delivered, the next ask is the rate wanted times the median of
+//! their shortfalls (at most 1.25 times), so that what it offers lands on the
+//! rate wanted (a debug build's sender, 4-6% short, kept asking one rate 30
+//! times, each offered under the lower bound).
 
 use netsonde_model::load::{Phase, ProbeKind};
 use netsonde_model::result::TestReport;
@@ -44,7 +44,9 @@ pub use netsonde_model::search::{
     frame_of, Bounds, BurstOutcome, Goal, LatencyAt, SearchConfig, SearchOutcome, Trial, FRAME_L2,
     FRAME_OVERHEAD, LATENCY_AT, RFC2544_FRAMES, TCP_FRAME_OVERHEAD, WIRE_GAP,
 };
-use netsonde_model::search::{LATENCY_IDLE, LATENCY_MIN_TRIAL, LATENCY_PROBE_RATE};
+use netsonde_model::search::{
+    LATENCY_IDLE, LATENCY_MIN_TRIAL, LATENCY_PROBE_RATE, UNDER_DELIVERED,
+};
 use netsonde_model::spec::TestSpec;
 use netsonde_model::units::{BitRate, PacketRate};
 
@@ -152,14 +154,17 @@ impl Search {
     }
 
     /// The rate to ask for so that the sender offers `target`. A paced sender on
-    /// a busy host falls short of the rate asked (late timer wake-ups it does not
-    /// make up in a burst); a trial that offers less than the lower bound teaches
-    /// the search nothing, and it would ask that rate again. So the ask is raised
-    /// by the smallest shortfall (asked over offered) of the last
-    /// [`SHORTFALL_TRIALS`] paced trials, at most by [`MAX_ASK_RAISE`]: the offered
-    /// rate, which is what a trial is judged at, lands on the target.
+    /// a busy host can fall short of the rate asked (late timer wake-ups it does
+    /// not make up in a burst); a trial that offers less than the lower bound
+    /// teaches the search nothing, and it would ask that rate again. So when
+    /// each of the last [`SHORTFALL_TRIALS`] paced trials under-delivered (the
+    /// median of their asked over offered is above 1 / [`UNDER_DELIVERED`]), the
+    /// ask is raised by that median, at most by [`MAX_ASK_RAISE`]: the offered
+    /// rate, which is what a trial is judged at, lands on the target. A sender
+    /// whose offered rate only scatters around the ask (the ±2% of a timer) is
+    /// asked the target itself.
     fn ask(&self, target: f64) -> f64 {
-        let raise = self
+        let mut ratios: Vec<f64> = self
             .trials
             .iter()
             .rev()
@@ -169,9 +174,14 @@ impl Search {
                     .map(|a| a / t.offered_pps)
             })
             .take(SHORTFALL_TRIALS)
-            .fold(f64::INFINITY, f64::min);
-        if raise.is_finite() {
-            target * raise.clamp(1.0, MAX_ASK_RAISE)
+            .collect();
+        if ratios.len() < SHORTFALL_TRIALS {
+            return target;
+        }
+        ratios.sort_by(f64::total_cmp);
+        let median = ratios[SHORTFALL_TRIALS / 2];
+        if median > 1.0 / UNDER_DELIVERED {
+            target * median.min(MAX_ASK_RAISE)
         } else {
             target
         }
