@@ -298,18 +298,28 @@ pub struct NsServer(pub Child);
 
 impl NsServer {
     pub fn start(ns: &str, bind: &str) -> NsServer {
+        NsServer::start_as(ns, "server", bind, &[])
+    }
+
+    /// `netsonde COMMAND` (server or agent) in `ns` on port 5300.
+    pub fn start_as(ns: &str, command: &str, bind: &str, extra: &[&str]) -> NsServer {
         let mut child = Command::new("ip")
             .args([
                 "netns",
                 "exec",
                 ns,
                 bin(),
-                "server",
+                command,
                 "--bind",
                 bind,
                 "--port",
                 "5300",
             ])
+            .args(extra)
+            .env(
+                "XDG_DATA_HOME",
+                std::env::temp_dir().join(format!("netsonde-tests-{}", std::process::id())),
+            )
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn server in namespace");
