@@ -121,7 +121,8 @@ fn code_of(e: &ClientError) -> (ErrorCode, Option<u64>) {
     }
 }
 
-/// The handler `netsonde agent` gives its server: jobs run as [`serve`]s them.
+/// The handler `netsonde agent` gives its server: each job admitted, started
+/// at its time, run as a client against its target, and its report sent back.
 pub fn handler() -> JobHandler {
     JobHandler(std::sync::Arc::new(serve))
 }
