@@ -709,6 +709,25 @@ pub struct TestReport {
     /// A load-latency test (`--probe`): what the probes saw, and its analysis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<crate::load::LoadLatency>,
+    /// The test started with others at one moment (`netsonde mesh
+    /// --concurrency`): when, and how far apart the round's tests started.
+    /// Absent for a test started on its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synced: Option<SyncedStart>,
+}
+
+/// When a test of a round of concurrent tests started, against the moment the
+/// round was set to start (the hosts' clocks are taken as synchronised).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SyncedStart {
+    /// The round's start, milliseconds since the Unix epoch.
+    pub start_at_unix_ms: u64,
+    /// When this test started, by its agent's clock.
+    pub started_unix_ms: u64,
+    /// The latest start of the round less the earliest, milliseconds.
+    pub round_skew_ms: u64,
+    /// Tests in the round.
+    pub round_size: u32,
 }
 
 /// What a server of another tool reported of itself, in its own terms.
@@ -892,6 +911,7 @@ impl TestReport {
             rfc6349: None,
             peer: None,
             load: None,
+            synced: None,
         }
     }
 }

@@ -452,6 +452,113 @@ pub fn execute(
     drive(points, &mut schedule, policy, hooks)
 }
 
+/// What the executor keeps while it settles measurements, for [`drive`] and
+/// the rounds of `rounds::drive_rounds` alike: the sink, progress, the failures in a
+/// row and the outcome so far.
+pub(crate) struct Settle<'a> {
+    sink: &'a mut dyn Sink,
+    progress: &'a mut dyn Progress,
+    policy: &'a RetryPolicy,
+    in_a_row: u32,
+    /// Points that failed in this call (their held steps are not run).
+    pub(crate) failed: BTreeSet<u32>,
+    /// The outcome so far.
+    pub(crate) out: Outcome,
+}
+
+impl<'a> Settle<'a> {
+    pub(crate) fn new(
+        sink: &'a mut dyn Sink,
+        progress: &'a mut dyn Progress,
+        policy: &'a RetryPolicy,
+    ) -> Settle<'a> {
+        Settle {
+            sink,
+            progress,
+            policy,
+            in_a_row: 0,
+            failed: BTreeSet::new(),
+            out: Outcome::default(),
+        }
+    }
+
+    /// A complete point's summary, to the sink.
+    pub(crate) fn complete(&mut self, point: &Point, summary: &Summary) -> Result<(), ExecError> {
+        self.sink
+            .point_done(point, summary)
+            .map_err(ExecError::Sink)
+    }
+
+    /// A repetition is about to run.
+    pub(crate) fn begin(&mut self, point: &Point, rep: u32) {
+        self.progress.begin(point, rep);
+    }
+
+    /// One measurement's result, after `tries` attempts: a report is stored
+    /// before the schedule judges it (a measurement is never lost to a schedule
+    /// that cannot use it); an error is a failed attempt, the point left pending.
+    /// Returns false when the run gives up (too many failures in a row).
+    pub(crate) fn settle(
+        &mut self,
+        schedule: &mut dyn Schedule,
+        point: &Point,
+        rep: u32,
+        tries: u32,
+        result: Result<TestReport, RunError>,
+    ) -> Result<bool, ExecError> {
+        let idx = point.idx;
+        let error = match result {
+            Ok(report) => {
+                let metrics = Metrics::from_report(&report);
+                self.sink
+                    .rep_done(point, rep, &report, &metrics)
+                    .map_err(ExecError::Sink)?;
+                self.out.reps += 1;
+                match schedule.record(idx, rep, &report) {
+                    Ok(()) => {
+                        self.in_a_row = 0;
+                        self.progress.end(point, rep, &schedule.headline(&report));
+                        return Ok(true);
+                    }
+                    Err(e) => e,
+                }
+            }
+            Err(e) => e,
+        };
+        let tried = if tries > 1 {
+            format!(" (after {tries} tries)")
+        } else {
+            String::new()
+        };
+        self.progress
+            .end(point, rep, &format!("failed{tried}: {error}"));
+        self.sink
+            .rep_failed(point, rep, &error)
+            .map_err(ExecError::Sink)?;
+        schedule.failed(idx);
+        self.failed.insert(idx);
+        // A refusal is the point's own, and proves the server answers.
+        self.in_a_row = match error {
+            RunError::Refused(_) => 0,
+            _ => self.in_a_row + 1,
+        };
+        self.out.failures.push(Failure { idx, rep, error });
+        if self.in_a_row >= self.policy.max_consecutive_failures {
+            self.out.gave_up = Some(format!(
+                "{} measurements in a row failed, the last: {}",
+                self.in_a_row,
+                self.out
+                    .failures
+                    .last()
+                    .map(|f| f.error.to_string())
+                    .unwrap_or_default()
+            ));
+            return Ok(false);
+        }
+        Ok(true)
+    }
+}
+
 /// Runs `schedule` until it is done, stopped, or gives up.
 ///
 /// A busy server is waited for as it asks, up to the policy's tries; any other
@@ -470,26 +577,24 @@ pub fn drive(
         stop,
         wait,
     } = hooks;
-    let mut out = Outcome::default();
+    let mut settle = Settle::new(sink, progress, policy);
     let point_at = |idx: u32| points.get(idx as usize).ok_or(ExecError::NoSuchPoint(idx));
-    let mut in_a_row = 0u32;
     'steps: loop {
         let (idx, rep, spec) = match schedule.next(points) {
             Step::Done => break,
             Step::Complete { idx, summary } => {
-                sink.point_done(point_at(idx)?, &summary)
-                    .map_err(ExecError::Sink)?;
+                settle.complete(point_at(idx)?, &summary)?;
                 continue;
             }
             Step::Measure { idx, rep, spec } => (idx, rep, spec),
         };
         if stop() {
-            out.interrupted = true;
+            settle.out.interrupted = true;
             break;
         }
         let point = point_at(idx)?;
         let spec = spec.as_ref().unwrap_or(&point.spec);
-        progress.begin(point, rep);
+        settle.begin(point, rep);
         let mut tries = 0;
         let result = loop {
             tries += 1;
@@ -499,336 +604,25 @@ pub fn drive(
                     retry_after,
                 }) if tries < policy.busy_tries => {
                     let pause = policy.busy_wait(retry_after);
-                    progress.retry(point, rep, pause, &message);
+                    settle.progress.retry(point, rep, pause, &message);
                     if !wait(pause) {
-                        out.interrupted = true;
-                        progress.end(point, rep, "stopped while waiting for a busy server");
+                        settle.out.interrupted = true;
+                        settle
+                            .progress
+                            .end(point, rep, "stopped while waiting for a busy server");
                         break 'steps;
                     }
                 }
                 r => break r,
             }
         };
-        // A report is stored before the schedule judges it: a measurement is
-        // never lost to a schedule that cannot use it.
-        let error = match result {
-            Ok(report) => {
-                let metrics = Metrics::from_report(&report);
-                sink.rep_done(point, rep, &report, &metrics)
-                    .map_err(ExecError::Sink)?;
-                out.reps += 1;
-                match schedule.record(idx, rep, &report) {
-                    Ok(()) => {
-                        in_a_row = 0;
-                        progress.end(point, rep, &schedule.headline(&report));
-                        continue;
-                    }
-                    Err(e) => e,
-                }
-            }
-            Err(e) => e,
-        };
-        let tried = if tries > 1 {
-            format!(" (after {tries} tries)")
-        } else {
-            String::new()
-        };
-        progress.end(point, rep, &format!("failed{tried}: {error}"));
-        sink.rep_failed(point, rep, &error)
-            .map_err(ExecError::Sink)?;
-        schedule.failed(idx);
-        // A refusal is the point's own, and proves the server answers.
-        in_a_row = match error {
-            RunError::Refused(_) => 0,
-            _ => in_a_row + 1,
-        };
-        out.failures.push(Failure { idx, rep, error });
-        if in_a_row >= policy.max_consecutive_failures {
-            out.gave_up = Some(format!(
-                "{in_a_row} measurements in a row failed, the last: {}",
-                out.failures
-                    .last()
-                    .map(|f| f.error.to_string())
-                    .unwrap_or_default()
-            ));
+        if !settle.settle(schedule, point, rep, tries, result)? {
             break;
         }
     }
-    Ok(out)
+    Ok(settle.out)
 }
 
 #[cfg(test)]
-mod tests {
-    use std::cell::RefCell;
-    use std::collections::VecDeque;
-
-    use super::*;
-    use crate::fake::FakeRunner;
-    use crate::Plan;
-
-    /// The fake engine, with a `prepare` that records link keys and refuses one,
-    /// and a script of errors handed out before the fake measures.
-    struct Scripted {
-        fake: FakeRunner,
-        links: Vec<String>,
-        script: VecDeque<Option<RunError>>,
-    }
-
-    impl Scripted {
-        fn new(script: Vec<Option<RunError>>) -> Scripted {
-            Scripted {
-                fake: FakeRunner::new(1),
-                links: Vec::new(),
-                script: script.into(),
-            }
-        }
-    }
-
-    impl Runner for Scripted {
-        fn run(&mut self, spec: &TestSpec) -> Result<TestReport, RunError> {
-            match self.script.pop_front().flatten() {
-                Some(e) => Err(e),
-                None => self.fake.run(spec),
-            }
-        }
-        fn prepare(&mut self, point: &Point) -> Result<(), RunError> {
-            let key = crate::plan::link_key(&point.axes);
-            if key.contains("mtu=9000") {
-                return Err(RunError::failed("no 9000 here"));
-            }
-            self.links.push(key);
-            Ok(())
-        }
-    }
-
-    /// Repetitions, failures and summaries, by point index.
-    #[derive(Default)]
-    struct Keep(Vec<u32>, Vec<(u32, u32)>, Vec<u32>);
-
-    impl Sink for Keep {
-        fn rep_done(
-            &mut self,
-            p: &Point,
-            _: u32,
-            _: &TestReport,
-            _: &Metrics,
-        ) -> Result<(), SinkError> {
-            self.0.push(p.idx);
-            Ok(())
-        }
-        fn point_done(&mut self, p: &Point, _: &Summary) -> Result<(), SinkError> {
-            self.2.push(p.idx);
-            Ok(())
-        }
-        fn rep_failed(&mut self, p: &Point, rep: u32, _: &RunError) -> Result<(), SinkError> {
-            self.1.push((p.idx, rep));
-            Ok(())
-        }
-    }
-
-    fn plan(sizes: &[u64], repeat: u32) -> (Vec<Point>, Vec<(u32, u32)>) {
-        let mut plan = Plan::default_characterization();
-        plan.tests = vec![netsonde_model::spec::TestKind::TcpStream];
-        plan.directions = vec![netsonde_model::spec::Direction::Out];
-        plan.sizes = sizes
-            .iter()
-            .map(|&b| netsonde_model::units::Bytes(b))
-            .collect();
-        plan.repeat = repeat;
-        let (points, _) = plan.points();
-        let order = plan.order(points.len());
-        (points, order)
-    }
-
-    fn busy(ms: u64) -> Option<RunError> {
-        Some(RunError::Busy {
-            message: "server busy".into(),
-            retry_after: Some(Duration::from_millis(ms)),
-        })
-    }
-
-    /// Runs with a virtual clock; returns the outcome, the sink and the waits.
-    fn run(
-        points: &[Point],
-        repeat: u32,
-        order: &[(u32, u32)],
-        runner: &mut dyn Runner,
-        policy: &RetryPolicy,
-    ) -> (Outcome, Keep, Vec<Duration>) {
-        let waits = RefCell::new(Vec::new());
-        let mut sink = Keep::default();
-        let out = execute(
-            points,
-            repeat,
-            order,
-            BTreeMap::new(),
-            policy,
-            Hooks {
-                runner,
-                sink: &mut sink,
-                progress: &mut NoProgress,
-                stop: &|| false,
-                wait: &|d| {
-                    waits.borrow_mut().push(d);
-                    true
-                },
-            },
-        )
-        .unwrap();
-        (out, sink, waits.into_inner())
-    }
-
-    #[test]
-    fn prepare_runs_before_each_repetition_and_its_error_fails_the_point() {
-        let mut plan = Plan::default_characterization();
-        plan.tests = vec![netsonde_model::spec::TestKind::TcpStream];
-        plan.directions = vec![netsonde_model::spec::Direction::Out];
-        plan.sizes = vec![netsonde_model::units::Bytes(1024)];
-        plan.link_axes.mtu = vec![1500, 9000];
-        plan.repeat = 2;
-        let (points, _) = plan.points();
-        let order = plan.order(points.len());
-        let mut lab = Scripted::new(vec![]);
-        let (out, sink, _) = run(&points, 2, &order, &mut lab, &RetryPolicy::default());
-        assert_eq!(out.reps, 2);
-        assert_eq!(lab.links, vec!["mtu=1500", "mtu=1500"]);
-        assert_eq!(out.failures.len(), 1);
-        assert!(out.failures[0].error.to_string().contains("no 9000"));
-        assert_eq!(sink.1.len(), 1, "the failed attempt reaches the sink");
-    }
-
-    /// A busy server is waited for as long as it says (within the policy's
-    /// bounds), and the repetition is measured once it is free.
-    #[test]
-    fn a_busy_server_is_waited_for_as_it_asks_then_measured() {
-        let (points, order) = plan(&[1024], 1);
-        let mut r = Scripted::new(vec![busy(1500), busy(10), busy(600_000)]);
-        let (out, sink, waits) = run(&points, 1, &order, &mut r, &RetryPolicy::default());
-        assert_eq!(out.reps, 1);
-        assert!(out.failures.is_empty());
-        assert_eq!(sink.0, vec![0]);
-        assert_eq!(sink.2, vec![0]);
-        assert_eq!(
-            waits,
-            vec![
-                Duration::from_millis(1500),
-                Duration::from_millis(250),
-                Duration::from_secs(60)
-            ]
-        );
-    }
-
-    /// Busy past the policy's tries is a failed attempt: stored as such, the
-    /// point stays pending, the rest of the run goes on.
-    #[test]
-    fn busy_past_its_tries_fails_the_attempt_only() {
-        let (points, order) = plan(&[1024, 4096], 2);
-        let policy = RetryPolicy {
-            busy_tries: 2,
-            ..RetryPolicy::default()
-        };
-        let mut r = Scripted::new(vec![busy(100), busy(100)]);
-        let (out, sink, waits) = run(&points, 2, &order, &mut r, &policy);
-        assert_eq!(waits.len(), 1);
-        assert_eq!(out.failures.len(), 1);
-        let f = &out.failures[0];
-        assert!(matches!(f.error, RunError::Busy { .. }));
-        assert_eq!(sink.1, vec![(f.idx, f.rep)]);
-        // The other point gets both repetitions; the failed one keeps its second
-        // for a resume (its first round was the failure).
-        let other = 1 - f.idx;
-        assert_eq!(sink.2, vec![other]);
-        assert_eq!(out.reps, 2);
-    }
-
-    /// A failure after some repetitions keeps them: the sink never hears of a
-    /// deletion, only of the failed attempt.
-    #[test]
-    fn a_failure_in_round_two_keeps_round_one() {
-        let (points, order) = plan(&[1024], 3);
-        let mut r = Scripted::new(vec![None, Some(RunError::failed("connection refused"))]);
-        let (out, sink, _) = run(&points, 3, &order, &mut r, &RetryPolicy::default());
-        assert_eq!(sink.0, vec![0], "round one is kept");
-        assert_eq!(sink.1, vec![(0, 1)]);
-        assert!(sink.2.is_empty(), "not summarized: it lacks repetitions");
-        assert_eq!(out.reps, 1);
-    }
-
-    /// A server that is gone fails every point: the run gives up after the
-    /// policy's count, and a refused configuration does not count toward it.
-    #[test]
-    fn the_run_gives_up_after_failures_in_a_row_but_not_after_refusals() {
-        let (points, order) = plan(&[64, 256, 1024, 4096, 16384], 1);
-        let gone = || Some(RunError::failed("connection refused"));
-        let refused = || Some(RunError::refused("server limit"));
-        let mut r = Scripted::new(vec![refused(), gone(), refused(), gone(), gone()]);
-        let (out, sink, _) = run(&points, 1, &order, &mut r, &RetryPolicy::default());
-        assert_eq!(out.failures.len(), 5);
-        assert!(out.gave_up.is_none(), "refusals are the points' own");
-        let mut r = Scripted::new(vec![None, gone(), gone(), gone(), None]);
-        let (out, _, _) = run(&points, 1, &order, &mut r, &RetryPolicy::default());
-        assert_eq!(out.reps, 1);
-        assert_eq!(out.failures.len(), 3);
-        assert!(out.gave_up.unwrap().contains("3 measurements in a row"));
-        drop(sink);
-    }
-
-    /// A stop asked for during a busy wait ends the run there.
-    #[test]
-    fn a_stop_during_a_busy_wait_interrupts() {
-        let (points, order) = plan(&[1024], 1);
-        let mut r = Scripted::new(vec![busy(1000)]);
-        let mut sink = Keep::default();
-        let out = execute(
-            &points,
-            1,
-            &order,
-            BTreeMap::new(),
-            &RetryPolicy::default(),
-            Hooks {
-                runner: &mut r,
-                sink: &mut sink,
-                progress: &mut NoProgress,
-                stop: &|| false,
-                wait: &|_| false,
-            },
-        )
-        .unwrap();
-        assert!(out.interrupted);
-        assert!(out.failures.is_empty() && sink.0.is_empty() && sink.1.is_empty());
-    }
-
-    /// A resumed run whose point has every repetition stored but no summary (the
-    /// process died between the two writes) summarizes it without measuring again.
-    #[test]
-    fn a_point_with_all_its_repetitions_but_no_summary_is_summarized_on_resume() {
-        let (points, _) = plan(&[1024, 4096], 2);
-        let mut fake = FakeRunner::new(1);
-        let metrics = |f: &mut FakeRunner| Metrics::from_report(&f.run(&points[0].spec).unwrap());
-        // Point 0: both repetitions stored; point 1: one of two.
-        let prior = BTreeMap::from([
-            (0, vec![metrics(&mut fake), metrics(&mut fake)]),
-            (1, vec![metrics(&mut fake)]),
-        ]);
-        let order = vec![(1, 1)];
-        let mut sink = Keep::default();
-        let out = execute(
-            &points,
-            2,
-            &order,
-            prior,
-            &RetryPolicy::default(),
-            Hooks {
-                runner: &mut fake,
-                sink: &mut sink,
-                progress: &mut NoProgress,
-                stop: &|| false,
-                wait: &|_| true,
-            },
-        )
-        .unwrap();
-        assert_eq!(out.reps, 1);
-        assert_eq!(sink.0, vec![1], "only point 1 is measured");
-        assert_eq!(sink.2, vec![0, 1], "both points are summarized");
-    }
-}
+#[path = "exec_tests.rs"]
+mod tests;

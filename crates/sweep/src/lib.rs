@@ -10,6 +10,8 @@
 //! - [`exec`]: runs an order through a [`exec::Runner`] (the real client, or
 //!   [`fake::FakeRunner`]) into a [`exec::Sink`] (the store), with progress and
 //!   stop hooks. No I/O of its own.
+//! - [`rounds`]: several measurements at once, in rounds of points that may run
+//!   together (a mesh's pairs that share no host), settled as `exec` settles one.
 //! - [`search`]: the loss-free rate search (NDR/PDR): an adaptive plan, whose next
 //!   trial depends on the last results, driven through the same [`exec::Runner`].
 //! - [`mesh`]: agents and the ordered pairs a pattern (all-to-all, ring, star,
@@ -25,6 +27,7 @@ pub mod fake;
 pub mod file;
 pub mod mesh;
 pub mod plan;
+pub mod rounds;
 pub mod search;
 
 pub use plan::{Plan, Point};
