@@ -100,6 +100,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--agent=[Agents, \`NAME=HOST\[\:PORT\]\` (repeat the flag or separate with commas); the name is the host when none is given]:NAME=HOST[:PORT]:_default' \
 '--agents-file=[A file of agents, one \`NAME=HOST\[\:PORT\]\` per line (# starts a comment)]:FILE:_files' \
 '--pattern=[Which ordered pairs run\: all-to-all, ring, star\:NAME (every other agent to NAME) or pairs\:SRC-DST,SRC-DST]:PATTERN:_default' \
+'--concurrency=[Run up to N pairs at once, never two that share an agent, each round started at one moment (the hosts'\'' clocks synchronised, NTP or PTP); the start skew each round measured is stored with its tests. 1\: one pair at a time]:CONCURRENCY:_default' \
 '-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr]:TESTS:_default' \

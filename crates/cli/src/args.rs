@@ -297,6 +297,12 @@ pub struct MeshArgs {
     /// to NAME) or pairs:SRC-DST,SRC-DST.
     #[arg(long, default_value = "all-to-all")]
     pub pattern: String,
+    /// Run up to N pairs at once, never two that share an agent, each round
+    /// started at one moment (the hosts' clocks synchronised, NTP or PTP); the
+    /// start skew each round measured is stored with its tests. 1: one pair
+    /// at a time.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub concurrency: u32,
     /// Run a mesh whose measuring time is estimated at over an hour.
     #[arg(long)]
     pub yes: bool,

@@ -223,6 +223,7 @@ fn sweep_request(
         peer: c.peer.into(),
         stdout_is_data: false,
         search: None,
+        concurrency: 1,
     }
 }
 
@@ -277,14 +278,9 @@ fn mesh_cmd(a: args::MeshArgs) -> anyhow::Result<Exit> {
     };
     let label = a.sweep.label.clone().unwrap_or_else(|| "mesh".into());
     let db = a.sweep.common.store.db.clone();
-    let (run, end) = sweep::sweep(sweep_request(
-        plan,
-        None,
-        port,
-        label,
-        a.sweep.resume,
-        a.sweep.common,
-    ))?;
+    let mut req = sweep_request(plan, None, port, label, a.sweep.resume, a.sweep.common);
+    req.concurrency = a.concurrency as usize;
+    let (run, end) = sweep::sweep(req)?;
     let store = runs::open_store(db.as_deref())?;
     let (stored, _) = netsonde_run::load(&store, run)?;
     match &stored.plan.mesh {

@@ -6,15 +6,16 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use netsonde_driver::agent;
 use netsonde_driver::client::ClientError;
-use netsonde_model::result::TestReport;
+use netsonde_model::result::{SyncedStart, TestReport};
 use netsonde_model::spec::TestSpec;
 use netsonde_model::sweep::{Metric, PointSummary};
 use netsonde_proto::auth::Key;
-use netsonde_proto::message::Job;
+use netsonde_proto::message::{Job, JobReport};
 use netsonde_report::mesh::{matrix, Cell};
 use netsonde_store::{PointStatus, RunId};
 use netsonde_sweep::exec::{RetryPolicy, RunError, Runner};
 use netsonde_sweep::mesh::{Agent, Mesh, Pattern, MAX_AGENTS};
+use netsonde_sweep::rounds::BatchRunner;
 use netsonde_sweep::Point;
 
 use crate::args::{MeshArgs, UsageError};
@@ -44,8 +45,15 @@ impl AgentRunner {
     }
 }
 
-impl Runner for AgentRunner {
-    fn prepare(&mut self, point: &Point) -> Result<(), RunError> {
+/// A job's source agent and what it answered.
+type Answer = (Agent, Result<JobReport, ClientError>);
+
+/// How far ahead a round's start is set: time for every agent to get its job.
+const ROUND_LEAD_MS: u64 = 1000;
+
+impl AgentRunner {
+    /// The pair of `point`, or why it has none.
+    fn pair_of(&self, point: &Point) -> Result<(Agent, Agent), RunError> {
         let agent = |axis: &str| {
             let name = point.axes.get(axis).ok_or_else(|| {
                 RunError::refused(format!("point {} has no {axis} axis", point.idx))
@@ -54,7 +62,129 @@ impl Runner for AgentRunner {
                 RunError::refused(format!("point {}: no agent named '{name}'", point.idx))
             })
         };
-        self.pair = Some((agent("src")?, agent("dst")?));
+        Ok((agent("src")?, agent("dst")?))
+    }
+
+    /// An agent that did not answer earlier in this run fails its pair at once.
+    fn check_answering(&self, src: &Agent, dst: &Agent) -> Result<(), RunError> {
+        for a in [src, dst] {
+            if let Some(why) = self.silent.get(&a.name) {
+                return Err(RunError::failed(format!(
+                    "agent {} did not answer earlier in this run: {why}",
+                    a.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// What a job's answer makes of the measurement; a source that did not
+    /// answer is remembered.
+    fn outcome(
+        &mut self,
+        src: &Agent,
+        r: Result<JobReport, ClientError>,
+    ) -> Result<JobReport, RunError> {
+        match r {
+            Ok(done) => Ok(done),
+            Err(e @ ClientError::Connect { .. }) => {
+                self.silent.insert(src.name.clone(), e.to_string());
+                Err(RunError::failed(format!("agent {}: {e}", src.name)))
+            }
+            Err(e) => Err(crate::run_error::run_error(e)),
+        }
+    }
+}
+
+/// Two points may run at once when their pairs share no agent.
+pub(crate) fn apart(a: &Point, b: &Point) -> bool {
+    let hosts = |p: &Point| [p.axes.get("src").cloned(), p.axes.get("dst").cloned()];
+    let (x, y) = (hosts(a), hosts(b));
+    !x.iter()
+        .flatten()
+        .any(|h| y.iter().flatten().any(|o| o == h))
+}
+
+impl BatchRunner for AgentRunner {
+    /// Sends every job of the round at once, each to start at one moment a
+    /// second ahead; records when each started and the round's skew.
+    fn run_batch(&mut self, batch: &[(&Point, &TestSpec)]) -> Vec<Result<TestReport, RunError>> {
+        let at = agent::unix_ms() + ROUND_LEAD_MS;
+        let jobs: Vec<Result<(Agent, Agent, Job), RunError>> = batch
+            .iter()
+            .map(|(point, spec)| {
+                let (src, dst) = self.pair_of(point)?;
+                self.check_answering(&src, &dst)?;
+                let job = Job {
+                    target_host: dst.host.clone(),
+                    target_port: dst.port,
+                    spec: (*spec).clone(),
+                    start_at_unix_ms: Some(at),
+                };
+                Ok((src, dst, job))
+            })
+            .collect();
+        let answers: Vec<Result<Answer, RunError>> = std::thread::scope(|scope| {
+            let running: Vec<_> = jobs
+                .into_iter()
+                .map(|j| {
+                    j.map(|(src, _, job)| {
+                        let key = &self.key;
+                        scope.spawn(move || {
+                            let r = agent::request(
+                                &src.host,
+                                src.port,
+                                Some(key),
+                                job,
+                                Default::default(),
+                            );
+                            (src, r)
+                        })
+                    })
+                })
+                .collect();
+            running
+                .into_iter()
+                .map(|h| {
+                    h.and_then(|h| {
+                        h.join()
+                            .map_err(|_| RunError::failed("the job's thread panicked"))
+                    })
+                })
+                .collect()
+        });
+        let done: Vec<Result<JobReport, RunError>> = answers
+            .into_iter()
+            .map(|a| a.and_then(|(src, r)| self.outcome(&src, r)))
+            .collect();
+        let starts: Vec<u64> = done
+            .iter()
+            .filter_map(|d| d.as_ref().ok().map(|j| j.started_unix_ms))
+            .collect();
+        let skew = match (starts.iter().min(), starts.iter().max()) {
+            (Some(lo), Some(hi)) => hi - lo,
+            _ => 0,
+        };
+        done.into_iter()
+            .map(|d| {
+                let d = d?;
+                let mut report = d.report;
+                report.synced = Some(SyncedStart {
+                    start_at_unix_ms: at,
+                    started_unix_ms: d.started_unix_ms,
+                    round_skew_ms: skew,
+                    round_size: batch.len() as u32,
+                });
+                netsonde_analysis::finish(&mut report, None);
+                Ok(report)
+            })
+            .collect()
+    }
+}
+
+impl Runner for AgentRunner {
+    fn prepare(&mut self, point: &Point) -> Result<(), RunError> {
+        self.pair = Some(self.pair_of(point)?);
         Ok(())
     }
 
@@ -63,14 +193,7 @@ impl Runner for AgentRunner {
             .pair
             .clone()
             .ok_or_else(|| RunError::refused("a mesh point runs only after its pair is set"))?;
-        for a in [&src, &dst] {
-            if let Some(why) = self.silent.get(&a.name) {
-                return Err(RunError::failed(format!(
-                    "agent {} did not answer earlier in this run: {why}",
-                    a.name
-                )));
-            }
-        }
+        self.check_answering(&src, &dst)?;
         let job = Job {
             target_host: dst.host.clone(),
             target_port: dst.port,

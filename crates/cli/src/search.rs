@@ -135,6 +135,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         peer: a.common.peer.into(),
         stdout_is_data: a.json,
         search: Some(cfg),
+        concurrency: 1,
     };
     let (run, end) = crate::sweep::sweep(req)?;
     let store = crate::runs::open_store(db.as_deref())?;

@@ -258,6 +258,8 @@ pub struct SweepRequest {
     /// Search each point for its loss-free rate instead of repeating it (a new
     /// run; a resumed one is what it was).
     pub search: Option<netsonde_sweep::search::SearchConfig>,
+    /// A mesh's pairs at once (`mesh --concurrency`); 1 elsewhere.
+    pub concurrency: usize,
 }
 
 fn now() -> i64 {
@@ -352,10 +354,18 @@ fn open(store: &mut Store, req: &SweepRequest) -> anyhow::Result<pipeline::Opene
     })
 }
 
-/// What measures: the scripted engine, or the real client against the run's
-/// server.
-fn runner(stored: &pipeline::StoredPlan, req: &SweepRequest) -> anyhow::Result<Box<dyn Runner>> {
-    Ok(if stored.engine == "fake" {
+/// What measures, one at a time or in rounds.
+enum Measurer {
+    /// One measurement at a time.
+    One(Box<dyn Runner>),
+    /// A mesh's agents, up to this many pairs at once.
+    Rounds(Box<crate::mesh::AgentRunner>, usize),
+}
+
+/// What measures: the scripted engine, the agents of a mesh, or the real client
+/// against the run's server.
+fn runner(stored: &pipeline::StoredPlan, req: &SweepRequest) -> anyhow::Result<Measurer> {
+    Ok(Measurer::One(if stored.engine == "fake" {
         let mut fake = FakeRunner::new(stored.plan.seed);
         fake.scale = req.fake_scale;
         Box::new(SlowFake(fake, req.fake_delay))
@@ -367,7 +377,11 @@ fn runner(stored: &pipeline::StoredPlan, req: &SweepRequest) -> anyhow::Result<B
                     .into(),
             )
         })?;
-        Box::new(crate::mesh::AgentRunner::new(mesh.clone(), key))
+        let agents = crate::mesh::AgentRunner::new(mesh.clone(), key);
+        if req.concurrency > 1 {
+            return Ok(Measurer::Rounds(Box::new(agents), req.concurrency));
+        }
+        Box::new(agents)
     } else {
         let key = crate::keys::load_opt(req.auth_key.as_deref())?;
         Box::new(RealRunner::new(
@@ -376,7 +390,7 @@ fn runner(stored: &pipeline::StoredPlan, req: &SweepRequest) -> anyhow::Result<B
             key,
             stored.peer,
         )?)
-    })
+    }))
 }
 
 /// The run's end: its status stored, what happened said, the report written.
@@ -494,7 +508,7 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
         .expect("static template"),
     );
     let started = Instant::now();
-    let mut runner = runner(&stored, &req)?;
+    let measurer = runner(&stored, &req)?;
     let outcome = {
         let mut sink = pipeline::StoreSink::new(&mut store, run, req.resume.is_some(), now);
         let (stop_run, stop_wait) = (stop.clone(), stop.clone());
@@ -502,31 +516,50 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
             Some(mesh) => crate::mesh::retry_policy(mesh),
             None => RetryPolicy::default(),
         };
-        drive(
-            &all,
-            schedule.as_mut(),
-            &policy,
-            Hooks {
-                runner: runner.as_mut(),
-                sink: &mut sink,
-                progress: &mut Bar {
-                    bar: bar.clone(),
-                    every: stored.search.is_some(),
+        let mut progress = Bar {
+            bar: bar.clone(),
+            every: stored.search.is_some(),
+        };
+        let stop_run = move || stop_run.load(Ordering::Relaxed);
+        match measurer {
+            Measurer::Rounds(mut agents, width) => netsonde_sweep::rounds::drive_rounds(
+                &all,
+                schedule.as_mut(),
+                &policy,
+                netsonde_sweep::rounds::RoundHooks {
+                    runner: agents.as_mut(),
+                    sink: &mut sink,
+                    progress: &mut progress,
+                    stop: &stop_run,
                 },
-                stop: &move || stop_run.load(Ordering::Relaxed),
-                // Waits in small steps, so Ctrl-C is heard during a busy wait.
-                wait: &move |d| {
-                    let until = Instant::now() + d;
-                    while Instant::now() < until {
-                        if stop_wait.load(Ordering::Relaxed) {
-                            return false;
+                width,
+                &crate::mesh::apart,
+            ),
+            Measurer::One(mut runner) => drive(
+                &all,
+                schedule.as_mut(),
+                &policy,
+                Hooks {
+                    runner: runner.as_mut(),
+                    sink: &mut sink,
+                    progress: &mut progress,
+                    stop: &stop_run,
+                    // Waits in small steps, so Ctrl-C is heard during a busy wait.
+                    wait: &move |d| {
+                        let until = Instant::now() + d;
+                        while Instant::now() < until {
+                            if stop_wait.load(Ordering::Relaxed) {
+                                return false;
+                            }
+                            std::thread::sleep(
+                                (until - Instant::now()).min(Duration::from_millis(50)),
+                            );
                         }
-                        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
-                    }
-                    true
+                        true
+                    },
                 },
-            },
-        )
+            ),
+        }
     };
     bar.finish_and_clear();
     let outcome = match outcome {

@@ -442,3 +442,54 @@ fn in_a_simulated_cluster_the_slow_link_stands_out() {
     }
     assert_eq!(stdout.matches("<< ").count(), 2, "{stdout}");
 }
+
+/// `--concurrency 2` over four agents: pairs that share no agent run together,
+/// each round started at one moment; every report says its round's size and
+/// the skew of its starts.
+#[test]
+fn concurrent_pairs_share_no_agent_and_start_together() {
+    let dir = scratch("conc");
+    let k = key(&dir);
+    let agents: Vec<ServerProc> = (0..4).map(|_| ServerProc::agent(&k)).collect();
+    let list = agent_list(&agents.iter().collect::<Vec<_>>());
+    let db = dir.join("fleet.db");
+    let mut args = vec!["--agent", &list, "--concurrency", "2"];
+    args.extend_from_slice(QUICK);
+    let out = mesh(&args, &db, &k);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(pairs(&db).len(), 12);
+    let store = Store::open(&db).unwrap();
+    let run = store.runs().unwrap()[0].id;
+    let mut rounds = BTreeMap::new();
+    for p in store.points(run).unwrap() {
+        let axes: BTreeMap<String, String> = serde_json::from_str(&p.axes_json).unwrap();
+        for r in &p.reps {
+            let report: serde_json::Value = serde_json::from_str(&r.report_json).unwrap();
+            let s = &report["synced"];
+            let at = s["start_at_unix_ms"].as_u64().unwrap();
+            let started = s["started_unix_ms"].as_u64().unwrap();
+            assert!(started >= at, "{s}");
+            assert!(s["round_skew_ms"].as_u64().unwrap() < 1000, "{s}");
+            rounds
+                .entry(at)
+                .or_insert_with(Vec::new)
+                .push((axes["src"].clone(), axes["dst"].clone()));
+        }
+    }
+    // Most rounds hold two pairs, and no round has an agent twice.
+    assert!(
+        rounds.values().filter(|r| r.len() == 2).count() >= 4,
+        "{rounds:?}"
+    );
+    for r in rounds.values() {
+        let mut hosts: Vec<&String> = r.iter().flat_map(|(a, b)| [a, b]).collect();
+        let n = hosts.len();
+        hosts.sort();
+        hosts.dedup();
+        assert_eq!(hosts.len(), n, "{r:?}");
+    }
+}
