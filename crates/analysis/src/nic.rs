@@ -12,7 +12,7 @@
 //! | IRQ core saturated | the core that took the most of the NIC's interrupts (at least [`IRQ_SHARE_MIN`]%) was ≥ [`BUSY_MIN`]% busy, softirq ≥ [`SOFTIRQ_SHARE_MIN`] of that |
 //! | offload off | TSO, GSO or GRO off |
 //! | cross-NUMA | a flow thread's core is on another node than the NIC |
-//! | link speed | negotiated speed below the line rate given, or goodput ≥ [`LINK_SHARE_MIN`] of it |
+//! | link speed | negotiated speed below the line rate given, or goodput ≥ [`LINK_SHARE_MIN`] of it; not for a virtual interface |
 
 use netsonde_model::cpu::CoreUsage;
 use netsonde_model::nic::{DropClass, NicActivity, NicFacts, NicFinding, Offload};
@@ -169,6 +169,10 @@ fn cross_numa(f: &NicFacts, flow_cores: &[u32]) -> Option<NicFinding> {
 
 /// Rule (f): the negotiated speed bounds the result.
 fn link_speed(f: &NicFacts, line_rate_bps: Option<f64>, goodput_bps: f64) -> Option<NicFinding> {
+    // A virtual interface's speed is a number its driver reports, not a wire.
+    if f.is_virtual() {
+        return None;
+    }
     let speed_mbps = f.speed_mbps.filter(|&s| s > 0)?;
     let speed = f64::from(speed_mbps) * 1e6;
     let below = line_rate_bps.is_some_and(|l| speed < l);
@@ -384,5 +388,11 @@ mod tests {
         let mut unknown = f.clone();
         unknown.speed_mbps = None;
         assert!(findings(Some(&unknown), None, &[], &[0], Some(100e9), 99e9).is_empty());
+        // A veth says 10000 Mbit/s and carried 10.5 Gbit/s between namespaces:
+        // its speed bounds nothing.
+        let mut veth = f.clone();
+        veth.driver = Some("veth".into());
+        veth.speed_mbps = Some(10_000);
+        assert!(findings(Some(&veth), None, &[], &[0], None, 10.48e9).is_empty());
     }
 }

@@ -107,6 +107,13 @@ pub struct NicIrq {
     pub affinity: Vec<u32>,
 }
 
+/// Drivers whose reported speed is a number, not a wire: their bytes never
+/// leave the host (a veth says 10000 Mbit/s and moves whatever the CPUs do).
+pub const VIRTUAL_DRIVERS: &[&str] = &[
+    "veth", "tun", "bridge", "loopback", "dummy", "vxlan", "geneve", "macvlan", "ipvlan", "vrf",
+    "wireguard",
+];
+
 /// The static facts of the interface a test used.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct NicFacts {
@@ -150,6 +157,16 @@ pub struct NicFacts {
     /// by core number; empty where the kernel has no NUMA information.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", with = "pairs")]
     pub numa_of_cores: BTreeMap<u32, u32>,
+}
+
+impl NicFacts {
+    /// Whether the interface is virtual ([`VIRTUAL_DRIVERS`]): its speed bounds
+    /// nothing.
+    pub fn is_virtual(&self) -> bool {
+        self.driver
+            .as_deref()
+            .is_some_and(|d| VIRTUAL_DRIVERS.contains(&d))
+    }
 }
 
 /// A map keyed by core number, written as a list of `[key, value]` pairs: JSON
