@@ -7,9 +7,6 @@ use std::time::Duration;
 
 use crate::util::json;
 
-/// The tests of this binary measure CPU: one at a time.
-static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn rr() -> serde_json::Value {
     json(&[
         "-T",
@@ -43,7 +40,7 @@ fn foreign(doc: &serde_json::Value) -> Option<f64> {
 /// doubled (2.00 busy cores while both netsonde processes used about 1.0).
 #[test]
 fn a_busy_loop_on_another_core_is_foreign_load_not_the_tests() {
-    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = crate::lab_util::serial();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cores < 2 {
         eprintln!("skipped: one core, no other core to load");
@@ -94,7 +91,7 @@ fn a_busy_loop_on_another_core_is_foreign_load_not_the_tests() {
 /// three runs of four with its sender thread at 100%).
 #[test]
 fn the_default_test_names_its_cpu_bound_thread() {
-    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = crate::lab_util::serial();
     for _ in 0..3 {
         let doc = json(&["-t", "2"]);
         let d = &doc["diagnosis"];
@@ -128,7 +125,7 @@ fn the_default_test_names_its_cpu_bound_thread() {
 /// bottleneck" with the iperf3 sender at 98.7%, and its CPU counted as foreign).
 #[test]
 fn a_local_iperf3_server_is_the_tests_not_foreign_and_its_thread_is_the_limit() {
-    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = crate::lab_util::serial();
     if !Command::new("iperf3")
         .arg("--version")
         .output()

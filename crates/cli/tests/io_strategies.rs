@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::util::supported;
 use crate::util::{bin, is_root, json, run, NsServer, VethPair};
 
 const ALL: [&str; 9] = [
@@ -16,23 +17,6 @@ const ALL: [&str; 9] = [
 const UDP: [&str; 8] = [
     "copy", "epoll", "batch", "zerocopy", "uring", "busypoll", "auto", "xdp",
 ];
-
-/// Strategies `netsonde caps` says this host supports.
-pub(crate) fn supported() -> Vec<String> {
-    let out = run(&["caps"], Duration::from_secs(30));
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let mut yes = Vec::new();
-    for line in text.lines().skip(1) {
-        let mut w = line.split_whitespace();
-        match (w.next(), w.next()) {
-            (Some(name), Some("yes")) => yes.push(name.to_string()),
-            (Some(name), _) => eprintln!("SKIPPED strategy {name}: {line}"),
-            _ => {}
-        }
-    }
-    yes
-}
 
 /// The receive side to pair with a send strategy, and whether `--verify` applies.
 fn rx_for(tx: &str) -> (&str, bool) {

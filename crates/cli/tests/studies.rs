@@ -20,7 +20,7 @@ const VERDICTS: [&str; 4] = [
 
 #[test]
 fn every_reference_study_runs_quick_and_reports_its_findings() {
-    let lab = crate::lab::ready("studies");
+    let lab = crate::lab_util::ready("studies");
     let d = std::env::temp_dir().join(format!("netsonde-studies-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();

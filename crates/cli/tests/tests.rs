@@ -12,6 +12,8 @@ mod golden;
 mod io_strategies;
 mod iperf3;
 mod lab;
+#[allow(dead_code)]
+mod lab_util;
 mod loopback;
 mod namespaces;
 mod regression;

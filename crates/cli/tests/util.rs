@@ -409,3 +409,20 @@ impl Raw {
         false
     }
 }
+
+/// Strategies `netsonde caps` says this host supports.
+pub fn supported() -> Vec<String> {
+    let out = run(&["caps"], Duration::from_secs(30));
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let mut yes = Vec::new();
+    for line in text.lines().skip(1) {
+        let mut w = line.split_whitespace();
+        match (w.next(), w.next()) {
+            (Some(name), Some("yes")) => yes.push(name.to_string()),
+            (Some(name), _) => eprintln!("SKIPPED strategy {name}: {line}"),
+            _ => {}
+        }
+    }
+    yes
+}

@@ -110,7 +110,16 @@ pub struct NicIrq {
 /// Drivers whose reported speed is a number, not a wire: their bytes never
 /// leave the host (a veth says 10000 Mbit/s and moves whatever the CPUs do).
 pub const VIRTUAL_DRIVERS: &[&str] = &[
-    "veth", "tun", "bridge", "loopback", "dummy", "vxlan", "geneve", "macvlan", "ipvlan", "vrf",
+    "veth",
+    "tun",
+    "bridge",
+    "loopback",
+    "dummy",
+    "vxlan",
+    "geneve",
+    "macvlan",
+    "ipvlan",
+    "vrf",
     "wireguard",
 ];
 
