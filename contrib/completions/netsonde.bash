@@ -130,6 +130,9 @@ _netsonde() {
             netsonde__subcmd__help__subcmd__lab,list)
                 cmd="netsonde__subcmd__help__subcmd__lab__subcmd__list"
                 ;;
+            netsonde__subcmd__help__subcmd__lab,mesh)
+                cmd="netsonde__subcmd__help__subcmd__lab__subcmd__mesh"
+                ;;
             netsonde__subcmd__help__subcmd__lab,run)
                 cmd="netsonde__subcmd__help__subcmd__lab__subcmd__run"
                 ;;
@@ -163,6 +166,9 @@ _netsonde() {
             netsonde__subcmd__lab,list)
                 cmd="netsonde__subcmd__lab__subcmd__list"
                 ;;
+            netsonde__subcmd__lab,mesh)
+                cmd="netsonde__subcmd__lab__subcmd__mesh"
+                ;;
             netsonde__subcmd__lab,run)
                 cmd="netsonde__subcmd__lab__subcmd__run"
                 ;;
@@ -183,6 +189,9 @@ _netsonde() {
                 ;;
             netsonde__subcmd__lab__subcmd__help,list)
                 cmd="netsonde__subcmd__lab__subcmd__help__subcmd__list"
+                ;;
+            netsonde__subcmd__lab__subcmd__help,mesh)
+                cmd="netsonde__subcmd__lab__subcmd__help__subcmd__mesh"
                 ;;
             netsonde__subcmd__lab__subcmd__help,run)
                 cmd="netsonde__subcmd__lab__subcmd__help__subcmd__run"
@@ -739,7 +748,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__help__subcmd__lab)
-            opts="run up down clean list emulate"
+            opts="run up mesh down clean list emulate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -795,6 +804,20 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__help__subcmd__lab__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        netsonde__subcmd__help__subcmd__lab__subcmd__mesh)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1041,7 +1064,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab)
-            opts="-v -h -V --logfile --verbose --help --version run up down clean list emulate help"
+            opts="-v -h -V --logfile --verbose --help --version run up mesh down clean list emulate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1113,7 +1136,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__help)
-            opts="run up down clean list emulate help"
+            opts="run up mesh down clean list emulate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1196,6 +1219,20 @@ _netsonde() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        netsonde__subcmd__lab__subcmd__help__subcmd__mesh)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         netsonde__subcmd__lab__subcmd__help__subcmd__run)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -1231,6 +1268,40 @@ _netsonde() {
                 return 0
             fi
             case "${prev}" in
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        netsonde__subcmd__lab__subcmd__mesh)
+            opts="-v -h -V --hosts --rate --slow --name --logfile --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --slow)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --logfile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

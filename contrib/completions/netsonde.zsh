@@ -590,6 +590,22 @@ _arguments "${_arguments_options[@]}" : \
 '::file -- A lab file (TOML) whose `link` table sets the link:_files' \
 && ret=0
 ;;
+(mesh)
+_arguments "${_arguments_options[@]}" : \
+'--hosts=[Hosts, 2 to 64\: h1 at 10.78.0.1 ... hN at 10.78.0.N]:HOSTS:_default' \
+'--rate=[Every host'\''s egress rate, counted as an Ethernet line\: 1G (default\: unshaped, as fast as the host'\''s CPU moves it)]:RATE:_default' \
+'*--slow=[A slower link between two hosts, each way\: h2-h4=100M (repeat for more)]:hA-hB=RATE:_default' \
+'--name=[Lab name (namespaces sonde-NAME-h1 ... and sonde-NAME-br); default mPID]:NAME:_default' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'*::invocation -- What to run on the bridge\: `mesh ...`; the lab adds every host as an --agent and the key it made for them:_default' \
+&& ret=0
+;;
 (down)
 _arguments "${_arguments_options[@]}" : \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
@@ -654,6 +670,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (up)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(mesh)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -821,6 +841,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(mesh)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (down)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -973,6 +997,7 @@ _netsonde__subcmd__help__subcmd__lab_commands() {
     local commands; commands=(
 'run:Build a lab, run a client or sweep invocation in it against a server in it, and tear it down\: \`netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr\`' \
 'up:Build a lab with a server in it and leave it running' \
+'mesh:Build a cluster (hosts h1..hN on one bridge, each in its own namespace running \`netsonde agent\`, some pairs slower), run \`mesh ...\` from the bridge against every host, and tear it down\: \`netsonde lab mesh --hosts 5 --slow h2-h4=100M -- mesh -t 3\`' \
 'down:Tear down a lab made by \`lab up\`' \
 'clean:Remove what killed lab runs left (namespaces, processes, state); with --all, also every lab made by \`lab up\`. Never touches anything a lab did not make' \
 'list:List labs' \
@@ -999,6 +1024,11 @@ _netsonde__subcmd__help__subcmd__lab__subcmd__emulate_commands() {
 _netsonde__subcmd__help__subcmd__lab__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'netsonde help lab list commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__lab__subcmd__mesh_commands] )) ||
+_netsonde__subcmd__help__subcmd__lab__subcmd__mesh_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help lab mesh commands' commands "$@"
 }
 (( $+functions[_netsonde__subcmd__help__subcmd__lab__subcmd__run_commands] )) ||
 _netsonde__subcmd__help__subcmd__lab__subcmd__run_commands() {
@@ -1090,6 +1120,7 @@ _netsonde__subcmd__lab_commands() {
     local commands; commands=(
 'run:Build a lab, run a client or sweep invocation in it against a server in it, and tear it down\: \`netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr\`' \
 'up:Build a lab with a server in it and leave it running' \
+'mesh:Build a cluster (hosts h1..hN on one bridge, each in its own namespace running \`netsonde agent\`, some pairs slower), run \`mesh ...\` from the bridge against every host, and tear it down\: \`netsonde lab mesh --hosts 5 --slow h2-h4=100M -- mesh -t 3\`' \
 'down:Tear down a lab made by \`lab up\`' \
 'clean:Remove what killed lab runs left (namespaces, processes, state); with --all, also every lab made by \`lab up\`. Never touches anything a lab did not make' \
 'list:List labs' \
@@ -1118,6 +1149,7 @@ _netsonde__subcmd__lab__subcmd__help_commands() {
     local commands; commands=(
 'run:Build a lab, run a client or sweep invocation in it against a server in it, and tear it down\: \`netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr\`' \
 'up:Build a lab with a server in it and leave it running' \
+'mesh:Build a cluster (hosts h1..hN on one bridge, each in its own namespace running \`netsonde agent\`, some pairs slower), run \`mesh ...\` from the bridge against every host, and tear it down\: \`netsonde lab mesh --hosts 5 --slow h2-h4=100M -- mesh -t 3\`' \
 'down:Tear down a lab made by \`lab up\`' \
 'clean:Remove what killed lab runs left (namespaces, processes, state); with --all, also every lab made by \`lab up\`. Never touches anything a lab did not make' \
 'list:List labs' \
@@ -1151,6 +1183,11 @@ _netsonde__subcmd__lab__subcmd__help__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'netsonde lab help list commands' commands "$@"
 }
+(( $+functions[_netsonde__subcmd__lab__subcmd__help__subcmd__mesh_commands] )) ||
+_netsonde__subcmd__lab__subcmd__help__subcmd__mesh_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab help mesh commands' commands "$@"
+}
 (( $+functions[_netsonde__subcmd__lab__subcmd__help__subcmd__run_commands] )) ||
 _netsonde__subcmd__lab__subcmd__help__subcmd__run_commands() {
     local commands; commands=()
@@ -1165,6 +1202,11 @@ _netsonde__subcmd__lab__subcmd__help__subcmd__up_commands() {
 _netsonde__subcmd__lab__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'netsonde lab list commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__lab__subcmd__mesh_commands] )) ||
+_netsonde__subcmd__lab__subcmd__mesh_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde lab mesh commands' commands "$@"
 }
 (( $+functions[_netsonde__subcmd__lab__subcmd__run_commands] )) ||
 _netsonde__subcmd__lab__subcmd__run_commands() {

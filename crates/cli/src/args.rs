@@ -1027,6 +1027,11 @@ pub enum LabCommand {
     Run(LabRunArgs),
     /// Build a lab with a server in it and leave it running.
     Up(LabUpArgs),
+    /// Build a cluster (hosts h1..hN on one bridge, each in its own namespace
+    /// running `netsonde agent`, some pairs slower), run `mesh ...` from the
+    /// bridge against every host, and tear it down:
+    /// `netsonde lab mesh --hosts 5 --slow h2-h4=100M -- mesh -t 3`.
+    Mesh(LabMeshArgs),
     /// Tear down a lab made by `lab up`.
     Down {
         /// Its name.
@@ -1129,6 +1134,28 @@ pub struct LabRunArgs {
     /// What to run in the client host: `client ...`, `search ...`, `sweep ...` or
     /// `run FILE`.
     /// Without a HOST it targets the lab's server.
+    #[arg(last = true, value_name = "INVOCATION")]
+    pub invocation: Vec<String>,
+}
+
+/// `netsonde lab mesh`.
+#[derive(Debug, Args)]
+pub struct LabMeshArgs {
+    /// Hosts, 2 to 64: h1 at 10.78.0.1 ... hN at 10.78.0.N.
+    #[arg(long, default_value_t = 4)]
+    pub hosts: usize,
+    /// Every host's egress rate, counted as an Ethernet line: 1G (default:
+    /// unshaped, as fast as the host's CPU moves it).
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// A slower link between two hosts, each way: h2-h4=100M (repeat for more).
+    #[arg(long, value_name = "hA-hB=RATE")]
+    pub slow: Vec<String>,
+    /// Lab name (namespaces sonde-NAME-h1 ... and sonde-NAME-br); default mPID.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// What to run on the bridge: `mesh ...`; the lab adds every host as an
+    /// --agent and the key it made for them.
     #[arg(last = true, value_name = "INVOCATION")]
     pub invocation: Vec<String>,
 }

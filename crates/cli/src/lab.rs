@@ -141,6 +141,10 @@ pub fn run(a: LabArgs) -> anyhow::Result<u8> {
     match a.command {
         LabCommand::Run(r) => lab_run(&dir, r),
         LabCommand::Up(u) => lab_up(&dir, u).map(|_| 0),
+        LabCommand::Mesh(m) => {
+            clean_stale(&dir);
+            crate::lab_mesh::run(&dir, m)
+        }
         LabCommand::Down { name } => {
             clean_stale(&dir);
             let st = netsonde_lab::down(&dir, &name)?;

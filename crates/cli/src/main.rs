@@ -12,6 +12,7 @@ mod client_cmd;
 mod files;
 mod keys;
 mod lab;
+mod lab_mesh;
 mod man;
 mod mesh;
 mod run_error;
@@ -272,12 +273,25 @@ fn mesh_cmd(a: args::MeshArgs) -> anyhow::Result<Exit> {
         )
         .into());
     }
+    let db = a.sweep.common.store.db.clone();
     let plan = match &a.sweep.resume {
-        Some(_) => None,
+        Some(r) => {
+            let store = runs::open_store(db.as_deref())?;
+            let run = runs::run_id(&store, Some(r))?;
+            match netsonde_run::load(&store, run)?.0.plan.mesh {
+                Some(m) => mesh::check_resume_place(run, &m)?,
+                None => {
+                    return Err(args::UsageError(format!(
+                        "run {run} is not a mesh: resume it with `netsonde sweep --resume {run}`"
+                    ))
+                    .into())
+                }
+            }
+            None
+        }
         None => Some(mesh::plan(&a, port)?),
     };
     let label = a.sweep.label.clone().unwrap_or_else(|| "mesh".into());
-    let db = a.sweep.common.store.db.clone();
     let mut req = sweep_request(plan, None, port, label, a.sweep.resume, a.sweep.common);
     req.concurrency = a.concurrency as usize;
     let (run, end) = sweep::sweep(req)?;

@@ -18,6 +18,8 @@ use netsonde_sweep::mesh::{Agent, Mesh, Pattern, MAX_AGENTS};
 use netsonde_sweep::rounds::BatchRunner;
 use netsonde_sweep::Point;
 
+use netsonde_lab::cluster::{is_cluster_addr, ClusterSpec, ENV_CLUSTER};
+
 use crate::args::{MeshArgs, UsageError};
 
 /// Estimated measuring time above which a mesh needs --yes.
@@ -26,6 +28,9 @@ const LONG_MESH_SECS: f64 = 3600.0;
 /// Sends each point to its source agent as a job.
 pub(crate) struct AgentRunner {
     mesh: Mesh,
+    /// Inside `netsonde lab mesh`: the cluster, whose links each pair's report
+    /// records (agents h1...hN).
+    cluster: Option<ClusterSpec>,
     key: Key,
     /// The pair of the point being run (set by `prepare`).
     pair: Option<(Agent, Agent)>,
@@ -38,6 +43,9 @@ impl AgentRunner {
     pub(crate) fn new(mesh: Mesh, key: Key) -> AgentRunner {
         AgentRunner {
             mesh,
+            cluster: std::env::var(ENV_CLUSTER)
+                .ok()
+                .and_then(|j| serde_json::from_str(&j).ok()),
             key,
             pair: None,
             silent: BTreeMap::new(),
@@ -96,6 +104,44 @@ impl AgentRunner {
     }
 }
 
+impl AgentRunner {
+    /// A report from `src` to `dst` finished as a single test is, with the
+    /// cluster lab's link between them when there is one.
+    fn finish(&self, mut report: TestReport, src: &Agent, dst: &Agent) -> TestReport {
+        let host = |a: &Agent| {
+            a.name
+                .strip_prefix('h')
+                .and_then(|n| n.parse::<usize>().ok())
+        };
+        if let (Some(c), Some(a), Some(b)) = (&self.cluster, host(src), host(dst)) {
+            report.link = c.link(a, b);
+        }
+        netsonde_analysis::finish(&mut report, None);
+        report
+    }
+}
+
+/// A run measured in a cluster lab (its agents at 10.78.0.x) resumes only inside
+/// one, and one measured elsewhere not inside one: outside, those addresses are
+/// whatever this host's routes reach.
+pub(crate) fn check_resume_place(run: RunId, mesh: &Mesh) -> anyhow::Result<()> {
+    let in_lab = std::env::var_os(ENV_CLUSTER).is_some();
+    let lab_run = mesh.agents.iter().any(|a| is_cluster_addr(&a.host));
+    match (lab_run, in_lab) {
+        (true, false) => Err(UsageError(format!(
+            "run {run} was measured in a cluster lab: resume it inside one, `netsonde lab mesh \
+             --hosts {} <the same flags> -- mesh --resume {run}`",
+            mesh.agents.len()
+        ))
+        .into()),
+        (false, true) => Err(UsageError(format!(
+            "run {run} was not measured in a cluster lab: resume it outside the lab"
+        ))
+        .into()),
+        _ => Ok(()),
+    }
+}
+
 /// Two points may run at once when their pairs share no agent.
 pub(crate) fn apart(a: &Point, b: &Point) -> bool {
     let hosts = |p: &Point| [p.axes.get("src").cloned(), p.axes.get("dst").cloned()];
@@ -110,6 +156,8 @@ impl BatchRunner for AgentRunner {
     /// second ahead; records when each started and the round's skew.
     fn run_batch(&mut self, batch: &[(&Point, &TestSpec)]) -> Vec<Result<TestReport, RunError>> {
         let at = agent::unix_ms() + ROUND_LEAD_MS;
+        let pairs: Vec<Option<(Agent, Agent)>> =
+            batch.iter().map(|(p, _)| self.pair_of(p).ok()).collect();
         let jobs: Vec<Result<(Agent, Agent, Job), RunError>> = batch
             .iter()
             .map(|(point, spec)| {
@@ -166,16 +214,19 @@ impl BatchRunner for AgentRunner {
             _ => 0,
         };
         done.into_iter()
-            .map(|d| {
+            .zip(&pairs)
+            .map(|(d, pair)| {
                 let d = d?;
                 let mut report = d.report;
+                if let Some((src, dst)) = pair {
+                    report = self.finish(report, src, dst);
+                }
                 report.synced = Some(SyncedStart {
                     start_at_unix_ms: at,
                     started_unix_ms: d.started_unix_ms,
                     round_skew_ms: skew,
                     round_size: batch.len() as u32,
                 });
-                netsonde_analysis::finish(&mut report, None);
                 Ok(report)
             })
             .collect()
@@ -200,24 +251,15 @@ impl Runner for AgentRunner {
             spec: spec.clone(),
             start_at_unix_ms: None,
         };
-        match agent::request(
+        let r = agent::request(
             &src.host,
             src.port,
             Some(&self.key),
             job,
             Default::default(),
-        ) {
-            Ok(done) => {
-                let mut report = done.report;
-                netsonde_analysis::finish(&mut report, None);
-                Ok(report)
-            }
-            Err(e @ ClientError::Connect { .. }) => {
-                self.silent.insert(src.name.clone(), e.to_string());
-                Err(RunError::failed(format!("agent {}: {e}", src.name)))
-            }
-            Err(e) => Err(crate::run_error::run_error(e)),
-        }
+        );
+        let report = self.outcome(&src, r)?.report;
+        Ok(self.finish(report, &src, &dst))
     }
 }
 

@@ -1,6 +1,7 @@
 //! Fleets: `netsonde agent` on each host and `netsonde mesh` directing them,
-//! here as agents on loopback ports (the lab's namespaces stand in for hosts
-//! in `lab`).
+//! as agents on loopback ports and as hosts in namespaces on a bridge. The
+//! tests that load the host take the lab tests' turn, so neither skews the
+//! other's figures.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -88,6 +89,7 @@ const QUICK: &[&str] = &[
 /// agent against its destination, stored as one run, shown as a matrix.
 #[test]
 fn a_mesh_measures_every_ordered_pair_through_its_agents() {
+    let _turn = crate::lab_util::serial();
     let dir = scratch("all");
     let k = key(&dir);
     let (a, b, c) = (
@@ -140,6 +142,7 @@ fn a_mesh_measures_every_ordered_pair_through_its_agents() {
 /// the others are measured, and `--resume` finishes the run once it is back.
 #[test]
 fn a_dead_agent_fails_its_pairs_and_resume_finishes_them() {
+    let _turn = crate::lab_util::serial();
     let dir = scratch("dead");
     let k = key(&dir);
     let (a, b) = (ServerProc::agent(&k), ServerProc::agent(&k));
@@ -248,147 +251,44 @@ fn fleet_mistakes_are_refused_with_why() {
     assert!(why.contains("key"), "{why}");
 }
 
-/// Hosts on one bridge, each in a namespace of its own, the bridge in another
-/// (where the controller runs); every namespace is removed on drop, also on
-/// panic.
-struct Cluster {
-    bridge: String,
-    hosts: Vec<String>,
-    net: &'static str,
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        for n in self.hosts.iter().chain([&self.bridge]) {
-            let _ = std::process::Command::new("ip")
-                .args(["netns", "del", n])
-                .status();
-        }
-    }
-}
-
-impl Cluster {
-    /// `n` hosts `net.1` ... `net.n`, the controller `net.254`.
-    fn new(tag: &str, net: &'static str, n: usize) -> Cluster {
-        use crate::util::ip;
-        let pid = std::process::id();
-        let c = Cluster {
-            bridge: format!("sonde-{tag}b{pid}"),
-            hosts: (1..=n).map(|i| format!("sonde-{tag}h{i}-{pid}")).collect(),
-            net,
-        };
-        ip(&["netns", "add", &c.bridge]);
-        let br = c.bridge.as_str();
-        ip(&["-n", br, "link", "add", "br0", "type", "bridge"]);
-        ip(&["-n", br, "link", "set", "br0", "up"]);
-        ip(&[
-            "-n",
-            br,
-            "addr",
-            "add",
-            &format!("{net}.254/24"),
-            "dev",
-            "br0",
-        ]);
-        for (i, h) in c.hosts.iter().enumerate() {
-            let port = format!("p{}", i + 1);
-            ip(&["netns", "add", h]);
-            ip(&[
-                "link", "add", "e0", "netns", h, "type", "veth", "peer", "name", &port, "netns", br,
-            ]);
-            ip(&["-n", br, "link", "set", &port, "master", "br0", "up"]);
-            ip(&[
-                "-n",
-                h,
-                "addr",
-                "add",
-                &format!("{net}.{}/24", i + 1),
-                "dev",
-                "e0",
-            ]);
-            ip(&["-n", h, "link", "set", "e0", "up"]);
-            ip(&["-n", h, "link", "set", "lo", "up"]);
-        }
-        c
-    }
-
-    /// Host `a` (1-based) sends to host `b` at most `rate` (an htb class that a
-    /// u32 filter on the destination picks), and the rest as fast as it can.
-    fn slow(&self, a: usize, b: usize, rate: &str) {
-        let tc = |args: &[&str]| {
-            let out = std::process::Command::new("ip")
-                .args(["netns", "exec", &self.hosts[a - 1], "tc"])
-                .args(args)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "tc {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        };
-        tc(&[
-            "qdisc", "add", "dev", "e0", "root", "handle", "1:", "htb", "default", "10",
-        ]);
-        tc(&[
-            "class", "add", "dev", "e0", "parent", "1:", "classid", "1:10", "htb", "rate",
-            "100gbit",
-        ]);
-        tc(&[
-            "class", "add", "dev", "e0", "parent", "1:", "classid", "1:20", "htb", "rate", rate,
-        ]);
-        let dst = format!("{}.{b}/32", self.net);
-        tc(&[
-            "filter", "add", "dev", "e0", "parent", "1:", "protocol", "ip", "u32", "match", "ip",
-            "dst", &dst, "flowid", "1:20",
-        ]);
-    }
-}
-
-/// A simulated cluster: four hosts on a bridge, each running an agent in its
-/// own network stack, the link between h2 and h4 shaped to 100 Mbit/s each way.
-/// An all-to-all mesh from a fifth namespace measures the 12 ordered pairs;
-/// the two slow ones stand out in the matrix, under 100 Mbit/s, the others far
-/// above.
+/// `netsonde lab mesh`: five hosts on a bridge, each running an agent in its
+/// own namespace, the link between h2 and h4 shaped to 100 Mbit/s each way; an
+/// all-to-all mesh from the bridge measures the 20 ordered pairs. The two slow
+/// ones are the matrix's only outliers, at 80-100 Mbit/s, and each says it is
+/// link-bound; the lab leaves no namespace behind.
 #[test]
-fn in_a_simulated_cluster_the_slow_link_stands_out() {
-    if !crate::util::is_root() {
-        eprintln!("SKIPPED fleet::cluster: needs root for network namespaces");
+fn lab_mesh_finds_the_slow_link_among_five_hosts() {
+    let Some(_turn) = crate::lab_util::ready("mesh") else {
         return;
-    }
-    let dir = scratch("cluster");
-    let k = key(&dir);
-    let c = Cluster::new("fm", "10.79.0", 4);
-    c.slow(2, 4, "100mbit");
-    c.slow(4, 2, "100mbit");
-    let _agents: Vec<crate::util::NsServer> = c
-        .hosts
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            crate::util::NsServer::start_as(
-                h,
-                "agent",
-                &format!("10.79.0.{}", i + 1),
-                &["--auth-key", &k],
-            )
-        })
-        .collect();
-    let list: Vec<String> = (1..=4).map(|i| format!("h{i}=10.79.0.{i}:5300")).collect();
-    let list = list.join(",");
+    };
+    let name = format!("fm{}", std::process::id());
+    let ours = || {
+        let out = std::process::Command::new("ip")
+            .args(["netns", "list"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with(&format!("sonde-{name}-")))
+            .count()
+    };
+    let dir = scratch("labmesh");
     let db = dir.join("fleet.db");
-    let out = std::process::Command::new("ip")
-        .args(["netns", "exec", &c.bridge, crate::util::bin(), "mesh"])
-        .args([
-            "--agent",
-            &list,
-            "--auth-key",
-            &k,
+    let out = run(
+        &[
+            "lab",
+            "mesh",
+            "--name",
+            &name,
+            "--hosts",
+            "5",
+            "--slow",
+            "h2-h4=100M",
+            "--",
+            "mesh",
             "--db",
             db.to_str().unwrap(),
             "--no-report",
-        ])
-        .args([
             "--tests",
             "tcp-stream",
             "--sizes",
@@ -397,10 +297,11 @@ fn in_a_simulated_cluster_the_slow_link_stands_out() {
             "1",
             "--warmup",
             "0.2",
-        ])
-        .args(["--repeat", "1"])
-        .output()
-        .unwrap();
+            "--repeat",
+            "1",
+        ],
+        Duration::from_secs(180),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -408,12 +309,11 @@ fn in_a_simulated_cluster_the_slow_link_stands_out() {
         String::from_utf8_lossy(&out.stderr)
     );
     let got = pairs(&db);
-    assert_eq!(got.len(), 12);
+    assert_eq!(got.len(), 20);
     assert!(
         got.values().all(|(s, _)| *s == PointStatus::Done),
         "{got:?}"
     );
-    // The slow pairs are the matrix's outliers, at or under the shaped rate.
     let row = |name: &str| {
         stdout
             .lines()
@@ -421,26 +321,35 @@ fn in_a_simulated_cluster_the_slow_link_stands_out() {
             .unwrap_or_else(|| panic!("no row {name}: {stdout}"))
             .to_string()
     };
-    // h2's row: h1, ·, h3, << h4; h4's row: h1, << h2, h3, ·.
-    for (src, cells_after) in [("h2", 1), ("h4", 3)] {
+    // h2's row: h1, ·, h3, << h4, h5; h4's row: h1, << h2, h3, ·, h5.
+    for (src, cells_after) in [("h2", 2), ("h4", 4)] {
         let line = row(src);
         let at = line
             .find("<< ")
             .unwrap_or_else(|| panic!("{src}: no outlier\n{stdout}"));
         let slow = &line[at + 3..];
-        assert_eq!(
-            slow.matches("bit/s").count() + slow.matches('·').count(),
-            cells_after,
+        let after = slow.matches("bit/s").count() + slow.matches('·').count();
+        assert_eq!(after, cells_after, "{src}: {line}");
+        let mbit: f64 = slow.split_whitespace().next().unwrap().parse().unwrap();
+        assert!(
+            slow.split_whitespace().nth(1) == Some("Mbit/s"),
             "{src}: {line}"
         );
-        assert!(slow.contains("Mbit/s"), "{src}: {line}");
-        let mbit: f64 = slow.split_whitespace().next().unwrap().parse().unwrap();
         assert!(
             mbit > 80.0 && mbit <= 100.5,
             "{src}: {mbit} Mbit/s\n{stdout}"
         );
     }
     assert_eq!(stdout.matches("<< ").count(), 2, "{stdout}");
+    for pair in ["h2 -> h4: link-bound", "h4 -> h2: link-bound"] {
+        assert!(stdout.contains(pair), "{pair}\n{stdout}");
+    }
+    assert_eq!(ours(), 0, "the cluster's namespaces were left behind");
+    // A run measured in a cluster lab does not resume outside one.
+    let out = mesh(&["--resume", "latest"], &db, "/nonexistent.key");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("measured in a cluster lab"), "{err}");
 }
 
 /// `--concurrency 2` over four agents: pairs that share no agent run together,
@@ -448,6 +357,7 @@ fn in_a_simulated_cluster_the_slow_link_stands_out() {
 /// the skew of its starts.
 #[test]
 fn concurrent_pairs_share_no_agent_and_start_together() {
+    let _turn = crate::lab_util::serial();
     let dir = scratch("conc");
     let k = key(&dir);
     let agents: Vec<ServerProc> = (0..4).map(|_| ServerProc::agent(&k)).collect();

@@ -54,6 +54,10 @@ pub enum LabError {
     /// The link settings are not usable.
     #[error(transparent)]
     Link(#[from] LinkError),
+    /// A cluster lab that cannot be made as asked (too few hosts, a slow pair
+    /// naming a host it does not have).
+    #[error("{0}")]
+    BadCluster(String),
     /// The kernel lacks what the requested mechanism needs.
     #[error("{0}")]
     Unsupported(String),

@@ -7,6 +7,8 @@
 //! - [`topology`]: [`Lab`] makes the namespaces, builds and rebuilds the link,
 //!   starts processes inside, and tears everything down on drop; [`clean`] and
 //!   [`down`] remove what killed or finished labs left.
+//! - [`cluster`]: [`cluster::Cluster`], hosts on one bridge, each in its own
+//!   namespace, with slower pairs (`netsonde lab mesh`).
 //! - [`state`]: the state file each lab writes before it creates anything, so that
 //!   the lab only ever removes what it made (and can after a SIGKILL).
 //! - [`qdisc`]: tbf, htb and netem as `tc` arguments.
@@ -21,6 +23,7 @@
 //! path is plain system calls on TUN file descriptors.
 #![deny(unsafe_code)]
 
+pub mod cluster;
 mod cmd;
 pub mod control;
 pub mod emulator;

@@ -369,34 +369,14 @@ impl Lab {
         daemon: bool,
         configure: impl FnOnce(&mut Command),
     ) -> Result<Child> {
-        let exe =
-            std::env::current_exe().map_err(|e| LabError::io("finding this executable", e))?;
-        let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", self.namespace(side)])
-            .arg(exe)
-            .args(args)
-            .envs(env.iter().map(|(k, v)| (k, v)));
-        if daemon {
-            use std::os::unix::process::CommandExt;
-            cmd.process_group(0)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-        } else {
-            crate::sys::die_with_parent(&mut cmd);
-        }
-        configure(&mut cmd);
-        let child = cmd
-            .spawn()
-            .map_err(|e| LabError::io(format!("starting the {role}"), e))?;
-        if let Some(p) = ProcId::of(child.id()) {
-            self.state.processes.push(Started {
-                role: role.into(),
-                proc: p,
-            });
-            self.state.save(&self.dir)?;
-        }
-        Ok(child)
+        let ns = self.namespace(side).to_string();
+        let how = Spawn {
+            role,
+            args,
+            env,
+            daemon,
+        };
+        spawn_recorded(&self.dir, &mut self.state, &ns, how, configure)
     }
 
     /// Waits until the emulator process `emu` has attached to the link (the
@@ -452,6 +432,59 @@ impl Drop for Lab {
             }
         }
     }
+}
+
+/// What to start inside a namespace.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Spawn<'a> {
+    /// What it is, for the state file and errors (`server`, `agent h2`).
+    pub role: &'a str,
+    /// The netsonde command line.
+    pub args: &'a [String],
+    /// Its environment, beyond this process's.
+    pub env: &'a [(String, String)],
+    /// A daemon (`lab up`) gets its own session and no terminal; anything else
+    /// dies with this process's calling thread, even by SIGKILL.
+    pub daemon: bool,
+}
+
+/// Starts `how.args` inside namespace `ns` as `ip netns exec NS <this
+/// executable> args...` and records it in `state` (saved to `dir`), so a
+/// teardown or `lab clean` stops it.
+pub(crate) fn spawn_recorded(
+    dir: &StateDir,
+    state: &mut LabState,
+    ns: &str,
+    how: Spawn<'_>,
+    configure: impl FnOnce(&mut Command),
+) -> Result<Child> {
+    let exe = std::env::current_exe().map_err(|e| LabError::io("finding this executable", e))?;
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", ns])
+        .arg(exe)
+        .args(how.args)
+        .envs(how.env.iter().map(|(k, v)| (k, v)));
+    if how.daemon {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+    } else {
+        crate::sys::die_with_parent(&mut cmd);
+    }
+    configure(&mut cmd);
+    let child = cmd
+        .spawn()
+        .map_err(|e| LabError::io(format!("starting the {}", how.role), e))?;
+    if let Some(p) = ProcId::of(child.id()) {
+        state.processes.push(Started {
+            role: how.role.into(),
+            proc: p,
+        });
+        state.save(dir)?;
+    }
+    Ok(child)
 }
 
 /// Sends SIGTERM to a child this process started (by PID).

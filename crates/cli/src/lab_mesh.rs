@@ -1,0 +1,157 @@
+//! `netsonde lab mesh`: a cluster on this host (`netsonde_lab::cluster`), an
+//! agent in each host's namespace, a fresh key for them, and the user's `mesh
+//! ...` run from the bridge against all of them; everything torn down after, on
+//! error and on Ctrl-C alike.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use netsonde_lab::cluster::{host_addr, Cluster, ClusterSpec, SlowPair, ENV_CLUSTER};
+use netsonde_lab::StateDir;
+
+use crate::args::{LabMeshArgs, UsageError};
+
+/// Every agent's control port.
+const AGENT_PORT: u16 = 5300;
+
+/// The cluster the flags describe.
+fn spec(a: &LabMeshArgs) -> anyhow::Result<ClusterSpec> {
+    let rate = a
+        .rate
+        .as_deref()
+        .map(|r| {
+            r.parse()
+                .map_err(|e| UsageError(format!("--rate '{r}': {e}")))
+        })
+        .transpose()?;
+    let slow = a
+        .slow
+        .iter()
+        .map(|s| SlowPair::parse(s).map_err(UsageError))
+        .collect::<Result<Vec<_>, _>>()?;
+    let spec = ClusterSpec {
+        hosts: a.hosts,
+        rate,
+        slow,
+    };
+    spec.validate().map_err(UsageError)?;
+    Ok(spec)
+}
+
+/// The controller's command line: the user's `mesh ...` with every host as an
+/// agent and the lab's key.
+fn invocation(a: &LabMeshArgs, key: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    let mut inv = a.invocation.clone();
+    if inv.first().map(String::as_str) != Some("mesh") {
+        return Err(UsageError(
+            "lab mesh runs a mesh: add `-- mesh [TEST FLAGS]` (the lab names the agents)".into(),
+        )
+        .into());
+    }
+    if inv
+        .iter()
+        .any(|w| w == "--agent" || w.starts_with("--agent=") || w == "--agents-file")
+    {
+        return Err(UsageError(
+            "lab mesh names the agents itself (h1 ... hN): leave out --agent".into(),
+        )
+        .into());
+    }
+    let agents: Vec<String> = (1..=a.hosts)
+        .map(|i| format!("h{i}={}:{AGENT_PORT}", host_addr(i)))
+        .collect();
+    inv.extend([
+        "--agent".into(),
+        agents.join(","),
+        "--auth-key".into(),
+        key.display().to_string(),
+    ]);
+    Ok(inv)
+}
+
+/// Starts host `i`'s agent and waits until it listens.
+fn start_agent(lab: &mut Cluster, i: usize, key: &std::path::Path) -> anyhow::Result<()> {
+    let args: Vec<String> = vec![
+        "agent".into(),
+        "--bind".into(),
+        host_addr(i).to_string(),
+        "--port".into(),
+        AGENT_PORT.to_string(),
+        "--auth-key".into(),
+        key.display().to_string(),
+        "--no-store".into(),
+        "--log-format".into(),
+        "json".into(),
+    ];
+    let ns = lab.host_namespace(i).to_string();
+    let mut child = lab.spawn(&ns, &format!("agent h{i}"), &args, &[], |c| {
+        // Its own process group: Ctrl-C goes to the controller, which finishes
+        // its measurement; the lab stops the agents afterwards.
+        use std::os::unix::process::CommandExt;
+        c.process_group(0)
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped());
+    })?;
+    let stderr = child.stderr.take().context("the agent's stderr")?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stderr).lines().map_while(Result::ok);
+        if let Some(first) = lines.next() {
+            let _ = tx.send(first);
+        }
+        lines.for_each(drop);
+    });
+    match rx.recv_timeout(Duration::from_secs(10)) {
+        Ok(l) if l.contains("listening") => Ok(()),
+        Ok(l) => bail!("agent h{i} did not start: {l}"),
+        Err(_) => bail!("agent h{i} did not start within 10 s"),
+    }
+}
+
+/// Builds the cluster, runs the mesh from its bridge, tears it down; returns
+/// the mesh's exit code. (The caller has removed killed labs' leftovers.)
+pub fn run(dir: &StateDir, a: LabMeshArgs) -> anyhow::Result<u8> {
+    let spec = spec(&a)?;
+    let name = a
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("m{}", std::process::id()));
+    let key = std::env::temp_dir().join(format!("netsonde-lab-{name}-{}.key", std::process::id()));
+    let inv = invocation(&a, &key)?;
+    let mut lab = Cluster::create(dir, &name, &spec)?;
+    let _ = std::fs::remove_file(&key);
+    crate::keys::generate(&key)?;
+    let result = (|| -> anyhow::Result<u8> {
+        for i in 1..=spec.hosts {
+            start_agent(&mut lab, i, &key)?;
+        }
+        let slow: Vec<String> = spec
+            .slow
+            .iter()
+            .map(|s| format!("h{}-h{} at {}", s.a, s.b, s.rate))
+            .collect();
+        eprintln!(
+            "lab {name}: {} hosts on a bridge (10.78.0.1-{}), {}{}; an agent on each",
+            spec.hosts,
+            spec.hosts,
+            spec.rate
+                .map_or("unshaped".to_string(), |r| format!("{r} each")),
+            if slow.is_empty() {
+                String::new()
+            } else {
+                format!(", slower: {}", slow.join(", "))
+            }
+        );
+        let br = lab.bridge_namespace().to_string();
+        let env = [(ENV_CLUSTER.to_string(), serde_json::to_string(&spec)?)];
+        let mut controller = lab.spawn(&br, "controller", &inv, &env, |_| {})?;
+        let status = controller.wait().context("waiting for the mesh")?;
+        Ok(status.code().map_or(1, |c| c as u8))
+    })();
+    drop(lab);
+    let _ = std::fs::remove_file(&key);
+    result
+}

@@ -1,0 +1,385 @@
+//! A cluster lab (`netsonde lab mesh`): hosts `h1`...`hN`, each in a namespace of
+//! its own (`sonde-NAME-hI`, interface `e0`, address 10.78.0.I/24), joined by
+//! one bridge in another namespace (`sonde-NAME-br`, where the controller runs
+//! at 10.78.0.254). Each host's egress may be shaped by htb: a base rate for
+//! everything it sends, and slower classes for chosen destinations (a u32 filter
+//! on the destination address), so one pair's link can be slow among fast ones.
+//!
+//! It keeps the same state file as a two-host lab ([`crate::state`]): written
+//! before anything is made, its namespaces and processes recorded, so a drop, a
+//! panic or `lab clean` after a SIGKILL removes exactly what it made.
+
+use std::net::Ipv4Addr;
+use std::process::{Child, Command};
+
+use netsonde_model::link::{DirLink, LinkRecord, LinkSpec, Mechanism, Shaper};
+use netsonde_model::units::BitRate;
+use serde::{Deserialize, Serialize};
+
+use crate::cmd::{ip, ip_in, tc_in};
+use crate::error::{LabError, Result};
+use crate::qdisc::WIRE_EXTRA;
+use crate::state::{Kind, LabState, ProcId, StateDir, STATE_VERSION};
+use crate::topology::{check_name, spawn_recorded, teardown, Spawn, PREFIX};
+
+/// The most hosts a cluster lab makes.
+pub const MAX_HOSTS: usize = 64;
+/// Interface of each host.
+pub const HOST_DEV: &str = "e0";
+
+/// Host `i`'s address (1-based); 254 is the controller on the bridge.
+pub fn host_addr(i: usize) -> Ipv4Addr {
+    Ipv4Addr::new(10, 78, 0, i as u8)
+}
+
+/// The bridge's (the controller's) address.
+pub const BRIDGE_ADDR: Ipv4Addr = Ipv4Addr::new(10, 78, 0, 254);
+
+/// How `lab mesh` tells the controller it runs the cluster: the
+/// [`ClusterSpec`] as JSON (so each pair's report records its link).
+pub const ENV_CLUSTER: &str = "NETSONDE_LAB_CLUSTER";
+
+/// Whether `addr` is a cluster lab host's address (10.78.0.0/24): a run that
+/// names one was measured in a cluster lab and resumes only inside one.
+pub fn is_cluster_addr(addr: &str) -> bool {
+    addr.parse::<Ipv4Addr>()
+        .is_ok_and(|a| a.octets()[..3] == [10, 78, 0])
+}
+
+/// A slower link between two hosts, each way.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SlowPair {
+    /// One host, 1-based.
+    pub a: usize,
+    /// The other.
+    pub b: usize,
+    /// Its rate each way (counted as an Ethernet line: 38 B per frame).
+    pub rate: BitRate,
+}
+
+impl SlowPair {
+    /// Parses `hA-hB=RATE` (`h2-h4=100M`).
+    pub fn parse(s: &str) -> std::result::Result<SlowPair, String> {
+        let bad = || format!("--slow '{s}': expected hA-hB=RATE, e.g. h2-h4=100M");
+        let (pair, rate) = s.split_once('=').ok_or_else(bad)?;
+        let (a, b) = pair.split_once('-').ok_or_else(bad)?;
+        let host = |h: &str| {
+            h.trim()
+                .strip_prefix('h')
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|&n| n >= 1)
+                .ok_or_else(bad)
+        };
+        let rate: BitRate = rate
+            .trim()
+            .parse()
+            .map_err(|e| format!("--slow '{s}': {e}"))?;
+        if rate.0 <= 0.0 {
+            return Err(format!("--slow '{s}': the rate must be above 0"));
+        }
+        let (a, b) = (host(a)?, host(b)?);
+        if a == b {
+            return Err(format!("--slow '{s}': a host has no link to itself"));
+        }
+        Ok(SlowPair { a, b, rate })
+    }
+}
+
+/// What a cluster lab is made of.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterSpec {
+    /// Hosts, 2 to [`MAX_HOSTS`].
+    pub hosts: usize,
+    /// Every host's egress rate (`None`: unshaped, as fast as the veth goes).
+    pub rate: Option<BitRate>,
+    /// Slower pairs.
+    pub slow: Vec<SlowPair>,
+}
+
+impl ClusterSpec {
+    /// Refuses too few or too many hosts and slow pairs naming a host beyond them.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        if !(2..=MAX_HOSTS).contains(&self.hosts) {
+            return Err(format!("--hosts {}: 2 to {MAX_HOSTS}", self.hosts));
+        }
+        for s in &self.slow {
+            if s.a > self.hosts || s.b > self.hosts {
+                return Err(format!(
+                    "--slow h{}-h{}: the cluster has hosts h1 to h{}",
+                    s.a, s.b, self.hosts
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The link between hosts `a` and `b` (1-based) as a lab records one: the
+    /// slow pair's rate each way, else the base rate, shaped by htb on veth;
+    /// `None` when that path is unshaped.
+    pub fn link(&self, a: usize, b: usize) -> Option<LinkRecord> {
+        let rate = self
+            .slow
+            .iter()
+            .find(|s| (s.a, s.b) == (a, b) || (s.a, s.b) == (b, a))
+            .map(|s| s.rate)
+            .or(self.rate)?;
+        let dir = DirLink {
+            rate: Some(rate),
+            ..DirLink::default()
+        };
+        Some(LinkRecord {
+            spec: LinkSpec {
+                up: dir,
+                down: dir,
+                shaper: Shaper::Htb,
+                ..LinkSpec::default()
+            },
+            mechanism: Mechanism::Veth,
+            detail: format!(
+                "cluster lab h{a}-h{b}: veth to a bridge, htb rate {rate} each way on each \
+                 host's egress (overhead charged once per GSO packet)"
+            ),
+        })
+    }
+
+    /// The `tc` commands that shape host `i`'s egress: none when nothing is
+    /// shaped; else htb with a default class at the base rate (100 Gbit/s when
+    /// unshaped) and a class per slower destination.
+    pub fn shaping(&self, i: usize) -> Vec<Vec<String>> {
+        let slow: Vec<(usize, BitRate)> = self
+            .slow
+            .iter()
+            .filter_map(|s| match (s.a == i, s.b == i) {
+                (true, _) => Some((s.b, s.rate)),
+                (_, true) => Some((s.a, s.rate)),
+                _ => None,
+            })
+            .collect();
+        if self.rate.is_none() && slow.is_empty() {
+            return Vec::new();
+        }
+        let bits = |r: BitRate| format!("{}bit", r.0.round() as u64);
+        let base = self.rate.map_or_else(|| "100gbit".to_string(), bits);
+        let overhead = WIRE_EXTRA.to_string();
+        let mut cmds: Vec<Vec<String>> = vec![
+            words(&[
+                "qdisc", "add", "dev", HOST_DEV, "root", "handle", "1:", "htb", "default", "1",
+            ]),
+            words(&[
+                "class", "add", "dev", HOST_DEV, "parent", "1:", "classid", "1:1", "htb", "rate",
+            ])
+            .into_iter()
+            .chain([base, "overhead".into(), overhead.clone()])
+            .collect(),
+        ];
+        for (k, (dst, rate)) in slow.iter().enumerate() {
+            let class = format!("1:{}", 10 + k);
+            cmds.push(
+                words(&["class", "add", "dev", HOST_DEV, "parent", "1:", "classid"])
+                    .into_iter()
+                    .chain([class.clone(), "htb".into(), "rate".into(), bits(*rate)])
+                    .chain(["overhead".into(), overhead.clone()])
+                    .collect(),
+            );
+            cmds.push(
+                words(&[
+                    "filter", "add", "dev", HOST_DEV, "parent", "1:", "protocol", "ip",
+                ])
+                .into_iter()
+                .chain(words(&["prio", "1", "u32", "match", "ip", "dst"]))
+                .chain([format!("{}/32", host_addr(*dst)), "flowid".into(), class])
+                .collect(),
+            );
+        }
+        cmds
+    }
+}
+
+fn words(w: &[&str]) -> Vec<String> {
+    w.iter().map(|s| s.to_string()).collect()
+}
+
+/// A cluster lab; torn down on drop.
+#[derive(Debug)]
+pub struct Cluster {
+    dir: StateDir,
+    state: LabState,
+    hosts: usize,
+    done: bool,
+}
+
+impl Cluster {
+    /// Makes cluster lab `name` as `spec` says: the state file first, then the
+    /// namespaces, the bridge, each host's link and its shaping.
+    pub fn create(dir: &StateDir, name: &str, spec: &ClusterSpec) -> Result<Cluster> {
+        check_name(name)?;
+        spec.validate().map_err(LabError::BadCluster)?;
+        crate::probe::require_root()?;
+        crate::probe::require_tools()?;
+        let _lock = dir.lock()?;
+        if dir.state_path(name).exists() {
+            return Err(LabError::Exists {
+                name: name.into(),
+                why: "its state file exists; `netsonde lab clean` removes a killed one".into(),
+            });
+        }
+        let mut names: Vec<String> = (1..=spec.hosts)
+            .map(|i| format!("{PREFIX}{name}-h{i}"))
+            .collect();
+        names.push(format!("{PREFIX}{name}-br"));
+        let existing = crate::cmd::namespaces()?;
+        if let Some(n) = names.iter().find(|n| existing.contains(n)) {
+            return Err(LabError::Exists {
+                name: name.into(),
+                why: format!("namespace {n} exists and this lab did not make it; it is left alone"),
+            });
+        }
+        let state = LabState {
+            version: STATE_VERSION,
+            name: name.into(),
+            kind: Kind::Run,
+            owner: ProcId::me(),
+            namespaces: names,
+            processes: Vec::new(),
+            link: None,
+            created_at: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        };
+        state.save(dir)?;
+        let c = Cluster {
+            dir: dir.clone(),
+            state,
+            hosts: spec.hosts,
+            done: false,
+        };
+        c.build(spec)?;
+        Ok(c)
+    }
+
+    fn build(&self, spec: &ClusterSpec) -> Result<()> {
+        let br = self.bridge_namespace();
+        ip(&["netns", "add", br])?;
+        ip_in(br, &["link", "set", "lo", "up"])?;
+        ip_in(br, &["link", "add", "br0", "type", "bridge"])?;
+        ip_in(br, &["link", "set", "br0", "up"])?;
+        ip_in(
+            br,
+            &["addr", "add", &format!("{BRIDGE_ADDR}/24"), "dev", "br0"],
+        )?;
+        for i in 1..=self.hosts {
+            let ns = self.host_namespace(i);
+            let port = format!("p{i}");
+            ip(&["netns", "add", ns])?;
+            ip_in(ns, &["link", "set", "lo", "up"])?;
+            ip(&[
+                "link", "add", HOST_DEV, "netns", ns, "type", "veth", "peer", "name", &port,
+                "netns", br,
+            ])?;
+            ip_in(br, &["link", "set", &port, "master", "br0", "up"])?;
+            ip_in(
+                ns,
+                &[
+                    "addr",
+                    "add",
+                    &format!("{}/24", host_addr(i)),
+                    "dev",
+                    HOST_DEV,
+                ],
+            )?;
+            ip_in(ns, &["link", "set", HOST_DEV, "up"])?;
+            for cmd in spec.shaping(i) {
+                tc_in(ns, &cmd)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Host `i`'s namespace (1-based).
+    pub fn host_namespace(&self, i: usize) -> &str {
+        &self.state.namespaces[i - 1]
+    }
+
+    /// The bridge's namespace, where the controller runs.
+    pub fn bridge_namespace(&self) -> &str {
+        &self.state.namespaces[self.hosts]
+    }
+
+    /// Starts a netsonde command line in namespace `ns` (one of this lab's)
+    /// with `env` added, recorded so that the teardown stops it; it dies with
+    /// this process.
+    pub fn spawn(
+        &mut self,
+        ns: &str,
+        role: &str,
+        args: &[String],
+        env: &[(String, String)],
+        configure: impl FnOnce(&mut Command),
+    ) -> Result<Child> {
+        let ns = ns.to_string();
+        let how = Spawn {
+            role,
+            args,
+            env,
+            daemon: false,
+        };
+        spawn_recorded(&self.dir, &mut self.state, &ns, how, configure)
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if !self.done {
+            self.done = true;
+            if let Err(e) = teardown(&self.dir, &self.state) {
+                eprintln!("netsonde lab: tearing down '{}': {e}", self.state.name);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_pairs_parse_and_shape_both_ends() {
+        let s = SlowPair::parse("h2-h4=100M").unwrap();
+        assert_eq!((s.a, s.b, s.rate.0), (2, 4, 100e6));
+        assert!(SlowPair::parse("h2-h2=1M").unwrap_err().contains("itself"));
+        assert!(SlowPair::parse("2-4=1M").is_err());
+        assert!(SlowPair::parse("h2-h4").is_err());
+        let spec = ClusterSpec {
+            hosts: 5,
+            rate: None,
+            slow: vec![s],
+        };
+        assert!(spec.validate().is_ok());
+        assert!(spec.shaping(1).is_empty());
+        let h2: Vec<String> = spec.shaping(2).iter().map(|c| c.join(" ")).collect();
+        assert_eq!(h2.len(), 4);
+        assert!(
+            h2[2].contains("classid 1:10 htb rate 100000000bit overhead 24"),
+            "{h2:?}"
+        );
+        assert!(
+            h2[3].ends_with("match ip dst 10.78.0.4/32 flowid 1:10"),
+            "{h2:?}"
+        );
+        let h4 = spec.shaping(4);
+        assert!(h4[3].join(" ").contains("10.78.0.2/32"));
+        let bad = ClusterSpec {
+            hosts: 3,
+            rate: None,
+            slow: vec![s],
+        };
+        assert!(bad.validate().unwrap_err().contains("h1 to h3"));
+        assert!(ClusterSpec {
+            hosts: 1,
+            rate: None,
+            slow: vec![]
+        }
+        .validate()
+        .is_err());
+    }
+}
