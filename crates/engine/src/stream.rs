@@ -204,6 +204,15 @@ impl Flow for TcpSender {
                 if e.kind() == std::io::ErrorKind::BrokenPipe
                     || e.kind() == std::io::ErrorKind::ConnectionReset =>
             {
+                // A receiver that closes once the measured interval is over (an
+                // iperf3 server on TEST_END, which may come before this thread's
+                // last write) ends the flow, not with an error.
+                let now = Instant::now();
+                if now >= self.s.ctx.clock.end {
+                    self.s.stop(Sock::Tcp(&self.sock), now);
+                    self.state = SendState::Done;
+                    return Ok(Progress::Done);
+                }
                 Err(EngineError::PeerClosed { flow })
             }
             Some(Err(e)) => Err(EngineError::io("send")(e)),
@@ -370,7 +379,13 @@ impl Flow for TcpReceiver {
                 }
                 Ok(Progress::Blocked)
             }
+            // A sender that resets once the measured interval is over ends the
+            // flow; before, the test lost its peer.
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                if now >= self.ctx.clock.end {
+                    self.end = Some(now);
+                    return Ok(Progress::Done);
+                }
                 Err(EngineError::PeerClosed { flow: self.ctx.id })
             }
             Err(e) => Err(EngineError::io("recv")(e)),
