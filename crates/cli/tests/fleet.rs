@@ -72,6 +72,23 @@ fn pairs(db: &std::path::Path) -> BTreeMap<(String, String), (PointStatus, Optio
         .collect()
 }
 
+/// The mesh's standard output, once it succeeded with `n` pairs all measured.
+fn every_pair_done(out: &std::process::Output, db: &std::path::Path, n: usize) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = pairs(db);
+    assert_eq!(got.len(), n, "{got:?}");
+    assert!(
+        got.values().all(|(s, _)| *s == PointStatus::Done),
+        "{got:?}"
+    );
+    stdout
+}
+
 const QUICK: &[&str] = &[
     "--tests",
     "tcp-stream",
@@ -102,19 +119,8 @@ fn a_mesh_measures_every_ordered_pair_through_its_agents() {
     let mut args = vec!["--agent", &list, "--pattern", "all-to-all"];
     args.extend_from_slice(QUICK);
     let out = mesh(&args, &db, &k);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got = pairs(&db);
-    assert_eq!(got.len(), 6, "{got:?}");
-    assert!(
-        got.values().all(|(s, _)| *s == PointStatus::Done),
-        "{got:?}"
-    );
-    assert!(!got.keys().any(|(s, d)| s == d));
+    let stdout = every_pair_done(&out, &db, 6);
+    assert!(!pairs(&db).keys().any(|(s, d)| s == d));
     // The matrix: a row per source, its cells goodputs, the diagonal empty.
     assert!(
         stdout.contains("rows: source, columns: destination"),
@@ -302,18 +308,7 @@ fn lab_mesh_finds_the_slow_link_among_five_hosts() {
         ],
         Duration::from_secs(180),
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got = pairs(&db);
-    assert_eq!(got.len(), 20);
-    assert!(
-        got.values().all(|(s, _)| *s == PointStatus::Done),
-        "{got:?}"
-    );
+    let stdout = every_pair_done(&out, &db, 20);
     let row = |name: &str| {
         stdout
             .lines()

@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use crate::cmd::{ip, ip_in, tc_in};
 use crate::error::{LabError, Result};
 use crate::qdisc::WIRE_EXTRA;
-use crate::state::{Kind, LabState, ProcId, StateDir, STATE_VERSION};
-use crate::topology::{check_name, spawn_recorded, teardown, Spawn, PREFIX};
+use crate::state::{Kind, LabState, StateDir};
+use crate::topology::{claim, spawn_recorded, teardown, Spawn, PREFIX};
 
 /// The most hosts a cluster lab makes.
 pub const MAX_HOSTS: usize = 64;
@@ -212,41 +212,13 @@ impl Cluster {
     /// Makes cluster lab `name` as `spec` says: the state file first, then the
     /// namespaces, the bridge, each host's link and its shaping.
     pub fn create(dir: &StateDir, name: &str, spec: &ClusterSpec) -> Result<Cluster> {
-        check_name(name)?;
         spec.validate().map_err(LabError::BadCluster)?;
-        crate::probe::require_root()?;
-        crate::probe::require_tools()?;
         let _lock = dir.lock()?;
-        if dir.state_path(name).exists() {
-            return Err(LabError::Exists {
-                name: name.into(),
-                why: "its state file exists; `netsonde lab clean` removes a killed one".into(),
-            });
-        }
         let mut names: Vec<String> = (1..=spec.hosts)
             .map(|i| format!("{PREFIX}{name}-h{i}"))
             .collect();
         names.push(format!("{PREFIX}{name}-br"));
-        let existing = crate::cmd::namespaces()?;
-        if let Some(n) = names.iter().find(|n| existing.contains(n)) {
-            return Err(LabError::Exists {
-                name: name.into(),
-                why: format!("namespace {n} exists and this lab did not make it; it is left alone"),
-            });
-        }
-        let state = LabState {
-            version: STATE_VERSION,
-            name: name.into(),
-            kind: Kind::Run,
-            owner: ProcId::me(),
-            namespaces: names,
-            processes: Vec::new(),
-            link: None,
-            created_at: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
-        };
-        state.save(dir)?;
+        let state = claim(dir, name, Kind::Run, names)?;
         let c = Cluster {
             dir: dir.clone(),
             state,

@@ -94,44 +94,9 @@ impl Lab {
     /// lock, refuses a name in use or a namespace it did not make, writes the state
     /// file, then creates the namespaces with loopback up.
     pub fn create(dir: &StateDir, name: &str, kind: Kind) -> Result<Lab> {
-        check_name(name)?;
-        probe::require_root()?;
-        probe::require_tools()?;
         let _lock = dir.lock()?;
-        let path = dir.state_path(name);
-        if path.exists() {
-            let why = match LabState::load(&path) {
-                Ok(s) if s.in_use() => format!("in use by process {}", s.owner.pid),
-                Ok(s) if s.kind == Kind::Up => {
-                    format!("made by `lab up`; remove it with `netsonde lab down {name}`")
-                }
-                Ok(_) => "left by a killed run; `netsonde lab clean` removes it".into(),
-                Err(e) => e.to_string(),
-            };
-            return Err(LabError::Exists {
-                name: name.into(),
-                why,
-            });
-        }
         let names = namespaces_of(name);
-        let existing = crate::cmd::namespaces()?;
-        if let Some(n) = names.iter().find(|n| existing.contains(n)) {
-            return Err(LabError::Exists {
-                name: name.into(),
-                why: format!("namespace {n} exists and this lab did not make it; it is left alone"),
-            });
-        }
-        let state = LabState {
-            version: STATE_VERSION,
-            name: name.into(),
-            kind,
-            owner: ProcId::me(),
-            namespaces: names.to_vec(),
-            processes: Vec::new(),
-            link: None,
-            created_at: unix_now(),
-        };
-        state.save(dir)?;
+        let state = claim(dir, name, kind, names.to_vec())?;
         let lab = Lab {
             dir: dir.clone(),
             state,
@@ -432,6 +397,54 @@ impl Drop for Lab {
             }
         }
     }
+}
+
+/// Claims lab `name` for `namespaces`, with the state directory's lock held:
+/// checks the name, privileges and tools, refuses a name in use or a namespace
+/// it did not make, and writes the state file before anything is made.
+pub(crate) fn claim(
+    dir: &StateDir,
+    name: &str,
+    kind: Kind,
+    namespaces: Vec<String>,
+) -> Result<LabState> {
+    check_name(name)?;
+    probe::require_root()?;
+    probe::require_tools()?;
+    let path = dir.state_path(name);
+    if path.exists() {
+        let why = match LabState::load(&path) {
+            Ok(s) if s.in_use() => format!("in use by process {}", s.owner.pid),
+            Ok(s) if s.kind == Kind::Up => {
+                format!("made by `lab up`; remove it with `netsonde lab down {name}`")
+            }
+            Ok(_) => "left by a killed run; `netsonde lab clean` removes it".into(),
+            Err(e) => e.to_string(),
+        };
+        return Err(LabError::Exists {
+            name: name.into(),
+            why,
+        });
+    }
+    let existing = crate::cmd::namespaces()?;
+    if let Some(n) = namespaces.iter().find(|n| existing.contains(n)) {
+        return Err(LabError::Exists {
+            name: name.into(),
+            why: format!("namespace {n} exists and this lab did not make it; it is left alone"),
+        });
+    }
+    let state = LabState {
+        version: STATE_VERSION,
+        name: name.into(),
+        kind,
+        owner: ProcId::me(),
+        namespaces,
+        processes: Vec::new(),
+        link: None,
+        created_at: unix_now(),
+    };
+    state.save(dir)?;
+    Ok(state)
 }
 
 /// What to start inside a namespace.
