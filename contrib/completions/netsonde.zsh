@@ -99,6 +99,7 @@ json\:"One JSON object per line"))' \
 _arguments "${_arguments_options[@]}" : \
 '*--agent=[Agents, \`NAME=HOST\[\:PORT\]\` (repeat the flag or separate with commas); the name is the host when none is given]:NAME=HOST[:PORT]:_default' \
 '--agents-file=[A file of agents, one \`NAME=HOST\[\:PORT\]\` per line (# starts a comment)]:FILE:_files' \
+'--agents-dns=[Every address this name resolves to is an agent, named by its address\: a Kubernetes headless Service in front of the agents'\'' DaemonSet (\`netsonde-agents.netsonde.svc\:5300\`; see deploy/kubernetes)]:NAME[:PORT]:_default' \
 '--pattern=[Which ordered pairs run\: all-to-all, ring, star\:NAME (every other agent to NAME) or pairs\:SRC-DST,SRC-DST]:PATTERN:_default' \
 '--concurrency=[Run up to N pairs at once, never two that share an agent, each round started at one moment (the hosts'\'' clocks synchronised, NTP or PTP); the start skew each round measured is stored with its tests. 1\: one pair at a time]:CONCURRENCY:_default' \
 '-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \

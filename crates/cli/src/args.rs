@@ -293,6 +293,11 @@ pub struct MeshArgs {
     /// A file of agents, one `NAME=HOST[:PORT]` per line (# starts a comment).
     #[arg(long, value_name = "FILE")]
     pub agents_file: Option<std::path::PathBuf>,
+    /// Every address this name resolves to is an agent, named by its address:
+    /// a Kubernetes headless Service in front of the agents' DaemonSet
+    /// (`netsonde-agents.netsonde.svc:5300`; see deploy/kubernetes).
+    #[arg(long, value_name = "NAME[:PORT]")]
+    pub agents_dns: Option<String>,
     /// Which ordered pairs run: all-to-all, ring, star:NAME (every other agent
     /// to NAME) or pairs:SRC-DST,SRC-DST.
     #[arg(long, default_value = "all-to-all")]

@@ -3,6 +3,7 @@
 //! the run is stored as any sweep is, resumes as one, and ends with the matrix.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::net::ToSocketAddrs;
 
 use netsonde_driver::agent;
 use netsonde_driver::client::ClientError;
@@ -284,12 +285,47 @@ fn agents(a: &MeshArgs, port: u16) -> anyhow::Result<Vec<Agent>> {
                 .map(str::to_string),
         );
     }
+    if let Some(name) = &a.agents_dns {
+        list.extend(discover(name, port)?);
+    }
     if list.len() > MAX_AGENTS {
         return Err(UsageError(format!("{} agents: at most {MAX_AGENTS}", list.len())).into());
     }
     list.iter()
         .map(|s| Agent::parse(s, port).map_err(|e| UsageError(e).into()))
         .collect()
+}
+
+/// Every address `NAME[:PORT]` resolves to, as agents named by their address
+/// (`10.1.2.3=10.1.2.3:5300`): a Kubernetes headless Service's name resolves to
+/// every ready pod behind it, so a controller Job finds the agents' DaemonSet.
+/// Sorted, so one name gives one mesh.
+fn discover(name: &str, port: u16) -> anyhow::Result<Vec<String>> {
+    let (host, port) = match name.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') => (
+            h,
+            p.parse::<u16>()
+                .ok()
+                .filter(|&p| p > 0)
+                .ok_or_else(|| UsageError(format!("--agents-dns '{name}': bad port")))?,
+        ),
+        _ => (name, port),
+    };
+    let addrs: std::collections::BTreeSet<std::net::IpAddr> = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| UsageError(format!("--agents-dns '{host}': {e}")))?
+        .map(|a| a.ip())
+        .collect();
+    if addrs.is_empty() {
+        return Err(UsageError(format!("--agents-dns '{host}' resolves to no address")).into());
+    }
+    Ok(addrs
+        .into_iter()
+        .map(|ip| match ip {
+            std::net::IpAddr::V4(v4) => format!("{v4}={v4}:{port}"),
+            std::net::IpAddr::V6(v6) => format!("{v6}=[{v6}]:{port}"),
+        })
+        .collect())
 }
 
 /// The plan of a new mesh: the sweep's flags, once per pair of the pattern.
@@ -383,4 +419,27 @@ pub(crate) fn matrices(
         .map(|(title, cells)| matrix(title, &names, cells))
         .collect::<Vec<_>>()
         .join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_is_every_address_it_resolves_to() {
+        assert_eq!(
+            discover("127.0.0.1:5301", 5300).unwrap(),
+            vec!["127.0.0.1=127.0.0.1:5301".to_string()]
+        );
+        let local = discover("localhost", 5300).unwrap();
+        assert!(
+            local.contains(&"127.0.0.1=127.0.0.1:5300".to_string()),
+            "{local:?}"
+        );
+        for a in &local {
+            assert!(Agent::parse(a, 1).is_ok(), "{a}");
+        }
+        assert!(discover("localhost:0", 5300).is_err());
+        assert!(discover("no-such-host.invalid", 5300).is_err());
+    }
 }

@@ -398,3 +398,79 @@ fn concurrent_pairs_share_no_agent_and_start_together() {
         assert_eq!(hosts.len(), n, "{r:?}");
     }
 }
+
+/// Each container's `args` in a rendered manifest (block sequences, as
+/// kustomize writes them), quotes removed.
+fn container_args(yaml: &str) -> Vec<Vec<String>> {
+    let mut all = Vec::new();
+    let mut lines = yaml.lines().peekable();
+    while let Some(l) = lines.next() {
+        if l.trim_start().trim_start_matches("- ") != "args:" {
+            continue;
+        }
+        let mut args = Vec::new();
+        while let Some(next) = lines.peek() {
+            match next.trim_start().strip_prefix("- ") {
+                Some(v) if !v.contains(": ") => {
+                    args.push(v.trim_matches('"').to_string());
+                    lines.next();
+                }
+                _ => break,
+            }
+        }
+        all.push(args);
+    }
+    all
+}
+
+/// deploy/kubernetes renders offline (`kubectl kustomize`, no cluster needed)
+/// and holds together: agents on the pod and the host network with the key from
+/// the Secret at mode 0400, resources, headless Services the controller Job
+/// finds them through, and only flags netsonde has.
+#[test]
+fn the_kubernetes_manifests_render_and_hold_together() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/kubernetes");
+    let Ok(out) = std::process::Command::new("kubectl")
+        .args(["kustomize", dir])
+        .output()
+    else {
+        eprintln!("SKIPPED fleet::kubernetes: no kubectl (apt-get install kubernetes-client)");
+        return;
+    };
+    let y = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let count = |s: &str| y.matches(s).count();
+    assert_eq!(count("kind: DaemonSet"), 2, "{y}");
+    assert_eq!(count("kind: Job"), 1);
+    assert_eq!(count("clusterIP: None"), 2);
+    assert_eq!(count("hostNetwork: true"), 1);
+    assert_eq!(count("secretName: netsonde-key"), 3);
+    // 0400: only the owner (root, as the containers run) reads the key, which
+    // netsonde insists on.
+    assert_eq!(count("defaultMode: 256"), 3);
+    assert_eq!(count("limits:"), 3);
+    assert_eq!(count("namespace: netsonde"), 5);
+    let args = container_args(&y);
+    assert_eq!(args.len(), 3, "{args:?}");
+    // The Job finds the pod network's agents through their Service, on their port.
+    let job = args.iter().find(|a| a[0] == "mesh").unwrap();
+    let dns = &job[job.iter().position(|a| a == "--agents-dns").unwrap() + 1];
+    assert_eq!(dns, "netsonde-agents.netsonde.svc.cluster.local:5300");
+    assert!(y.contains("name: netsonde-agents\n"), "{y}");
+    // Every flag the manifests pass is one the command takes.
+    for a in &args {
+        let help = run(&[&a[0], "--help"], Duration::from_secs(10));
+        let help = String::from_utf8_lossy(&help.stdout);
+        for flag in a.iter().filter(|f| f.starts_with("--")) {
+            assert!(help.contains(flag.as_str()), "{} has no {flag}", a[0]);
+        }
+        if a[0] == "agent" {
+            let port = &a[a.iter().position(|f| f == "--port").unwrap() + 1];
+            assert!(y.contains(&format!("containerPort: {port}")), "{port}");
+        }
+    }
+}
