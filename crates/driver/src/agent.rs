@@ -11,6 +11,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use netsonde_model::result::TestReport;
 use netsonde_proto::auth::Key;
 use netsonde_proto::frame::MAX_FRAME;
 use netsonde_proto::message::{ErrorCode, Job, JobReport, MAX_START_DELAY};
@@ -123,12 +124,25 @@ fn code_of(e: &ClientError) -> (ErrorCode, Option<u64>) {
 
 /// The handler `netsonde agent` gives its server: each job admitted, started
 /// at its time, run as a client against its target, and its report sent back.
-pub fn handler() -> JobHandler {
-    JobHandler(std::sync::Arc::new(serve))
+/// `on_report`, when given, sees each job's report and its target
+/// (`HOST:PORT`) before it is sent back (`--metrics` keeps the last of each).
+pub fn handler(on_report: Option<OnReport>) -> JobHandler {
+    JobHandler(std::sync::Arc::new(move |ctl, s, job, ctx| {
+        serve(ctl, s, job, ctx, on_report.as_ref())
+    }))
 }
 
+/// Sees a job's report and its target (`HOST:PORT`).
+pub type OnReport = std::sync::Arc<dyn Fn(&TestReport, &str) + Send + Sync>;
+
 /// Runs a job the controller on `s` asked for, to the end of the session.
-fn serve(ctl: &mut Control, s: &mut ServerSession, job: Job, ctx: ServeCtx<'_>) {
+fn serve(
+    ctl: &mut Control,
+    s: &mut ServerSession,
+    job: Job,
+    ctx: ServeCtx<'_>,
+    on_report: Option<&OnReport>,
+) {
     let log = ctx.log;
     log.test = Some(job.spec.clone());
     let refuse = |ctl: &mut Control,
@@ -212,6 +226,9 @@ fn serve(ctl: &mut Control, s: &mut ServerSession, job: Job, ctx: ServeCtx<'_>) 
             return;
         }
     };
+    if let Some(f) = on_report {
+        f(&report, &format!("{}:{}", job.target_host, job.target_port));
+    }
     let report = JobReport {
         report,
         started_unix_ms: started,

@@ -199,6 +199,11 @@ impl Budget {
         })
     }
 
+    /// The most all sessions together may hold.
+    pub fn total(&self) -> Need {
+        self.total
+    }
+
     /// What running sessions hold now.
     pub fn held(&self) -> Need {
         *self.held.lock().unwrap_or_else(|e| e.into_inner())

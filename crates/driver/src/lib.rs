@@ -13,6 +13,8 @@
 //! - [`agent`]: jobs, a test an agent runs as a client for a controller
 //!   (`netsonde mesh`), both ends; [`jobs`]: what the server hands a job's
 //!   handler.
+//! - [`health`]: a server's own figures for `--metrics` (sessions by outcome,
+//!   what runs, the budget held).
 //! - [`client`]: one test from hello to report, with an embedded loopback server
 //!   when no host is given.
 //! - `conn`: what a client connection is (config, errors, resolving, data
@@ -30,6 +32,7 @@ pub mod client;
 mod conn;
 pub mod control;
 pub mod flows;
+pub mod health;
 mod intervals;
 mod iperf3;
 mod iperf3_client;

@@ -112,6 +112,8 @@ struct Shared {
     connections: AtomicUsize,
     addresses: AddressTable,
     log_limit: LogLimiter,
+    /// Sessions ended, for `--metrics`.
+    tally: crate::health::Tally,
     /// Running iperf3 sessions, where their data connections go.
     iperf3: crate::iperf3_server::Registry,
 }
@@ -140,10 +142,12 @@ impl Shared {
             addresses: AddressTable::default(),
             log_limit: LogLimiter::default(),
             iperf3: Default::default(),
+            tally: Default::default(),
         }
     }
 
     fn log(&self, entry: &SessionLog) {
+        self.tally.count(entry.protocol, entry.outcome);
         let second = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -287,6 +291,25 @@ impl Server {
         Ok(Server {
             listener: listener.into(),
             shared: Arc::new(Shared::new(cfg)),
+        })
+    }
+
+    /// Reads this server's health (sessions ended, tests running, the budget
+    /// held) from any thread, for `--metrics`.
+    pub fn health(&self) -> crate::health::HealthProbe {
+        let shared = self.shared.clone();
+        std::sync::Arc::new(move || {
+            let running = shared
+                .running
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .len();
+            shared.tally.snapshot(
+                running,
+                shared.connections.load(Ordering::Relaxed),
+                shared.budget.held(),
+                shared.budget.total(),
+            )
         })
     }
 

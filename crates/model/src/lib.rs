@@ -18,6 +18,7 @@
 
 pub mod cpu;
 pub mod diagnosis;
+pub mod health;
 pub mod host;
 pub mod link;
 pub mod load;

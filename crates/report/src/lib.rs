@@ -10,6 +10,8 @@
 //!   turns a figure into PNG (the crate's one I/O: reading the system's fonts).
 //! - [`mesh`]: a mesh run's matrix of pairs (goodput per source and destination,
 //!   outliers marked, each pair's verdict or failure).
+//! - [`openmetrics`]: what `--metrics` serves: a server's health and the last
+//!   result of each pair and test, in the OpenMetrics text format.
 //! - [`search`]: a loss-free rate search's rows, tables and `--json` document.
 //!
 //! Every renderer has a golden test over fixed inputs.
@@ -23,6 +25,7 @@ pub mod json;
 pub mod load_plot;
 pub mod markdown;
 pub mod mesh;
+pub mod openmetrics;
 pub mod plot;
 pub mod raster;
 pub mod search;
