@@ -48,6 +48,7 @@ complete -c netsonde -n "__fish_netsonde_needs_command" -f -a "help" -d 'Print t
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -s p -l port -d 'Control port' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -s B -l bind -d 'Address to listen on: `::` (the default) takes IPv6 and IPv4 clients, as iperf3 -s does (IPv4 alone on a host without IPv6); 0.0.0.0 for IPv4 only' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l auth-key -d 'Require clients to prove they hold this key (made by `netsonde keygen`); the whole session is then integrity-protected. The file must be mode 600' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l metrics -d 'Serve OpenMetrics on `http://ADDR/metrics` for Prometheus: sessions by outcome, tests running, the budget held, and, for an agent, the last result of each job it ran (goodput, latency, loss, CPU per KiB, verdict)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l log-format -d 'Session log format on stderr. With json, an iperf3 client asking for --get-server-output gets it as JSON too, as from iperf3 -s -J (else as text)' -r -f -a "text\t'key=value pairs'
 json\t'One JSON object per line'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-duration -d 'Longest test (warm-up plus time) a client may ask for' -r
@@ -70,6 +71,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand server" -s V -l versio
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -s p -l port -d 'Control port' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -s B -l bind -d 'Address to listen on: `::` (the default) takes IPv6 and IPv4 clients, as iperf3 -s does (IPv4 alone on a host without IPv6); 0.0.0.0 for IPv4 only' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l auth-key -d 'Require clients to prove they hold this key (made by `netsonde keygen`); the whole session is then integrity-protected. The file must be mode 600' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l metrics -d 'Serve OpenMetrics on `http://ADDR/metrics` for Prometheus: sessions by outcome, tests running, the budget held, and, for an agent, the last result of each job it ran (goodput, latency, loss, CPU per KiB, verdict)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l log-format -d 'Session log format on stderr. With json, an iperf3 client asking for --get-server-output gets it as JSON too, as from iperf3 -s -J (else as text)' -r -f -a "text\t'key=value pairs'
 json\t'One JSON object per line'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l max-duration -d 'Longest test (warm-up plus time) a client may ask for' -r

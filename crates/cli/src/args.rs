@@ -497,6 +497,11 @@ pub struct ServerArgs {
     /// the whole session is then integrity-protected. The file must be mode 600.
     #[arg(long, value_name = "FILE")]
     pub auth_key: Option<std::path::PathBuf>,
+    /// Serve OpenMetrics on `http://ADDR/metrics` for Prometheus: sessions by
+    /// outcome, tests running, the budget held, and, for an agent, the last
+    /// result of each job it ran (goodput, latency, loss, CPU per KiB, verdict).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
     /// Session log format on stderr. With json, an iperf3 client asking for
     /// --get-server-output gets it as JSON too, as from iperf3 -s -J (else as text)
     #[arg(long, value_enum, default_value = "text")]

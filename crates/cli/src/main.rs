@@ -15,6 +15,7 @@ mod lab;
 mod lab_mesh;
 mod man;
 mod mesh;
+mod metrics_http;
 mod run_error;
 mod runs;
 mod search;

@@ -98,6 +98,35 @@ fn storer(path: PathBuf, port: u16) -> (SessionSink, Receiver<()>) {
     (sink, stored_all)
 }
 
+/// What an agent serving `--metrics` does with each job's report: finishes it
+/// (verdict, warnings) and keeps it as its pair's last result.
+fn job_results(
+    results: Arc<crate::metrics_http::LastResults>,
+    me: String,
+) -> netsonde_driver::agent::OnReport {
+    Arc::new(
+        move |report: &netsonde_model::result::TestReport, target: &str| {
+            let mut r = report.clone();
+            netsonde_analysis::finish(&mut r, None);
+            let dst = target.rsplit_once(':').map_or(target, |(h, _)| h);
+            let now = crate::metrics_http::unix_now();
+            results.record(netsonde_report::openmetrics::pair_result(&me, dst, &r, now));
+        },
+    )
+}
+
+/// This host's name in metrics: the address it listens on, or its host name
+/// when it listens on every address.
+fn own_name(bind: std::net::IpAddr) -> String {
+    if bind.is_unspecified() {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_else(|_| "localhost".into())
+    } else {
+        bind.to_string()
+    }
+}
+
 /// Serves until told to stop; an agent (`jobs`) also takes jobs from a
 /// controller that holds its key.
 pub fn run(a: ServerArgs, jobs: bool) -> anyhow::Result<()> {
@@ -110,7 +139,11 @@ pub fn run(a: ServerArgs, jobs: bool) -> anyhow::Result<()> {
         )
         .into());
     }
-    cfg.jobs = jobs.then(netsonde_driver::agent::handler);
+    let results = Arc::new(crate::metrics_http::LastResults::default());
+    let on_report = a
+        .metrics
+        .map(|_| job_results(results.clone(), own_name(a.bind)));
+    cfg.jobs = jobs.then(|| netsonde_driver::agent::handler(on_report));
     let bind = cfg.bind;
     let storer = if a.no_store {
         None
@@ -137,6 +170,13 @@ pub fn run(a: ServerArgs, jobs: bool) -> anyhow::Result<()> {
         },
         a.max_tests
     );
+    if let Some(addr) = a.metrics {
+        let health = server.health();
+        let render =
+            Arc::new(move || netsonde_report::openmetrics::render(Some(&health()), &results.all()));
+        let bound = crate::metrics_http::serve(addr, render)?;
+        eprintln!("netsonde: metrics on http://{bound}/metrics");
+    }
     // SIGTERM or Ctrl-C: stop accepting, let running tests finish, exit 0.
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {

@@ -474,3 +474,172 @@ fn the_kubernetes_manifests_render_and_hold_together() {
         }
     }
 }
+
+/// One HTTP GET on loopback: the body, or why not.
+fn http_get(addr: &str, path: &str) -> Result<String, String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(|e| e.to_string())?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").map_err(|e| e.to_string())?;
+    let mut r = String::new();
+    s.read_to_string(&mut r).map_err(|e| e.to_string())?;
+    match r.split_once("\r\n\r\n") {
+        Some((head, body)) if head.starts_with("HTTP/1.") && head.contains(" 200 ") => {
+            Ok(body.to_string())
+        }
+        _ => Err(r),
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Prometheus in a temporary folder, scraping `targets` every second; killed on
+/// drop.
+struct Prometheus {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Prometheus {
+    fn start(dir: &std::path::Path, targets: &[String]) -> Option<Prometheus> {
+        let list: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
+        let cfg = dir.join("prometheus.yml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: netsonde\n    \
+                 static_configs:\n      - targets: [{}]\n",
+                list.join(", ")
+            ),
+        )
+        .unwrap();
+        let addr = format!("127.0.0.1:{}", free_port());
+        let child = std::process::Command::new("prometheus")
+            .arg(format!("--config.file={}", cfg.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("tsdb").display()
+            ))
+            .arg(format!("--web.listen-address={addr}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .ok()?;
+        let p = Prometheus { child, addr };
+        let until = std::time::Instant::now() + Duration::from_secs(30);
+        while http_get(&p.addr, "/-/ready").is_err() {
+            assert!(
+                std::time::Instant::now() < until,
+                "prometheus did not get ready"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Some(p)
+    }
+
+    /// The series `query` returns now: (labels, value).
+    fn query(&self, query: &str) -> Vec<(serde_json::Value, f64)> {
+        let q: String = query
+            .bytes()
+            .map(|b| match b {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        let body = http_get(&self.addr, &format!("/api/v1/query?query={q}")).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["status"], "success", "{v}");
+        v["data"]["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let val = r["value"][1].as_str().unwrap().parse().unwrap();
+                (r["metric"].clone(), val)
+            })
+            .collect()
+    }
+}
+
+/// A real Prometheus (Debian's 2.42) scrapes two agents' `--metrics` and sees
+/// their sessions and the last result of each job they ran: goodput, verdict.
+#[test]
+fn prometheus_scrapes_the_agents_health_and_last_results() {
+    if std::process::Command::new("prometheus")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED fleet::prometheus: no prometheus (apt-get install prometheus)");
+        return;
+    }
+    let _turn = crate::lab_util::serial();
+    let dir = scratch("prom");
+    let k = key(&dir);
+    let (ma, mb) = (
+        format!("127.0.0.1:{}", free_port()),
+        format!("127.0.0.1:{}", free_port()),
+    );
+    let a = ServerProc::agent_with(&k, &["--metrics", &ma]);
+    let b = ServerProc::agent_with(&k, &["--metrics", &mb]);
+    let prom = Prometheus::start(&dir, &[ma.clone(), mb.clone()]).unwrap();
+    let db = dir.join("fleet.db");
+    let list = agent_list(&[&a, &b]);
+    let mut args = vec!["--agent", &list];
+    args.extend_from_slice(QUICK);
+    every_pair_done(&mesh(&args, &db, &k), &db, 2);
+    // The agents' own text, then what Prometheus made of it.
+    let text = http_get(&ma, "/metrics").unwrap();
+    assert!(
+        text.contains("netsonde_pair_goodput_bits_per_second{"),
+        "{text}"
+    );
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    let goodput = loop {
+        let g = prom.query("netsonde_pair_goodput_bits_per_second");
+        if g.len() == 2 || std::time::Instant::now() > until {
+            break g;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert_eq!(goodput.len(), 2, "{goodput:?}");
+    assert!(
+        goodput
+            .iter()
+            .all(|(l, v)| *v > 1e6 && l["src"] == "127.0.0.1"),
+        "{goodput:?}"
+    );
+    let jobs = prom.query(r#"netsonde_sessions_total{protocol="netsonde-job",outcome="ok"}"#);
+    assert_eq!(jobs.len(), 2, "{jobs:?}");
+    assert!(jobs.iter().all(|(_, v)| *v == 1.0), "{jobs:?}");
+    // Each agent also served the other's test as a plain session.
+    let served = prom.query(r#"netsonde_sessions_total{protocol="netsonde",outcome="ok"}"#);
+    assert!(
+        served.iter().all(|(_, v)| *v >= 1.0) && served.len() == 2,
+        "{served:?}"
+    );
+    let verdicts = prom.query("netsonde_pair_verdict == 1");
+    assert_eq!(verdicts.len(), 2, "{verdicts:?}");
+    assert!(verdicts
+        .iter()
+        .all(|(l, _)| l["verdict"].as_str().is_some_and(|v| !v.is_empty())));
+    let held = prom.query(r#"netsonde_budget{resource="memory_bytes",of="budget"}"#);
+    assert!(
+        held.iter().all(|(_, v)| *v > 0.0) && held.len() == 2,
+        "{held:?}"
+    );
+}

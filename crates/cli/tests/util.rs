@@ -109,12 +109,19 @@ impl ServerProc {
 
     /// Starts `netsonde agent` on a free port with the key at `key`.
     pub fn agent(key: &str) -> ServerProc {
+        ServerProc::agent_with(key, &[])
+    }
+
+    /// Starts `netsonde agent` on a free port with the key and `extra`.
+    pub fn agent_with(key: &str, extra: &[&str]) -> ServerProc {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        ServerProc::start_as("agent", port, &["--auth-key", key])
+        let mut args = vec!["--auth-key", key];
+        args.extend_from_slice(extra);
+        ServerProc::start_as("agent", port, &args)
     }
 
     /// Starts `netsonde COMMAND` (server or agent) on `port`.
