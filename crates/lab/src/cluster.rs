@@ -213,12 +213,11 @@ impl Cluster {
     /// namespaces, the bridge, each host's link and its shaping.
     pub fn create(dir: &StateDir, name: &str, spec: &ClusterSpec) -> Result<Cluster> {
         spec.validate().map_err(LabError::BadCluster)?;
-        let _lock = dir.lock()?;
         let mut names: Vec<String> = (1..=spec.hosts)
             .map(|i| format!("{PREFIX}{name}-h{i}"))
             .collect();
         names.push(format!("{PREFIX}{name}-br"));
-        let state = claim(dir, name, Kind::Run, names)?;
+        let (state, _lock) = claim(dir, name, Kind::Run, names)?;
         let c = Cluster {
             dir: dir.clone(),
             state,

@@ -9,12 +9,14 @@
 //! dropping a [`Lab`] tears everything down (processes, emulator, namespaces,
 //! state), also on error and panic. [`Lab::keep`] leaves a `lab up` lab running.
 
+use std::fs::File;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use netsonde_model::link::{LinkRecord, LinkSpec, Mechanism, MechanismChoice, Shaper};
+use nix::fcntl::Flock;
 
 use crate::cmd::{ip, ip_in, tc_in};
 use crate::emulator::{Emulator, EmulatorConfig};
@@ -94,9 +96,8 @@ impl Lab {
     /// lock, refuses a name in use or a namespace it did not make, writes the state
     /// file, then creates the namespaces with loopback up.
     pub fn create(dir: &StateDir, name: &str, kind: Kind) -> Result<Lab> {
-        let _lock = dir.lock()?;
         let names = namespaces_of(name);
-        let state = claim(dir, name, kind, names.to_vec())?;
+        let (state, _lock) = claim(dir, name, kind, names.to_vec())?;
         let lab = Lab {
             dir: dir.clone(),
             state,
@@ -399,18 +400,20 @@ impl Drop for Lab {
     }
 }
 
-/// Claims lab `name` for `namespaces`, with the state directory's lock held:
-/// checks the name, privileges and tools, refuses a name in use or a namespace
-/// it did not make, and writes the state file before anything is made.
+/// Claims lab `name` for `namespaces`: checks the name, privileges and tools,
+/// takes the state directory's lock (returned: hold it while making the lab),
+/// refuses a name in use or a namespace it did not make, and writes the state
+/// file before anything is made.
 pub(crate) fn claim(
     dir: &StateDir,
     name: &str,
     kind: Kind,
     namespaces: Vec<String>,
-) -> Result<LabState> {
+) -> Result<(LabState, Flock<File>)> {
     check_name(name)?;
     probe::require_root()?;
     probe::require_tools()?;
+    let lock = dir.lock()?;
     let path = dir.state_path(name);
     if path.exists() {
         let why = match LabState::load(&path) {
@@ -444,7 +447,7 @@ pub(crate) fn claim(
         created_at: unix_now(),
     };
     state.save(dir)?;
-    Ok(state)
+    Ok((state, lock))
 }
 
 /// What to start inside a namespace.
