@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use netsonde_store::{PointStatus, Store};
 
-use crate::util::{run, ServerProc};
+use crate::util::{free_port, run, ServerProc};
 
 fn key(dir: &std::path::Path) -> String {
     let k = dir.join("fleet.key");
@@ -490,14 +490,6 @@ fn http_get(addr: &str, path: &str) -> Result<String, String> {
         }
         _ => Err(r),
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Prometheus in a temporary folder, scraping `targets` every second; killed on

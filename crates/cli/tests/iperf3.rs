@@ -6,7 +6,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{json, ServerProc};
+use crate::util::{free_port, json, ServerProc};
 
 /// The iperf3 binary, or `None` (the test says why and skips).
 fn iperf3() -> Option<&'static str> {
@@ -18,14 +18,6 @@ fn iperf3() -> Option<&'static str> {
         eprintln!("skipped: no iperf3 binary (apt-get install iperf3)");
     }
     ok.then_some("iperf3")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Runs `iperf3 -c` with `-J` and returns its document, within a time limit.

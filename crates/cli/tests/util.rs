@@ -94,11 +94,7 @@ impl ServerProc {
     /// Starts a server with extra arguments.
     pub fn start_with(extra: &[&str]) -> ServerProc {
         // Ask the kernel for a free port, then hand it to the server.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         ServerProc::start_on(port, extra)
     }
 
@@ -114,11 +110,7 @@ impl ServerProc {
 
     /// Starts `netsonde agent` on a free port with the key and `extra`.
     pub fn agent_with(key: &str, extra: &[&str]) -> ServerProc {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let mut args = vec!["--auth-key", key];
         args.extend_from_slice(extra);
         ServerProc::start_as("agent", port, &args)
@@ -432,4 +424,13 @@ pub fn supported() -> Vec<String> {
         }
     }
     yes
+}
+
+/// A port no one listens on now (the kernel's pick, released at once).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
