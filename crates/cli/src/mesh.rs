@@ -157,12 +157,13 @@ impl BatchRunner for AgentRunner {
     /// second ahead; records when each started and the round's skew.
     fn run_batch(&mut self, batch: &[(&Point, &TestSpec)]) -> Vec<Result<TestReport, RunError>> {
         let at = agent::unix_ms() + ROUND_LEAD_MS;
-        let pairs: Vec<Option<(Agent, Agent)>> =
-            batch.iter().map(|(p, _)| self.pair_of(p).ok()).collect();
-        let jobs: Vec<Result<(Agent, Agent, Job), RunError>> = batch
+        let pairs: Vec<Result<(Agent, Agent), RunError>> =
+            batch.iter().map(|(p, _)| self.pair_of(p)).collect();
+        let jobs: Vec<Result<(Agent, Job), RunError>> = batch
             .iter()
-            .map(|(point, spec)| {
-                let (src, dst) = self.pair_of(point)?;
+            .zip(&pairs)
+            .map(|((_, spec), pair)| {
+                let (src, dst) = pair.clone()?;
                 self.check_answering(&src, &dst)?;
                 let job = Job {
                     target_host: dst.host.clone(),
@@ -170,14 +171,14 @@ impl BatchRunner for AgentRunner {
                     spec: (*spec).clone(),
                     start_at_unix_ms: Some(at),
                 };
-                Ok((src, dst, job))
+                Ok((src, job))
             })
             .collect();
         let answers: Vec<Result<Answer, RunError>> = std::thread::scope(|scope| {
             let running: Vec<_> = jobs
                 .into_iter()
                 .map(|j| {
-                    j.map(|(src, _, job)| {
+                    j.map(|(src, job)| {
                         let key = &self.key;
                         scope.spawn(move || {
                             let r = agent::request(
@@ -219,7 +220,7 @@ impl BatchRunner for AgentRunner {
             .map(|(d, pair)| {
                 let d = d?;
                 let mut report = d.report;
-                if let Some((src, dst)) = pair {
+                if let Ok((src, dst)) = pair {
                     report = self.finish(report, src, dst);
                 }
                 report.synced = Some(SyncedStart {
