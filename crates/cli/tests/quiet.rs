@@ -9,6 +9,9 @@
 mod util;
 
 mod cpu_attribution;
+mod fleet_heavy;
+#[allow(dead_code)]
+mod fleet_util;
 mod lab_precise;
 #[allow(dead_code)]
 mod lab_util;

@@ -8,6 +8,8 @@ mod bad_input;
 mod control_plane;
 mod figures;
 mod fleet;
+#[allow(dead_code)]
+mod fleet_util;
 mod golden;
 mod io_strategies;
 mod iperf3;

@@ -1,0 +1,154 @@
+//! The fleet tests that load the host: five namespaces on a bridge for 20
+//! pairs, and four agents measuring two pairs at once. In the `quiet` binary,
+//! which cargo runs by itself, so their load skews no other test's figures and
+//! theirs are not skewed.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use netsonde_store::Store;
+
+use crate::fleet_util::*;
+use crate::util::{run, ServerProc};
+
+/// `netsonde lab mesh`: five hosts on a bridge, each running an agent in its
+/// own namespace, the link between h2 and h4 shaped to 100 Mbit/s each way; an
+/// all-to-all mesh from the bridge measures the 20 ordered pairs. The two slow
+/// ones are the matrix's only outliers, at 80-100 Mbit/s, and each says it is
+/// link-bound; the lab leaves no namespace behind.
+#[test]
+fn lab_mesh_finds_the_slow_link_among_five_hosts() {
+    let Some(_turn) = crate::lab_util::ready("mesh") else {
+        return;
+    };
+    let name = format!("fm{}", std::process::id());
+    let ours = || {
+        let out = std::process::Command::new("ip")
+            .args(["netns", "list"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with(&format!("sonde-{name}-")))
+            .count()
+    };
+    let dir = scratch("labmesh");
+    let db = dir.join("fleet.db");
+    let out = run(
+        &[
+            "lab",
+            "mesh",
+            "--name",
+            &name,
+            "--hosts",
+            "5",
+            "--slow",
+            "h2-h4=100M",
+            "--",
+            "mesh",
+            "--db",
+            db.to_str().unwrap(),
+            "--no-report",
+            "--tests",
+            "tcp-stream",
+            "--sizes",
+            "128K",
+            "-t",
+            "1",
+            "--warmup",
+            "0.2",
+            "--repeat",
+            "1",
+        ],
+        Duration::from_secs(180),
+    );
+    let stdout = every_pair_done(&out, &db, 20);
+    let row = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no row {name}: {stdout}"))
+            .to_string()
+    };
+    // h2's row: h1, ·, h3, << h4, h5; h4's row: h1, << h2, h3, ·, h5.
+    for (src, cells_after) in [("h2", 2), ("h4", 4)] {
+        let line = row(src);
+        let at = line
+            .find("<< ")
+            .unwrap_or_else(|| panic!("{src}: no outlier\n{stdout}"));
+        let slow = &line[at + 3..];
+        let after = slow.matches("bit/s").count() + slow.matches('·').count();
+        assert_eq!(after, cells_after, "{src}: {line}");
+        let mbit: f64 = slow.split_whitespace().next().unwrap().parse().unwrap();
+        assert!(
+            slow.split_whitespace().nth(1) == Some("Mbit/s"),
+            "{src}: {line}"
+        );
+        assert!(
+            mbit > 80.0 && mbit <= 100.5,
+            "{src}: {mbit} Mbit/s\n{stdout}"
+        );
+    }
+    assert_eq!(stdout.matches("<< ").count(), 2, "{stdout}");
+    for pair in ["h2 -> h4: link-bound", "h4 -> h2: link-bound"] {
+        assert!(stdout.contains(pair), "{pair}\n{stdout}");
+    }
+    assert_eq!(ours(), 0, "the cluster's namespaces were left behind");
+    // A run measured in a cluster lab does not resume outside one.
+    let out = mesh(&["--resume", "latest"], &db, "/nonexistent.key");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("measured in a cluster lab"), "{err}");
+}
+
+/// `--concurrency 2` over four agents: pairs that share no agent run together,
+/// each round started at one moment; every report says its round's size and
+/// the skew of its starts.
+#[test]
+fn concurrent_pairs_share_no_agent_and_start_together() {
+    let _turn = crate::lab_util::serial();
+    let dir = scratch("conc");
+    let k = key(&dir);
+    let agents: Vec<ServerProc> = (0..4).map(|_| ServerProc::agent(&k)).collect();
+    let list = agent_list(&agents.iter().collect::<Vec<_>>());
+    let db = dir.join("fleet.db");
+    let mut args = vec!["--agent", &list, "--concurrency", "2"];
+    args.extend_from_slice(QUICK);
+    let out = mesh(&args, &db, &k);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(pairs(&db).len(), 12);
+    let store = Store::open(&db).unwrap();
+    let run = store.runs().unwrap()[0].id;
+    let mut rounds = BTreeMap::new();
+    for p in store.points(run).unwrap() {
+        let axes: BTreeMap<String, String> = serde_json::from_str(&p.axes_json).unwrap();
+        for r in &p.reps {
+            let report: serde_json::Value = serde_json::from_str(&r.report_json).unwrap();
+            let s = &report["synced"];
+            let at = s["start_at_unix_ms"].as_u64().unwrap();
+            let started = s["started_unix_ms"].as_u64().unwrap();
+            assert!(started >= at, "{s}");
+            assert!(s["round_skew_ms"].as_u64().unwrap() < 1000, "{s}");
+            rounds
+                .entry(at)
+                .or_insert_with(Vec::new)
+                .push((axes["src"].clone(), axes["dst"].clone()));
+        }
+    }
+    // Most rounds hold two pairs, and no round has an agent twice.
+    assert!(
+        rounds.values().filter(|r| r.len() == 2).count() >= 4,
+        "{rounds:?}"
+    );
+    for r in rounds.values() {
+        let mut hosts: Vec<&String> = r.iter().flat_map(|(a, b)| [a, b]).collect();
+        let n = hosts.len();
+        hosts.sort();
+        hosts.dedup();
+        assert_eq!(hosts.len(), n, "{r:?}");
+    }
+}

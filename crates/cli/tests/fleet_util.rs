@@ -1,0 +1,102 @@
+//! What the fleet tests share: a key, a scratch folder, agents named a, b,
+//! c..., a mesh run against a database, and its stored pairs. Included by the
+//! themed `tests` binary (fleet.rs) and the `quiet` one (fleet_heavy.rs).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use netsonde_store::{PointStatus, Store};
+
+use crate::util::{run, ServerProc};
+
+pub fn key(dir: &std::path::Path) -> String {
+    let k = dir.join("fleet.key");
+    let out = run(
+        &["keygen", "--out", k.to_str().unwrap()],
+        Duration::from_secs(10),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    k.to_str().unwrap().to_string()
+}
+
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("netsonde-fleet-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `--agent a=127.0.0.1:P,...` for these agents, named a, b, c...
+pub fn agent_list(agents: &[&ServerProc]) -> String {
+    agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("{}={}", (b'a' + i as u8) as char, a.addr()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+pub fn mesh(args: &[&str], db: &std::path::Path, key: &str) -> std::process::Output {
+    let mut all = vec![
+        "mesh",
+        "--auth-key",
+        key,
+        "--db",
+        db.to_str().unwrap(),
+        "--no-report",
+    ];
+    all.extend_from_slice(args);
+    run(&all, Duration::from_secs(120))
+}
+
+/// Each point's (src, dst) and status.
+pub fn pairs(db: &std::path::Path) -> BTreeMap<(String, String), (PointStatus, Option<String>)> {
+    let store = Store::open(db).unwrap();
+    let run = store.runs().unwrap()[0].id;
+    store
+        .points(run)
+        .unwrap()
+        .into_iter()
+        .map(|p| {
+            let axes: BTreeMap<String, String> = serde_json::from_str(&p.axes_json).unwrap();
+            (
+                (axes["src"].clone(), axes["dst"].clone()),
+                (p.status, p.reason),
+            )
+        })
+        .collect()
+}
+
+/// The mesh's standard output, once it succeeded with `n` pairs all measured.
+pub fn every_pair_done(out: &std::process::Output, db: &std::path::Path, n: usize) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = pairs(db);
+    assert_eq!(got.len(), n, "{got:?}");
+    assert!(
+        got.values().all(|(s, _)| *s == PointStatus::Done),
+        "{got:?}"
+    );
+    stdout
+}
+
+pub const QUICK: &[&str] = &[
+    "--tests",
+    "tcp-stream",
+    "--sizes",
+    "128K",
+    "-t",
+    "0.4",
+    "--warmup",
+    "0.1",
+    "--repeat",
+    "1",
+];
