@@ -61,7 +61,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-per-add
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-session-memory -d 'Buffer memory one test may use (message sizes x flows x buffers, checked at setup) [default: half of what this process may use, at most 1 GiB]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l max-memory -d 'Buffer memory all running tests may use together [default: as --max-session-memory, times --max-tests, within half of what this process may use]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l phase-timeout -d 'Deadline of every protocol phase (hello, authentication, setup, data connections, done) [default: 5 s for hello and done, 10 s for setup and data connections]' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l no-store -d 'Do not store iperf3 clients\' sessions. By default each is stored as a run of one point (no netsonde client is there to store it): this end\'s CPU and TCP_INFO, and what the iperf3 client reported of its side'
 complete -c netsonde -n "__fish_netsonde_using_subcommand server" -l iperf3-fast-receiver -d 'Serve iperf3 clients with netsonde\'s own receiver (1 MiB reads, woken once about 1 ms of data is queued). By default an iperf3 client\'s streams are read as iperf3\'s server reads them (one -l per read, woken per segment), so swapping `iperf3 -s` for `netsonde server` keeps its figures'
@@ -84,7 +84,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l max-per-addr
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l max-session-memory -d 'Buffer memory one test may use (message sizes x flows x buffers, checked at setup) [default: half of what this process may use, at most 1 GiB]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l max-memory -d 'Buffer memory all running tests may use together [default: as --max-session-memory, times --max-tests, within half of what this process may use]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l phase-timeout -d 'Deadline of every protocol phase (hello, authentication, setup, data connections, done) [default: 5 s for hello and done, 10 s for setup and data connections]' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l no-store -d 'Do not store iperf3 clients\' sessions. By default each is stored as a run of one point (no netsonde client is there to store it): this end\'s CPU and TCP_INFO, and what the iperf3 client reported of its side'
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l iperf3-fast-receiver -d 'Serve iperf3 clients with netsonde\'s own receiver (1 MiB reads, woken once about 1 ms of data is queued). By default an iperf3 client\'s streams are read as iperf3\'s server reads them (one -l per read, woken per segment), so swapping `iperf3 -s` for `netsonde server` keeps its figures'
@@ -116,7 +116,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l delays -d 'La
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l losses -d 'Lab link axis: random losses each way, 0,1% (Gilbert-Elliott in a file)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l queues -d 'Lab link axis: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l resume -d 'Finish an interrupted run (number or `latest`)' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t''
 fake\t''"
@@ -147,7 +147,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l dscp -d 'DS
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l probe-rate -d 'Probes of each kind per second (1-100)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l probe-idle -d 'Probing alone before and after the load' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l plot -d 'Write the load-latency figure (latency over time with the phases shaded, each flow\'s goodput, the distribution idle against loaded) to this SVG file' -r -F
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rcv-window -d 'Receive buffer of the receiving end of each stream only (the sender keeps -w or the kernel\'s default): a receiver window below the sender\'s' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s M -l mss -d 'TCP maximum segment size' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s C -l congestion -d 'TCP congestion control on both ends (bbr, cubic, reno, ...)' -r
@@ -252,7 +252,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l delays -d 'L
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l losses -d 'Lab link axis: random losses each way, 0,1% (Gilbert-Elliott in a file)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l queues -d 'Lab link axis: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l resume -d 'Finish an interrupted run (number or `latest`)' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t''
 fake\t''"
@@ -266,7 +266,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l no-report -d
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s V -l version -d 'Print version'
-complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t''
 fake\t''"
@@ -314,7 +314,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l max-trials 
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l repeat -d 'Search each frame size and strategy this many times, one search after another: one search\'s rate moves between runs (on loopback by 10% and more), so `compare` judges two searches by their repeats (5 a side let it judge a table of 7 sizes)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l label -d 'A label for the stored run' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l resume -d 'Go on with a stored search that was interrupted or left incomplete (run id, or `last`): its trials so far are kept and its searches pick up from them' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t''
 fake\t''"
@@ -331,7 +331,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l no-report -
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s V -l version -d 'Print version'
-complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -s h -l help -d 'Print help'
@@ -341,24 +341,24 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "export" -d 'A run\'s points and statistics as CSV or JSON'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "delete" -d 'Delete a run and everything recorded for it'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
-complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
-complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l csv -d 'CSV, one row per point and metric'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -l json -d 'JSON: the analysed run'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from export" -s V -l version -d 'Print version'
-complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
@@ -369,7 +369,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete a run and everything recorded for it'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l threshold -l min-change -d 'Raise every metric\'s smallest relative change that counts to at least this (5% or 0.05). Without it each kind of metric has its own: throughput and median latency 5%, CPU 10%, tail latency 20% (docs/EXPERIMENTS.md)' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -s h -l help -d 'Print help'
@@ -377,13 +377,13 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand compare" -s V -l versi
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l out -d 'Output folder (default netsonde-report-RUN)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l format -d 'Format' -r -f -a "html\t'One self-contained HTML file, plus the SVG plots beside it'
 md\t'Markdown tables'"
-complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand report" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l out -d 'Output folder for the report and its figures (default study-NAME; for `all`, one folder per study under it, default studies/)' -r -F
-complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l db -d 'Results database (default: the platform data directory, netsonde/netsonde.db)' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l list -d 'List the studies and their parts'
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l quick -d 'Fewer points, one repetition, short trials: under two minutes, for CI'

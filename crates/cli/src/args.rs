@@ -208,9 +208,11 @@ fn parse_ratio(s: &str) -> Result<f64, String> {
 /// Options shared by every command that touches the store or writes a report.
 #[derive(Debug, Args)]
 pub struct StoreArgs {
-    /// Results database (default: the platform data directory, netsonde/netsonde.db).
-    #[arg(long, value_name = "PATH", global = true)]
-    pub db: Option<std::path::PathBuf>,
+    /// Results database: a SQLite file (default: the platform data directory,
+    /// netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB
+    /// (password from PGPASSWORD).
+    #[arg(long, value_name = "PATH|URL", global = true)]
+    pub db: Option<netsonde_store::Location>,
 }
 
 /// Options of sweeps, from the command line or a file.

@@ -104,13 +104,12 @@ pub fn run(a: ClientArgs, verbose: bool) -> anyhow::Result<()> {
         // The result is out already: a store that cannot take it is said,
         // not fatal.
         match store_single(&a, &cfg, &report) {
-            Ok((run, path)) => eprintln!(
-                "stored as run {run} in {} (netsonde report {run}{}; --no-store to skip)",
-                path.display(),
+            Ok((run, db)) => eprintln!(
+                "stored as run {run} in {db} (netsonde report {run}{}; --no-store to skip)",
                 a.store
                     .db
                     .as_ref()
-                    .map(|d| format!(" --db {}", d.display()))
+                    .map(|d| format!(" --db {d}"))
                     .unwrap_or_default()
             ),
             Err(e) => eprintln!("not stored: {}", crate::one_line(&e)),
@@ -124,13 +123,13 @@ fn store_single(
     a: &ClientArgs,
     cfg: &ClientConfig,
     report: &netsonde_model::result::TestReport,
-) -> anyhow::Result<(i64, std::path::PathBuf)> {
-    let path = a
+) -> anyhow::Result<(i64, netsonde_store::Location)> {
+    let db = a
         .store
         .db
         .clone()
-        .unwrap_or_else(netsonde_store::Store::default_path);
+        .unwrap_or_else(netsonde_store::Location::default_file);
     let label = format!("client: {}", report.spec.test);
-    let run = crate::runs::store_report(&path, label, report, cfg.host.clone(), cfg.port)?;
-    Ok((run, path))
+    let run = crate::runs::store_report(&db, label, report, cfg.host.clone(), cfg.port)?;
+    Ok((run, db))
 }

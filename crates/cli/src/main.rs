@@ -277,7 +277,7 @@ fn mesh_cmd(a: args::MeshArgs) -> anyhow::Result<Exit> {
     let db = a.sweep.common.store.db.clone();
     let plan = match &a.sweep.resume {
         Some(r) => {
-            let store = runs::open_store(db.as_deref())?;
+            let store = runs::open_store(db.as_ref())?;
             let run = runs::run_id(&store, Some(r))?;
             match netsonde_run::load(&store, run)?.0.plan.mesh {
                 Some(m) => mesh::check_resume_place(run, &m)?,
@@ -296,7 +296,7 @@ fn mesh_cmd(a: args::MeshArgs) -> anyhow::Result<Exit> {
     let mut req = sweep_request(plan, None, port, label, a.sweep.resume, a.sweep.common);
     req.concurrency = a.concurrency as usize;
     let (run, end) = sweep::sweep(req)?;
-    let store = runs::open_store(db.as_deref())?;
+    let store = runs::open_store(db.as_ref())?;
     let (stored, _) = netsonde_run::load(&store, run)?;
     match &stored.plan.mesh {
         Some(m) => print!("{}", mesh::matrices(&store, run, m)?),
@@ -338,7 +338,7 @@ fn run_file(a: args::RunArgs) -> anyhow::Result<Exit> {
 
 /// `netsonde runs`: list, show, export or delete stored runs.
 fn runs_cmd(a: args::RunsArgs) -> anyhow::Result<Exit> {
-    let mut store = runs::open_store(a.store.db.as_deref())?;
+    let mut store = runs::open_store(a.store.db.as_ref())?;
     let out = match a.command {
         args::RunsCommand::List => runs::list(&store)?,
         args::RunsCommand::Show { run } => {
@@ -392,7 +392,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Run(a) => run_file(a),
         Command::Runs(a) => runs_cmd(a),
         Command::Compare(a) => {
-            let store = runs::open_store(a.store.db.as_deref())?;
+            let store = runs::open_store(a.store.db.as_ref())?;
             let ra = runs::run_id(&store, Some(&a.run_a))?;
             let rb = runs::run_id(&store, Some(&a.run_b))?;
             let (text, regressed) = runs::compare(&store, ra, rb, a.threshold)?;
@@ -405,7 +405,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             c => Exit::Code(c),
         }),
         Command::Report(a) => {
-            let store = runs::open_store(a.store.db.as_deref())?;
+            let store = runs::open_store(a.store.db.as_ref())?;
             let id = runs::run_id(&store, a.run.as_deref())?;
             let dir = a.out.unwrap_or_else(|| runs::default_report_dir(id));
             let path = runs::write_report(&store, id, &dir, a.format)?;

@@ -5,14 +5,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use netsonde_report::view::RunView;
-use netsonde_store::{RunId, Store};
+use netsonde_store::{Location, RunId, Store};
 
 /// Opens the store at `--db` or the default location.
-pub fn open_store(db: Option<&Path>) -> anyhow::Result<Store> {
-    let path = db
-        .map(Path::to_path_buf)
-        .unwrap_or_else(Store::default_path);
-    Store::open(&path).with_context(|| format!("opening the results store {}", path.display()))
+pub fn open_store(db: Option<&Location>) -> anyhow::Result<Store> {
+    let at = db.cloned().unwrap_or_else(Location::default_file);
+    Store::open_at(&at).with_context(|| format!("opening the results store {at}"))
 }
 
 /// Resolves `latest` or a number.
@@ -157,13 +155,13 @@ pub fn compare(
 
 /// Stores one test's report as a complete run of one point.
 pub fn store_report(
-    path: &std::path::Path,
+    db: &Location,
     label: String,
     report: &netsonde_model::result::TestReport,
     host: Option<String>,
     port: u16,
 ) -> anyhow::Result<i64> {
-    let mut store = open_store(Some(path))?;
+    let mut store = open_store(Some(db))?;
     let meta = netsonde_run::RunMeta {
         label,
         tool_version: env!("CARGO_PKG_VERSION").into(),

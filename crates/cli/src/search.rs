@@ -138,7 +138,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         concurrency: 1,
     };
     let (run, end) = crate::sweep::sweep(req)?;
-    let store = crate::runs::open_store(db.as_deref())?;
+    let store = crate::runs::open_store(db.as_ref())?;
     let (stored, _) = netsonde_run::load(&store, run)?;
     let Some(cfg) = stored.search else {
         return Err(UsageError(format!(

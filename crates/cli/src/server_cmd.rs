@@ -2,8 +2,8 @@
 //! clients' sessions stored by a thread of their own, and a drain on SIGTERM or
 //! Ctrl-C.
 
+use netsonde_store::Location;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
@@ -61,18 +61,17 @@ fn config(a: &ServerArgs) -> anyhow::Result<ServerConfig> {
 /// Where the server's iperf3 sessions go: a thread of their own stores each in
 /// the store at `path` (so a session's slot is free as soon as its results are
 /// out). The receiver hears once every queued session is stored.
-fn storer(path: PathBuf, port: u16) -> (SessionSink, Receiver<()>) {
+fn storer(db: Location, port: u16) -> (SessionSink, Receiver<()>) {
     let (tx, rx) = std::sync::mpsc::sync_channel::<netsonde_model::result::TestReport>(64);
     let (done, stored_all) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {
         for mut report in rx {
             netsonde_analysis::finish(&mut report, None);
             let label = format!("iperf3 client: {}", report.spec.test);
-            match crate::runs::store_report(&path, label, &report, None, port) {
-                Ok(run) => eprintln!(
-                    "netsonde server: the iperf3 session is stored as run {run} in {}",
-                    path.display()
-                ),
+            match crate::runs::store_report(&db, label, &report, None, port) {
+                Ok(run) => {
+                    eprintln!("netsonde server: the iperf3 session is stored as run {run} in {db}")
+                }
                 Err(e) => eprintln!(
                     "netsonde server: the iperf3 session is not stored: {}",
                     crate::one_line(&e)
@@ -148,12 +147,8 @@ pub fn run(a: ServerArgs, jobs: bool) -> anyhow::Result<()> {
     let storer = if a.no_store {
         None
     } else {
-        let path = a
-            .store
-            .db
-            .clone()
-            .unwrap_or_else(netsonde_store::Store::default_path);
-        let (sink, stored_all) = storer(path, bind.port());
+        let db = a.store.db.clone().unwrap_or_else(Location::default_file);
+        let (sink, stored_all) = storer(db, bind.port());
         cfg.iperf3_sessions = Some(sink);
         Some(stored_all)
     };

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use netsonde_model::sweep::Metric;
-use netsonde_store::Store;
+use netsonde_store::{Location, Store};
 use netsonde_studies::{
     Data, Finding, PartDef, PartKind, SearchRow, StoredPeak, StudyDef, Verdict,
 };
@@ -204,7 +204,7 @@ pub fn run(a: StudyArgs) -> anyhow::Result<u8> {
 
 /// Makes the study's folder, its `parts` and `figures` folders and the store
 /// every part shares; returns them, resolved: (out, parts, figures, store).
-fn places(a: &StudyArgs, out: PathBuf) -> anyhow::Result<(PathBuf, PathBuf, PathBuf, PathBuf)> {
+fn places(a: &StudyArgs, out: PathBuf) -> anyhow::Result<(PathBuf, PathBuf, PathBuf, Location)> {
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let out =
         std::fs::canonicalize(&out).with_context(|| format!("resolving {}", out.display()))?;
@@ -212,13 +212,16 @@ fn places(a: &StudyArgs, out: PathBuf) -> anyhow::Result<(PathBuf, PathBuf, Path
     for d in [&parts, &figures] {
         std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
     }
-    let db = a.store.db.clone().unwrap_or_else(Store::default_path);
-    if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
+    let db = a.store.db.clone().unwrap_or_else(Location::default_file);
     // The store is created here, so every part and the report share it.
     drop(crate::runs::open_store(Some(&db))?);
-    let db = std::fs::canonicalize(&db).with_context(|| format!("resolving {}", db.display()))?;
+    let db = match db {
+        Location::File(path) => Location::File(
+            std::fs::canonicalize(&path)
+                .with_context(|| format!("resolving {}", path.display()))?,
+        ),
+        shared @ Location::Postgres(_) => shared,
+    };
     Ok((out, parts, figures, db))
 }
 
@@ -254,7 +257,7 @@ struct StudyRun<'a> {
     def: StudyDef,
     out: PathBuf,
     parts_dir: PathBuf,
-    db: PathBuf,
+    db: Location,
     data: Data,
     commands: BTreeMap<&'static str, String>,
     runs: BTreeMap<&'static str, i64>,
@@ -263,7 +266,7 @@ struct StudyRun<'a> {
 
 impl StudyRun<'_> {
     fn dbs(&self) -> String {
-        self.db.display().to_string()
+        self.db.arg()
     }
 
     /// A sweep part: its experiment written to a file and run (in the lab when
@@ -492,13 +495,13 @@ fn toml_text(e: &netsonde_sweep::file::Experiment) -> anyhow::Result<String> {
     toml::to_string(e).context("writing a part's experiment file")
 }
 
-fn newest_run(db: &Path) -> anyhow::Result<i64> {
+fn newest_run(db: &Location) -> anyhow::Result<i64> {
     let store = crate::runs::open_store(Some(db))?;
     Ok(store.runs()?.iter().map(|r| r.id).max().unwrap_or(0))
 }
 
 /// The run a part stored: the first after `before` with its label.
-fn run_after(db: &Path, before: i64, label: &str) -> anyhow::Result<Option<i64>> {
+fn run_after(db: &Location, before: i64, label: &str) -> anyhow::Result<Option<i64>> {
     let store = crate::runs::open_store(Some(db))?;
     Ok(store
         .runs()?

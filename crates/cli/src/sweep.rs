@@ -233,7 +233,7 @@ pub struct SweepRequest {
     /// Label.
     pub label: String,
     /// Store.
-    pub db: Option<PathBuf>,
+    pub db: Option<netsonde_store::Location>,
     /// Report folder.
     pub out: Option<PathBuf>,
     /// Resume this run.
@@ -443,7 +443,9 @@ fn conclude(
     }
     say(format!(
         "run {run} stored in {}",
-        req.db.clone().unwrap_or_else(Store::default_path).display()
+        req.db
+            .clone()
+            .unwrap_or_else(netsonde_store::Location::default_file)
     ));
     let again = if stored.search.is_some() {
         "search"
@@ -473,7 +475,7 @@ fn conclude(
 /// Runs a sweep (new or resumed) and says how it ended. An interruption is an
 /// error, after keeping every completed repetition.
 pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
-    let mut store = runs::open_store(req.db.as_deref())?;
+    let mut store = runs::open_store(req.db.as_ref())?;
     let opened = open(&mut store, &req)?;
     let (all, mut schedule) = opened.schedule();
     let pending = opened.pending();

@@ -1,6 +1,8 @@
 //! Integration tests: one binary, themed modules. They drive the real `netsonde`
 //! executable on loopback (and, as root, across network namespaces).
 
+#[path = "../../store/tests/pg_util.rs"]
+mod pg_util;
 mod util;
 
 mod architecture;
@@ -20,5 +22,6 @@ mod loopback;
 mod namespaces;
 mod regression;
 mod server;
+mod shared_store;
 mod studies;
 mod sweeps;

@@ -29,6 +29,21 @@ pub enum StoreError {
     /// A statement failed.
     #[error("results store query failed")]
     Sql(#[from] rusqlite::Error),
+    /// The PostgreSQL database could not be reached or refused the connection.
+    #[error("cannot connect to the results store {target}")]
+    Connect {
+        /// The database, its URL without the password.
+        target: String,
+        /// What the driver said.
+        #[source]
+        source: postgres::Error,
+    },
+    /// A PostgreSQL statement failed.
+    #[error("results store query failed (PostgreSQL)")]
+    Postgres(#[from] postgres::Error),
+    /// A column held a value of another type than the schema's.
+    #[error("results store column: {0}")]
+    Column(String),
     /// No run has this id.
     #[error("no run {0} in the results store")]
     NoSuchRun(RunId),
@@ -93,12 +108,14 @@ pub enum StoreError {
         reps: u32,
     },
     /// Another process is executing this run.
-    #[error("run {run} is being executed by another netsonde process (lock {}): wait for it to end", path.display())]
+    #[error(
+        "run {run} is being executed by another netsonde process ({lock}): wait for it to end"
+    )]
     RunLocked {
         /// The run.
         run: RunId,
-        /// The lock file.
-        path: PathBuf,
+        /// The lock held: a file's path, or PostgreSQL's advisory lock.
+        lock: String,
     },
     /// The run's lock file could not be made or locked.
     #[error("cannot lock run {run} ({})", path.display())]

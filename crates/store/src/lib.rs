@@ -1,6 +1,8 @@
-//! netsonde's results store: one SQLite file holding every run, so reports can be
+//! netsonde's results store: one SQLite file (or one PostgreSQL database that many
+//! controllers share, [`Location::Postgres`]) holding every run, so reports can be
 //! re-rendered, compared and resumed long after the measurement. It owns the schema,
-//! its migrations ([`MIGRATIONS`]) and typed access ([`Store`]); the JSON documents
+//! its migrations ([`MIGRATIONS`], and [`PG_MIGRATIONS`] in PostgreSQL's types) and
+//! typed access ([`Store`]); the JSON documents
 //! it holds are opaque text here, shaped by `netsonde-model` and described in
 //! `docs/JSON.md`. `docs/STORE.md` is the full reference.
 //!
@@ -41,12 +43,18 @@
 //! one run cannot both measure.
 #![forbid(unsafe_code)]
 
+mod db;
 mod error;
+mod location;
+mod pg;
 mod rows;
 pub mod schema;
 mod store;
+mod value;
 
 pub use error::StoreError;
+pub use location::{Location, PgUrl};
+pub use pg::PG_MIGRATIONS;
 pub use rows::{
     FailureKind, FailureRow, NewRun, PlannedPoint, PointRow, PointStatus, RepRow, RunId, RunRow,
     RunStatus,

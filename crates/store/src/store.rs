@@ -1,5 +1,7 @@
-//! [`Store`]: typed reads and writes over one SQLite connection.
+//! [`Store`]: typed reads and writes over one connection, to a SQLite file or a
+//! PostgreSQL database; the SQL is written once, in SQLite's spelling.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -7,30 +9,54 @@ use netsonde_model::result::IntervalRecord;
 use netsonde_model::spec::FlowDir;
 use netsonde_model::sweep::Metrics;
 use netsonde_model::units::{BitRate, Bytes, Nanos};
-use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use crate::schema;
+use crate::db::{Conn, Tx};
+use crate::location::Location;
+use crate::value::{values, Row, Value};
+use crate::{pg, schema};
 use crate::{
     FailureKind, FailureRow, NewRun, PlannedPoint, PointRow, PointStatus, RepRow, RunId, RunRow,
     RunStatus, StoreError,
 };
 
-/// A results database: one SQLite connection at the current schema version.
+/// A results database at the current schema version: a SQLite file (the
+/// default), or a PostgreSQL database that many controllers share.
 #[derive(Debug)]
 pub struct Store {
-    conn: Connection,
-    /// The database file; `None` in memory.
-    path: Option<PathBuf>,
+    conn: RefCell<Conn>,
+    /// Where it is; `None` in memory.
+    location: Option<Location>,
 }
 
-/// Holds a run for the process executing it: an exclusive `flock` on the run's lock
-/// file, `<db>.locks/run-<id>`, released when dropped or when the process dies
-/// however it dies (the kernel drops the lock with the last descriptor). The files
-/// are left in place: removing one while another process waits on it would let two
-/// holders lock two different files of the same name.
+/// Holds a run for the process executing it, released when dropped or when the
+/// process dies however it dies. In a SQLite store it is an exclusive `flock` on
+/// the run's lock file, `<db>.locks/run-<id>` (the kernel drops it with the last
+/// descriptor; the files are left in place: removing one while another process
+/// waits on it would let two holders lock two different files of the same
+/// name). In PostgreSQL it is a session advisory lock on a connection of its
+/// own, which the server drops when the connection closes.
 #[derive(Debug)]
 pub struct RunLock {
-    _file: Option<std::fs::File>,
+    _held: Held,
+}
+
+enum Held {
+    Nothing,
+    File(std::fs::File),
+    /// Held for its session: closing it releases the lock.
+    Postgres {
+        _session: Box<postgres::Client>,
+    },
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Held::Nothing => f.write_str("Nothing"),
+            Held::File(file) => f.debug_tuple("File").field(file).finish(),
+            Held::Postgres { .. } => f.write_str("Postgres"),
+        }
+    }
 }
 
 /// One repetition as [`Store::record_point`] takes it: the report as JSON, its
@@ -56,8 +82,8 @@ impl Store {
         }
     }
 
-    /// Opens (creating it and its parent directories if needed) the database at
-    /// `path` and migrates it to [`Store::SCHEMA_VERSION`].
+    /// Opens (creating it and its parent directories if needed) the SQLite
+    /// database at `path` and migrates it to [`Store::SCHEMA_VERSION`].
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
@@ -69,63 +95,72 @@ impl Store {
             path: path.to_path_buf(),
             source,
         };
-        let mut conn = Connection::open(path).map_err(open_err)?;
+        let mut conn = rusqlite::Connection::open(path).map_err(open_err)?;
         schema::configure(&mut conn).map_err(open_err)?;
         schema::migrate(&mut conn)?;
         Ok(Store {
-            conn,
-            path: Some(path.to_path_buf()),
+            conn: RefCell::new(Conn::Sqlite(conn)),
+            location: Some(Location::File(path.to_path_buf())),
         })
+    }
+
+    /// Opens the store at `location`: a SQLite file as [`Store::open`] does, or a
+    /// PostgreSQL database, connected to and migrated to
+    /// [`Store::SCHEMA_VERSION`] (the tables are made in the connection's
+    /// `search_path`).
+    pub fn open_at(location: &Location) -> Result<Store, StoreError> {
+        match location {
+            Location::File(path) => Store::open(path),
+            Location::Postgres(url) => {
+                let mut client = pg::connect(url)?;
+                pg::migrate(&mut client)?;
+                Ok(Store {
+                    conn: RefCell::new(Conn::Postgres(Box::new(client))),
+                    location: Some(location.clone()),
+                })
+            }
+        }
     }
 
     /// Takes the run for this process, or says which process has it
     /// ([`StoreError::RunLocked`]). An in-memory store has no other process to
     /// exclude.
     pub fn lock_run(&self, run: RunId) -> Result<RunLock, StoreError> {
-        require_run(&self.conn, run)?;
-        let Some(db) = &self.path else {
-            return Ok(RunLock { _file: None });
+        self.conn.borrow_mut().read(|tx| require_run(tx, run))?;
+        let held = match &self.location {
+            None => Held::Nothing,
+            Some(Location::File(db)) => Held::File(lock_file(db, run)?),
+            Some(Location::Postgres(url)) => Held::Postgres {
+                _session: Box::new(pg::lock_run(url, run)?),
+            },
         };
-        let mut dir = db.as_os_str().to_owned();
-        dir.push(".locks");
-        let dir = PathBuf::from(dir);
-        let path = dir.join(format!("run-{run}"));
-        let io_err = |source| StoreError::Lock {
-            run,
-            path: path.clone(),
-            source,
-        };
-        std::fs::create_dir_all(&dir).map_err(io_err)?;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io_err)?;
-        match file.try_lock() {
-            Ok(()) => Ok(RunLock { _file: Some(file) }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::RunLocked { run, path }),
-            Err(std::fs::TryLockError::Error(e)) => Err(io_err(e)),
-        }
+        Ok(RunLock { _held: held })
     }
 
     /// A private, empty database that vanishes when dropped.
     pub fn open_in_memory() -> Result<Store, StoreError> {
-        Store::from_connection(Connection::open_in_memory()?)
+        Store::from_connection(rusqlite::Connection::open_in_memory()?)
     }
 
     /// Configures and migrates an already open connection (for tests that load a
     /// fixture into a connection first).
     #[doc(hidden)]
-    pub fn from_connection(mut conn: Connection) -> Result<Store, StoreError> {
+    pub fn from_connection(mut conn: rusqlite::Connection) -> Result<Store, StoreError> {
         schema::configure(&mut conn)?;
         schema::migrate(&mut conn)?;
-        Ok(Store { conn, path: None })
+        Ok(Store {
+            conn: RefCell::new(Conn::Sqlite(conn)),
+            location: None,
+        })
     }
 
-    /// The database's `PRAGMA user_version`.
+    /// The database's schema version (`PRAGMA user_version` in SQLite, the
+    /// `netsonde_schema` table in PostgreSQL).
     pub fn schema_version(&self) -> Result<u32, StoreError> {
-        let v = schema::user_version(&self.conn)?;
+        let v = match &mut *self.conn.borrow_mut() {
+            Conn::Sqlite(c) => schema::user_version(c)?,
+            Conn::Postgres(c) => pg::schema_version(c)?,
+        };
         u32::try_from(v).map_err(|_| StoreError::NewerSchema {
             found: v,
             supported: Store::SCHEMA_VERSION,
@@ -145,65 +180,67 @@ impl Store {
             check_json("config_json", &p.config_json)?;
             check_json("axes_json", &p.axes_json)?;
         }
-        let tx = self.conn.transaction()?;
-        tx.execute(
-            "INSERT INTO runs (created_at, tool_version, label, command, plan_json, \
-             client_host_json, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                run.created_at,
-                run.tool_version,
-                run.label,
-                run.command,
-                run.plan_json,
-                run.client_host_json,
-                RunStatus::Running.as_str(),
-            ],
-        )?;
-        let id = tx.last_insert_rowid();
-        {
-            let mut insert = tx.prepare(
+        self.conn.get_mut().write(|tx| {
+            let id = tx
+                .query_one(
+                    "INSERT INTO runs (created_at, tool_version, label, command, plan_json, \
+                     client_host_json, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
+                    &values![
+                        run.created_at,
+                        run.tool_version.as_str(),
+                        run.label.as_str(),
+                        run.command.as_str(),
+                        run.plan_json.as_str(),
+                        run.client_host_json.as_str(),
+                        RunStatus::Running.as_str(),
+                    ],
+                )?
+                .int(0)?;
+            tx.execute_each(
                 "INSERT INTO points (run_id, idx, run_order, config_json, axes_json, status) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                points.iter().map(|p| {
+                    Ok(values![
+                        id,
+                        p.idx,
+                        p.run_order,
+                        p.config_json.as_str(),
+                        p.axes_json.as_str(),
+                        PointStatus::Pending.as_str(),
+                    ]
+                    .to_vec())
+                }),
             )?;
-            for p in points {
-                insert.execute(params![
-                    id,
-                    p.idx,
-                    p.run_order,
-                    p.config_json,
-                    p.axes_json,
-                    PointStatus::Pending.as_str(),
-                ])?;
-            }
-        }
-        tx.commit()?;
-        Ok(id)
+            Ok(id)
+        })
     }
 
     /// Stores the server's host facts (JSON) once it has answered.
     pub fn set_server_host(&mut self, run: RunId, json: &str) -> Result<(), StoreError> {
         check_json("server_host_json", json)?;
-        let n = self.conn.execute(
+        self.update_run(
+            run,
             "UPDATE runs SET server_host_json = ?2 WHERE id = ?1",
-            params![run, json],
-        )?;
-        if n == 0 {
-            return Err(StoreError::NoSuchRun(run));
-        }
-        Ok(())
+            &values![run, json],
+        )
     }
 
     /// Stores the emulated link (spec and mechanism, JSON) a lab run uses.
     pub fn set_link(&mut self, run: RunId, json: &str) -> Result<(), StoreError> {
         check_json("link_json", json)?;
-        let n = self.conn.execute(
+        self.update_run(
+            run,
             "UPDATE runs SET link_json = ?2 WHERE id = ?1",
-            params![run, json],
-        )?;
-        if n == 0 {
-            return Err(StoreError::NoSuchRun(run));
+            &values![run, json],
+        )
+    }
+
+    /// Runs an `UPDATE` of one run's row; no row is [`StoreError::NoSuchRun`].
+    fn update_run(&mut self, run: RunId, sql: &str, params: &[Value]) -> Result<(), StoreError> {
+        match self.conn.get_mut().write(|tx| tx.execute(sql, params))? {
+            0 => Err(StoreError::NoSuchRun(run)),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Records one completed point: all its repetitions (report, metrics, interval
@@ -218,18 +255,17 @@ impl Store {
         summary_json: &str,
     ) -> Result<(), StoreError> {
         check_json("summary_json", summary_json)?;
-        let tx = self.conn.transaction()?;
-        require_point(&tx, run, idx)?;
-        tx.execute(
-            "DELETE FROM reps WHERE run_id = ?1 AND idx = ?2",
-            params![run, idx],
-        )?;
-        for (rep, input) in (0u32..).zip(reps) {
-            insert_rep(&tx, run, idx, rep, input)?;
-        }
-        mark_done(&tx, run, idx, summary_json)?;
-        tx.commit()?;
-        Ok(())
+        self.conn.get_mut().write(|tx| {
+            require_point(tx, run, idx)?;
+            tx.execute(
+                "DELETE FROM reps WHERE run_id = ?1 AND idx = ?2",
+                &values![run, idx],
+            )?;
+            for (rep, input) in (0u32..).zip(reps) {
+                insert_rep(tx, run, idx, rep, input)?;
+            }
+            mark_done(tx, run, idx, summary_json)
+        })
     }
 
     /// Records one repetition of a point that stays pending, in its own
@@ -243,15 +279,14 @@ impl Store {
         rep: u32,
         input: &RepInput,
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        require_point(&tx, run, idx)?;
-        tx.execute(
-            "DELETE FROM reps WHERE run_id = ?1 AND idx = ?2 AND rep = ?3",
-            params![run, idx, rep],
-        )?;
-        insert_rep(&tx, run, idx, rep, input)?;
-        tx.commit()?;
-        Ok(())
+        self.conn.get_mut().write(|tx| {
+            require_point(tx, run, idx)?;
+            tx.execute(
+                "DELETE FROM reps WHERE run_id = ?1 AND idx = ?2 AND rep = ?3",
+                &values![run, idx, rep],
+            )?;
+            insert_rep(tx, run, idx, rep, input)
+        })
     }
 
     /// Marks a point whose repetitions are all recorded as done, with its summary.
@@ -262,11 +297,10 @@ impl Store {
         summary_json: &str,
     ) -> Result<(), StoreError> {
         check_json("summary_json", summary_json)?;
-        let tx = self.conn.transaction()?;
-        require_point(&tx, run, idx)?;
-        mark_done(&tx, run, idx, summary_json)?;
-        tx.commit()?;
-        Ok(())
+        self.conn.get_mut().write(|tx| {
+            require_point(tx, run, idx)?;
+            mark_done(tx, run, idx, summary_json)
+        })
     }
 
     /// Marks a point that holds no measurement skipped or failed, with the reason.
@@ -283,23 +317,24 @@ impl Store {
         if !matches!(status, PointStatus::Skipped | PointStatus::Failed) {
             return Err(StoreError::NotASkipStatus(status));
         }
-        let tx = self.conn.transaction()?;
-        require_point(&tx, run, idx)?;
-        let reps: u32 = tx.query_row(
-            "SELECT count(*) FROM reps WHERE run_id = ?1 AND idx = ?2",
-            params![run, idx],
-            |row| row.get(0),
-        )?;
-        if reps > 0 {
-            return Err(StoreError::HasReps { run, idx, reps });
-        }
-        tx.execute(
-            "UPDATE points SET status = ?3, reason = ?4, summary_json = NULL \
-             WHERE run_id = ?1 AND idx = ?2",
-            params![run, idx, status.as_str(), reason],
-        )?;
-        tx.commit()?;
-        Ok(())
+        self.conn.get_mut().write(|tx| {
+            require_point(tx, run, idx)?;
+            let reps: u32 = tx
+                .query_one(
+                    "SELECT count(*) FROM reps WHERE run_id = ?1 AND idx = ?2",
+                    &values![run, idx],
+                )?
+                .uint(0)?;
+            if reps > 0 {
+                return Err(StoreError::HasReps { run, idx, reps });
+            }
+            tx.execute(
+                "UPDATE points SET status = ?3, reason = ?4, summary_json = NULL \
+                 WHERE run_id = ?1 AND idx = ?2",
+                &values![run, idx, status.as_str(), reason],
+            )?;
+            Ok(())
+        })
     }
 
     /// Records a failed attempt at repetition `rep` of a pending point, in its own
@@ -314,53 +349,46 @@ impl Store {
         kind: FailureKind,
         reason: &str,
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        require_point(&tx, run, idx)?;
-        tx.execute(
-            "INSERT INTO failures (run_id, idx, rep, at, kind, reason) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![run, idx, rep, at, kind.as_str(), reason],
-        )?;
-        tx.execute(
-            "UPDATE points SET reason = ?3 WHERE run_id = ?1 AND idx = ?2 AND status = ?4",
-            params![
-                run,
-                idx,
-                format!("{kind}: {reason}"),
-                PointStatus::Pending.as_str()
-            ],
-        )?;
-        tx.commit()?;
-        Ok(())
+        self.conn.get_mut().write(|tx| {
+            require_point(tx, run, idx)?;
+            tx.execute(
+                "INSERT INTO failures (run_id, idx, rep, at, kind, reason) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                &values![run, idx, rep, at, kind.as_str(), reason],
+            )?;
+            tx.execute(
+                "UPDATE points SET reason = ?3 WHERE run_id = ?1 AND idx = ?2 AND status = ?4",
+                &values![
+                    run,
+                    idx,
+                    format!("{kind}: {reason}"),
+                    PointStatus::Pending.as_str()
+                ],
+            )?;
+            Ok(())
+        })
     }
 
     /// Every failed attempt of a run, oldest first.
     pub fn failures(&self, run: RunId) -> Result<Vec<FailureRow>, StoreError> {
-        require_run(&self.conn, run)?;
-        let mut stmt = self.conn.prepare(
-            "SELECT idx, rep, at, kind, reason FROM failures WHERE run_id = ?1 ORDER BY id",
-        )?;
-        let rows = stmt.query_map([run], |row| {
-            Ok((
-                row.get::<_, u32>(0)?,
-                row.get::<_, u32>(1)?,
-                row.get::<_, i64>(2)?,
-                row.get::<_, String>(3)?,
-                row.get::<_, String>(4)?,
-            ))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (idx, rep, at, kind, reason) = row?;
-            out.push(FailureRow {
-                idx,
-                rep,
-                at,
-                kind: FailureKind::parse(&kind)?,
-                reason,
-            });
-        }
-        Ok(out)
+        self.conn.borrow_mut().read(|tx| {
+            require_run(tx, run)?;
+            let rows = tx.query(
+                "SELECT idx, rep, at, kind, reason FROM failures WHERE run_id = ?1 ORDER BY id",
+                &values![run],
+            )?;
+            rows.into_iter()
+                .map(|mut row| {
+                    Ok(FailureRow {
+                        idx: row.uint(0)?,
+                        rep: row.uint(1)?,
+                        at: row.int(2)?,
+                        kind: FailureKind::parse(&row.text(3)?)?,
+                        reason: row.text(4)?,
+                    })
+                })
+                .collect()
+        })
     }
 
     /// Sets a run's final status and time.
@@ -370,131 +398,94 @@ impl Store {
         status: RunStatus,
         finished_at: i64,
     ) -> Result<(), StoreError> {
-        let n = self.conn.execute(
+        self.update_run(
+            run,
             "UPDATE runs SET status = ?2, finished_at = ?3 WHERE id = ?1",
-            params![run, status.as_str(), finished_at],
-        )?;
-        if n == 0 {
-            return Err(StoreError::NoSuchRun(run));
-        }
-        Ok(())
+            &values![run, status.as_str(), finished_at],
+        )
     }
 
     /// Marks a run running again, with no finish time, before resuming it.
     pub fn reopen_run(&mut self, run: RunId) -> Result<(), StoreError> {
-        let n = self.conn.execute(
+        self.update_run(
+            run,
             "UPDATE runs SET status = ?2, finished_at = NULL WHERE id = ?1",
-            params![run, RunStatus::Running.as_str()],
-        )?;
-        if n == 0 {
-            return Err(StoreError::NoSuchRun(run));
-        }
-        Ok(())
+            &values![run, RunStatus::Running.as_str()],
+        )
     }
 
     /// Every run, newest (highest id) first.
     pub fn runs(&self) -> Result<Vec<RunRow>, StoreError> {
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT {RUN_COLUMNS} FROM runs r ORDER BY r.id DESC"
-        ))?;
-        let rows = stmt.query_map([], run_row)?;
-        let mut out = Vec::new();
-        for row in rows {
-            out.push(finish_run_row(row?)?);
-        }
-        Ok(out)
+        self.conn.borrow_mut().read(|tx| {
+            tx.query(
+                &format!("SELECT {RUN_COLUMNS} FROM runs r ORDER BY r.id DESC"),
+                &[],
+            )?
+            .into_iter()
+            .map(run_row)
+            .collect()
+        })
     }
 
     /// One run.
     pub fn run(&self, id: RunId) -> Result<RunRow, StoreError> {
-        let row = self
-            .conn
-            .query_row(
+        let row = self.conn.borrow_mut().read(|tx| {
+            tx.query_opt(
                 &format!("SELECT {RUN_COLUMNS} FROM runs r WHERE r.id = ?1"),
-                [id],
-                run_row,
+                &values![id],
             )
-            .optional()?
-            .ok_or(StoreError::NoSuchRun(id))?;
-        finish_run_row(row)
+        })?;
+        run_row(row.ok_or(StoreError::NoSuchRun(id))?)
     }
 
     /// The newest run's id, if there is any run.
     pub fn latest_run(&self) -> Result<Option<RunId>, StoreError> {
-        Ok(self
-            .conn
-            .query_row("SELECT max(id) FROM runs", [], |row| row.get(0))?)
+        self.conn
+            .borrow_mut()
+            .read(|tx| tx.query_one("SELECT max(id) FROM runs", &[])?.opt_int(0))
     }
 
     /// A run's points in plan order, each with its recorded repetitions.
     pub fn points(&self, id: RunId) -> Result<Vec<PointRow>, StoreError> {
-        require_run(&self.conn, id)?;
-        let mut reps: BTreeMap<u32, Vec<RepRow>> = BTreeMap::new();
-        {
-            let mut stmt = self.conn.prepare(
-                "SELECT idx, rep, report_json, metrics_json FROM reps \
-                 WHERE run_id = ?1 ORDER BY idx, rep",
+        self.conn.borrow_mut().read(|tx| {
+            require_run(tx, id)?;
+            let mut reps = reps_of(tx, id)?;
+            let rows = tx.query(
+                "SELECT idx, run_order, config_json, axes_json, status, reason, summary_json \
+                 FROM points WHERE run_id = ?1 ORDER BY idx",
+                &values![id],
             )?;
-            let rows = stmt.query_map([id], |row| {
-                Ok((
-                    row.get::<_, u32>(0)?,
-                    row.get::<_, u32>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, String>(3)?,
-                ))
-            })?;
-            for row in rows {
-                let (idx, rep, report_json, metrics_json) = row?;
-                let metrics = serde_json::from_str(&metrics_json).map_err(|e| {
-                    StoreError::Json(format!("metrics of run {id} point {idx} rep {rep}: {e}"))
-                })?;
-                reps.entry(idx).or_default().push(RepRow {
-                    rep,
-                    report_json,
-                    metrics,
-                });
-            }
-        }
-        let mut stmt = self.conn.prepare(
-            "SELECT idx, run_order, config_json, axes_json, status, reason, summary_json \
-             FROM points WHERE run_id = ?1 ORDER BY idx",
-        )?;
-        let rows = stmt.query_map([id], |row| {
-            Ok((
-                row.get::<_, u32>(0)?,
-                row.get::<_, u32>(1)?,
-                row.get::<_, String>(2)?,
-                row.get::<_, String>(3)?,
-                row.get::<_, String>(4)?,
-                row.get::<_, Option<String>>(5)?,
-                row.get::<_, Option<String>>(6)?,
-            ))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (idx, run_order, config_json, axes_json, status, reason, summary_json) = row?;
-            out.push(PointRow {
-                idx,
-                run_order,
-                config_json,
-                axes_json,
-                status: PointStatus::parse(&status)?,
-                reason,
-                summary_json,
-                reps: reps.remove(&idx).unwrap_or_default(),
-            });
-        }
-        Ok(out)
+            rows.into_iter()
+                .map(|mut row| {
+                    let idx = row.uint(0)?;
+                    Ok(PointRow {
+                        idx,
+                        run_order: row.uint(1)?,
+                        config_json: row.text(2)?,
+                        axes_json: row.text(3)?,
+                        status: PointStatus::parse(&row.text(4)?)?,
+                        reason: row.opt_text(5)?,
+                        summary_json: row.opt_text(6)?,
+                        reps: reps.remove(&idx).unwrap_or_default(),
+                    })
+                })
+                .collect()
+        })
     }
 
     /// The indices of a run's pending points, in execution order.
     pub fn pending_points(&self, id: RunId) -> Result<Vec<u32>, StoreError> {
-        require_run(&self.conn, id)?;
-        let mut stmt = self.conn.prepare(
-            "SELECT idx FROM points WHERE run_id = ?1 AND status = ?2 ORDER BY run_order, idx",
-        )?;
-        let rows = stmt.query_map(params![id, PointStatus::Pending.as_str()], |row| row.get(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.conn.borrow_mut().read(|tx| {
+            require_run(tx, id)?;
+            tx.query(
+                "SELECT idx FROM points WHERE run_id = ?1 AND status = ?2 \
+                 ORDER BY run_order, idx",
+                &values![id, PointStatus::Pending.as_str()],
+            )?
+            .into_iter()
+            .map(|row| row.uint(0))
+            .collect()
+        })
     }
 
     /// One repetition's interval samples, in order.
@@ -504,47 +495,34 @@ impl Store {
         idx: u32,
         rep: u32,
     ) -> Result<Vec<IntervalRecord>, StoreError> {
-        let exists: Option<i64> = self
-            .conn
-            .query_row(
+        self.conn.borrow_mut().read(|tx| {
+            let exists = tx.query_opt(
                 "SELECT 1 FROM reps WHERE run_id = ?1 AND idx = ?2 AND rep = ?3",
-                params![id, idx, rep],
-                |row| row.get(0),
-            )
-            .optional()?;
-        if exists.is_none() {
-            require_point(&self.conn, id, idx)?;
-            return Err(StoreError::NoSuchRep { run: id, idx, rep });
-        }
-        let mut stmt = self.conn.prepare(
-            "SELECT start_ns, end_ns, dir, bytes, rate_bps, messages, transactions FROM samples \
-             WHERE run_id = ?1 AND idx = ?2 AND rep = ?3 ORDER BY seq",
-        )?;
-        let rows = stmt.query_map(params![id, idx, rep], |row| {
-            Ok((
-                uint(row, 0)?,
-                uint(row, 1)?,
-                row.get::<_, String>(2)?,
-                uint(row, 3)?,
-                row.get::<_, f64>(4)?,
-                uint(row, 5)?,
-                uint(row, 6)?,
-            ))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (start, end, dir, bytes, rate, messages, transactions) = row?;
-            out.push(IntervalRecord {
-                start: Nanos(start),
-                end: Nanos(end),
-                dir: parse_dir(&dir)?,
-                bytes: Bytes(bytes),
-                rate: BitRate(rate),
-                messages,
-                transactions,
-            });
-        }
-        Ok(out)
+                &values![id, idx, rep],
+            )?;
+            if exists.is_none() {
+                require_point(tx, id, idx)?;
+                return Err(StoreError::NoSuchRep { run: id, idx, rep });
+            }
+            let rows = tx.query(
+                "SELECT start_ns, end_ns, dir, bytes, rate_bps, messages, transactions \
+                 FROM samples WHERE run_id = ?1 AND idx = ?2 AND rep = ?3 ORDER BY seq",
+                &values![id, idx, rep],
+            )?;
+            rows.into_iter()
+                .map(|mut row| {
+                    Ok(IntervalRecord {
+                        start: Nanos(row.uint(0)?),
+                        end: Nanos(row.uint(1)?),
+                        dir: parse_dir(&row.text(2)?)?,
+                        bytes: Bytes(row.uint(3)?),
+                        rate: BitRate(row.real(4)?),
+                        messages: row.uint(5)?,
+                        transactions: row.uint(6)?,
+                    })
+                })
+                .collect()
+        })
     }
 
     /// Deletes a run and, by cascade, its points, repetitions, samples and
@@ -552,74 +530,115 @@ impl Store {
     /// ([`StoreError::RunLocked`]).
     pub fn delete_run(&mut self, id: RunId) -> Result<(), StoreError> {
         let _lock = self.lock_run(id)?;
-        let n = self.conn.execute("DELETE FROM runs WHERE id = ?1", [id])?;
-        if n == 0 {
-            return Err(StoreError::NoSuchRun(id));
-        }
-        Ok(())
+        self.update_run(id, "DELETE FROM runs WHERE id = ?1", &values![id])
     }
 
-    /// `PRAGMA integrity_check`: `ok`, or the problems found, one per line.
+    /// SQLite's `PRAGMA integrity_check`: `ok`, or the problems found, one per
+    /// line. PostgreSQL keeps its own pages whole; there it checks that every
+    /// table the schema names answers, and says `ok`.
     pub fn integrity_check(&self) -> Result<String, StoreError> {
-        let mut stmt = self.conn.prepare("PRAGMA integrity_check")?;
-        let lines = stmt
-            .query_map([], |row| row.get::<_, String>(0))?
-            .collect::<Result<Vec<_>, _>>()?;
+        let sql = match *self.conn.borrow() {
+            Conn::Sqlite(_) => "PRAGMA integrity_check",
+            Conn::Postgres(_) => {
+                "SELECT 'ok' FROM (SELECT (SELECT count(*) FROM runs) + (SELECT count(*) FROM \
+                 points) + (SELECT count(*) FROM reps) + (SELECT count(*) FROM samples) + \
+                 (SELECT count(*) FROM failures) AS n) t"
+            }
+        };
+        let lines = self.conn.borrow_mut().read(|tx| {
+            tx.query(sql, &[])?
+                .into_iter()
+                .map(|mut row| row.text(0))
+                .collect::<Result<Vec<_>, _>>()
+        })?;
         Ok(lines.join("\n"))
     }
 }
 
-/// A `runs` row with its status still as text.
-type RawRun = (RunRow, String);
-
-fn run_row(row: &Row<'_>) -> rusqlite::Result<RawRun> {
-    Ok((
-        RunRow {
-            id: row.get(0)?,
-            created_at: row.get(1)?,
-            tool_version: row.get(2)?,
-            label: row.get(3)?,
-            command: row.get(4)?,
-            plan_json: row.get(5)?,
-            client_host_json: row.get(6)?,
-            server_host_json: row.get(7)?,
-            status: RunStatus::Running,
-            finished_at: row.get(9)?,
-            link_json: row.get(10)?,
-            points_total: row.get(11)?,
-            points_done: row.get(12)?,
-        },
-        row.get(8)?,
-    ))
+/// The run's lock file, locked.
+fn lock_file(db: &Path, run: RunId) -> Result<std::fs::File, StoreError> {
+    let mut dir = db.as_os_str().to_owned();
+    dir.push(".locks");
+    let dir = PathBuf::from(dir);
+    let path = dir.join(format!("run-{run}"));
+    let io_err = |source| StoreError::Lock {
+        run,
+        path: path.clone(),
+        source,
+    };
+    std::fs::create_dir_all(&dir).map_err(io_err)?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io_err)?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::RunLocked {
+            run,
+            lock: format!("lock {}", path.display()),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(io_err(e)),
+    }
 }
 
-fn finish_run_row((mut run, status): RawRun) -> Result<RunRow, StoreError> {
-    run.status = RunStatus::parse(&status)?;
-    Ok(run)
+/// Every repetition of a run, by point.
+fn reps_of(tx: &mut Tx<'_>, id: RunId) -> Result<BTreeMap<u32, Vec<RepRow>>, StoreError> {
+    let mut reps: BTreeMap<u32, Vec<RepRow>> = BTreeMap::new();
+    let rows = tx.query(
+        "SELECT idx, rep, report_json, metrics_json FROM reps \
+         WHERE run_id = ?1 ORDER BY idx, rep",
+        &values![id],
+    )?;
+    for mut row in rows {
+        let (idx, rep): (u32, u32) = (row.uint(0)?, row.uint(1)?);
+        let metrics = serde_json::from_str(&row.text(3)?).map_err(|e| {
+            StoreError::Json(format!("metrics of run {id} point {idx} rep {rep}: {e}"))
+        })?;
+        reps.entry(idx).or_default().push(RepRow {
+            rep,
+            report_json: row.text(2)?,
+            metrics,
+        });
+    }
+    Ok(reps)
 }
 
-fn require_run(conn: &Connection, id: RunId) -> Result<(), StoreError> {
-    let found: Option<i64> = conn
-        .query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |row| row.get(0))
-        .optional()?;
-    match found {
+fn run_row(mut row: Row) -> Result<RunRow, StoreError> {
+    Ok(RunRow {
+        id: row.int(0)?,
+        created_at: row.int(1)?,
+        tool_version: row.text(2)?,
+        label: row.text(3)?,
+        command: row.text(4)?,
+        plan_json: row.text(5)?,
+        client_host_json: row.text(6)?,
+        server_host_json: row.opt_text(7)?,
+        status: RunStatus::parse(&row.text(8)?)?,
+        finished_at: row.opt_int(9)?,
+        link_json: row.opt_text(10)?,
+        points_total: row.uint(11)?,
+        points_done: row.uint(12)?,
+    })
+}
+
+fn require_run(tx: &mut Tx<'_>, id: RunId) -> Result<(), StoreError> {
+    match tx.query_opt("SELECT 1 FROM runs WHERE id = ?1", &values![id])? {
         Some(_) => Ok(()),
         None => Err(StoreError::NoSuchRun(id)),
     }
 }
 
-fn require_point(conn: &Connection, run: RunId, idx: u32) -> Result<(), StoreError> {
-    let found: Option<i64> = conn
-        .query_row(
-            "SELECT 1 FROM points WHERE run_id = ?1 AND idx = ?2",
-            params![run, idx],
-            |row| row.get(0),
-        )
-        .optional()?;
+fn require_point(tx: &mut Tx<'_>, run: RunId, idx: u32) -> Result<(), StoreError> {
+    let found = tx.query_opt(
+        "SELECT 1 FROM points WHERE run_id = ?1 AND idx = ?2",
+        &values![run, idx],
+    )?;
     match found {
         Some(_) => Ok(()),
         None => {
-            require_run(conn, run)?;
+            require_run(tx, run)?;
             Err(StoreError::NoSuchPoint { run, idx })
         }
     }
@@ -630,12 +649,6 @@ fn check_json(column: &str, text: &str) -> Result<(), StoreError> {
     serde_json::from_str::<serde::de::IgnoredAny>(text)
         .map(|_| ())
         .map_err(|e| StoreError::Json(format!("{column}: {e}")))
-}
-
-/// Reads a column written by [`int`].
-fn uint(row: &Row<'_>, i: usize) -> rusqlite::Result<u64> {
-    let v: i64 = row.get(i)?;
-    u64::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(i, v))
 }
 
 fn int(what: &'static str, value: u64) -> Result<i64, StoreError> {
@@ -655,22 +668,17 @@ fn parse_dir(s: &str) -> Result<FlowDir, StoreError> {
         .map_err(|e| StoreError::Json(format!("samples.dir {s:?}: {e}")))
 }
 
-fn mark_done(
-    tx: &rusqlite::Transaction<'_>,
-    run: RunId,
-    idx: u32,
-    summary_json: &str,
-) -> Result<(), StoreError> {
+fn mark_done(tx: &mut Tx<'_>, run: RunId, idx: u32, summary_json: &str) -> Result<(), StoreError> {
     tx.execute(
         "UPDATE points SET status = ?3, reason = NULL, summary_json = ?4 \
          WHERE run_id = ?1 AND idx = ?2",
-        params![run, idx, PointStatus::Done.as_str(), summary_json],
+        &values![run, idx, PointStatus::Done.as_str(), summary_json],
     )?;
     Ok(())
 }
 
 fn insert_rep(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &mut Tx<'_>,
     run: RunId,
     idx: u32,
     rep: u32,
@@ -681,30 +689,31 @@ fn insert_rep(
         StoreError::Json(format!("metrics of run {run} point {idx} rep {rep}: {e}"))
     })?;
     tx.execute(
-        "INSERT INTO reps (run_id, idx, rep, report_json, metrics_json) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![run, idx, rep, report_json, metrics_json],
+        "INSERT INTO reps (run_id, idx, rep, report_json, metrics_json) \
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        &values![run, idx, rep, report_json.as_str(), metrics_json],
     )?;
-    let mut insert_sample = tx.prepare_cached(
+    tx.execute_each(
         "INSERT INTO samples (run_id, idx, rep, seq, start_ns, end_ns, dir, bytes, \
          rate_bps, messages, transactions) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?;
-    for (seq, s) in (0u32..).zip(samples) {
-        insert_sample.execute(params![
-            run,
-            idx,
-            rep,
-            seq,
-            int("start_ns", s.start.0)?,
-            int("end_ns", s.end.0)?,
-            dir_name(s.dir),
-            int("bytes", s.bytes.0)?,
-            s.rate.bps(),
-            int("messages", s.messages)?,
-            int("transactions", s.transactions)?,
-        ])?;
-    }
-    Ok(())
+        (0u32..).zip(samples).map(|(seq, s)| {
+            Ok(values![
+                run,
+                idx,
+                rep,
+                seq,
+                int("start_ns", s.start.0)?,
+                int("end_ns", s.end.0)?,
+                dir_name(s.dir),
+                int("bytes", s.bytes.0)?,
+                s.rate.bps(),
+                int("messages", s.messages)?,
+                int("transactions", s.transactions)?,
+            ]
+            .to_vec())
+        }),
+    )
 }
 
 #[cfg(test)]

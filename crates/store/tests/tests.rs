@@ -1,8 +1,10 @@
 //! Integration tests: one binary, themed modules, each against a real database file
-//! under the system temp directory.
+//! under the system temp directory, or a throw-away PostgreSQL server.
 
+mod pg_util;
 mod util;
 
 mod faults;
 mod migrations;
+mod postgres;
 mod roundtrip;

@@ -1,0 +1,119 @@
+//! `--db postgres://...`: many controllers writing one shared PostgreSQL store
+//! at once, and every reader (runs, report, compare) reading it, against a real
+//! throw-away server.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::pg_util::Postgres;
+use crate::util::{bin, run};
+
+fn ok(args: &[&str]) -> String {
+    let out = run(args, Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Three sweeps started at once write one database; each is stored whole, the
+/// report and compare read them back, and a resume is refused while another
+/// controller holds its run.
+#[test]
+fn controllers_share_one_postgres_store() {
+    let Some(pg) = Postgres::start("controllers_share_one_postgres_store") else {
+        return;
+    };
+    let url = pg.database("shared");
+    let sweep = |label: &str| {
+        Command::new(bin())
+            .args([
+                "sweep",
+                "--engine",
+                "fake",
+                "--db",
+                &url,
+                "--no-report",
+                "--label",
+                label,
+                "--tests",
+                "tcp-stream,tcp-rr",
+                "--sizes",
+                "1K,64K",
+                "--repeat",
+                "3",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let controllers: Vec<_> = ["a", "b", "c"].iter().map(|l| sweep(l)).collect();
+    for c in controllers {
+        let out = c.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string()
+            + &String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{err}");
+        // The password-free URL is what the run says it is stored in.
+        assert!(
+            err.contains("stored in postgres://netsonde@127.0.0.1:"),
+            "{err}"
+        );
+    }
+    let list = ok(&["runs", "list", "--db", &url]);
+    let complete: Vec<&str> = list.lines().filter(|l| l.contains("complete")).collect();
+    assert_eq!(complete.len(), 3, "{list}");
+    for label in ["a", "b", "c"] {
+        assert!(
+            complete
+                .iter()
+                .any(|l| l.trim_end().ends_with(&format!(" {label}"))),
+            "{label}: {list}"
+        );
+    }
+    for run in ["1", "2", "3"] {
+        let points = ok(&["runs", "export", run, "--json", "--db", &url]);
+        let v: serde_json::Value = serde_json::from_str(&points).unwrap();
+        assert_eq!(v["points"].as_array().map(Vec::len), Some(4), "{v}");
+    }
+    let dir = tempdir();
+    let out = dir.join("report");
+    ok(&["report", "1", "--db", &url, "--out", out.to_str().unwrap()]);
+    assert!(std::fs::read_to_string(out.join("report.html"))
+        .unwrap()
+        .contains("<svg"));
+    let cmp = ok(&["compare", "1", "2", "--db", &url]);
+    assert!(cmp.contains("tcp-rr"), "{cmp}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A database that is not there, or a URL that is not one: one line, exit 1
+/// or 2, no password shown.
+#[test]
+fn an_unreachable_or_malformed_database_is_refused_in_one_line() {
+    let port = crate::util::free_port().to_string();
+    let url = format!("postgres://ns:hunter2@127.0.0.1:{port}/x");
+    let out = run(&["runs", "list", "--db", &url], Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("cannot connect to the results store"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    let out = run(
+        &["runs", "list", "--db", "postgres://h:port/x"],
+        Duration::from_secs(30),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not a PostgreSQL URL"), "{err}");
+}
+
+fn tempdir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("netsonde-shared-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}

@@ -1,0 +1,149 @@
+//! Where a store lives: a SQLite file, or a PostgreSQL database named by a
+//! `postgres://` URL. What `--db` takes.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// A store's place.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Location {
+    /// A SQLite file (created with its folders when missing).
+    File(PathBuf),
+    /// A PostgreSQL database shared by many controllers.
+    Postgres(Box<PgUrl>),
+}
+
+impl Location {
+    /// The default place, [`crate::Store::default_path`].
+    pub fn default_file() -> Location {
+        Location::File(crate::Store::default_path())
+    }
+
+    /// The location as `--db` takes it, password included: for handing to a
+    /// child process, never for showing (`Display` leaves the password out).
+    pub fn arg(&self) -> String {
+        match self {
+            Location::File(p) => p.display().to_string(),
+            Location::Postgres(u) => u.raw.clone(),
+        }
+    }
+
+    /// The file, for a SQLite store.
+    pub fn file(&self) -> Option<&std::path::Path> {
+        match self {
+            Location::File(p) => Some(p),
+            Location::Postgres(_) => None,
+        }
+    }
+}
+
+impl FromStr for Location {
+    type Err = String;
+
+    /// `postgres://` or `postgresql://` URLs name a PostgreSQL database; anything
+    /// else is a file's path.
+    fn from_str(s: &str) -> Result<Location, String> {
+        if s.is_empty() {
+            return Err("the results store's location is empty".into());
+        }
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            return s.parse().map(|u| Location::Postgres(Box::new(u)));
+        }
+        Ok(Location::File(PathBuf::from(s)))
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::File(p) => write!(f, "{}", p.display()),
+            Location::Postgres(u) => u.fmt(f),
+        }
+    }
+}
+
+/// A PostgreSQL connection URL, checked when parsed. It is shown without its
+/// password, and its `Debug` form too, so logs and errors never carry one.
+#[derive(Clone)]
+pub struct PgUrl {
+    config: postgres::Config,
+    shown: String,
+    raw: String,
+}
+
+impl PgUrl {
+    pub(crate) fn config(&self) -> &postgres::Config {
+        &self.config
+    }
+}
+
+impl PartialEq for PgUrl {
+    fn eq(&self, other: &PgUrl) -> bool {
+        self.shown == other.shown && self.config.get_password() == other.config.get_password()
+    }
+}
+
+impl FromStr for PgUrl {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<PgUrl, String> {
+        let config: postgres::Config = s
+            .parse()
+            .map_err(|e| format!("not a PostgreSQL URL: {e}"))?;
+        let hosts: Vec<String> = config
+            .get_hosts()
+            .iter()
+            .zip(config.get_ports().iter().chain(std::iter::repeat(&5432)))
+            .map(|(h, port)| match h {
+                postgres::config::Host::Tcp(h) => format!("{h}:{port}"),
+                postgres::config::Host::Unix(p) => format!("[{}]:{port}", p.display()),
+            })
+            .collect();
+        let user = config
+            .get_user()
+            .map(|u| format!("{u}@"))
+            .unwrap_or_default();
+        let db = config.get_dbname().unwrap_or_default();
+        let shown = format!("postgres://{user}{}/{db}", hosts.join(","));
+        Ok(PgUrl {
+            config,
+            shown,
+            raw: s.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for PgUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl fmt::Debug for PgUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PgUrl({})", self.shown)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_databases_and_the_rest_files() {
+        let pg: Location = "postgres://ns:secret@db.example:6543/results"
+            .parse()
+            .unwrap();
+        assert_eq!(pg.to_string(), "postgres://ns@db.example:6543/results");
+        assert!(!format!("{pg:?}").contains("secret"));
+        assert!(pg.file().is_none());
+        assert_eq!(pg.arg(), "postgres://ns:secret@db.example:6543/results");
+        let file: Location = "/tmp/x.db".parse().unwrap();
+        assert_eq!(file.file(), Some(std::path::Path::new("/tmp/x.db")));
+        assert!("".parse::<Location>().is_err());
+        assert!("postgres://h:notaport/db".parse::<Location>().is_err());
+        let default_port: Location = "postgresql://h/db".parse().unwrap();
+        assert_eq!(default_port.to_string(), "postgres://h:5432/db");
+    }
+}
