@@ -297,16 +297,12 @@ fn mesh_cmd(a: args::MeshArgs) -> anyhow::Result<Exit> {
     req.concurrency = a.concurrency as usize;
     let (run, end) = sweep::sweep(req)?;
     let store = runs::open_store(db.as_ref())?;
-    let (stored, _) = netsonde_run::load(&store, run)?;
-    match &stored.plan.mesh {
-        Some(m) => print!("{}", mesh::matrices(&store, run, m)?),
-        None => {
-            return Err(args::UsageError(format!(
-                "run {run} is not a mesh: resume it with `netsonde sweep --resume {run}`"
-            ))
-            .into())
-        }
-    }
+    let view = runs::view(&store, run)?;
+    let matrices: Vec<String> = netsonde_report::mesh::matrices(&view)
+        .iter()
+        .map(netsonde_report::mesh::text)
+        .collect();
+    print!("{}", matrices.join("\n"));
     Ok(sweep_exit(end))
 }
 

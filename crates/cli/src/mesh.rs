@@ -2,18 +2,16 @@
 //! one ordered pair) goes to its source agent as a job against its destination;
 //! the run is stored as any sweep is, resumes as one, and ends with the matrix.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::net::ToSocketAddrs;
 
 use netsonde_driver::agent;
 use netsonde_driver::client::ClientError;
 use netsonde_model::result::{SyncedStart, TestReport};
 use netsonde_model::spec::TestSpec;
-use netsonde_model::sweep::{Metric, PointSummary};
 use netsonde_proto::auth::Key;
 use netsonde_proto::message::{Job, JobReport};
-use netsonde_report::mesh::{matrix, Cell};
-use netsonde_store::{PointStatus, RunId};
+use netsonde_store::RunId;
 use netsonde_sweep::exec::{RetryPolicy, RunError, Runner};
 use netsonde_sweep::mesh::{Agent, Mesh, Pattern, MAX_AGENTS};
 use netsonde_sweep::rounds::BatchRunner;
@@ -357,69 +355,6 @@ pub(crate) fn plan(a: &MeshArgs, port: u16) -> anyhow::Result<netsonde_sweep::Pl
         .into());
     }
     Ok(plan)
-}
-
-/// One matrix per test point (the axes other than the pair), from the store.
-pub(crate) fn matrices(
-    store: &netsonde_store::Store,
-    run: RunId,
-    mesh: &Mesh,
-) -> anyhow::Result<String> {
-    let mut tables: BTreeMap<String, BTreeMap<(String, String), Cell>> = BTreeMap::new();
-    for p in store.points(run)? {
-        let axes: BTreeMap<String, String> = serde_json::from_str(&p.axes_json)?;
-        let (Some(src), Some(dst)) = (axes.get("src"), axes.get("dst")) else {
-            continue;
-        };
-        // The test first, then what else varies (the pair is the matrix's).
-        let test: Vec<String> = ["test", "direction", "size"]
-            .iter()
-            .filter_map(|k| axes.get(*k).map(|v| (*k, v)))
-            .chain(
-                axes.iter()
-                    .map(|(k, v)| (k.as_str(), v))
-                    .filter(|(k, _)| !["test", "direction", "size", "src", "dst"].contains(k)),
-            )
-            .map(|(k, v)| match k {
-                "test" | "direction" => v.clone(),
-                _ => format!("{k} {v}"),
-            })
-            .collect();
-        let cell = match (p.status, &p.summary_json) {
-            (PointStatus::Done, Some(json)) => {
-                let summary: PointSummary = serde_json::from_str(json)?;
-                let median = |m: Metric| summary.estimates.get(m.name()).map(|e| e.median);
-                let verdict = p
-                    .reps
-                    .last()
-                    .and_then(|r| serde_json::from_str::<TestReport>(&r.report_json).ok())
-                    .and_then(|r| r.diagnosis)
-                    .map(|d| d.bottleneck.to_string());
-                Cell::Measured {
-                    goodput: median(Metric::Goodput).filter(|g| *g > 0.0),
-                    transactions: median(Metric::TransactionsPerSec).filter(|t| *t > 0.0),
-                    verdict,
-                }
-            }
-            _ => Cell::Failed(
-                p.reason
-                    .clone()
-                    .unwrap_or_else(|| format!("{} (not measured)", p.status.as_str())),
-            ),
-        };
-        tables
-            .entry(test.join(" "))
-            .or_default()
-            .insert((src.clone(), dst.clone()), cell);
-    }
-    let names: Vec<String> = mesh.agents.iter().map(|a| a.name.clone()).collect();
-    let used: BTreeSet<&String> = mesh.pairs.iter().flat_map(|(a, b)| [a, b]).collect();
-    let names: Vec<String> = names.into_iter().filter(|n| used.contains(n)).collect();
-    Ok(tables
-        .iter()
-        .map(|(title, cells)| matrix(title, &names, cells))
-        .collect::<Vec<_>>()
-        .join("\n"))
 }
 
 #[cfg(test)]

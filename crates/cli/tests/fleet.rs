@@ -41,6 +41,28 @@ fn a_mesh_measures_every_ordered_pair_through_its_agents() {
         .unwrap();
     assert_eq!(row.matches("bit/s").count(), 2, "{stdout}");
     assert_eq!(row.matches('·').count(), 1, "{stdout}");
+    // The HTML report shows the same pairs as a heat map.
+    let rep = dir.join("report");
+    let out = run(
+        &[
+            "report",
+            "latest",
+            "--db",
+            db.to_str().unwrap(),
+            "--out",
+            rep.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(rep.join("report.html")).unwrap();
+    assert_eq!(html.matches("<table class=\"heat\">").count(), 1, "{html}");
+    assert_eq!(html.matches("background:hsl(210,65%").count(), 6, "{html}");
+    assert_eq!(html.matches("<td class=\"none\">").count(), 3, "{html}");
     // Each agent ran its jobs as a client and served the others' tests.
     std::thread::sleep(Duration::from_millis(200));
     for agent in [&a, &b, &c] {

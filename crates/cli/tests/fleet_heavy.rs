@@ -152,3 +152,68 @@ fn concurrent_pairs_share_no_agent_and_start_together() {
         assert_eq!(hosts.len(), n, "{r:?}");
     }
 }
+
+/// Two meshes of the same pairs, the second with h1-h2 slowed to 100 Mbit/s:
+/// `compare` names that pair, and only it, as worse (exit 3), and the second
+/// run's heat map outlines it.
+#[test]
+fn compare_names_the_pair_that_got_worse() {
+    let Some(_turn) = crate::lab_util::ready("mesh compare") else {
+        return;
+    };
+    let dir = scratch("cmp");
+    let db = dir.join("fleet.db");
+    let dbs = db.to_str().unwrap();
+    for slow in [None, Some("h1-h2=100M")] {
+        let name = format!("fc{}", std::process::id());
+        let mut args = vec!["lab", "mesh", "--name", &name, "--hosts", "3"];
+        if let Some(s) = slow {
+            args.extend(["--slow", s]);
+        }
+        args.extend([
+            "--",
+            "mesh",
+            "--db",
+            dbs,
+            "--no-report",
+            "--pattern",
+            "pairs:h1-h2,h2-h3",
+            "--tests",
+            "tcp-stream",
+            "--sizes",
+            "128K",
+            "-t",
+            "0.5",
+            "--warmup",
+            "0.2",
+            "--repeat",
+            "5",
+        ]);
+        let out = run(&args, Duration::from_secs(180));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = run(&["compare", "1", "2", "--db", dbs], Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    let worse = &text[text.find("worse in run 2:").expect(&text)..];
+    assert!(worse.contains("h1 -> h2: "), "{text}");
+    assert!(worse.contains("goodput"), "{text}");
+    assert!(!worse.contains("h2 -> h3: "), "{text}");
+    let rep = dir.join("report");
+    let out = run(
+        &["report", "2", "--db", dbs, "--out", rep.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(rep.join("report.html")).unwrap();
+    assert_eq!(html.matches("<td class=\"out\"").count(), 1, "{html}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -99,6 +99,23 @@ fn sweeps(o: &mut String, c: &Comparison, s: &SweepComparison) {
             o.push_str(&format!("    not judged: {why}; {}\n", why.hint()));
         }
     }
+    let worse: Vec<String> = s
+        .rows
+        .iter()
+        .filter(|(_, d)| d.verdict == Verdict::Worse)
+        .map(|(label, d)| {
+            format!(
+                "  {label}: {} {:+.1}%\n",
+                d.metric.name(),
+                d.rel_change * 100.0
+            )
+        })
+        .collect();
+    if worse.is_empty() {
+        o.push_str(&format!("\nnothing got worse in run {b} beyond noise\n"));
+    } else {
+        o.push_str(&format!("\nworse in run {b}:\n{}", worse.concat()));
+    }
     for n in &s.not_comparable {
         o.push_str(&format!("not compared (the options differ): {n}\n"));
     }

@@ -256,6 +256,7 @@ pub fn study() -> crate::view::RunView {
             repeat: plan.repeat,
             link: None,
             link_rtt_ns: None,
+            mesh_agents: Vec::new(),
         },
         views,
     )

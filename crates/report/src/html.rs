@@ -3,16 +3,10 @@
 
 use std::fmt::Write;
 
+use crate::markup::esc;
 use crate::plot::svg;
 use crate::tables::tables;
 use crate::view::RunView;
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1100px;color:#222}\
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}\
@@ -21,7 +15,9 @@ td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}\
 td:nth-child(2),th:nth-child(2){text-align:left}\
 th{background:#f0f0f0}.note{color:#555;font-size:.9em}\
 .plots{display:flex;flex-wrap:wrap;gap:12px}.plot{border:1px solid #ddd}\
-code{background:#f4f4f4;padding:1px 4px}";
+code{background:#f4f4f4;padding:1px 4px}\
+table.heat td{text-align:center;min-width:6em}table.heat td.out{outline:3px solid #c0392b}\
+table.heat td.failed{background:#eee;color:#777}table.heat td.none{color:#bbb}";
 
 /// Renders the whole report.
 pub fn render(s: &RunView) -> String {
@@ -66,6 +62,18 @@ pub fn render(s: &RunView) -> String {
                     .map(|i| format!(" · {} MTU {}", esc(&i.name), i.mtu))
                     .unwrap_or_default()
             );
+        }
+    }
+    let matrices = crate::mesh::matrices(s);
+    if !matrices.is_empty() {
+        let _ = writeln!(
+            o,
+            "<h2>Pairs</h2><p class=\"note\">Rows: source agent, columns: destination; \
+             darker is faster, relative to the fastest pair of the test. Outlined: under \
+             a quarter of the pairs' median.</p>"
+        );
+        for m in &matrices {
+            o.push_str(&crate::mesh::html(m));
         }
     }
     if !s.plots.is_empty() {

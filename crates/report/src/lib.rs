@@ -8,8 +8,9 @@
 //!   efficiency, plot specifications), rendered by [`html`], [`markdown`], [`csv`]
 //!   and as JSON; [`plot`] draws plot specifications as SVG, and [`raster`]
 //!   turns a figure into PNG (the crate's one I/O: reading the system's fonts).
-//! - [`mesh`]: a mesh run's matrix of pairs (goodput per source and destination,
-//!   outliers marked, each pair's verdict or failure).
+//! - [`mesh`]: a mesh run's matrices of pairs (goodput per source and
+//!   destination, outliers marked, each pair's verdict or failure), as text and
+//!   as the HTML report's heat maps.
 //! - [`openmetrics`]: what `--metrics` serves: a server's health and the last
 //!   result of each pair and test, in the OpenMetrics text format.
 //! - [`search`]: a loss-free rate search's rows, tables and `--json` document.
@@ -24,6 +25,7 @@ pub mod html;
 pub mod json;
 pub mod load_plot;
 pub mod markdown;
+mod markup;
 pub mod mesh;
 pub mod openmetrics;
 pub mod plot;

@@ -47,6 +47,9 @@ pub struct RunMeta {
     /// The lab link's round trip (its configured delays both ways), ns.
     #[serde(default)]
     pub link_rtt_ns: Option<f64>,
+    /// A mesh run's agents in some pair, in the mesh's order; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mesh_agents: Vec<String>,
 }
 
 /// One point as stored.

@@ -184,14 +184,21 @@ fn differing_hosts(store: &Store, a: RunId, b: RunId) -> Result<Vec<String>, Com
     Ok(out)
 }
 
-/// A point's label: its axes as `name=value ...`.
+/// A point's label: its axes as `name=value ...`; a mesh's pair first, as
+/// `SRC -> DST:`.
 fn label(p: &PointRow) -> String {
     serde_json::from_str::<BTreeMap<String, String>>(&p.axes_json)
-        .map(|axes| {
-            axes.iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(" ")
+        .map(|mut axes| {
+            let pair = match (axes.remove("src"), axes.remove("dst")) {
+                (Some(s), Some(d)) => format!("{s} -> {d}: "),
+                (s, d) => {
+                    axes.extend(s.map(|s| ("src".to_string(), s)));
+                    axes.extend(d.map(|d| ("dst".to_string(), d)));
+                    String::new()
+                }
+            };
+            let rest: Vec<String> = axes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            pair + &rest.join(" ")
         })
         .unwrap_or_else(|_| p.axes_json.clone())
 }

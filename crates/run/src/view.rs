@@ -102,6 +102,13 @@ pub fn view(store: &Store, id: RunId) -> Result<RunView, PipelineError> {
             link: link
                 .as_ref()
                 .map(|l| format!("{} via {} ({})", l.spec, l.mechanism, l.detail)),
+            mesh_agents: plan.plan.mesh.as_ref().map_or_else(Vec::new, |m| {
+                m.agents
+                    .iter()
+                    .map(|a| a.name.clone())
+                    .filter(|n| m.pairs.iter().any(|(s, d)| s == n || d == n))
+                    .collect()
+            }),
         },
         points,
     ))

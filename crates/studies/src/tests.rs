@@ -78,6 +78,7 @@ fn run(line_rate: Option<f64>, pts: &[Pt]) -> RunView {
             repeat: 3,
             link: None,
             link_rtt_ns: None,
+            mesh_agents: Vec::new(),
         },
         points,
     )
