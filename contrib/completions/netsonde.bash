@@ -254,7 +254,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__agent)
-            opts="-p -B -v -h -V --port --bind --auth-key --metrics --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --iperf3-fast-receiver --db --logfile --verbose --help --version"
+            opts="-p -B -v -h -V --port --bind --auth-key --metrics --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --iperf3-fast-receiver --db --engine --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -334,6 +334,10 @@ _netsonde() {
                     ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --engine)
+                    COMPREPLY=($(compgen -W "real fake" -- "${cur}"))
                     return 0
                     ;;
                 --logfile)

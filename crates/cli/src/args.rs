@@ -40,7 +40,7 @@ pub enum Command {
     /// A server that also takes jobs from a controller (`netsonde mesh`): it runs
     /// the tests it is asked for as a client against other agents and sends back
     /// the reports. Needs --auth-key: only a holder of the key may direct it.
-    Agent(ServerArgs),
+    Agent(AgentArgs),
     /// Measure between many hosts, each running `netsonde agent`: every ordered
     /// pair of a pattern (all-to-all, ring, star, listed pairs) runs the sweep's
     /// tests, one pair at a time, stored as one run whose points are (source,
@@ -483,6 +483,17 @@ impl SweepArgs {
             link: None,
         })
     }
+}
+
+/// `netsonde agent`: a server's options, and how its jobs are measured.
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// How jobs are measured: `real`, or `fake` (a scripted report at once, no
+    /// traffic; for testing controllers at scale).
+    #[arg(long, default_value = "real", hide = true, value_parser = ["real", "fake"])]
+    pub engine: String,
 }
 
 /// `netsonde server`.

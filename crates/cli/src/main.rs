@@ -408,8 +408,10 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             println!("report: {}", path.display());
             Ok(Exit::Ok)
         }
-        Command::Server(a) => server_cmd::run(a, false).map(|()| Exit::Ok),
-        Command::Agent(a) => server_cmd::run(a, true).map(|()| Exit::Ok),
+        Command::Server(a) => server_cmd::run(a, None).map(|()| Exit::Ok),
+        Command::Agent(a) => {
+            server_cmd::run(a.server, Some(server_cmd::measure(&a.engine))).map(|()| Exit::Ok)
+        }
         Command::Mesh(a) => mesh_cmd(*a),
         Command::Completions { shell } => {
             use clap::CommandFactory;

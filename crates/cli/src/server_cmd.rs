@@ -2,15 +2,19 @@
 //! clients' sessions stored by a thread of their own, and a drain on SIGTERM or
 //! Ctrl-C.
 
-use netsonde_store::Location;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::Receiver;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
+use netsonde_driver::agent;
+use netsonde_driver::client::{ClientConfig, ClientError};
 use netsonde_driver::policy::{Limits, LogFormat};
 use netsonde_driver::server::{Server, ServerConfig, SessionSink};
+use netsonde_store::Location;
+use netsonde_sweep::exec::Runner;
+use netsonde_sweep::fake::FakeRunner;
 
 use crate::args::{self, ServerArgs};
 
@@ -56,6 +60,25 @@ fn config(a: &ServerArgs) -> anyhow::Result<ServerConfig> {
         return Err(args::UsageError("--phase-timeout must be above 0".into()).into());
     }
     Ok(cfg)
+}
+
+/// How an agent measures its jobs: for real, or (`--engine fake`) with the
+/// scripted engine's report at once, so a controller can be driven by many
+/// cheap agents.
+pub fn measure(engine: &str) -> agent::Measure {
+    match engine {
+        "fake" => {
+            let runner = Mutex::new(FakeRunner::new(0x5eed));
+            Arc::new(move |cfg: &ClientConfig| {
+                let mut r = runner.lock().unwrap_or_else(|e| e.into_inner());
+                r.run(&cfg.spec).map_err(|e| ClientError::Refused {
+                    addr: std::net::SocketAddr::from(([0, 0, 0, 0], cfg.port)),
+                    message: e.to_string(),
+                })
+            })
+        }
+        _ => agent::real(),
+    }
 }
 
 /// Where the server's iperf3 sessions go: a thread of their own stores each in
@@ -126,11 +149,11 @@ fn own_name(bind: std::net::IpAddr) -> String {
     }
 }
 
-/// Serves until told to stop; an agent (`jobs`) also takes jobs from a
-/// controller that holds its key.
-pub fn run(a: ServerArgs, jobs: bool) -> anyhow::Result<()> {
+/// Serves until told to stop; an agent (`jobs`: how it measures them) also
+/// takes jobs from a controller that holds its key.
+pub fn run(a: ServerArgs, jobs: Option<agent::Measure>) -> anyhow::Result<()> {
     let mut cfg = config(&a)?;
-    if jobs && cfg.auth_key.is_none() {
+    if jobs.is_some() && cfg.auth_key.is_none() {
         return Err(args::UsageError(
             "an agent runs tests on a controller's word: it needs --auth-key FILE (the \
              controller's and every other agent's key; make one with `netsonde keygen`)"
@@ -142,7 +165,8 @@ pub fn run(a: ServerArgs, jobs: bool) -> anyhow::Result<()> {
     let on_report = a
         .metrics
         .map(|_| job_results(results.clone(), own_name(a.bind)));
-    cfg.jobs = jobs.then(|| netsonde_driver::agent::handler(on_report));
+    let is_agent = jobs.is_some();
+    cfg.jobs = jobs.map(|measure| agent::handler(on_report, measure));
     let bind = cfg.bind;
     let storer = if a.no_store {
         None
@@ -155,7 +179,7 @@ pub fn run(a: ServerArgs, jobs: bool) -> anyhow::Result<()> {
     let server = Server::bind(cfg)?;
     eprintln!(
         "netsonde {} listening on {} (protocol {}, {}, at most {} test(s) at once)",
-        if jobs { "agent" } else { "server" },
+        if is_agent { "agent" } else { "server" },
         server.local_addr(),
         netsonde_proto::PROTOCOL_VERSION,
         if a.auth_key.is_some() {

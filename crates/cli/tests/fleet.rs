@@ -424,3 +424,31 @@ fn prometheus_scrapes_the_agents_health_and_last_results() {
         "{held:?}"
     );
 }
+
+/// Twenty agents, all one scripted agent (`--engine fake`) reached at twenty
+/// loopback addresses: a ring of 20 pairs, too many agents for a grid, is
+/// printed as a listing of the pairs.
+#[test]
+fn a_mesh_of_many_agents_is_listed_by_pair() {
+    let _turn = crate::lab_util::serial();
+    let dir = scratch("many");
+    let k = key(&dir);
+    let fake = ServerProc::agent_with(&k, &["--engine", "fake", "--bind", "0.0.0.0"]);
+    let list: Vec<String> = (1..=20)
+        .map(|i| format!("a{i:02}=127.0.0.{i}:{}", fake.port()))
+        .collect();
+    let file = dir.join("agents");
+    std::fs::write(&file, list.join("\n")).unwrap();
+    let db = dir.join("fleet.db");
+    let mut args = vec!["--agents-file", file.to_str().unwrap(), "--pattern", "ring"];
+    args.extend_from_slice(QUICK);
+    let out = mesh(&args, &db, &k);
+    let stdout = every_pair_done(&out, &db, 20);
+    assert!(!stdout.contains("rows: source"), "{stdout}");
+    assert!(
+        stdout.contains(": 20 pair(s) of 20 agents, 20 measured, 0 failed; median "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("slowest of the rest:\n"), "{stdout}");
+    assert!(stdout.contains("a20 -> a01"), "{stdout}");
+}

@@ -126,10 +126,20 @@ fn code_of(e: &ClientError) -> (ErrorCode, Option<u64>) {
 /// at its time, run as a client against its target, and its report sent back.
 /// `on_report`, when given, sees each job's report and its target
 /// (`HOST:PORT`) before it is sent back (`--metrics` keeps the last of each).
-pub fn handler(on_report: Option<OnReport>) -> JobHandler {
+pub fn handler(on_report: Option<OnReport>, measure: Measure) -> JobHandler {
     JobHandler(std::sync::Arc::new(move |ctl, s, job, ctx| {
-        serve(ctl, s, job, ctx, on_report.as_ref())
+        serve(ctl, s, job, ctx, on_report.as_ref(), &measure)
     }))
+}
+
+/// Runs a job's test as a client: [`real`] measures; a caller may script it
+/// (`netsonde agent --engine fake` answers at once, for testing controllers).
+pub type Measure =
+    std::sync::Arc<dyn Fn(&ClientConfig) -> Result<TestReport, ClientError> + Send + Sync>;
+
+/// The test measured for real, by [`client::run`].
+pub fn real() -> Measure {
+    std::sync::Arc::new(|cfg| client::run(cfg, &mut |_| {}))
 }
 
 /// Sees a job's report and its target (`HOST:PORT`).
@@ -142,6 +152,7 @@ fn serve(
     job: Job,
     ctx: ServeCtx<'_>,
     on_report: Option<&OnReport>,
+    measure: &Measure,
 ) {
     let log = ctx.log;
     log.test = Some(job.spec.clone());
@@ -183,28 +194,36 @@ fn serve(
     };
     let started = unix_ms();
     let began = Instant::now();
-    let worker = std::thread::spawn(move || client::run(&cfg, &mut |_| {}));
+    let measure = measure.clone();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(measure(&cfg));
+    });
+    // Wait for the test, answering the controller between waits (it may
+    // vanish): the report goes out as soon as the test ends.
     let mut gone = None;
-    while !worker.is_finished() {
-        if s.is_over() {
-            // The controller is gone: the client still ends at its own deadline.
-            std::thread::sleep(tick);
-            continue;
+    let outcome = loop {
+        match finished.recv_timeout(Duration::from_millis(50)) {
+            Ok(outcome) => break outcome,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                break Err(ClientError::Session {
+                    addr: SocketAddr::from(([0, 0, 0, 0], job.target_port)),
+                    source: ProtoError::PeerClosed {
+                        phase: "the job's client, which panicked",
+                    },
+                })
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
         }
-        for ev in ctl.pump(s, Duration::from_millis(100)) {
-            if let Event::Failed(e) = ev {
-                gone.get_or_insert(e);
+        // Once the controller is gone the client still ends at its own deadline.
+        if !s.is_over() {
+            for ev in ctl.pump(s, Duration::from_millis(1)) {
+                if let Event::Failed(e) = ev {
+                    gone.get_or_insert(e);
+                }
             }
         }
-    }
-    let outcome = worker.join().unwrap_or_else(|_| {
-        Err(ClientError::Session {
-            addr: SocketAddr::from(([0, 0, 0, 0], job.target_port)),
-            source: ProtoError::PeerClosed {
-                phase: "the job's client, which panicked",
-            },
-        })
-    });
+    };
     log.seconds = began.elapsed().as_secs_f64();
     if let Some(e) = gone {
         log.outcome = "failed";

@@ -145,10 +145,31 @@ pub fn matrices(view: &RunView) -> Vec<Matrix> {
         .collect()
 }
 
-/// A matrix as text. A pair outside the pattern is `·`; a failed one `failed`.
+/// The most agents a text matrix has (one terminal-wide row of cells); a mesh of
+/// more is listed by pair.
+pub const TEXT_GRID_MAX: usize = 16;
+
+/// The most agents an HTML heat map has; a mesh of more is a table of pairs.
+pub const HTML_GRID_MAX: usize = 64;
+
+/// The most pairs a listing shows in each of its parts (failed, outliers, the
+/// slowest of the rest); the rest are counted.
+pub const LISTED: usize = 20;
+
+/// A matrix as text: a grid of up to [`TEXT_GRID_MAX`] agents, else a listing
+/// of the pairs that need a look (see [`listing`]).
+pub fn text(m: &Matrix) -> String {
+    if m.names.len() <= TEXT_GRID_MAX {
+        grid(m)
+    } else {
+        listing(m)
+    }
+}
+
+/// A grid of pairs. A pair outside the pattern is `·`; a failed one `failed`.
 /// Cells far below the others' median (under [`OUTLIER`] of it) are marked
 /// `<<`: the outliers a fleet check looks for.
-pub fn text(m: &Matrix) -> String {
+fn grid(m: &Matrix) -> String {
     let (title, names, cells) = (&m.title, &m.names, &m.cells);
     let median = m.median();
     let text = Cell::text;
@@ -187,6 +208,121 @@ pub fn text(m: &Matrix) -> String {
     out
 }
 
+/// The pairs of a mesh too large for a grid: how many, the figures' median and
+/// range, then the failed pairs, the outliers and the slowest of the rest (up to
+/// [`LISTED`] each, slowest first), each with its verdict or reason.
+pub fn listing(m: &Matrix) -> String {
+    let median = m.median();
+    let parts = m.parts(median);
+    let mut out = format!(
+        "{}: {} pair(s) of {} agents, {} measured, {} failed",
+        m.title,
+        m.cells.len(),
+        m.names.len(),
+        m.cells.len() - parts.failed.len(),
+        parts.failed.len()
+    );
+    if let (Some(med), Some(lo), Some(hi)) = (median, parts.slowest(), parts.fastest()) {
+        let f = |c: &Cell| {
+            let mut t = c.text();
+            t.retain(|ch| ch != '<');
+            t
+        };
+        let _ = write!(
+            out,
+            "; median {}, slowest {}, fastest {}",
+            m.show(med),
+            f(lo.2),
+            f(hi.2)
+        );
+    }
+    out.push('\n');
+    let mut section = |name: &str, pairs: &[(&str, &str, &Cell)]| {
+        if pairs.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "{name}:");
+        for (src, dst, c) in pairs.iter().take(LISTED) {
+            let what = match c {
+                Cell::Measured { verdict, .. } => verdict.clone().unwrap_or_default(),
+                Cell::Failed(why) => why.clone(),
+            };
+            let _ = writeln!(out, "  {src} -> {dst}  {}  {what}", c.text());
+        }
+        if pairs.len() > LISTED {
+            let _ = writeln!(out, "  ... and {} more", pairs.len() - LISTED);
+        }
+    };
+    section("failed", &parts.failed);
+    section("outliers (under a quarter of the median)", &parts.outliers);
+    section("slowest of the rest", &parts.rest);
+    out
+}
+
+/// A matrix's pairs in three parts, each slowest first.
+struct Parts<'a> {
+    failed: Vec<(&'a str, &'a str, &'a Cell)>,
+    outliers: Vec<(&'a str, &'a str, &'a Cell)>,
+    rest: Vec<(&'a str, &'a str, &'a Cell)>,
+}
+
+impl<'a> Parts<'a> {
+    fn measured(&self) -> impl Iterator<Item = &(&'a str, &'a str, &'a Cell)> {
+        self.outliers.iter().chain(&self.rest)
+    }
+
+    fn slowest(&self) -> Option<&(&'a str, &'a str, &'a Cell)> {
+        self.measured().next()
+    }
+
+    fn fastest(&self) -> Option<&(&'a str, &'a str, &'a Cell)> {
+        self.measured().last()
+    }
+}
+
+impl Matrix {
+    fn parts(&self, median: Option<f64>) -> Parts<'_> {
+        let mut all: Vec<(&str, &str, &Cell)> = self
+            .cells
+            .iter()
+            .map(|((s, d), c)| (s.as_str(), d.as_str(), c))
+            .collect();
+        all.sort_by(|a, b| {
+            let key = |c: &Cell| c.figure().unwrap_or(f64::NEG_INFINITY);
+            key(a.2).total_cmp(&key(b.2))
+        });
+        let (failed, measured): (Vec<_>, Vec<_>) =
+            all.into_iter().partition(|(_, _, c)| c.figure().is_none());
+        let (outliers, rest) = measured
+            .into_iter()
+            .partition(|(_, _, c)| self.outlier(median, c));
+        Parts {
+            failed,
+            outliers,
+            rest,
+        }
+    }
+
+    /// A figure in the matrix's unit.
+    fn show(&self, v: f64) -> String {
+        let rr = self.cells.values().any(|c| {
+            matches!(
+                c,
+                Cell::Measured {
+                    goodput: None,
+                    transactions: Some(_),
+                    ..
+                }
+            )
+        });
+        if rr {
+            format!("{v:.0}/s")
+        } else {
+            BitRate(v).to_string()
+        }
+    }
+}
+
 /// Each measured pair's verdict and each failed pair's reason:
 /// (source, destination, what).
 fn verdicts(m: &Matrix) -> Vec<(&str, &str, String)> {
@@ -205,10 +341,65 @@ fn verdicts(m: &Matrix) -> Vec<(&str, &str, String)> {
         .collect()
 }
 
-/// A matrix as an HTML heat map: each measured cell shaded by its share of the
-/// test's fastest pair (darker is faster), outliers outlined, failures grey;
-/// each cell's verdict or reason as its tooltip and listed below.
+/// A matrix in HTML: a heat map of up to [`HTML_GRID_MAX`] agents, else a
+/// table of the pairs, slowest first.
 pub fn html(m: &Matrix) -> String {
+    if m.names.len() <= HTML_GRID_MAX {
+        heat_map(m)
+    } else {
+        pair_table(m)
+    }
+}
+
+/// The pairs of a mesh too large for a heat map, as a table, failed first and
+/// then slowest first, up to [`LISTED`] × 50 rows.
+fn pair_table(m: &Matrix) -> String {
+    let median = m.median();
+    let parts = m.parts(median);
+    let rows: Vec<_> = parts.failed.iter().chain(parts.measured()).collect();
+    let cap = LISTED * 50;
+    let mut o = format!(
+        "<h3>{}</h3>\n<p class=\"note\">{} pairs of {} agents, failed first, then slowest \
+         first{}.</p>\n<table class=\"heat\"><tr><th>from</th><th>to</th><th>figure</th>\
+         <th>verdict or reason</th></tr>\n",
+        esc(&m.title),
+        m.cells.len(),
+        m.names.len(),
+        if rows.len() > cap {
+            format!("; the first {cap} shown")
+        } else {
+            String::new()
+        }
+    );
+    for (src, dst, c) in rows.into_iter().take(cap) {
+        let (class, what) = match c {
+            Cell::Failed(why) => (" class=\"failed\"", why.clone()),
+            Cell::Measured { verdict, .. } => (
+                if m.outlier(median, c) {
+                    " class=\"out\""
+                } else {
+                    ""
+                },
+                verdict.clone().unwrap_or_default(),
+            ),
+        };
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td{class}>{}</td><td>{}</td></tr>",
+            esc(src),
+            esc(dst),
+            esc(&c.text()),
+            esc(&what)
+        );
+    }
+    o.push_str("</table>\n");
+    o
+}
+
+/// A heat map: each measured cell shaded by its share of the test's fastest
+/// pair (darker is faster), outliers outlined, failures grey; each cell's
+/// verdict or reason as its tooltip and listed below.
+fn heat_map(m: &Matrix) -> String {
     let median = m.median();
     let max = m
         .cells
@@ -327,5 +518,72 @@ mod tests {
             html.contains("<li>h3 → h1: failed: agent h3 did not answer</li>"),
             "{html}"
         );
+    }
+
+    /// A ring of `n` agents, each pair 9.4 Gbit/s but a0003 -> a0004 (95
+    /// Mbit/s) and a0007 -> a0008 (failed).
+    fn ring(n: usize) -> Matrix {
+        let names: Vec<String> = (0..n).map(|i| format!("a{i:04}")).collect();
+        let cells = (0..n)
+            .map(|i| {
+                let (src, dst) = (names[i].clone(), names[(i + 1) % n].clone());
+                let cell = match i {
+                    3 => Cell::Measured {
+                        goodput: Some(95e6),
+                        transactions: None,
+                        verdict: Some("link-bound".into()),
+                    },
+                    7 => Cell::Failed("agent a0007 did not answer".into()),
+                    _ => Cell::Measured {
+                        goodput: Some(9.4e9 + i as f64),
+                        transactions: None,
+                        verdict: Some("CPU-bound".into()),
+                    },
+                };
+                ((src, dst), cell)
+            })
+            .collect();
+        Matrix {
+            title: "tcp-stream out".into(),
+            names,
+            cells,
+        }
+    }
+
+    #[test]
+    fn a_large_mesh_is_listed_by_pair_not_drawn() {
+        let small = text(&ring(TEXT_GRID_MAX));
+        assert!(small.contains("rows: source"), "{small}");
+        let m = ring(1000);
+        let t = text(&m);
+        assert!(t.len() < 4000, "{} bytes", t.len());
+        assert!(
+            t.starts_with(
+                "tcp-stream out: 1000 pair(s) of 1000 agents, 999 measured, 1 failed; median \
+                 9.40 Gbit/s, slowest 95.00 Mbit/s, fastest 9.40 Gbit/s"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("failed:\n  a0007 -> a0008  failed  agent a0007 did not answer"),
+            "{t}"
+        );
+        assert!(t.contains("outliers (under a quarter of the median):\n  a0003 -> a0004  95.00 Mbit/s  link-bound"), "{t}");
+        // The slowest of the rest, slowest first, then a count.
+        assert!(
+            t.contains(
+                "slowest of the rest:\n  a0000 -> a0001  9.40 Gbit/s  CPU-bound\n  a0001 -> a0002"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("... and 978 more"), "{t}");
+        let h = html(&m);
+        assert!(!h.contains("hsl("), "a heat map of 1000 agents");
+        assert_eq!(h.matches("<tr>").count(), 1001, "every pair and the header");
+        assert!(
+            h.find("a0007").unwrap() < h.find("a0003").unwrap(),
+            "failed first"
+        );
+        assert_eq!(h.matches("class=\"out\"").count(), 1);
     }
 }
