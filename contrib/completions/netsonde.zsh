@@ -87,6 +87,7 @@ json\:"One JSON object per line"))' \
 '--phase-timeout=[Deadline of every protocol phase (hello, authentication, setup, data connections, done) \[default\: 5 s for hello and done, 10 s for setup and data connections\]]:PHASE_TIMEOUT:_default' \
 '--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
 '--engine=[How jobs are measured\: \`real\`, or \`fake\` (a scripted report at once, no traffic; for testing controllers at scale)]:ENGINE:(real fake)' \
+'--fake-scale=[The fake engine'\''s speed factor (tests\: 1e6 makes an agent whose reports no link could produce)]:FAKE_SCALE:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--no-store[Do not store iperf3 clients'\'' sessions. By default each is stored as a run of one point (no netsonde client is there to store it)\: this end'\''s CPU and TCP_INFO, and what the iperf3 client reported of its side]' \
 '--iperf3-fast-receiver[Serve iperf3 clients with netsonde'\''s own receiver (1 MiB reads, woken once about 1 ms of data is queued). By default an iperf3 client'\''s streams are read as iperf3'\''s server reads them (one -l per read, woken per segment), so swapping \`iperf3 -s\` for \`netsonde server\` keeps its figures]' \

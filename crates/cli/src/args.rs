@@ -494,6 +494,10 @@ pub struct AgentArgs {
     /// traffic; for testing controllers at scale).
     #[arg(long, default_value = "real", hide = true, value_parser = ["real", "fake"])]
     pub engine: String,
+    /// The fake engine's speed factor (tests: 1e6 makes an agent whose reports
+    /// no link could produce).
+    #[arg(long, default_value_t = 1.0, hide = true)]
+    pub fake_scale: f64,
 }
 
 /// `netsonde server`.

@@ -65,10 +65,12 @@ fn config(a: &ServerArgs) -> anyhow::Result<ServerConfig> {
 /// How an agent measures its jobs: for real, or (`--engine fake`) with the
 /// scripted engine's report at once, so a controller can be driven by many
 /// cheap agents.
-pub fn measure(engine: &str) -> agent::Measure {
+pub fn measure(engine: &str, fake_scale: f64) -> agent::Measure {
     match engine {
         "fake" => {
-            let runner = Mutex::new(FakeRunner::new(0x5eed));
+            let mut fake = FakeRunner::new(0x5eed);
+            fake.scale = fake_scale;
+            let runner = Mutex::new(fake);
             Arc::new(move |cfg: &ClientConfig| {
                 let mut r = runner.lock().unwrap_or_else(|e| e.into_inner());
                 r.run(&cfg.spec).map_err(|e| ClientError::Refused {

@@ -452,3 +452,44 @@ fn a_mesh_of_many_agents_is_listed_by_pair() {
     assert!(stdout.contains("slowest of the rest:\n"), "{stdout}");
     assert!(stdout.contains("a20 -> a01"), "{stdout}");
 }
+
+/// An agent whose reports no link could produce (a scripted agent a million
+/// times too fast): its pairs fail with why and store nothing it said; the
+/// honest agent's pairs are measured.
+#[test]
+fn an_agent_that_lies_fails_its_pairs_and_nothing_it_said_is_kept() {
+    let _turn = crate::lab_util::serial();
+    let dir = scratch("liar");
+    let k = key(&dir);
+    let honest = ServerProc::agent_with(&k, &["--engine", "fake"]);
+    let liar = ServerProc::agent_with(&k, &["--engine", "fake", "--fake-scale", "1e6"]);
+    let list = agent_list(&[&honest, &liar]);
+    let db = dir.join("fleet.db");
+    let mut args = vec!["--agent", &list];
+    args.extend_from_slice(QUICK);
+    let out = mesh(&args, &db, &k);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let got = pairs(&db);
+    let (status, reason) = &got[&("b".to_string(), "a".to_string())];
+    assert_eq!(*status, PointStatus::Pending, "{got:?}");
+    let why = reason.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("does not believe") && why.contains("more than any link carries"),
+        "{why}"
+    );
+    assert_eq!(
+        got[&("a".to_string(), "b".to_string())].0,
+        PointStatus::Done,
+        "{got:?}"
+    );
+    let store = netsonde_store::Store::open(&db).unwrap();
+    let run = store.latest_run().unwrap().unwrap();
+    let b_to_a = store
+        .points(run)
+        .unwrap()
+        .into_iter()
+        .find(|p| p.axes_json.contains(r#""src":"b""#))
+        .unwrap();
+    assert!(b_to_a.reps.is_empty(), "a lie was stored");
+}

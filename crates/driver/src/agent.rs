@@ -60,13 +60,17 @@ pub fn request(
         None => None,
         Some(k) => Some((k.clone(), crate::random_bytes::<32>().map_err(connect)?)),
     };
+    let spec = job.spec.clone();
     let mut s = ClientSession::job(now(), job, deadlines, auth);
     loop {
         for ev in ctl.pump(&mut s, Duration::from_secs(1)) {
             match ev {
                 Event::JobDone(r) => {
                     ctl.flush(&mut s);
-                    return Ok(*r);
+                    return match crate::vet::vet(&spec, &r.report) {
+                        Ok(()) => Ok(*r),
+                        Err(why) => Err(ClientError::Unbelievable { addr, why }),
+                    };
                 }
                 Event::Failed(e) => return Err(session_error(addr, e)),
                 _ => {}

@@ -139,6 +139,15 @@ pub enum ClientError {
         /// The server.
         addr: SocketAddr,
     },
+    /// An agent's job report is for another test than the job's, or holds
+    /// figures no link could produce ([`crate::vet`]); nothing of it is kept.
+    #[error("{addr} sent a job report this controller does not believe: {why}")]
+    Unbelievable {
+        /// The agent.
+        addr: SocketAddr,
+        /// What is wrong with it.
+        why: String,
+    },
     /// The control session failed.
     #[error("session with {addr} failed: {source}")]
     Session {

@@ -42,6 +42,7 @@ pub mod jobs;
 pub mod policy;
 mod probes;
 pub mod server;
+pub mod vet;
 
 /// Host facts of this end (re-exported for callers that record them).
 pub use netsonde_cpu::host_facts;
