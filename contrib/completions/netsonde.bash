@@ -1488,7 +1488,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__mesh)
-            opts="-p -t -v -h -V --agent --agents-file --agents-dns --pattern --concurrency --yes --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
+            opts="-p -t -v -h -V --agent --agents-file --agents-dns --pattern --concurrency --yes --metrics --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1511,6 +1511,10 @@ _netsonde() {
                     return 0
                     ;;
                 --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -99,6 +99,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l agents-file -
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l agents-dns -d 'Every address this name resolves to is an agent, named by its address: a Kubernetes headless Service in front of the agents\' DaemonSet (`netsonde-agents.netsonde.svc:5300`; see deploy/kubernetes)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l pattern -d 'Which ordered pairs run: all-to-all, ring, star:NAME (every other agent to NAME) or pairs:SRC-DST,SRC-DST' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l concurrency -d 'Run up to N pairs at once, never two that share an agent, each round started at one moment (the hosts\' clocks synchronised, NTP or PTP); the start skew each round measured is stored with its tests. 1: one pair at a time' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l metrics -d 'Serve OpenMetrics on `http://ADDR/metrics` while the mesh runs: the last result of each pair and test (goodput, latency, loss, CPU per KiB, verdict), as an agent\'s `--metrics` serves its own jobs\'' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l directions -d 'Directions: out,in,bidir' -r

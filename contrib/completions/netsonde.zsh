@@ -106,6 +106,7 @@ _arguments "${_arguments_options[@]}" : \
 '--agents-dns=[Every address this name resolves to is an agent, named by its address\: a Kubernetes headless Service in front of the agents'\'' DaemonSet (\`netsonde-agents.netsonde.svc\:5300\`; see deploy/kubernetes)]:NAME[:PORT]:_default' \
 '--pattern=[Which ordered pairs run\: all-to-all, ring, star\:NAME (every other agent to NAME) or pairs\:SRC-DST,SRC-DST]:PATTERN:_default' \
 '--concurrency=[Run up to N pairs at once, never two that share an agent, each round started at one moment (the hosts'\'' clocks synchronised, NTP or PTP); the start skew each round measured is stored with its tests. 1\: one pair at a time]:CONCURRENCY:_default' \
+'--metrics=[Serve OpenMetrics on \`http\://ADDR/metrics\` while the mesh runs\: the last result of each pair and test (goodput, latency, loss, CPU per KiB, verdict), as an agent'\''s \`--metrics\` serves its own jobs'\'']:ADDR:_default' \
 '-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr]:TESTS:_default' \

@@ -313,6 +313,11 @@ pub struct MeshArgs {
     /// Run a mesh whose measuring time is estimated at over an hour.
     #[arg(long)]
     pub yes: bool,
+    /// Serve OpenMetrics on `http://ADDR/metrics` while the mesh runs: the last
+    /// result of each pair and test (goodput, latency, loss, CPU per KiB,
+    /// verdict), as an agent's `--metrics` serves its own jobs'.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
     /// Tests, directions, sizes, repetitions, times, as `netsonde sweep` takes
     /// them; --port is the agents' control port where an agent names none, and
     /// there is no HOST.

@@ -226,6 +226,7 @@ fn sweep_request(
         stdout_is_data: false,
         search: None,
         concurrency: 1,
+        mesh_results: None,
     }
 }
 
@@ -295,6 +296,15 @@ fn mesh_cmd(a: args::MeshArgs) -> anyhow::Result<Exit> {
     let label = a.sweep.label.clone().unwrap_or_else(|| "mesh".into());
     let mut req = sweep_request(plan, None, port, label, a.sweep.resume, a.sweep.common);
     req.concurrency = a.concurrency as usize;
+    if let Some(addr) = a.metrics {
+        let results = std::sync::Arc::new(metrics_http::LastResults::default());
+        let shown = results.clone();
+        let render =
+            std::sync::Arc::new(move || netsonde_report::openmetrics::render(None, &shown.all()));
+        let bound = metrics_http::serve(addr, render)?;
+        eprintln!("netsonde: metrics on http://{bound}/metrics");
+        req.mesh_results = Some(results);
+    }
     let (run, end) = sweep::sweep(req)?;
     let store = runs::open_store(db.as_ref())?;
     let view = runs::view(&store, run)?;

@@ -3,6 +3,9 @@
 //! the run is stored as any sweep is, resumes as one, and ends with the matrix.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::metrics_http::LastResults;
 use std::net::ToSocketAddrs;
 
 use netsonde_driver::agent;
@@ -36,10 +39,12 @@ pub(crate) struct AgentRunner {
     /// Agents that did not answer a connection this run, and why: their later
     /// jobs fail at once instead of waiting for the same timeout again.
     silent: BTreeMap<String, String>,
+    /// `mesh --metrics`: each pair's last result, served while the mesh runs.
+    results: Option<Arc<LastResults>>,
 }
 
 impl AgentRunner {
-    pub(crate) fn new(mesh: Mesh, key: Key) -> AgentRunner {
+    pub(crate) fn new(mesh: Mesh, key: Key, results: Option<Arc<LastResults>>) -> AgentRunner {
         AgentRunner {
             mesh,
             cluster: std::env::var(ENV_CLUSTER)
@@ -48,6 +53,7 @@ impl AgentRunner {
             key,
             pair: None,
             silent: BTreeMap::new(),
+            results,
         }
     }
 }
@@ -105,7 +111,8 @@ impl AgentRunner {
 
 impl AgentRunner {
     /// A report from `src` to `dst` finished as a single test is, with the
-    /// cluster lab's link between them when there is one.
+    /// cluster lab's link between them when there is one; kept as the pair's
+    /// last result for `--metrics`.
     fn finish(&self, mut report: TestReport, src: &Agent, dst: &Agent) -> TestReport {
         let host = |a: &Agent| {
             a.name
@@ -116,6 +123,12 @@ impl AgentRunner {
             report.link = c.link(a, b);
         }
         netsonde_analysis::finish(&mut report, None);
+        if let Some(results) = &self.results {
+            let now = crate::metrics_http::unix_now();
+            results.record(netsonde_report::openmetrics::pair_result(
+                &src.name, &dst.name, &report, now,
+            ));
+        }
         report
     }
 }

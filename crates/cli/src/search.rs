@@ -136,6 +136,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         stdout_is_data: a.json,
         search: Some(cfg),
         concurrency: 1,
+        mesh_results: None,
     };
     let (run, end) = crate::sweep::sweep(req)?;
     let store = crate::runs::open_store(db.as_ref())?;

@@ -260,6 +260,8 @@ pub struct SweepRequest {
     pub search: Option<netsonde_sweep::search::SearchConfig>,
     /// A mesh's pairs at once (`mesh --concurrency`); 1 elsewhere.
     pub concurrency: usize,
+    /// A mesh's `--metrics`: where each pair's last result goes.
+    pub mesh_results: Option<Arc<crate::metrics_http::LastResults>>,
 }
 
 fn now() -> i64 {
@@ -377,7 +379,7 @@ fn runner(stored: &pipeline::StoredPlan, req: &SweepRequest) -> anyhow::Result<M
                     .into(),
             )
         })?;
-        let agents = crate::mesh::AgentRunner::new(mesh.clone(), key);
+        let agents = crate::mesh::AgentRunner::new(mesh.clone(), key, req.mesh_results.clone());
         if req.concurrency > 1 {
             return Ok(Measurer::Rounds(Box::new(agents), req.concurrency));
         }

@@ -493,3 +493,64 @@ fn an_agent_that_lies_fails_its_pairs_and_nothing_it_said_is_kept() {
         .unwrap();
     assert!(b_to_a.reps.is_empty(), "a lie was stored");
 }
+
+/// `mesh --metrics`: while the mesh runs, its endpoint serves the last result
+/// of each pair measured so far.
+#[test]
+fn a_mesh_serves_each_pairs_last_result_while_it_runs() {
+    let _turn = crate::lab_util::serial();
+    let dir = scratch("meshmetrics");
+    let k = key(&dir);
+    let (a, b) = (ServerProc::agent(&k), ServerProc::agent(&k));
+    let list = agent_list(&[&a, &b]);
+    let addr = format!("127.0.0.1:{}", free_port());
+    let db = dir.join("fleet.db");
+    let mut mesh = crate::util::cmd()
+        .args([
+            "mesh",
+            "--auth-key",
+            &k,
+            "--db",
+            db.to_str().unwrap(),
+            "--no-report",
+            "--agent",
+            &list,
+            "--metrics",
+            &addr,
+            "--tests",
+            "tcp-stream",
+            "--sizes",
+            "128K",
+            "-t",
+            "1",
+            "--warmup",
+            "0.1",
+            "--repeat",
+            "2",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let wanted = r#"netsonde_pair_goodput_bits_per_second{src="a",dst="b",test="tcp-stream out"}"#;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut seen = String::new();
+    while std::time::Instant::now() < deadline && mesh.try_wait().unwrap().is_none() {
+        if let Ok(body) = http_get(&addr, "/metrics") {
+            if body.contains(wanted) {
+                seen = body;
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = mesh.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(seen.contains(wanted), "never served while running: {seen}");
+    assert!(seen.contains("netsonde_pair_verdict{"), "{seen}");
+    assert!(seen.ends_with("# EOF\n"), "{seen}");
+}
