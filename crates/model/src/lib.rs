@@ -16,6 +16,7 @@
 //!   and the mechanism that built it, stored with every lab result.
 #![forbid(unsafe_code)]
 
+mod assemble;
 pub mod cpu;
 pub mod diagnosis;
 pub mod health;

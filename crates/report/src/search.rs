@@ -227,6 +227,15 @@ pub fn text(
             }
         );
     }
+    back_to_back(&mut s, rows);
+    repeated(&mut s, rows);
+    latency_at_rate(&mut s, rows);
+    notes(&mut s, trial, tcp, link_bps, rows);
+    s
+}
+
+/// Back-to-back bursts, where measured.
+fn back_to_back(s: &mut String, rows: &[SearchRow]) {
     let bursts: Vec<_> = rows
         .iter()
         .filter_map(|r| Some((r, r.outcome.back_to_back.as_ref()?)))
@@ -255,6 +264,10 @@ pub fn text(
             );
         }
     }
+}
+
+/// Repeated searches: the median and range of their bounds.
+fn repeated(s: &mut String, rows: &[SearchRow]) {
     let repeated: Vec<_> = rows
         .iter()
         .filter(|r| !r.outcome.repeats.is_empty())
@@ -292,6 +305,10 @@ pub fn text(
             );
         }
     }
+}
+
+/// Latency beside a load at shares of the NDR.
+fn latency_at_rate(s: &mut String, rows: &[SearchRow]) {
     let latency: Vec<_> = rows
         .iter()
         .filter(|r| !r.outcome.latency.is_empty())
@@ -345,6 +362,10 @@ pub fn text(
             }
         }
     }
+}
+
+/// What the columns mean, and the caveats that apply.
+fn notes(s: &mut String, trial: Nanos, tcp: bool, link_bps: Option<f64>, rows: &[SearchRow]) {
     let _ = writeln!(
         s,
         "NDR/PDR: offered packets per second as the sender sent them; on the wire: that \
@@ -380,7 +401,6 @@ pub fn text(
              datagrams, not frames that crossed a wire"
         );
     }
-    s
 }
 
 #[cfg(test)]

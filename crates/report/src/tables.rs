@@ -3,7 +3,8 @@
 
 use netsonde_model::units::{BitRate, Bytes, Nanos, PacketRate};
 
-use crate::view::RunView;
+use crate::view::{PointView, RunView};
+use netsonde_model::search::SearchOutcome;
 
 /// A titled table of text cells.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +43,199 @@ fn t(title: &str, note: &str, headers: &[&str], rows: Vec<Vec<String>>) -> Table
 /// Every table of the report, in order. Empty tables are left out.
 pub fn tables(s: &RunView) -> Vec<Table> {
     let mut out = Vec::new();
+    search_tables(s, &mut out);
+    points_table(s, &mut out);
+    directions_table(s, &mut out);
+    fit_table(s, &mut out);
+    knees_table(s, &mut out);
+    efficiency_table(s, &mut out);
+    warnings_table(s, &mut out);
+    out
+}
+
+/// A loss-free rate search's tables.
+fn search_tables(s: &RunView, out: &mut Vec<Table>) {
+    let searched: Vec<_> = s
+        .points
+        .iter()
+        .filter_map(|p| Some((p, p.search.as_ref()?)))
+        .collect();
+    if searched.is_empty() {
+        return;
+    }
+    search_bounds_tables(s, &searched, out);
+    latency_at_rate_table(&searched, out);
+}
+
+/// Each search's bounds and rates, and every trial.
+fn search_bounds_tables(
+    s: &RunView,
+    searched: &[(&PointView, &SearchOutcome)],
+    out: &mut Vec<Table>,
+) {
+    let pps = |v: Option<f64>| opt(v, |v| PacketRate(v).to_string());
+    // The link's frame rate at a point's frame size: its rate (the point's
+    // own rate axis in the lab, else the run's line rate) over frame + gap.
+    let link_pps = |p: &crate::view::PointView| {
+        let bps = crate::view::axis_num(p, "rate")
+            .filter(|r| *r > 0.0)
+            .or(s.run.line_rate)?;
+        let frame = crate::view::search_key(p).0 + netsonde_model::search::WIRE_GAP;
+        Some(bps / (f64::from(frame) * 8.0))
+    };
+    let above = searched
+        .iter()
+        .any(|(p, o)| matches!((o.ndr.lower, link_pps(p)), (Some(n), Some(l)) if n > l));
+    let rows = searched
+        .iter()
+        .map(|(p, o)| {
+            let link = link_pps(p);
+            let (frame, io) = crate::view::search_key(p);
+            // Repeated searches: the median and range of their lower bounds
+            // beside the first search's.
+            let over = |goal, first: Option<f64>| {
+                let mut v = o.lower_bounds(goal);
+                if o.repeats.is_empty() || v.is_empty() {
+                    return pps(first);
+                }
+                v.sort_by(f64::total_cmp);
+                format!(
+                    "{} (median of {}: {}, {} – {})",
+                    pps(first),
+                    v.len(),
+                    PacketRate(v[v.len() / 2]),
+                    PacketRate(v[0]),
+                    PacketRate(v[v.len() - 1])
+                )
+            };
+            vec![
+                format!("{frame} B"),
+                io,
+                over(netsonde_model::search::Goal::Ndr, o.ndr.lower),
+                pps(o.ndr.upper),
+                over(netsonde_model::search::Goal::Pdr, o.pdr.lower),
+                pps(link),
+                match (o.ndr.lower, link) {
+                    (Some(n), Some(l)) if n > l => {
+                        format!("{:.1}% (above: see the note)", 100.0 * n / l)
+                    }
+                    (Some(n), Some(l)) => format!("{:.1}%", 100.0 * n / l),
+                    _ => "-".into(),
+                },
+                o.searches()
+                    .map(|x| x.trials.len())
+                    .sum::<usize>()
+                    .to_string(),
+                match &o.back_to_back {
+                    None => "-".into(),
+                    Some(b) => match (b.lower, b.upper) {
+                        (Some(l), None) => format!("≥ {l} (nothing lost)"),
+                        (Some(l), Some(u)) => format!("{l} (lost at {u})"),
+                        (None, Some(u)) => format!("none (lost at {u})"),
+                        (None, None) => "-".into(),
+                    },
+                },
+                if o.sender_bound {
+                    "the sender: nothing lost unpaced".into()
+                } else if o.converged {
+                    "found".into()
+                } else if p.status == "done" {
+                    "not converged: trial budget spent".into()
+                } else {
+                    format!("{} (search unfinished)", p.status)
+                },
+            ]
+        })
+        .collect();
+    let mut note = String::from("Per frame size and strategy: NDR, the highest offered rate at which a trial lost nothing (confirmed by repeats at that rate), the lowest rate that lost (the bound above it), and PDR, the highest with loss within the partial-drop ratio. Rates are datagrams per second as the sender sent them in the measured time. The link's rate: its frame rate at the size (its rate over frame + 20 B of preamble and gap), which no loss-free rate can pass for long; NDR/link, NDR's share of it. Back-to-back (when asked): the longest burst, in datagrams, sent at the sender's full rate that lost nothing. With repeated searches (--repeat), the first search's figures, and the median and range over all of them; the trials below are every search's.");
+    if above {
+        note.push_str(" An NDR above the link's rate passed because the link's queue and its shaper's burst absorbed the excess within one trial: the longer the trials (--trial), the less they can hide; the link's rate is the figure to quote.");
+    }
+    out.push(t(
+        "Loss-free rate search",
+        &note,
+        &[
+            "frame",
+            "io",
+            "NDR",
+            "lost at",
+            "PDR",
+            "link's rate",
+            "NDR/link",
+            "trials",
+            "back-to-back",
+            "limit",
+        ],
+        rows,
+    ));
+    let rows = searched
+        .iter()
+        .flat_map(|(p, o)| {
+            let (frame, io) = crate::view::search_key(p);
+            o.searches()
+                .flat_map(|x| &x.trials)
+                .enumerate()
+                .map(move |(k, tr)| {
+                    vec![
+                        format!("{frame} B"),
+                        io.clone(),
+                        (k + 1).to_string(),
+                        tr.asked_pps
+                            .map_or("unpaced".into(), |a| PacketRate(a).to_string()),
+                        PacketRate(tr.offered_pps).to_string(),
+                        format!("{:.3}%", 100.0 * tr.loss_ratio()),
+                        opt(tr.rcvbuf_errors, |v| v.to_string()),
+                        opt(tr.sndbuf_errors, |v| v.to_string()),
+                    ]
+                })
+        })
+        .collect();
+    out.push(t(
+        "Search trials",
+        "Every trial in order: the rate asked, the rate the sender offered, the loss, and the kernel's drop counters over the trial (RcvbufErrors: a full receive buffer; SndbufErrors: a full send buffer or a queue on the sending host; '-' for a TCP search, whose loss is retransmissions).",
+        &["frame", "io", "trial", "asked", "offered", "lost", "RcvbufErrors", "SndbufErrors"],
+        rows,
+    ));
+}
+
+/// Latency beside a load at shares of the NDR.
+fn latency_at_rate_table(searched: &[(&PointView, &SearchOutcome)], out: &mut Vec<Table>) {
+    let at = |v: Option<Nanos>| opt(v, |v| v.to_string());
+    let rows: Vec<Vec<String>> = searched
+        .iter()
+        .flat_map(|(p, o)| {
+            let (frame, io) = crate::view::search_key(p);
+            o.latency.iter().map(move |l| {
+                let loaded = l.loaded.as_ref();
+                vec![
+                    format!("{frame} B"),
+                    io.clone(),
+                    format!("{:.0}%", 100.0 * l.fraction),
+                    PacketRate(l.trial.offered_pps).to_string(),
+                    format!("{:.3}%", 100.0 * l.trial.loss_ratio()),
+                    at(l.idle.as_ref().and_then(|p| p.p50)),
+                    at(loaded.and_then(|p| p.p50)),
+                    at(loaded.and_then(|p| p.p90)),
+                    at(loaded.and_then(|p| p.p99)),
+                    opt(l.one_way_idle_ms, |ms| ns(ms * 1e6)),
+                    opt(l.one_way_ms, |ms| ns(ms * 1e6)),
+                    opt(loaded, |p| format!("{} ({} lost)", p.answered, p.lost)),
+                ]
+            })
+        })
+        .collect();
+    if !rows.is_empty() {
+        out.push(t(
+            "Latency at rate",
+            "Latency beside a UDP load at a share of the NDR found (RFC 2544 §26.2 measures it at the throughput): UDP probes, each echoed by the server and stamped at both ends, 100 a second, first alone (idle) and then beside the load. Round-trip percentiles beside the load (the 99th from 100 answers on); one-way: the median delay in the load's direction, idle and loaded, where both ends read one clock. On a host whose cores idle between packets, a light load can show a longer round trip than a heavy one: waking an idle core costs tens of microseconds.",
+            &["frame", "io", "of NDR", "load", "load lost", "idle p50", "p50", "p90", "p99", "one-way idle", "one-way", "probes"],
+            rows,
+        ));
+    }
+}
+
+/// Every point: its medians with their intervals.
+fn points_table(s: &RunView, out: &mut Vec<Table>) {
     let points = s
         .points
         .iter()
@@ -78,174 +272,16 @@ pub fn tables(s: &RunView) -> Vec<Table> {
             ]
         })
         .collect();
-    let searched: Vec<_> = s
-        .points
-        .iter()
-        .filter_map(|p| Some((p, p.search.as_ref()?)))
-        .collect();
-    if !searched.is_empty() {
-        let pps = |v: Option<f64>| opt(v, |v| PacketRate(v).to_string());
-        // The link's frame rate at a point's frame size: its rate (the point's
-        // own rate axis in the lab, else the run's line rate) over frame + gap.
-        let link_pps = |p: &crate::view::PointView| {
-            let bps = crate::view::axis_num(p, "rate")
-                .filter(|r| *r > 0.0)
-                .or(s.run.line_rate)?;
-            let frame = crate::view::search_key(p).0 + netsonde_model::search::WIRE_GAP;
-            Some(bps / (f64::from(frame) * 8.0))
-        };
-        let above = searched
-            .iter()
-            .any(|(p, o)| matches!((o.ndr.lower, link_pps(p)), (Some(n), Some(l)) if n > l));
-        let rows = searched
-            .iter()
-            .map(|(p, o)| {
-                let link = link_pps(p);
-                let (frame, io) = crate::view::search_key(p);
-                // Repeated searches: the median and range of their lower bounds
-                // beside the first search's.
-                let over = |goal, first: Option<f64>| {
-                    let mut v = o.lower_bounds(goal);
-                    if o.repeats.is_empty() || v.is_empty() {
-                        return pps(first);
-                    }
-                    v.sort_by(f64::total_cmp);
-                    format!(
-                        "{} (median of {}: {}, {} – {})",
-                        pps(first),
-                        v.len(),
-                        PacketRate(v[v.len() / 2]),
-                        PacketRate(v[0]),
-                        PacketRate(v[v.len() - 1])
-                    )
-                };
-                vec![
-                    format!("{frame} B"),
-                    io,
-                    over(netsonde_model::search::Goal::Ndr, o.ndr.lower),
-                    pps(o.ndr.upper),
-                    over(netsonde_model::search::Goal::Pdr, o.pdr.lower),
-                    pps(link),
-                    match (o.ndr.lower, link) {
-                        (Some(n), Some(l)) if n > l => {
-                            format!("{:.1}% (above: see the note)", 100.0 * n / l)
-                        }
-                        (Some(n), Some(l)) => format!("{:.1}%", 100.0 * n / l),
-                        _ => "-".into(),
-                    },
-                    o.searches()
-                        .map(|x| x.trials.len())
-                        .sum::<usize>()
-                        .to_string(),
-                    match &o.back_to_back {
-                        None => "-".into(),
-                        Some(b) => match (b.lower, b.upper) {
-                            (Some(l), None) => format!("≥ {l} (nothing lost)"),
-                            (Some(l), Some(u)) => format!("{l} (lost at {u})"),
-                            (None, Some(u)) => format!("none (lost at {u})"),
-                            (None, None) => "-".into(),
-                        },
-                    },
-                    if o.sender_bound {
-                        "the sender: nothing lost unpaced".into()
-                    } else if o.converged {
-                        "found".into()
-                    } else if p.status == "done" {
-                        "not converged: trial budget spent".into()
-                    } else {
-                        format!("{} (search unfinished)", p.status)
-                    },
-                ]
-            })
-            .collect();
-        let mut note = String::from("Per frame size and strategy: NDR, the highest offered rate at which a trial lost nothing (confirmed by repeats at that rate), the lowest rate that lost (the bound above it), and PDR, the highest with loss within the partial-drop ratio. Rates are datagrams per second as the sender sent them in the measured time. The link's rate: its frame rate at the size (its rate over frame + 20 B of preamble and gap), which no loss-free rate can pass for long; NDR/link, NDR's share of it. Back-to-back (when asked): the longest burst, in datagrams, sent at the sender's full rate that lost nothing. With repeated searches (--repeat), the first search's figures, and the median and range over all of them; the trials below are every search's.");
-        if above {
-            note.push_str(" An NDR above the link's rate passed because the link's queue and its shaper's burst absorbed the excess within one trial: the longer the trials (--trial), the less they can hide; the link's rate is the figure to quote.");
-        }
-        out.push(t(
-            "Loss-free rate search",
-            &note,
-            &[
-                "frame",
-                "io",
-                "NDR",
-                "lost at",
-                "PDR",
-                "link's rate",
-                "NDR/link",
-                "trials",
-                "back-to-back",
-                "limit",
-            ],
-            rows,
-        ));
-        let rows = searched
-            .iter()
-            .flat_map(|(p, o)| {
-                let (frame, io) = crate::view::search_key(p);
-                o.searches()
-                    .flat_map(|x| &x.trials)
-                    .enumerate()
-                    .map(move |(k, tr)| {
-                        vec![
-                            format!("{frame} B"),
-                            io.clone(),
-                            (k + 1).to_string(),
-                            tr.asked_pps
-                                .map_or("unpaced".into(), |a| PacketRate(a).to_string()),
-                            PacketRate(tr.offered_pps).to_string(),
-                            format!("{:.3}%", 100.0 * tr.loss_ratio()),
-                            opt(tr.rcvbuf_errors, |v| v.to_string()),
-                            opt(tr.sndbuf_errors, |v| v.to_string()),
-                        ]
-                    })
-            })
-            .collect();
-        out.push(t(
-            "Search trials",
-            "Every trial in order: the rate asked, the rate the sender offered, the loss, and the kernel's drop counters over the trial (RcvbufErrors: a full receive buffer; SndbufErrors: a full send buffer or a queue on the sending host; '-' for a TCP search, whose loss is retransmissions).",
-            &["frame", "io", "trial", "asked", "offered", "lost", "RcvbufErrors", "SndbufErrors"],
-            rows,
-        ));
-        let at = |v: Option<Nanos>| opt(v, |v| v.to_string());
-        let rows: Vec<Vec<String>> = searched
-            .iter()
-            .flat_map(|(p, o)| {
-                let (frame, io) = crate::view::search_key(p);
-                o.latency.iter().map(move |l| {
-                    let loaded = l.loaded.as_ref();
-                    vec![
-                        format!("{frame} B"),
-                        io.clone(),
-                        format!("{:.0}%", 100.0 * l.fraction),
-                        PacketRate(l.trial.offered_pps).to_string(),
-                        format!("{:.3}%", 100.0 * l.trial.loss_ratio()),
-                        at(l.idle.as_ref().and_then(|p| p.p50)),
-                        at(loaded.and_then(|p| p.p50)),
-                        at(loaded.and_then(|p| p.p90)),
-                        at(loaded.and_then(|p| p.p99)),
-                        opt(l.one_way_idle_ms, |ms| ns(ms * 1e6)),
-                        opt(l.one_way_ms, |ms| ns(ms * 1e6)),
-                        opt(loaded, |p| format!("{} ({} lost)", p.answered, p.lost)),
-                    ]
-                })
-            })
-            .collect();
-        if !rows.is_empty() {
-            out.push(t(
-                "Latency at rate",
-                "Latency beside a UDP load at a share of the NDR found (RFC 2544 §26.2 measures it at the throughput): UDP probes, each echoed by the server and stamped at both ends, 100 a second, first alone (idle) and then beside the load. Round-trip percentiles beside the load (the 99th from 100 answers on); one-way: the median delay in the load's direction, idle and loaded, where both ends read one clock. On a host whose cores idle between packets, a light load can show a longer round trip than a heavy one: waking an idle core costs tens of microseconds.",
-                &["frame", "io", "of NDR", "load", "load lost", "idle p50", "p50", "p90", "p99", "one-way idle", "one-way", "probes"],
-                rows,
-            ));
-        }
-    }
     out.push(t(
         "Points",
         "Medians over repetitions with distribution-free confidence intervals of the median and their coverage (75% with 3 repetitions, at least 95% from 6; none below 3); CPU is busy cores system-wide; service demand is the client test's own CPU (its flow threads and the host's interrupt time) in us per KiB (streams) or per transaction (RR).",
         &["#", "configuration", "status", "reps", "goodput", "latency p50", "trans/s", "client CPU", "server CPU", "service demand", "CV", "note"],
         points,
     ));
+}
+
+/// Outbound, inbound and bidirectional side by side.
+fn directions_table(s: &RunView, out: &mut Vec<Table>) {
     if s.directions.iter().any(|d| !d.goodput.is_empty()) {
         let dirs = ["out", "in", "bidir"];
         let rows = s
@@ -281,6 +317,10 @@ pub fn tables(s: &RunView) -> Vec<Table> {
             rows,
         ));
     }
+}
+
+/// The latency model's fit and what it predicts.
+fn fit_table(s: &RunView, out: &mut Vec<Table>) {
     if let Some(f) = &s.fit {
         let rows = f
             .rows
@@ -312,6 +352,10 @@ pub fn tables(s: &RunView) -> Vec<Table> {
             rows,
         ));
     }
+}
+
+/// Where throughput curves bend.
+fn knees_table(s: &RunView, out: &mut Vec<Table>) {
     if !s.knees.is_empty() {
         let fmt = |axis: &str, v: Option<f64>| {
             opt(v, |x| {
@@ -342,6 +386,10 @@ pub fn tables(s: &RunView) -> Vec<Table> {
             rows,
         ));
     }
+}
+
+/// Each stream point against its line, and what limited it.
+fn efficiency_table(s: &RunView, out: &mut Vec<Table>) {
     if !s.efficiency.is_empty() {
         let rows = s
             .efficiency
@@ -404,6 +452,10 @@ pub fn tables(s: &RunView) -> Vec<Table> {
             rows,
         ));
     }
+}
+
+/// What the repetitions say about their own quality.
+fn warnings_table(s: &RunView, out: &mut Vec<Table>) {
     if !s.warnings.is_empty() {
         let rows = s
             .warnings
@@ -417,7 +469,6 @@ pub fn tables(s: &RunView) -> Vec<Table> {
             rows,
         ));
     }
-    out
 }
 
 /// An efficiency cell: at most 100%, with the figure measured when the goodput

@@ -87,6 +87,18 @@ pub fn render(r: &TestReport) -> String {
 
 fn body(r: &TestReport, opts: &TextOptions) -> String {
     let mut o = String::new();
+    header(&mut o, r, opts);
+    intervals(&mut o, r, opts);
+    directions(&mut o, r, opts);
+    transactions(&mut o, r, opts);
+    cpu(&mut o, r, opts);
+    threads(&mut o, r, opts);
+    verdict(&mut o, r, opts);
+    o
+}
+
+/// The test, its settings and both hosts.
+fn header(o: &mut String, r: &TestReport, _opts: &TextOptions) {
     let s = &r.spec;
     let size = if s.test.is_rr() {
         format!("request {}  response {}", s.request_size, s.response_size)
@@ -140,6 +152,10 @@ fn body(r: &TestReport, opts: &TextOptions) -> String {
             );
         }
     }
+}
+
+/// Each interval's rate.
+fn intervals(o: &mut String, r: &TestReport, opts: &TextOptions) {
     if !r.intervals.is_empty() {
         let _ = writeln!(
             o,
@@ -159,6 +175,10 @@ fn body(r: &TestReport, opts: &TextOptions) -> String {
             );
         }
     }
+}
+
+/// Each direction's totals.
+fn directions(o: &mut String, r: &TestReport, opts: &TextOptions) {
     if !r.directions.is_empty() {
         let _ = writeln!(
             o,
@@ -206,6 +226,10 @@ fn body(r: &TestReport, opts: &TextOptions) -> String {
             let _ = writeln!(o, "{:<15} {:>16}", "sum", opts.rate(BitRate(total)));
         }
     }
+}
+
+/// Request/response: transactions and latency.
+fn transactions(o: &mut String, r: &TestReport, opts: &TextOptions) {
     if let Some(rr) = &r.rr {
         let l = &rr.latency;
         let _ = writeln!(
@@ -222,8 +246,12 @@ fn body(r: &TestReport, opts: &TextOptions) -> String {
             l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max, l.stddev
         );
     }
-    tcp_info(&mut o, "client", &r.client, opts);
-    tcp_info(&mut o, "server", &r.server, opts);
+    tcp_info(o, "client", &r.client, opts);
+    tcp_info(o, "server", &r.server, opts);
+}
+
+/// Both ends' CPU.
+fn cpu(o: &mut String, r: &TestReport, _opts: &TextOptions) {
     let _ = writeln!(
         o,
         "\n{:<7} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>9} {:>11} {:>9} {:>10} {:>11} {:>11}",
@@ -243,19 +271,9 @@ fn body(r: &TestReport, opts: &TextOptions) -> String {
         "msgs/call",
         "ctxsw/MB"
     );
-    cpu_row(
-        &mut o,
-        "client",
-        r.client.cpu.as_ref(),
-        r.client_cost.as_ref(),
-    );
+    cpu_row(o, "client", r.client.cpu.as_ref(), r.client_cost.as_ref());
     match &r.peer {
-        None => cpu_row(
-            &mut o,
-            "server",
-            r.server.cpu.as_ref(),
-            r.server_cost.as_ref(),
-        ),
+        None => cpu_row(o, "server", r.server.cpu.as_ref(), r.server_cost.as_ref()),
         Some(p) => {
             let _ = writeln!(
                 o,
@@ -292,6 +310,10 @@ fn body(r: &TestReport, opts: &TextOptions) -> String {
             }
         );
     }
+}
+
+/// Each end's flow threads, TCP state and socket.
+fn threads(o: &mut String, r: &TestReport, _opts: &TextOptions) {
     // Per flow thread: the evidence of a thread-bound verdict.
     for (name, side) in [("client", &r.client), ("server", &r.server)] {
         if let Some(c) = side.cpu.as_ref().filter(|c| !c.flow_threads.is_empty()) {
@@ -391,6 +413,10 @@ fn body(r: &TestReport, opts: &TextOptions) -> String {
             let _ = writeln!(o, "{name} interface: {} mtu {}", i.name, i.mtu);
         }
     }
+}
+
+/// Warnings, RFC 6349's figures, the load's latency and the verdict.
+fn verdict(o: &mut String, r: &TestReport, _opts: &TextOptions) {
     for w in &r.warnings {
         let _ = writeln!(o, "warning: {w} (hint: {})", w.hint());
     }
@@ -426,7 +452,7 @@ fn body(r: &TestReport, opts: &TextOptions) -> String {
         let _ = writeln!(o, "RFC 6349: {}", parts.join(", "));
     }
     if let Some(l) = r.load.as_ref().and_then(|l| l.summary.as_ref()) {
-        load(&mut o, l);
+        load(o, l);
     }
     if let Some(d) = &r.diagnosis {
         let _ = writeln!(o, "verdict: {}: {}", d.bottleneck, d.evidence);
@@ -440,7 +466,6 @@ fn body(r: &TestReport, opts: &TextOptions) -> String {
             let _ = writeln!(o, "  caveat: {c}");
         }
     }
-    o
 }
 
 fn ms(n: Option<Nanos>) -> String {

@@ -1,11 +1,17 @@
 //! A deterministic simulator: a client and a server session exchanging encoded
 //! bytes in memory, with virtual time stepped by the test (after quinn's `Pair`).
 
+use super::common::*;
 use super::*;
 use crate::frame::FrameDecoder;
+use crate::frame::{Frame, Hello};
 use crate::message::Token;
+use crate::message::{ErrorCode, Job, JobReport, Message, SetupAck};
 use netsonde_model::host::HostFacts;
+use netsonde_model::result::SideResult;
 use netsonde_model::spec::TestKind;
+use netsonde_model::spec::TestSpec;
+use netsonde_model::units::Nanos;
 
 struct Pair {
     now: Nanos,

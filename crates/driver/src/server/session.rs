@@ -1,246 +1,34 @@
-//! The server: an accept loop with one thread per control connection.
-//!
-//! **One test at a time.** Concurrent tests on one host disturb each other's
-//! figures, so the server runs a single test and answers any other client that asks
-//! meanwhile with `Error { code: busy, retry_after_ms }` (the time the running test
-//! has left), at once. Control connections themselves are served concurrently, so a
-//! silent or slow client never blocks another: it only holds a handshake thread
-//! until its phase deadline, and never the busy slot, which is taken only once a
-//! valid setup arrives and is released by a guard on every path out of a session.
-//!
-//! **Budgets.** A setup reserves what its test will hold (buffer memory, threads,
-//! descriptors: [`crate::budget`]) before any socket is opened, and is refused by
-//! name above the server's limits; the reservation, the data listener and its
-//! acceptor thread go as soon as the session ends, however it ends.
+//! One control connection: an iperf3 client handed to its server, or a netsonde
+//! client's test (admission, setup, its data connections, the run, the
+//! results) or an agent's job.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use netsonde_engine::sockopt;
 use netsonde_model::result::{SideResult, SocketFacts};
 use netsonde_model::spec::{FlowDir, TestKind, TestSpec};
-use netsonde_proto::auth::Key;
 use netsonde_proto::message::{decode_preamble, PREAMBLE_LEN};
-use netsonde_proto::{Deadlines, ErrorCode, Event, ServerSession, SetupAck, Token};
-use nix::errno::Errno;
+use netsonde_proto::{ErrorCode, Event, ServerSession, SetupAck, Token};
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::budget::{Budget, Need, Reservation};
+use crate::budget::{Need, Reservation};
 use crate::control::Control;
 use crate::flows::{self, End, FlowPlan, FlowSocket};
 use crate::jobs::Refusal;
 use crate::now;
-use crate::policy::{AddressTable, Limits, LogFormat, LogLimiter, SessionLog};
+use crate::policy::{LogFormat, SessionLog};
 
-/// Why the server could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum ServerError {
-    /// Binding the control port failed.
-    #[error("cannot listen on {addr}: {source}")]
-    Bind {
-        /// The address.
-        addr: SocketAddr,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// Accepting failed in a way that is not per-connection.
-    #[error("accept failed: {0}")]
-    Accept(#[source] std::io::Error),
-    /// The configuration cannot serve any test.
-    #[error("{0}")]
-    Config(String),
-}
+use super::config::{BusyGuard, Shared, AFTER_TEST};
 
-/// Server settings.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// Control address.
-    pub bind: SocketAddr,
-    /// Phase deadlines.
-    pub deadlines: Deadlines,
-    /// Abuse limits.
-    pub limits: Limits,
-    /// One line per session on stderr, in this format.
-    pub log: LogFormat,
-    /// Require clients to prove they hold this key (and seal the session).
-    pub auth_key: Option<Key>,
-    /// Where each finished iperf3 client's session goes as a report (no
-    /// netsonde client is there to store it): both sides, this end's CPU and
-    /// `TCP_INFO` included.
-    pub iperf3_sessions: Option<SessionSink>,
-    /// Serve iperf3 clients with netsonde's own receiver (1 MiB reads, woken per
-    /// ~1 ms of data) rather than iperf3's (one `-l` read per call, woken per
-    /// segment), which is the default so that swapping servers keeps the path.
-    pub iperf3_fast_receiver: bool,
-    /// Take jobs from an authenticated controller with this handler (`netsonde
-    /// agent` gives `agent::handler`): run a test as a client against another
-    /// agent and send back its report. `None`: jobs are refused.
-    pub jobs: Option<crate::jobs::JobHandler>,
-}
-
-pub use crate::policy::SessionSink;
-
-impl ServerConfig {
-    /// Defaults for `addr`.
-    pub fn new(bind: SocketAddr) -> ServerConfig {
-        ServerConfig {
-            bind,
-            deadlines: Deadlines::default(),
-            limits: Limits::default(),
-            log: LogFormat::Text,
-            auth_key: None,
-            iperf3_sessions: None,
-            iperf3_fast_receiver: false,
-            jobs: None,
-        }
-    }
-}
-
-#[derive(Debug)]
-struct Shared {
-    cfg: ServerConfig,
-    /// When each running test is expected to be over (the end of its measured
-    /// interval, plus [`AFTER_TEST`] for results), one entry per running test.
-    running: Mutex<Vec<(u64, Instant)>>,
-    /// Memory, threads and descriptors: what running sessions hold.
-    budget: Arc<Budget>,
-    next_id: AtomicUsize,
-    connections: AtomicUsize,
-    addresses: AddressTable,
-    log_limit: LogLimiter,
-    /// Sessions ended, for `--metrics`.
-    tally: crate::health::Tally,
-    /// Running iperf3 sessions, where their data connections go.
-    iperf3: crate::iperf3_server::Registry,
-}
-
-impl Shared {
-    /// A server's state for `cfg`, its budget sized from the limits.
-    fn new(cfg: ServerConfig) -> Shared {
-        let limits = &cfg.limits;
-        let budget = Arc::new(Budget::new(
-            limits.max_session_memory,
-            Need {
-                memory: limits.max_memory,
-                // Two threads per flow at most, per running test, and one per
-                // control connection.
-                threads: limits.max_tests as u64 * (2 * u64::from(limits.max_parallel) + 3)
-                    + limits.max_connections as u64,
-                fds: crate::budget::fd_budget(limits.max_connections),
-            },
-        ));
-        Shared {
-            cfg,
-            running: Mutex::new(Vec::new()),
-            budget,
-            next_id: AtomicUsize::new(0),
-            connections: AtomicUsize::new(0),
-            addresses: AddressTable::default(),
-            log_limit: LogLimiter::default(),
-            iperf3: Default::default(),
-            tally: Default::default(),
-        }
-    }
-
-    fn log(&self, entry: &SessionLog) {
-        self.tally.count(entry.protocol, entry.outcome);
-        let second = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let (write, suppressed) = self.log_limit.admit(second);
-        if let Some(n) = suppressed {
-            if self.cfg.log != LogFormat::Off {
-                eprintln!("netsonde server: {n} session log line(s) suppressed in the last second");
-            }
-        }
-        if !write {
-            return;
-        }
-        if let Some(line) = entry.line(self.cfg.log) {
-            eprintln!("{line}");
-        }
-    }
-}
-
-/// Holds a test slot; frees it when dropped, whatever the session's fate.
-struct BusyGuard(Arc<Shared>, u64);
-
-/// What a test takes after its measured interval: flows drain, results travel
-/// (tens of milliseconds on loopback; this leaves room for a slower path).
-const AFTER_TEST: Duration = Duration::from_millis(250);
-
-impl BusyGuard {
-    /// The test started at `at`: it is expected to end at the end of its measured
-    /// interval, plus [`AFTER_TEST`].
-    fn started(&self, at: Instant, spec: &TestSpec) {
-        let end = at + spec.span().as_duration() + AFTER_TEST;
-        let mut r = self.0.running.lock().unwrap_or_else(|e| e.into_inner());
-        for (id, e) in r.iter_mut() {
-            if *id == self.1 {
-                *e = end;
-            }
-        }
-    }
-}
-
-impl Drop for BusyGuard {
-    fn drop(&mut self) {
-        let mut r = self.0.running.lock().unwrap_or_else(|e| e.into_inner());
-        r.retain(|(id, _)| *id != self.1);
-    }
-}
-
-/// Tells a connection we will not serve it why, in one unsealed error frame (a
-/// client reads it in place of the server's hello), and closes it.
-fn refuse_connection(mut stream: TcpStream, reason: &str) {
-    let frame = netsonde_proto::Frame::Message(netsonde_proto::Message::Error {
-        code: ErrorCode::Busy,
-        message: reason.to_string(),
-        retry_after_ms: Some(1000),
-    });
-    let _ = stream.set_write_timeout(Some(Duration::from_millis(200)));
-    let _ = std::io::Write::write_all(&mut stream, &frame.to_bytes());
-}
-
-/// accept() errors that concern one connection or pass with time.
-const TRANSIENT_ACCEPT: [Errno; 5] = [
-    Errno::ECONNABORTED,
-    Errno::EMFILE,
-    Errno::ENFILE,
-    Errno::ENOBUFS,
-    Errno::ENOMEM,
-];
-
-/// A bound server.
-#[derive(Debug)]
-pub struct Server {
-    listener: TcpListener,
-    shared: Arc<Shared>,
-}
-
-/// A server running on a background thread; stopped and joined on drop.
-#[derive(Debug)]
-pub struct ServerHandle {
-    /// Where it listens.
-    pub addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<Result<(), ServerError>>>,
-}
-
-impl Drop for ServerHandle {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-fn listen(addr: SocketAddr, backlog: i32, spec: Option<&TestSpec>) -> std::io::Result<Socket> {
+pub(super) fn listen(
+    addr: SocketAddr,
+    backlog: i32,
+    spec: Option<&TestSpec>,
+) -> std::io::Result<Socket> {
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     s.set_reuse_address(true)?;
     if addr.ip() == IpAddr::V6(Ipv6Addr::UNSPECIFIED) {
@@ -256,168 +44,6 @@ fn listen(addr: SocketAddr, backlog: i32, spec: Option<&TestSpec>) -> std::io::R
     // SO_RCVTIMEO bounds accept() on Linux: the loop can notice stop requests.
     s.set_read_timeout(Some(sockopt::WAKE))?;
     Ok(s)
-}
-
-impl Server {
-    /// Binds the control port; refuses limits under which no test could run.
-    pub fn bind(cfg: ServerConfig) -> Result<Server, ServerError> {
-        // Before any session thread exists: the address space the threads reserve
-        // stays within what the memory budget assumes.
-        netsonde_engine::limit_malloc_arenas();
-        cfg.limits
-            .validate()
-            .map_err(|e| ServerError::Config(e.to_string()))?;
-        if cfg.deadlines.hello.0 == 0
-            || cfg.deadlines.setup.0 == 0
-            || cfg.deadlines.connect.0 == 0
-            || cfg.deadlines.done.0 == 0
-        {
-            return Err(ServerError::Config(
-                "--phase-timeout must be above 0".into(),
-            ));
-        }
-        let addr = cfg.bind;
-        let listener = match listen(addr, 128, None) {
-            // A host without IPv6: the dual-stack default falls back to IPv4's.
-            Err(e)
-                if addr.ip() == IpAddr::V6(Ipv6Addr::UNSPECIFIED)
-                    && e.raw_os_error() == Some(nix::errno::Errno::EAFNOSUPPORT as i32) =>
-            {
-                let v4 = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), addr.port());
-                listen(v4, 128, None).map_err(|source| ServerError::Bind { addr: v4, source })?
-            }
-            r => r.map_err(|source| ServerError::Bind { addr, source })?,
-        };
-        Ok(Server {
-            listener: listener.into(),
-            shared: Arc::new(Shared::new(cfg)),
-        })
-    }
-
-    /// Reads this server's health (sessions ended, tests running, the budget
-    /// held) from any thread, for `--metrics`.
-    pub fn health(&self) -> crate::health::HealthProbe {
-        let shared = self.shared.clone();
-        std::sync::Arc::new(move || {
-            let running = shared
-                .running
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .len();
-            shared.tally.snapshot(
-                running,
-                shared.connections.load(Ordering::Relaxed),
-                shared.budget.held(),
-                shared.budget.total(),
-            )
-        })
-    }
-
-    /// The bound address.
-    pub fn local_addr(&self) -> SocketAddr {
-        self.listener.local_addr().unwrap_or(self.shared.cfg.bind)
-    }
-
-    /// Serves until `stop` is set, then drains: stops accepting, lets running
-    /// sessions finish (each is bounded by its own deadlines) and returns.
-    pub fn run(self, stop: Arc<AtomicBool>) -> Result<(), ServerError> {
-        let shared = &self.shared;
-        let limits = &shared.cfg.limits;
-        // The order connections were accepted in (iperf3's streams are told
-        // apart by it).
-        let mut accepted = 0u64;
-        while !stop.load(Ordering::Relaxed) {
-            let (stream, peer) = match self.listener.accept() {
-                // An IPv4 client of a dual-stack listener is an IPv4 peer.
-                Ok((s, p)) => (s, SocketAddr::new(p.ip().to_canonical(), p.port())),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock
-                            | std::io::ErrorKind::TimedOut
-                            | std::io::ErrorKind::Interrupted
-                    ) =>
-                {
-                    continue
-                }
-                Err(e)
-                    if e.raw_os_error()
-                        .is_some_and(|n| TRANSIENT_ACCEPT.iter().any(|t| *t as i32 == n)) =>
-                {
-                    // Per-connection or transient: back off briefly, keep serving.
-                    std::thread::sleep(Duration::from_millis(50));
-                    continue;
-                }
-                Err(e) => return Err(ServerError::Accept(e)),
-            };
-            let refuse = if shared.connections.load(Ordering::Acquire) >= limits.max_connections {
-                Some(format!(
-                    "server busy: {} connections already",
-                    limits.max_connections
-                ))
-            } else if !shared.addresses.enter(peer.ip(), limits.max_per_address) {
-                Some(format!(
-                    "too many connections from {} (at most {})",
-                    peer.ip(),
-                    limits.max_per_address
-                ))
-            } else {
-                None
-            };
-            if let Some(reason) = refuse {
-                refuse_connection(stream, &reason);
-                shared.log(&SessionLog {
-                    peer: peer.to_string(),
-                    outcome: "refused",
-                    reason,
-                    ..SessionLog::default()
-                });
-                continue;
-            }
-            shared.connections.fetch_add(1, Ordering::AcqRel);
-            let shared = self.shared.clone();
-            let seq = accepted;
-            accepted += 1;
-            std::thread::spawn(move || {
-                let started = Instant::now();
-                // An iperf3 stream handed to its session has nothing to log.
-                if let Some(mut entry) = serve_connection(stream, peer, seq, &shared) {
-                    entry.peer = peer.to_string();
-                    entry.seconds = started.elapsed().as_secs_f64();
-                    shared.log(&entry);
-                }
-                shared.addresses.leave(peer.ip());
-                shared.connections.fetch_sub(1, Ordering::AcqRel);
-            });
-        }
-        // Drain: every session ends by its own deadlines; wait for them.
-        drop(self.listener);
-        let drain_until = Instant::now()
-            + limits.max_duration.as_duration()
-            + self.shared.cfg.deadlines.grace.as_duration()
-            + Duration::from_secs(30);
-        while self.shared.connections.load(Ordering::Acquire) > 0 && Instant::now() < drain_until {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Ok(())
-    }
-
-    /// Control connections being served now.
-    pub fn active(&self) -> usize {
-        self.shared.connections.load(Ordering::Acquire)
-    }
-
-    /// Runs on a background thread.
-    pub fn spawn(self) -> ServerHandle {
-        let addr = self.local_addr();
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        ServerHandle {
-            addr,
-            stop,
-            thread: Some(std::thread::spawn(move || self.run(s))),
-        }
-    }
 }
 
 /// Answers a session's setup: validation, the busy slot, the budget, sockets.
@@ -454,7 +80,7 @@ impl Acceptor {
         })
     }
 
-    fn join(mut self) -> Result<Accepted, String> {
+    fn join(&mut self) -> Result<Accepted, String> {
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(r)) => r,
             _ => Err("data acceptor failed".into()),
@@ -477,7 +103,10 @@ impl Drop for Acceptor {
 
 /// Admits a test, whatever its protocol: the spec, the limits, a test slot and
 /// the budget.
-fn admit(spec: &TestSpec, shared: &Arc<Shared>) -> Result<(BusyGuard, Reservation), Refusal> {
+pub(super) fn admit(
+    spec: &TestSpec,
+    shared: &Arc<Shared>,
+) -> Result<(BusyGuard, Reservation), Refusal> {
     spec.validate()
         .map_err(|e| (ErrorCode::BadSpec, e.to_string(), None))?;
     let cores = std::thread::available_parallelism()
@@ -735,7 +364,7 @@ fn accept_flows(
 
 /// Runs one control connection to its end; returns its log record (none for an
 /// iperf3 data connection, which goes to its session).
-fn serve_connection(
+pub(super) fn serve_connection(
     stream: TcpStream,
     peer: SocketAddr,
     seq: u64,
@@ -793,6 +422,9 @@ fn serve_connection(
     Some(serve_connection_netsonde(stream, peer, shared, log))
 }
 
+/// How long a session's pump waits for the client between looks at its flows.
+const TICK: Duration = Duration::from_millis(100);
+
 /// A netsonde client's control connection.
 fn serve_connection_netsonde(
     stream: TcpStream,
@@ -822,46 +454,13 @@ fn serve_connection_netsonde(
         },
     };
     let mut s = ServerSession::new(now(), d, auth);
-    let tick = Duration::from_millis(100);
+    let tick = TICK;
 
-    // Hello, authentication and setup.
-    let spec = 'setup: loop {
-        for ev in ctl.pump(&mut s, Duration::from_secs(1)) {
-            match ev {
-                Event::SetupRequested(spec) => break 'setup *spec,
-                Event::JobRequested(job) => {
-                    log.authenticated = s.authenticated();
-                    log.protocol = "netsonde-job";
-                    let Some(handler) = &shared.cfg.jobs else {
-                        let why = "this is `netsonde server`: it runs tests for clients, not \
-                                   jobs; start `netsonde agent` on this host to take jobs from \
-                                   a controller";
-                        s.reject(now(), ErrorCode::BadSpec, why.into(), None);
-                        ctl.flush(&mut s);
-                        return fail(log, "refused", why.into());
-                    };
-                    let admit = |spec: &TestSpec| {
-                        admit(spec, shared).map(|held| Box::new(held) as Box<dyn std::any::Any>)
-                    };
-                    let ctx = crate::jobs::ServeCtx {
-                        key: shared.cfg.auth_key.as_ref(),
-                        deadlines: d,
-                        admit: &admit,
-                        log: &mut log,
-                    };
-                    (handler.0)(&mut ctl, &mut s, *job, ctx);
-                    return log;
-                }
-                Event::Failed(e) => {
-                    log.authenticated = s.authenticated();
-                    return fail(log, "failed", format!("before setup: {e}"));
-                }
-                _ => {}
-            }
-        }
-        if s.is_over() {
-            return fail(log, "dropped", "closed before setup".into());
-        }
+    // Hello, authentication and setup (or a job, served to its end).
+    let spec = match until_setup(&mut ctl, &mut s, shared, &mut log) {
+        Ok(Some(spec)) => spec,
+        Ok(None) => return log,
+        Err((outcome, why)) => return fail(log, outcome, why),
     };
     log.authenticated = s.authenticated();
     log.test = Some(spec.clone());
@@ -903,37 +502,9 @@ fn serve_connection_netsonde(
     drop(listener);
 
     // Wait for start.
-    let mut accepted = None;
-    'start: loop {
-        if accepted.is_none() {
-            match acceptor.poll() {
-                Some(Ok(a)) => accepted = Some(a),
-                Some(Err(msg)) => {
-                    s.abort(now(), ErrorCode::Internal, format!("server: {msg}"));
-                    ctl.flush(&mut s);
-                    return fail(log, "failed", msg);
-                }
-                None => {}
-            }
-        }
-        for ev in ctl.pump(&mut s, tick) {
-            match ev {
-                Event::StartRequested => break 'start,
-                Event::Failed(e) => return fail(log, "failed", format!("before start: {e}")),
-                _ => {}
-            }
-        }
-        if s.is_over() {
-            return fail(log, "dropped", "closed before start".into());
-        }
-    }
-    let (plans, probes) = match accepted.map_or_else(|| acceptor.join(), Ok) {
-        Ok(p) => p,
-        Err(msg) => {
-            s.abort(now(), ErrorCode::Internal, format!("server: {msg}"));
-            ctl.flush(&mut s);
-            return fail(log, "failed", msg);
-        }
+    let (plans, probes) = match until_start(&mut ctl, &mut s, &mut acceptor) {
+        Ok(accepted) => accepted,
+        Err((outcome, why)) => return fail(log, outcome, why),
     };
     // What the kernel granted on an accepted data connection (the listener's own
     // figures, sent in the ack, predate any handshake: no MSS yet).
@@ -1001,28 +572,124 @@ fn serve_connection_netsonde(
     s.finish(now(), result);
     // A load-latency test's client probes for its after phase once the load is
     // over: the answers go on that long (and a second more) past this end's load.
-    let answer_until = Instant::now() + idle + Duration::from_secs(1);
+    let answer_until =
+        (answering.is_some()).then(|| Instant::now() + idle + Duration::from_secs(1));
+    let (outcome, why) = until_finished(&mut ctl, &mut s, answer_until);
+    fail(log, outcome, why)
+}
+
+/// How a session ended, for its log: outcome and reason.
+type Ended = (&'static str, String);
+
+/// Serves the control connection up to the test's setup: the spec asked for,
+/// or `None` once a job was handed to the agent's handler and served.
+fn until_setup(
+    ctl: &mut Control,
+    s: &mut ServerSession,
+    shared: &Arc<Shared>,
+    log: &mut SessionLog,
+) -> Result<Option<TestSpec>, Ended> {
     loop {
-        for ev in ctl.pump(&mut s, tick) {
+        for ev in ctl.pump(s, Duration::from_secs(1)) {
             match ev {
-                Event::Finished => {
-                    if answering.is_some() {
-                        // The client closes the control connection once its
-                        // after phase is over: answers stop then.
-                        ctl.wait_closed(answer_until);
-                    }
-                    return fail(log, "ok", String::new());
+                Event::SetupRequested(spec) => return Ok(Some(*spec)),
+                Event::JobRequested(job) => {
+                    log.authenticated = s.authenticated();
+                    log.protocol = "netsonde-job";
+                    let Some(handler) = &shared.cfg.jobs else {
+                        let why = "this is `netsonde server`: it runs tests for clients, not \
+                                   jobs; start `netsonde agent` on this host to take jobs from \
+                                   a controller";
+                        s.reject(now(), ErrorCode::BadSpec, why.into(), None);
+                        ctl.flush(s);
+                        return Err(("refused", why.into()));
+                    };
+                    let admit = |spec: &TestSpec| {
+                        admit(spec, shared).map(|held| Box::new(held) as Box<dyn std::any::Any>)
+                    };
+                    let ctx = crate::jobs::ServeCtx {
+                        key: shared.cfg.auth_key.as_ref(),
+                        deadlines: shared.cfg.deadlines,
+                        admit: &admit,
+                        log,
+                    };
+                    (handler.0)(ctl, s, *job, ctx);
+                    return Ok(None);
                 }
-                Event::Failed(e) => return fail(log, "failed", format!("after results: {e}")),
+                Event::Failed(e) => {
+                    log.authenticated = s.authenticated();
+                    return Err(("failed", format!("before setup: {e}")));
+                }
                 _ => {}
             }
         }
         if s.is_over() {
-            return fail(log, "ok", String::new());
+            return Err(("dropped", "closed before setup".into()));
         }
     }
 }
 
-#[cfg(test)]
-#[path = "server_tests.rs"]
-mod tests;
+/// Waits for the client's start while the data connections are accepted; the
+/// accepted flows once both happened.
+fn until_start(
+    ctl: &mut Control,
+    s: &mut ServerSession,
+    acceptor: &mut Acceptor,
+) -> Result<Accepted, Ended> {
+    let mut accepted = None;
+    let abort = |ctl: &mut Control, s: &mut ServerSession, msg: String| {
+        s.abort(now(), ErrorCode::Internal, format!("server: {msg}"));
+        ctl.flush(s);
+        ("failed", msg)
+    };
+    'start: loop {
+        if accepted.is_none() {
+            match acceptor.poll() {
+                Some(Ok(a)) => accepted = Some(a),
+                Some(Err(msg)) => return Err(abort(ctl, s, msg)),
+                None => {}
+            }
+        }
+        for ev in ctl.pump(s, TICK) {
+            match ev {
+                Event::StartRequested => break 'start,
+                Event::Failed(e) => return Err(("failed", format!("before start: {e}"))),
+                _ => {}
+            }
+        }
+        if s.is_over() {
+            return Err(("dropped", "closed before start".into()));
+        }
+    }
+    accepted
+        .map_or_else(|| acceptor.join(), Ok)
+        .map_err(|msg| abort(ctl, s, msg))
+}
+
+/// After the results: waits for the client to finish the session (and, for a
+/// load-latency test, answers its probes until `answer_until`).
+fn until_finished(
+    ctl: &mut Control,
+    s: &mut ServerSession,
+    answer_until: Option<Instant>,
+) -> Ended {
+    loop {
+        for ev in ctl.pump(s, TICK) {
+            match ev {
+                Event::Finished => {
+                    if let Some(until) = answer_until {
+                        // The client closes the control connection once its
+                        // after phase is over: answers stop then.
+                        ctl.wait_closed(until);
+                    }
+                    return ("ok", String::new());
+                }
+                Event::Failed(e) => return ("failed", format!("after results: {e}")),
+                _ => {}
+            }
+        }
+        if s.is_over() {
+            return ("ok", String::new());
+        }
+    }
+}

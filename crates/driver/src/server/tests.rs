@@ -7,7 +7,10 @@ use netsonde_model::spec::{TestKind, TestSpec};
 use netsonde_model::units::{Bytes, Nanos};
 use netsonde_proto::ErrorCode;
 
+use super::config::AFTER_TEST;
+use super::session::admit;
 use super::*;
+use crate::policy::Limits;
 
 fn shared(limits: Limits) -> Arc<Shared> {
     let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap());

@@ -1,0 +1,224 @@
+//! What a diagnosis is made from: the test's figures, each end's busiest core
+//! and flow threads, a peer tool's process, and what each end's host and NIC
+//! showed ([`DiagnosisInput`]).
+
+pub use netsonde_model::diagnosis::CpuKind;
+use netsonde_model::nic::NicFinding;
+use netsonde_model::units::BitRate;
+use serde::{Deserialize, Serialize};
+
+/// The busiest core of one end.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CoreLoad {
+    /// The core, when known.
+    pub core: Option<u32>,
+    /// Busy share, percent.
+    pub busy: f64,
+    /// User share, percent.
+    pub user: f64,
+    /// System share, percent.
+    pub sys: f64,
+    /// irq + softirq share, percent.
+    pub softirq: f64,
+}
+
+impl CoreLoad {
+    /// Only the busy share is known (a sweep's stored metric).
+    pub fn busy(busy: f64) -> CoreLoad {
+        CoreLoad {
+            busy,
+            ..CoreLoad::default()
+        }
+    }
+
+    pub(crate) fn kind(&self) -> Option<CpuKind> {
+        let parts = [
+            (CpuKind::User, self.user),
+            (CpuKind::System, self.sys),
+            (CpuKind::Softirq, self.softirq),
+        ];
+        if parts.iter().all(|(_, v)| *v <= 0.0) {
+            return None;
+        }
+        parts
+            .into_iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(k, _)| k)
+    }
+}
+
+/// One flow thread's CPU over the measured interval.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ThreadLoad {
+    /// `client` or `server`.
+    pub side: String,
+    /// The flows it ran.
+    pub flows: Vec<u32>,
+    /// What its flows did (`sender`, `receiver`, `requester`, `responder`).
+    pub role: String,
+    /// The share of the measured interval it ran, percent.
+    pub busy: f64,
+    /// Its user time, percent of the interval (at the kernel's tick).
+    pub user: Option<f64>,
+    /// Its system time, percent of the interval (with the softirq work run in
+    /// its context).
+    pub sys: Option<f64>,
+    /// The share of the interval it was runnable but waited for a core
+    /// (another thread or process had it), percent.
+    pub waited: Option<f64>,
+    /// The share of the interval the hypervisor took from it: its core's steal
+    /// time while it ran or waited to, percent (a VM's vCPU is not always on a
+    /// physical core, and the guest does not count that time as the thread's).
+    #[serde(default)]
+    pub stolen: Option<f64>,
+    /// The core it last ran on.
+    pub core: Option<u32>,
+    /// That core's irq + softirq share over the interval, percent.
+    pub core_softirq: Option<f64>,
+    /// Idle cores on its host over the interval.
+    pub idle_cores: Option<f64>,
+    /// It busy-polls (`--io busypoll`): it spins by design, so its busy share
+    /// says nothing about its work.
+    pub spins: bool,
+    /// It checks every received byte (`--verify`).
+    pub verifies: bool,
+}
+
+impl ThreadLoad {
+    /// The share of the interval it wanted a core: ran, was runnable and waited
+    /// for one, or had its vCPU taken by the hypervisor. A thread that never
+    /// blocked is bound by the CPU it got.
+    pub fn demand(&self) -> f64 {
+        self.busy + self.waited.unwrap_or(0.0) + self.stolen.unwrap_or(0.0)
+    }
+
+    pub(crate) fn kind(&self) -> Option<CpuKind> {
+        match (self.user, self.sys) {
+            (Some(u), Some(s)) if u + s > 0.0 => Some(if u > s {
+                CpuKind::User
+            } else {
+                CpuKind::System
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// A peer tool's process on the other end (`--peer iperf3`), as it reported its
+/// own CPU.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PeerProcess {
+    /// The tool (`iperf3`).
+    pub tool: String,
+    /// Its end (`server`).
+    pub side: String,
+    /// Its CPU time over its test, percent of one core.
+    pub busy: f64,
+    /// The user part, percent.
+    pub user: f64,
+    /// The system part, percent.
+    pub sys: f64,
+    /// How many threads carried its streams (1: iperf3 before 3.16 runs every
+    /// stream on its one thread).
+    pub threads: u32,
+    /// When it ran on this host (a loopback address): what the hypervisor took
+    /// from it (this host's steal share of the time it ran), percent of one core.
+    #[serde(default)]
+    pub stolen: Option<f64>,
+}
+
+impl PeerProcess {
+    /// Its demand of one core: what it ran plus what was stolen from it.
+    pub fn demand(&self) -> f64 {
+        self.busy + self.stolen.unwrap_or(0.0)
+    }
+}
+
+/// What was measured about one test, as [`diagnose`](crate::diagnose::diagnose) needs it. `None` means
+/// unknown, and a rule that needs an unknown figure does not apply.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DiagnosisInput {
+    /// Measured goodput, bit/s (0 for request/response tests).
+    pub goodput_bps: f64,
+    /// Line rate of the link, bit/s, as given (`--line-rate`) or known (the lab).
+    pub line_rate_bps: Option<f64>,
+    /// Theoretical maximum goodput of the link, bit/s, for the frames the test
+    /// sent (see [`crate::link::path_ceiling`]).
+    pub theoretical_bps: Option<f64>,
+    /// The client's busiest core.
+    pub client_core: Option<CoreLoad>,
+    /// The server's busiest core.
+    pub server_core: Option<CoreLoad>,
+    /// Both ends ran on one host (loopback, the lab): their CPU figures are the
+    /// same host's, so a busy core is named as the host's, not one end's.
+    pub one_host: bool,
+    /// Each flow thread of both ends.
+    #[serde(default)]
+    pub threads: Vec<ThreadLoad>,
+    /// A peer tool's process, when the other end was one.
+    #[serde(default)]
+    pub peer_process: Option<PeerProcess>,
+    /// The window in force when one was set (`-w`, `--rcv-window`): what the
+    /// kernel granted (the receiver's advertised window from TCP_INFO, else half
+    /// the granted receive buffer), bytes.
+    pub window_bytes: Option<f64>,
+    /// Where `window_bytes` came from, for the evidence.
+    #[serde(default)]
+    pub window_source: String,
+    /// Round-trip time, ns (the senders' smoothed RTT).
+    pub rtt_ns: Option<f64>,
+    /// The least round trip the senders measured (TCP_INFO `min_rtt`), ns.
+    #[serde(default)]
+    pub base_rtt_ns: Option<f64>,
+    /// Payload per TCP segment on the wire, bytes.
+    #[serde(default)]
+    pub segment_bytes: Option<f64>,
+    /// Share of the TCP senders' busy time limited by the receiver's window.
+    pub rwnd_limited: Option<f64>,
+    /// Share of the TCP senders' busy time limited by their socket buffer.
+    pub sndbuf_limited: Option<f64>,
+    /// Retransmitted segments over segments sent, percent (TCP), not counting
+    /// the needless ones (`spurious_pct`).
+    pub retransmit_pct: Option<f64>,
+    /// Retransmissions the receiver reported as duplicates (DSACK) over segments
+    /// sent, percent: segments reordered, not lost.
+    #[serde(default)]
+    pub spurious_pct: Option<f64>,
+    /// Loss, percent (UDP).
+    pub loss_pct: Option<f64>,
+    /// What the UDP senders offered in the measured interval, bit/s.
+    #[serde(default)]
+    pub offered_bps: Option<f64>,
+    /// Pacing rate the senders were held to, all flows, bit/s.
+    pub paced_bps: Option<f64>,
+    /// Request/response: transactions per second measured.
+    pub transactions_per_sec: Option<f64>,
+    /// Request/response: flows over the mean latency, the most one-at-a-time
+    /// transactions can reach, per second.
+    pub round_trip_bound: Option<f64>,
+    /// What the NIC rules found on each end ([`crate::nic::findings`]).
+    #[serde(default)]
+    pub nic: Vec<SideFinding>,
+    /// The share of the vCPUs' time the hypervisor took (steal), percent: the
+    /// more of either end's host.
+    #[serde(default)]
+    pub steal_pct: Option<f64>,
+}
+
+/// Steal above this share of a host's vCPU time, in percent, is a caveat on
+/// every verdict.
+pub const STEAL_PCT: f64 = 5.0;
+
+/// A NIC rule's finding on one end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SideFinding {
+    /// `client`, `server`, or `host` for the kernel's per-core counters of a host
+    /// both ends share.
+    pub side: String,
+    /// What the rule found.
+    pub finding: NicFinding,
+}
+
+pub(crate) fn rate(v: f64) -> String {
+    BitRate(v).to_string()
+}

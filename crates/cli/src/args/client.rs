@@ -1,0 +1,341 @@
+//! `netsonde client`, and its flags as a `TestSpec`.
+
+use std::net::IpAddr;
+
+use clap::Args;
+use netsonde_model::spec::{Direction, IoStrategy, TestKind, TestSpec};
+use netsonde_model::units::{BitRate, Bytes, Nanos, RateUnit};
+
+use super::*;
+
+/// `netsonde client`.
+#[derive(Debug, Args)]
+pub struct ClientArgs {
+    /// Server host. Without it, an embedded server runs on loopback in this process.
+    /// iperf3's `-c HOST` works too: `netsonde -c HOST` is `netsonde client HOST`.
+    pub host: Option<String>,
+    /// Server control port [default: 5300; 5201 with --peer iperf3].
+    #[arg(short, long)]
+    pub port: Option<u16>,
+    /// What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests;
+    /// this end is measured as always, the server's side is what iperf3 reports).
+    #[arg(long, value_enum, default_value = "netsonde")]
+    pub peer: PeerArg,
+    /// Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3,
+    /// whose -T is a title.)
+    #[arg(short = 'T', long, default_value = "tcp-stream", value_parser = TEST)]
+    pub test: TestKind,
+    /// UDP, as iperf3's -u: the same as --test udp-stream.
+    #[arg(short = 'u', long, conflicts_with = "test")]
+    pub udp: bool,
+    /// Only IPv4 addresses of HOST.
+    #[arg(short = '4', long, conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// Only IPv6 addresses of HOST (`[::1]` or `::1` work as HOST too).
+    #[arg(short = '6', long)]
+    pub ipv6: bool,
+    /// Message size (stream tests): 128K = 128 KiB; 64kB = 64000 B.
+    /// Default 128 KiB for TCP, 1472 B for UDP.
+    #[arg(short = 'l', long, value_parser = parse_bytes)]
+    pub size: Option<Bytes>,
+    /// Request size (RR, CRR).
+    #[arg(long, default_value = "1", value_parser = parse_bytes)]
+    pub request_size: Bytes,
+    /// Response size (RR, CRR).
+    #[arg(long, default_value = "1", value_parser = parse_bytes)]
+    pub response_size: Bytes,
+    /// Socket buffer (SO_SNDBUF and SO_RCVBUF) on both ends; the granted value is
+    /// reported. A list gives each flow its own, cycled over the flows: 128K,32K.
+    #[arg(short = 'w', long, value_parser = parse_byte_list)]
+    pub window: Option<ByteList>,
+    /// DSCP (0-63) of each flow's packets, cycled over the flows: 46 (EF) for
+    /// all, or 46,0,10 for one each.
+    #[arg(long, value_parser = parse_dscp_list)]
+    pub dscp: Option<DscpList>,
+    /// Latency under load: probes (a kept TCP connection, UDP datagrams, a new
+    /// TCP connection each) measure round trips alone for --probe-idle, beside
+    /// the load, and alone again after it; reports added latency, responsiveness
+    /// (RPM), fairness and each flow over time. Stream tests.
+    #[arg(long)]
+    pub probe: bool,
+    /// Probes of each kind per second (1-100).
+    #[arg(long, default_value_t = 20, requires = "probe")]
+    pub probe_rate: u32,
+    /// Probing alone before and after the load.
+    #[arg(long, default_value = "2", value_parser = parse_time, requires = "probe")]
+    pub probe_idle: Nanos,
+    /// Write the load-latency figure (latency over time with the phases shaded,
+    /// each flow's goodput, the distribution idle against loaded) to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<std::path::PathBuf>,
+    /// Do not store this test in the results store (by default every test is
+    /// stored as a run of one point, so `runs`, `report` and `compare` work on it).
+    #[arg(long)]
+    pub no_store: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Realtime response under load (flent's RRUL): tcp-stream both ways with
+    /// -P 4 (unless -P is given), --probe, 2 s warm-up (unless -O is given).
+    #[arg(long, conflicts_with_all = ["test", "udp", "reverse"])]
+    pub rrul: bool,
+    /// Receive buffer of the receiving end of each stream only (the sender keeps
+    /// -w or the kernel's default): a receiver window below the sender's.
+    #[arg(long, value_parser = parse_bytes)]
+    pub rcv_window: Option<Bytes>,
+    /// TCP maximum segment size.
+    #[arg(short = 'M', long)]
+    pub mss: Option<u32>,
+    /// Disable Nagle's algorithm (always on for RR tests).
+    #[arg(short = 'N', long)]
+    pub nodelay: bool,
+    /// TCP congestion control on both ends (bbr, cubic, reno, ...).
+    #[arg(short = 'C', long)]
+    pub congestion: Option<String>,
+    /// Pacing rate per stream, in bit/s: 100M, 10G (decimal); 0 is unpaced. UDP default 1G.
+    #[arg(short = 'b', long, value_parser = parse_rate)]
+    pub rate: Option<BitRate>,
+    /// Parallel streams per direction, each on its own thread [default: 1].
+    #[arg(short = 'P', long)]
+    pub parallel: Option<u32>,
+    /// Measured duration: 10 (seconds), 500ms, 2m [default: 10 s; with -n or -k,
+    /// a cap of 300 s less the warm-up].
+    #[arg(short = 't', long, value_parser = parse_time)]
+    pub time: Option<Nanos>,
+    /// End by volume, as iperf3's -n: the bytes each direction sends in the
+    /// measured interval (10G, 500M; K, M, G are binary as in iperf3), shared by
+    /// its streams. The test ends when they are sent; -t caps it.
+    #[arg(short = 'n', long = "bytes", value_parser = parse_bytes, conflicts_with = "blockcount")]
+    pub volume: Option<Bytes>,
+    /// End by volume in messages (iperf3's -k): --bytes of this many -l writes.
+    #[arg(short = 'k', long)]
+    pub blockcount: Option<u64>,
+    /// Fail the test when a receiving stream gets nothing for this long
+    /// (iperf3's --rcv-timeout, whose number is in ms: give 120s or 500ms)
+    /// [default: wait to the end].
+    #[arg(long, value_parser = parse_time)]
+    pub rcv_timeout: Option<Nanos>,
+    /// Deadline of the control connection's connect (iperf3's
+    /// --connect-timeout, in ms there: give 3s or 500ms) [default: 5 s].
+    #[arg(long, value_parser = parse_time)]
+    pub connect_timeout: Option<Nanos>,
+    /// Local address of every connection (iperf3's -B on a client).
+    #[arg(short = 'B', long)]
+    pub bind: Option<IpAddr>,
+    /// Local port of the data connections (iperf3's --cport): flow k uses
+    /// PORT+k [default: any].
+    #[arg(long, value_name = "PORT")]
+    pub cport: Option<u16>,
+    /// Warm-up before the measured interval, excluded from results (iperf3's
+    /// -O/--omit) [default: 0].
+    #[arg(short = 'O', long, visible_alias = "omit", value_parser = parse_time)]
+    pub warmup: Option<Nanos>,
+    /// Print a line per interval.
+    #[arg(short = 'i', long, value_parser = parse_time)]
+    pub interval: Option<Nanos>,
+    /// The server sends.
+    #[arg(short = 'R', long, conflicts_with = "bidir")]
+    pub reverse: bool,
+    /// Both directions at once, on separate connections.
+    #[arg(long)]
+    pub bidir: bool,
+    /// Pin client flow threads to these cores, round-robin: 0,1.
+    #[arg(short = 'A', long, value_parser = parse_cores)]
+    pub affinity: Option<CoreList>,
+    /// Pin server flow threads to these cores, round-robin.
+    #[arg(long, value_parser = parse_cores)]
+    pub server_affinity: Option<CoreList>,
+    /// The link's line rate (10G), for the diagnosis: the goodput's ceiling after
+    /// header overhead at the interface's MTU. In the lab the link's own rate is
+    /// used when this is not given.
+    #[arg(long, value_parser = parse_rate)]
+    pub line_rate: Option<BitRate>,
+    /// One JSON document (see docs/JSON.md); iperf3's -J.
+    #[arg(short = 'J', long, conflicts_with = "jsonl")]
+    pub json: bool,
+    /// JSON Lines: interval records as they happen, then a summary record.
+    #[arg(long)]
+    pub jsonl: bool,
+    /// JSON lines as iperf3 3.17's --json-stream writes them: one object a line,
+    /// `{"event": "start" | "interval" | "end", "data": ...}`.
+    #[arg(long, conflicts_with_all = ["json", "jsonl"])]
+    pub json_stream: bool,
+    /// Rates in the text output's tables and interval lines in this unit, as
+    /// iperf3's -f: k, m, g, t for kbit/s to Tbit/s, K, M, G, T for KiB/s to
+    /// TiB/s (the verdict's sentences keep their own) [default: the unit that
+    /// suits each rate].
+    #[arg(short = 'f', long = "format", value_name = "UNIT", value_parser = RATE_UNIT)]
+    pub format: Option<RateUnit>,
+    /// Begin every line of the text output with this and a colon (iperf3's
+    /// --title).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Send with zero copy, as iperf3's -Z: the senders use sendfile (the same as
+    /// --tx-io sendfile; --tx-io zerocopy is MSG_ZEROCOPY).
+    #[arg(short = 'Z', long = "zerocopy", conflicts_with = "tx_io")]
+    pub zero_copy: bool,
+    /// Authenticate with this pre-shared key (the server must use the same).
+    #[arg(long, value_name = "FILE")]
+    pub auth_key: Option<std::path::PathBuf>,
+    /// I/O strategy for both sending and receiving flows: copy, epoll, batch,
+    /// zerocopy, sendfile, splice, uring, busypoll, auto (see `netsonde caps`).
+    #[arg(long, value_parser = IO)]
+    pub io: Option<IoStrategy>,
+    /// I/O strategy of the sending flows (overrides --io).
+    #[arg(long, value_parser = IO)]
+    pub tx_io: Option<IoStrategy>,
+    /// I/O strategy of the receiving flows (overrides --io).
+    #[arg(long, value_parser = IO)]
+    pub rx_io: Option<IoStrategy>,
+    /// Check every received byte against the pattern the sender writes.
+    #[arg(long)]
+    pub verify: bool,
+}
+
+/// `--peer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PeerArg {
+    /// `netsonde server`.
+    Netsonde,
+    /// An unmodified `iperf3 -s`.
+    Iperf3,
+}
+
+impl From<PeerArg> for netsonde_driver::client::Peer {
+    fn from(p: PeerArg) -> Self {
+        match p {
+            PeerArg::Netsonde => netsonde_driver::client::Peer::Netsonde,
+            PeerArg::Iperf3 => netsonde_driver::client::Peer::Iperf3,
+        }
+    }
+}
+
+impl ClientArgs {
+    /// The control port: given, or the peer's default.
+    pub fn port(&self) -> u16 {
+        self.port
+            .unwrap_or(netsonde_driver::client::Peer::from(self.peer).default_port())
+    }
+}
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// Human text.
+    Text,
+    /// `--json`.
+    Json,
+    /// `--jsonl`.
+    Jsonl,
+    /// `--json-stream`.
+    JsonStream,
+}
+
+impl ClientArgs {
+    /// The output format.
+    pub fn output(&self) -> Output {
+        if self.json {
+            Output::Json
+        } else if self.jsonl {
+            Output::Jsonl
+        } else if self.json_stream {
+            Output::JsonStream
+        } else {
+            Output::Text
+        }
+    }
+
+    /// How long and how much: the warm-up, the volume (`-n`, or `-k` writes of
+    /// `-l`), the measured time (capped when ending by volume), the receive
+    /// timeout.
+    fn timing(&self, s: &mut TestSpec) {
+        s.warmup = self.warmup.unwrap_or(if self.rrul {
+            Nanos::from_secs(2)
+        } else {
+            Nanos::ZERO
+        });
+        s.volume = match (self.volume, self.blockcount) {
+            (Some(v), _) => Some(v),
+            (None, Some(k)) => Some(Bytes(k.saturating_mul(s.size.0))),
+            (None, None) => None,
+        };
+        s.duration = match (self.time, s.volume) {
+            (Some(t), _) => t,
+            (None, Some(_)) => netsonde_model::spec::VOLUME_CAP.saturating_sub(s.warmup),
+            (None, None) => Nanos::from_secs(10),
+        };
+        s.rcv_timeout = self.rcv_timeout;
+    }
+
+    /// The validated spec.
+    pub fn spec(&self) -> Result<TestSpec, UsageError> {
+        let mut s = TestSpec::new(if self.udp {
+            TestKind::UdpStream
+        } else {
+            self.test
+        });
+        if let Some(size) = self.size {
+            if self.test.is_rr() {
+                return Err(UsageError(format!(
+                    "--size makes no sense with {}: use --request-size and --response-size",
+                    self.test
+                )));
+            }
+            s.size = size;
+        }
+        s.request_size = self.request_size;
+        s.response_size = self.response_size;
+        match self.window.as_ref().map(|w| w.0.as_slice()) {
+            Some([one]) => s.window = Some(*one),
+            Some(many) => s.flow_windows = many.to_vec(),
+            None => {}
+        }
+        s.dscp = self.dscp.clone().map(|d| d.0).unwrap_or_default();
+        s.rcv_window = self.rcv_window;
+        s.mss = self.mss;
+        s.nodelay |= self.nodelay;
+        s.congestion = self.congestion.clone();
+        if let Some(r) = self.rate {
+            s.rate = netsonde_model::spec::pacing(r);
+        }
+        s.parallel = self.parallel.unwrap_or(if self.rrul { 4 } else { 1 });
+        self.timing(&mut s);
+        s.interval = self.interval;
+        if self.probe || self.rrul {
+            s.probe = Some(netsonde_model::spec::ProbeSpec {
+                rate: self.probe_rate,
+                idle: self.probe_idle,
+            });
+        }
+        s.direction = if self.bidir || self.rrul {
+            Direction::Bidir
+        } else if self.reverse {
+            Direction::In
+        } else {
+            Direction::Out
+        };
+        s.client_affinity = self.affinity.clone().map(|c| c.0).unwrap_or_default();
+        s.server_affinity = self
+            .server_affinity
+            .clone()
+            .map(|c| c.0)
+            .unwrap_or_default();
+        let (tx, rx) = self.io.unwrap_or_default().sides(s.test);
+        s.tx_io = self
+            .tx_io
+            .or(self.zero_copy.then_some(IoStrategy::Sendfile))
+            .unwrap_or(tx);
+        s.rx_io = self.rx_io.unwrap_or(rx);
+        s.verify = self.verify;
+        if let Some(p) = self.cport {
+            let flows = s.flows().len() as u32;
+            if u32::from(p) + flows.saturating_sub(1) > u32::from(u16::MAX) {
+                return Err(UsageError(format!(
+                    "--cport {p}: its {flows} data connections need ports up to {}, above 65535",
+                    u32::from(p) + flows - 1
+                )));
+            }
+        }
+        s.validate().map_err(|e| UsageError(e.to_string()))?;
+        Ok(s)
+    }
+}

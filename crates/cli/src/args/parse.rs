@@ -1,0 +1,154 @@
+//! Value parsers for the flags: units, lists, and the names of tests and I/O
+//! strategies, listed for `--help` and completions.
+
+use netsonde_model::spec::{IoStrategy, TestKind};
+use netsonde_model::units::{BitRate, Bytes, Nanos, RateUnit};
+
+/// A ratio as `0.5%` or `0.005`.
+pub(crate) fn parse_ratio(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("not a ratio: '{s}' (0.5% or 0.005)"))?;
+    if (0.0..1.0).contains(&v) {
+        Ok(v)
+    } else if t.ends_with('%') || v < 0.0 {
+        Err(format!(
+            "a ratio must be at least 0 and below 100%, got '{s}'"
+        ))
+    } else {
+        Err(format!(
+            "'{s}' is {}% as a ratio; write {s}% for {s} percent (or {})",
+            v * 100.0,
+            v / 100.0
+        ))
+    }
+}
+
+pub(crate) fn parse_time(s: &str) -> Result<Nanos, String> {
+    s.parse::<Nanos>().map_err(|e| e.to_string())
+}
+
+pub(crate) fn parse_bytes(s: &str) -> Result<Bytes, String> {
+    s.parse::<Bytes>().map_err(|e| e.to_string())
+}
+
+pub(crate) fn parse_rate(s: &str) -> Result<BitRate, String> {
+    s.parse::<BitRate>().map_err(|e| e.to_string())
+}
+
+/// A value parser that also lists the values it takes, for `--help` and the
+/// shell completions; `parse` alone decides what is valid.
+#[derive(Clone, Copy)]
+pub struct Listed<T: 'static> {
+    names: fn() -> Vec<&'static str>,
+    parse: fn(&str) -> Result<T, String>,
+}
+
+impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Listed<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        self.parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            (self.names)()
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+pub(crate) fn io_names() -> Vec<&'static str> {
+    IoStrategy::ALL.iter().map(|s| s.name()).collect()
+}
+
+pub(crate) fn test_names() -> Vec<&'static str> {
+    TestKind::ALL.iter().map(|t| t.name()).collect()
+}
+
+pub(crate) fn parse_io_str(s: &str) -> Result<IoStrategy, String> {
+    s.parse::<IoStrategy>().map_err(|e| e.to_string())
+}
+
+pub(crate) fn parse_test_str(s: &str) -> Result<TestKind, String> {
+    s.parse::<TestKind>().map_err(|e| e.to_string())
+}
+
+/// An I/O strategy, its names offered.
+pub(crate) const IO: Listed<IoStrategy> = Listed {
+    names: io_names,
+    parse: parse_io_str,
+};
+
+/// A test kind, its names offered.
+pub(crate) const TEST: Listed<TestKind> = Listed {
+    names: test_names,
+    parse: parse_test_str,
+};
+
+/// A rate unit letter, the letters offered.
+pub(crate) const RATE_UNIT: Listed<RateUnit> = Listed {
+    names: || RateUnit::LETTERS.to_vec(),
+    parse: parse_rate_unit,
+};
+
+pub(crate) fn parse_rate_unit(s: &str) -> Result<RateUnit, String> {
+    RateUnit::from_letter(s).ok_or_else(|| {
+        format!(
+            "'{s}' is not a unit: one of {} (bit/s in lower case, bytes/s in upper)",
+            RateUnit::LETTERS.join(", ")
+        )
+    })
+}
+
+/// A comma-separated list of core numbers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreList(pub Vec<usize>);
+
+pub(crate) fn parse_cores(s: &str) -> Result<CoreList, String> {
+    s.split(',')
+        .map(|c| {
+            c.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("'{c}' is not a core number"))
+        })
+        .collect::<Result<_, _>>()
+        .map(CoreList)
+}
+
+/// A list of sizes: `128K,32K`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByteList(pub Vec<Bytes>);
+
+pub(crate) fn parse_byte_list(s: &str) -> Result<ByteList, String> {
+    s.split(',')
+        .map(|v| parse_bytes(v.trim()))
+        .collect::<Result<Vec<_>, _>>()
+        .map(ByteList)
+}
+
+/// A list of DSCP values: `46,0`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DscpList(pub Vec<u8>);
+
+pub(crate) fn parse_dscp_list(s: &str) -> Result<DscpList, String> {
+    s.split(',')
+        .map(|v| match v.trim().parse::<u8>() {
+            Ok(d) if d <= 63 => Ok(d),
+            _ => Err(format!("'{v}' is not a DSCP (0-63)")),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(DscpList)
+}
