@@ -554,3 +554,84 @@ fn a_mesh_serves_each_pairs_last_result_while_it_runs() {
     assert!(seen.contains("netsonde_pair_verdict{"), "{seen}");
     assert!(seen.ends_with("# EOF\n"), "{seen}");
 }
+
+/// An agent killed in the middle of a mesh: every pair without it is stored as
+/// measured, its pairs stay pending with why, and a resume (with the agent
+/// back) measures only those.
+#[test]
+fn an_agent_killed_mid_mesh_leaves_the_rest_stored_and_resume_finishes() {
+    let _turn = crate::lab_util::serial();
+    let dir = scratch("midkill");
+    let k = key(&dir);
+    let (a, b) = (ServerProc::agent(&k), ServerProc::agent(&k));
+    let mut c = ServerProc::agent(&k);
+    let port_c = c.port;
+    let list = agent_list(&[&a, &b, &c]);
+    let db = dir.join("fleet.db");
+    let mut running = crate::util::cmd()
+        .args([
+            "mesh",
+            "--auth-key",
+            &k,
+            "--db",
+            db.to_str().unwrap(),
+            "--no-report",
+            "--agent",
+            &list,
+            "--tests",
+            "tcp-stream",
+            "--sizes",
+            "128K",
+            "-t",
+            "0.5",
+            "--warmup",
+            "0.1",
+            "--repeat",
+            "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill c once the first pair is stored, with pairs still to come.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let done = |db: &std::path::Path| {
+        netsonde_store::Store::open(db).ok().and_then(|s| {
+            let run = s.latest_run().ok()??;
+            Some(
+                s.points(run)
+                    .ok()?
+                    .iter()
+                    .filter(|p| p.status == PointStatus::Done)
+                    .count(),
+            )
+        })
+    };
+    while done(&db).unwrap_or(0) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = c.child.kill();
+    let _ = c.child.wait();
+    let out = running.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let got = pairs(&db);
+    assert_eq!(got.len(), 6);
+    for ((s, d), (status, reason)) in &got {
+        if s != "c" && d != "c" {
+            assert_eq!(*status, PointStatus::Done, "{s}->{d}: {reason:?}");
+        }
+    }
+    assert!(
+        got.values().any(|(s, _)| *s == PointStatus::Pending),
+        "{got:?}"
+    );
+    let _c = ServerProc::start_as("agent", port_c, &["--auth-key", &k]);
+    let out = mesh(&["--resume", "latest"], &db, &k);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(pairs(&db).values().all(|(s, _)| *s == PointStatus::Done));
+}
