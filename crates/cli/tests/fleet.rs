@@ -568,7 +568,7 @@ fn an_agent_killed_mid_mesh_leaves_the_rest_stored_and_resume_finishes() {
     let port_c = c.port;
     let list = agent_list(&[&a, &b, &c]);
     let db = dir.join("fleet.db");
-    let mut running = crate::util::cmd()
+    let running = crate::util::cmd()
         .args([
             "mesh",
             "--auth-key",
