@@ -18,20 +18,8 @@ impl TestReport {
         intervals: Vec<IntervalRecord>,
         latency: Option<LatencySummary>,
     ) -> TestReport {
-        // The MSS read when a connection opens is the kernel's first guess (on a
-        // 64 KiB-MTU loopback, half the final one); TCP_INFO at the end says what
-        // the connection used.
-        for side in [&mut client, &mut server] {
-            let used = side
-                .flows
-                .iter()
-                .filter_map(|f| f.tcp_info.as_ref())
-                .map(|t| t.mss)
-                .find(|&m| m > 0);
-            if let (Some(s), Some(m)) = (side.socket.as_mut(), used) {
-                s.mss = Some(m);
-            }
-        }
+        settle_mss(&mut client);
+        settle_mss(&mut server);
         let mut warnings = Vec::new();
         let mut directions = Vec::new();
         if !spec.test.is_rr() {
@@ -166,6 +154,21 @@ impl TestReport {
             load: None,
             synced: None,
         }
+    }
+}
+
+/// The MSS read when a connection opens is the kernel's first guess (on a
+/// 64 KiB-MTU loopback, half the final one); TCP_INFO at the end says what the
+/// connection used, and that is what a side's socket facts keep.
+fn settle_mss(side: &mut SideResult) {
+    let used = side
+        .flows
+        .iter()
+        .filter_map(|f| f.tcp_info.as_ref())
+        .map(|t| t.mss)
+        .find(|&m| m > 0);
+    if let (Some(s), Some(m)) = (side.socket.as_mut(), used) {
+        s.mss = Some(m);
     }
 }
 

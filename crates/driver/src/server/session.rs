@@ -12,7 +12,7 @@ use netsonde_engine::sockopt;
 use netsonde_model::result::{SideResult, SocketFacts};
 use netsonde_model::spec::{FlowDir, TestKind, TestSpec};
 use netsonde_proto::message::{decode_preamble, PREAMBLE_LEN};
-use netsonde_proto::{ErrorCode, Event, ServerSession, SetupAck, Token};
+use netsonde_proto::{ErrorCode, Event, ProtoError, ServerSession, SetupAck, Token};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::budget::{Need, Reservation};
@@ -454,7 +454,6 @@ fn serve_connection_netsonde(
         },
     };
     let mut s = ServerSession::new(now(), d, auth);
-    let tick = TICK;
 
     // Hello, authentication and setup (or a job, served to its end).
     let spec = match until_setup(&mut ctl, &mut s, shared, &mut log) {
@@ -539,18 +538,7 @@ fn serve_connection_netsonde(
         plans,
         &spec.server_affinity,
     );
-    let mut failure = None;
-    while !running.all_done() {
-        for ev in ctl.pump(&mut s, tick) {
-            if let Event::Failed(e) = ev {
-                failure.get_or_insert(e);
-            }
-        }
-        if failure.is_some() || s.is_over() {
-            running.stop();
-            break;
-        }
-    }
+    let failure = until_flows_end(&mut ctl, &mut s, &mut running);
     let finished = running.finish();
     log.bytes = finished.bytes_total();
     if let Some(e) = failure {
@@ -576,6 +564,27 @@ fn serve_connection_netsonde(
         (answering.is_some()).then(|| Instant::now() + idle + Duration::from_secs(1));
     let (outcome, why) = until_finished(&mut ctl, &mut s, answer_until);
     fail(log, outcome, why)
+}
+
+/// Answers the client while the flows run; stops them if the session fails.
+fn until_flows_end(
+    ctl: &mut Control,
+    s: &mut ServerSession,
+    running: &mut flows::Running,
+) -> Option<ProtoError> {
+    let mut failure = None;
+    while !running.all_done() {
+        for ev in ctl.pump(s, TICK) {
+            if let Event::Failed(e) = ev {
+                failure.get_or_insert(e);
+            }
+        }
+        if failure.is_some() || s.is_over() {
+            running.stop();
+            break;
+        }
+    }
+    failure
 }
 
 /// How a session ended, for its log: outcome and reason.
