@@ -41,9 +41,15 @@ pub(crate) const DEF: StudyDef = StudyDef {
 
 fn analyse(d: &Data) -> Analysis {
     let mut a = Analysis::default();
-    let share = d.sweeps.get("share");
+    efficiency(d, &mut a);
+    cpu_cost(d, &mut a);
+    latency(d, &mut a);
+    a
+}
 
-    // Shares of the theoretical maximum.
+/// Shares of the theoretical maximum.
+fn efficiency(d: &Data, a: &mut Analysis) {
+    let share = d.sweeps.get("share");
     let eff = |dir: &str| -> Option<(f64, f64, f64)> {
         let s = share?;
         let p = *points(s, &[("direction", dir)]).first()?;
@@ -93,8 +99,11 @@ fn analyse(d: &Data) -> Analysis {
         },
         _ => Finding::not_measured(claim, criterion, "the lab part did not run"),
     });
+}
 
-    // CPU at 4 KiB.
+/// CPU at 4 KiB.
+fn cpu_cost(d: &Data, a: &mut Analysis) {
+    let share = d.sweeps.get("share");
     let busy =
         |dir: &str| share.and_then(|s| median(s, &[("direction", dir)], Metric::ClientBusyCores));
     let cores = share
@@ -150,8 +159,10 @@ fn analyse(d: &Data) -> Analysis {
         },
         _ => Finding::not_measured(claim, criterion, "the lab part did not run"),
     });
+}
 
-    // Latency, interrupt against poll.
+/// Latency, interrupt against poll.
+fn latency(d: &Data, a: &mut Analysis) {
     let lat = |io: &str| {
         d.sweeps
             .get("latency")
@@ -208,5 +219,4 @@ fn analyse(d: &Data) -> Analysis {
         "this host has no protocol-offloading adapter to compare (a virtual NIC and veth)",
     ));
     a.caveats.push("A vCPU woken from idle costs about 100 µs on this kind of VM, so the blocking latency is dominated by wake-ups; busy-polling keeps both cores awake (and busy) instead.".into());
-    a
 }

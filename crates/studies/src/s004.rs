@@ -105,8 +105,15 @@ fn model(d: &Data, io: &'static str) -> Option<Model> {
 
 fn analyse(d: &Data) -> Analysis {
     let mut a = Analysis::default();
+    latency_line(d, &mut a);
+    let models = stream_model(d, &mut a);
+    let copy = copy_against_zero_copy(&models, &mut a);
+    copy_ceiling(d, &mut a, copy);
+    a
+}
 
-    // The latency line, as the seed's Table 1.
+/// The latency line, as the seed's Table 1.
+fn latency_line(d: &Data, a: &mut Analysis) {
     let fit = d.sweeps.get("latency").and_then(|s| s.fit.as_ref());
     a.then_now.push(ThenNow {
         quantity: "one-way latency line, copy semantics (actual)".into(),
@@ -160,8 +167,10 @@ fn analyse(d: &Data) -> Analysis {
         }
         a.tables.push(t);
     }
+}
 
-    // The stream model per semantics.
+/// The stream model per semantics.
+fn stream_model(d: &Data, a: &mut Analysis) -> Vec<Model> {
     let models: Vec<Model> = ["copy", "zerocopy", "sendfile"]
         .into_iter()
         .filter_map(|io| model(d, io))
@@ -233,8 +242,11 @@ fn analyse(d: &Data) -> Analysis {
             },
         }
     });
+    models
+}
 
-    // Copy against the zero-copy semantics.
+/// Copy against the zero-copy semantics.
+fn copy_against_zero_copy(models: &[Model], a: &mut Analysis) -> Option<f64> {
     let at60 = |io: &str| {
         models
             .iter()
@@ -268,8 +280,11 @@ fn analyse(d: &Data) -> Analysis {
         },
         _ => Finding::not_measured(claim, criterion, "the stream part did not run"),
     });
+    copy
+}
 
-    // The memory-copy ceiling.
+/// The memory-copy ceiling.
+fn copy_ceiling(d: &Data, a: &mut Analysis, copy: Option<f64>) {
     let claim = "Memory-copy bandwidth is the ceiling: copy semantics stays under it (the others reach it: 341 and 380 against 351 Mbit/s)";
     let criterion =
         "copy semantics' goodput at 60 KiB below this host's main-memory copy bandwidth";
@@ -351,5 +366,4 @@ fn analyse(d: &Data) -> Analysis {
         });
     }
     a.caveats.push("Over loopback the receiver copies every byte whatever the sender does (and MSG_ZEROCOPY's pages are copied on delivery), so the zero-copy semantics save the sender's copy only.".into());
-    a
 }
