@@ -74,8 +74,15 @@ const WIRE_SHARE: f64 = 0.95;
 
 fn analyse(d: &Data) -> Analysis {
     let mut a = Analysis::default();
+    wire_speed(d, &mut a);
+    short_packets(d, &mut a);
+    loss_free_rate(d, &mut a);
+    peak(d, &mut a);
+    a
+}
 
-    // Throughput against size: the smallest size at 95% of the link's ceiling.
+/// Throughput against size: the smallest size at 95% of the link's ceiling.
+fn wire_speed(d: &Data, a: &mut Analysis) {
     let claim = "Wire speed is reached only with large packets (above 16 KB)";
     let criterion = "64 B stays below 95% of the link's goodput ceiling after headers and the smallest size that reaches it is within 2x of 16 KB (8 to 32 KiB); in part when it is reached from another size";
     let mut wire_at = None;
@@ -144,8 +151,10 @@ fn analyse(d: &Data) -> Analysis {
             )
         }),
     });
+}
 
-    // 64-byte packets: batched or polled against one system call per packet.
+/// 64-byte packets: batched or polled against one system call per packet.
+fn short_packets(d: &Data, a: &mut Analysis) {
     let claim =
         "Non-interrupt-driven sending and batched receiving raise 64-byte throughput by 50%";
     let criterion = "the better of batch and busypoll over copy at 64 B: holds from +25% (half the seed's gain), in part above +5%";
@@ -257,8 +266,10 @@ fn analyse(d: &Data) -> Analysis {
     if !strategies.rows.is_empty() {
         a.tables.push(strategies);
     }
+}
 
-    // The loss-free receive rate at 4 KB.
+/// The loss-free receive rate at 4 KB.
+fn loss_free_rate(d: &Data, a: &mut Analysis) {
     let claim = "Batched receiving raises the maximum loss-free receive rate at 4 KB by 50%";
     let criterion =
         "NDR with batch over NDR with copy at 4096-byte frames: holds from +25%, in part above +5%";
@@ -303,8 +314,10 @@ fn analyse(d: &Data) -> Analysis {
         then: "+50%".into(),
         now: ndr_gain.map_or("-".into(), change),
     });
+}
 
-    // Peak TCP against the results store.
+/// Peak TCP against the results store.
+fn peak(d: &Data, a: &mut Analysis) {
     let peak = d.sweeps.get("peak").and_then(|s| {
         points(s, &[])
             .into_iter()
@@ -342,5 +355,4 @@ fn analyse(d: &Data) -> Analysis {
     }
     a.caveats.push("netsonde's `batch` sends UDP with GSO and receives with GRO: on loopback a super-packet of 64-byte datagrams crosses whole and is never cut into 64-byte packets, so batch's 64 B figure is the per-call saving at its extreme, not a per-packet rate a NIC would see; busypoll's is the per-packet polling gain alone.".into());
     a.caveats.push("The seed measured between two PCs over a real OC-48c line; here both ends share one host, so a 'link' result is the lab's shaper and a peak is the host's stack and memory, not an adapter.".into());
-    a
 }

@@ -61,6 +61,14 @@ const SEED: [(&str, f64, f64, f64, f64); 3] = [
 
 fn analyse(d: &Data) -> Analysis {
     let mut a = Analysis::default();
+    by_mtu(d, &mut a);
+    window_needed(d, &mut a);
+    size_sensitivity(d, &mut a);
+    a
+}
+
+/// Out, in and both ways by MTU, then and now.
+fn by_mtu(d: &Data, a: &mut Analysis) {
     let dirs = d.sweeps.get("directions");
     let cores = dirs
         .and_then(|s| s.run.client_host.as_ref())
@@ -174,8 +182,10 @@ fn analyse(d: &Data) -> Analysis {
         },
         _ => Finding::not_measured(claim, criterion, "the lab part did not run"),
     });
+}
 
-    // The window needed for full rate.
+/// The window needed for full rate.
+fn window_needed(d: &Data, a: &mut Analysis) {
     let win = d.sweeps.get("window");
     let by_window: Vec<(f64, f64)> = win
         .map(|s| {
@@ -222,8 +232,10 @@ fn analyse(d: &Data) -> Analysis {
         },
         _ => Finding::not_measured(claim, criterion, "the lab part did not run"),
     });
+}
 
-    // Sensitivity to message size under each window.
+/// Sensitivity to message size under each window.
+fn size_sensitivity(d: &Data, a: &mut Analysis) {
     let spread = |w: &str| -> Option<f64> {
         let s = d.sweeps.get("sizes")?;
         let v: Vec<f64> = points(s, &[("window", w)])
@@ -257,5 +269,4 @@ fn analyse(d: &Data) -> Analysis {
     });
     a.caveats.push("Linux doubles a requested socket buffer and advertises a share of it as the window, so a 64 KiB setting is not a 64 KB window; the sweep reports record the granted buffer (window_granted).".into());
     a.caveats.push("On veth, TCP hands the kernel segments up to 64 KiB (GSO) at any MTU, so the MTU changes the per-packet cost less than on an ATM adapter.".into());
-    a
 }

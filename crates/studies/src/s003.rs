@@ -65,13 +65,27 @@ pub(crate) const DEF: StudyDef = StudyDef {
     analyse,
 };
 
+/// A TCP one-way point: (MTU, window, goodput, srtt).
+type TcpPoint = (f64, f64, f64, Option<f64>);
+
 fn analyse(d: &Data) -> Analysis {
     let mut a = Analysis::default();
-    // Every TCP one-way point of the window and MTU parts: (mtu, window, goodput, srtt).
-    // A goodput above the link's ceiling after headers is not physically
-    // possible: such a point is left out of every figure here and named in the
-    // caveats, never shown as a result.
-    let mut tcp: Vec<(f64, f64, f64, Option<f64>)> = Vec::new();
+    let (tcp, mut impossible) = tcp_points(d);
+    let best = tcp.iter().copied().max_by(|x, y| x.2.total_cmp(&y.2));
+    best_per_mtu(&mut a, &tcp, best);
+    window_over_rtt(&mut a, &tcp);
+    let measured_rtt = bdp(&mut a, best);
+    largest_mtu_and_window(&mut a, &tcp, best);
+    udp(d, &mut a);
+    dual(d, &mut a, &mut impossible);
+    caveats(d, &mut a, &impossible, measured_rtt);
+    a
+}
+
+/// Every TCP one-way point of the window and MTU parts, (mtu, window, goodput,
+/// srtt), and the points left out as physically impossible.
+fn tcp_points(d: &Data) -> (Vec<TcpPoint>, Vec<String>) {
+    let mut tcp: Vec<TcpPoint> = Vec::new();
     let mut impossible = Vec::new();
     for part in ["windows", "mtus"] {
         if let Some(s) = d.sweeps.get(part) {
@@ -100,9 +114,11 @@ fn analyse(d: &Data) -> Analysis {
             }
         }
     }
-    let best = tcp.iter().copied().max_by(|x, y| x.2.total_cmp(&y.2));
+    (tcp, impossible)
+}
 
-    // The best per configuration.
+/// The best per configuration.
+fn best_per_mtu(a: &mut Analysis, tcp: &[TcpPoint], best: Option<TcpPoint>) {
     let mut table = Table {
         title: "Best TCP throughput per MTU, with the window that reached it".into(),
         note: "The seed's table gave each NIC's best (all at MTU 9000 and 256 MB windows, 778-800 Mbit/s); here the NIC is the same for every row, so the rows are MTUs.".into(),
@@ -141,8 +157,10 @@ fn analyse(d: &Data) -> Analysis {
             )
         }),
     });
+}
 
-    // Throughput follows window / RTT below the BDP.
+/// Throughput follows window / RTT below the BDP.
+fn window_over_rtt(a: &mut Analysis, tcp: &[TcpPoint]) {
     let claim = "Below the bandwidth-delay product, throughput is the window over the round trip";
     let criterion = "at the smallest window, goodput within 35% of window / 228 ms (Linux grants twice the request and advertises part of it, so a factor near 1-2 is expected)";
     let small = tcp
@@ -173,8 +191,10 @@ fn analyse(d: &Data) -> Analysis {
         }
         None => Finding::not_measured(claim, criterion, "the lab part did not run"),
     });
+}
 
-    // Which BDP the data support.
+/// Which BDP the data support. The round trip measured at the best point, in seconds.
+fn bdp(a: &mut Analysis, best: Option<TcpPoint>) -> Option<f64> {
     let claim = "The path's bandwidth-delay product is 14.3 MB (1 Gbit/s x 228 ms is 28.5 MB)";
     let criterion = "BDP from the data, the best goodput times the measured round trip (TCP_INFO srtt), nearer 14.3 or 28.5 MB (log ratio)";
     let measured_rtt = best.and_then(|b| b.3).map(|ns| ns / 1e9);
@@ -214,8 +234,11 @@ fn analyse(d: &Data) -> Analysis {
             _ => "28.5 MB at the line rate".into(),
         },
     });
+    measured_rtt
+}
 
-    // The best came with the largest MTU and window.
+/// The best came with the largest MTU and window.
+fn largest_mtu_and_window(a: &mut Analysis, tcp: &[TcpPoint], best: Option<TcpPoint>) {
     let claim = "The best throughput comes with the largest MTU (9000) and window (256 MB)";
     let criterion = "the MTU 9000 / largest-window point within 5% of the best point";
     let largest = tcp
@@ -247,8 +270,10 @@ fn analyse(d: &Data) -> Analysis {
         },
         _ => Finding::not_measured(claim, criterion, "the lab part did not run"),
     });
+}
 
-    // UDP near the line rate at every MTU.
+/// UDP near the line rate at every MTU.
+fn udp(d: &Data, a: &mut Analysis) {
     let udp: Vec<(f64, f64)> = d
         .sweeps
         .get("udp")
@@ -293,8 +318,10 @@ fn analyse(d: &Data) -> Analysis {
             )
         },
     });
+}
 
-    // Dual tests.
+/// Dual tests.
+fn dual(d: &Data, a: &mut Analysis, impossible: &mut Vec<String>) {
     let dual: Vec<(f64, f64, f64)> = d
         .sweeps
         .get("dual")
@@ -348,6 +375,10 @@ fn analyse(d: &Data) -> Analysis {
                 .join("; ")
         },
     });
+}
+
+/// What qualifies the findings: points left out, the host's caps, the round trip.
+fn caveats(d: &Data, a: &mut Analysis, impossible: &[String], measured_rtt: Option<f64>) {
     if !impossible.is_empty() {
         a.caveats.push(format!(
             "Left out as physically impossible, goodput above the 1 Gbit/s link's ceiling after headers (the userspace link emulator let more than its rate through at the largest windows: a lab defect, not a result): {}",
@@ -370,5 +401,4 @@ fn analyse(d: &Data) -> Analysis {
     if let Some(rtt) = measured_rtt {
         a.caveats.push(format!("The round trip TCP measured at the best point was {} (the link's 228 ms plus queueing).", fmt(Metric::Srtt, Some(rtt * 1e9))));
     }
-    a
 }
