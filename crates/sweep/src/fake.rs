@@ -181,38 +181,8 @@ impl Runner for FakeRunner {
         if spec.test.is_rr() {
             let b = spec.request_size.0 as f64;
             let rtt = 2.0 * (A_NS_PER_BYTE * b + B_RR_NS) * noise() / self.scale;
-            let trans = (secs * 1e9 / rtt) as u64 * u64::from(spec.parallel);
-            let bytes = trans * (spec.request_size.0 + spec.response_size.0);
-            cflows.push(flow(
-                0,
-                FlowDir::Up,
-                Role::Requester,
-                bytes,
-                trans,
-                trans,
-                secs,
-            ));
-            sflows.push(flow(
-                0,
-                FlowDir::Up,
-                Role::Responder,
-                bytes,
-                trans,
-                trans,
-                secs,
-            ));
-            let ns = |f: f64| Nanos((rtt * f) as u64);
-            latency = Some(LatencySummary {
-                count: trans,
-                min: ns(0.8),
-                mean: ns(1.05),
-                stddev: ns(0.1),
-                p50: ns(1.0),
-                p90: ns(1.15),
-                p99: ns(1.5),
-                p999: ns(2.5),
-                max: ns(6.0),
-            });
+            let (c, s, l) = scripted_rr(spec, secs, rtt);
+            (cflows, sflows, latency) = (c, s, Some(l));
         } else {
             let b = spec.size.0 as f64;
             let mut rate = b * 8.0 / ((A_NS_PER_BYTE * b + B_STREAM_NS) * 1e-9);
@@ -249,29 +219,8 @@ impl Runner for FakeRunner {
                 snd.push(flow(i as u32, dir, Role::Sender, bytes, msgs, 0, secs));
                 let mut got = flow(i as u32, dir, Role::Receiver, bytes, msgs, 0, secs);
                 if udp {
-                    // The receiver takes what it can; its socket drops the rest.
-                    // A burst (a test by volume) also fills the socket's buffer
-                    // first: it loses only what overflows that.
-                    let cap = udp_receiver_pps(spec) * self.scale;
-                    let took = match spec.volume {
-                        None => msgs.min((cap * secs) as u64),
-                        Some(_) => {
-                            let offered = r / 8.0 / spec.size.0.max(1) as f64;
-                            let drained = msgs as f64 * (cap / offered).min(1.0);
-                            msgs.min(UDP_RX_BUFFERED + drained as u64)
-                        }
-                    };
-                    lost += msgs - took;
                     snd.last_mut().expect("pushed").datagrams_sent = Some(msgs);
-                    got.bytes = Bytes(took * spec.size.0);
-                    got.bytes_total = got.bytes;
-                    got.messages = took;
-                    got.udp = Some(netsonde_model::result::UdpStats {
-                        packets: took,
-                        lost: msgs - took,
-                        packets_total: took,
-                        ..Default::default()
-                    });
+                    lost += udp_received(spec, self.scale, secs, r, &mut got);
                 }
                 rcv.push(got);
                 let steps = 5u64;
@@ -335,6 +284,75 @@ impl Runner for FakeRunner {
         }
         Ok(report)
     }
+}
+
+/// What a scripted UDP receiver took of `got.messages` datagrams offered at
+/// `r` bit/s: as many as it can; its socket drops the rest. A burst (a test by
+/// volume) also fills the socket's buffer first: it loses only what overflows
+/// that. Sets `got`'s counts; returns the datagrams lost.
+fn udp_received(spec: &TestSpec, scale: f64, secs: f64, r: f64, got: &mut FlowResult) -> u64 {
+    let msgs = got.messages;
+    let cap = udp_receiver_pps(spec) * scale;
+    let took = match spec.volume {
+        None => msgs.min((cap * secs) as u64),
+        Some(_) => {
+            let offered = r / 8.0 / spec.size.0.max(1) as f64;
+            let drained = msgs as f64 * (cap / offered).min(1.0);
+            msgs.min(UDP_RX_BUFFERED + drained as u64)
+        }
+    };
+    got.bytes = Bytes(took * spec.size.0);
+    got.bytes_total = got.bytes;
+    got.messages = took;
+    got.udp = Some(netsonde_model::result::UdpStats {
+        packets: took,
+        lost: msgs - took,
+        packets_total: took,
+        ..Default::default()
+    });
+    msgs - took
+}
+
+/// A request/response test's flows (client's, server's) and latency, for a
+/// round trip of `rtt` ns.
+fn scripted_rr(
+    spec: &TestSpec,
+    secs: f64,
+    rtt: f64,
+) -> (Vec<FlowResult>, Vec<FlowResult>, LatencySummary) {
+    let trans = (secs * 1e9 / rtt) as u64 * u64::from(spec.parallel);
+    let bytes = trans * (spec.request_size.0 + spec.response_size.0);
+    let client = vec![flow(
+        0,
+        FlowDir::Up,
+        Role::Requester,
+        bytes,
+        trans,
+        trans,
+        secs,
+    )];
+    let server = vec![flow(
+        0,
+        FlowDir::Up,
+        Role::Responder,
+        bytes,
+        trans,
+        trans,
+        secs,
+    )];
+    let ns = |f: f64| Nanos((rtt * f) as u64);
+    let latency = LatencySummary {
+        count: trans,
+        min: ns(0.8),
+        mean: ns(1.05),
+        stddev: ns(0.1),
+        p50: ns(1.0),
+        p90: ns(1.15),
+        p99: ns(1.5),
+        p999: ns(2.5),
+        max: ns(6.0),
+    };
+    (client, server, latency)
 }
 
 /// The probes of a load-latency test over a receiver at `utilization` of its
