@@ -110,48 +110,11 @@ pub fn run_client(
     }
     let cookie = Cookie::from_random(crate::random_bytes::<{ COOKIE_LEN - 1 }>().map_err(io)?);
     let mut m = ClientMachine::new(cookie, params);
-    let failed = |e: Iperf3Error| match e {
-        Iperf3Error::Denied => ClientError::Busy {
-            addr,
-            message: e.to_string(),
-            retry_after_ms: None,
-        },
-        e => ClientError::Iperf3 { addr, source: e },
-    };
-    let timeout = |what: &str| {
-        io(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            format!("the iperf3 server did not {what} in time"),
-        ))
-    };
+    let failed = |e| iperf3_failed(addr, e);
+    let timeout = |what| timed_out(addr, what);
 
     // Cookie, parameters, streams, start.
-    let setup_deadline = Instant::now() + cfg.deadlines.setup.as_duration();
-    let mut plans = None;
-    'running: loop {
-        for ev in pump(&mut ctl, &mut m, Duration::from_millis(100)).map_err(io)? {
-            match ev {
-                Iperf3Event::CreateStreams => {
-                    let deadline = Instant::now() + cfg.deadlines.connect.as_duration();
-                    plans = Some(connect_streams(
-                        cfg, &spec, addr, local_ip, &cookie, deadline,
-                    )?);
-                }
-                Iperf3Event::TestRunning => break 'running,
-                Iperf3Event::Failed(e) => return Err(failed(e)),
-                _ => {}
-            }
-        }
-        if Instant::now() >= setup_deadline {
-            return Err(timeout("start the test"));
-        }
-    }
-    let (plans, socket) = plans.ok_or_else(|| {
-        failed(Iperf3Error::UnexpectedState {
-            got: ip::State::TestRunning as i8,
-            waiting: "CREATE_STREAMS",
-        })
-    })?;
+    let (plans, socket) = until_running(cfg, &spec, (&mut ctl, &mut m), (addr, local_ip), &cookie)?;
     let spec = Arc::new(spec);
     let mut running = flows::start_with(
         End::Client,
@@ -252,33 +215,108 @@ pub fn run_client(
         socket,
     };
     m.send_results(&results_of(&client.flows, client.cpu.as_ref(), &spec));
-    let mut theirs = None;
-    loop {
-        for ev in pump(&mut ctl, &mut m, Duration::from_millis(100)).map_err(io)? {
+    let r = their_results(&mut ctl, &mut m, addr, results_deadline)?;
+    let server = peer_side(&spec, End::Client, &r);
+    let mut report = TestReport::assemble(
+        (*spec).clone(),
+        format!("iperf3 {addr}"),
+        client,
+        server,
+        intervals.records,
+        None,
+    );
+    report.peer = Some(peer_report(&r));
+    no_totals_after_omit(&mut report);
+    Ok(report)
+}
+
+/// Cookie, parameters, streams, start: the test's streams once the server says
+/// it is running.
+fn until_running(
+    cfg: &ClientConfig,
+    spec: &TestSpec,
+    (ctl, m): (&mut TcpStream, &mut ClientMachine),
+    (addr, local_ip): (SocketAddr, IpAddr),
+    cookie: &Cookie,
+) -> Result<(Vec<FlowPlan>, Option<SocketFacts>), ClientError> {
+    let io = |source| ClientError::Connect { addr, source };
+    let setup_deadline = Instant::now() + cfg.deadlines.setup.as_duration();
+    let mut plans = None;
+    'running: loop {
+        for ev in pump(ctl, m, Duration::from_millis(100)).map_err(io)? {
             match ev {
-                Iperf3Event::PeerResults(r) => theirs = Some(*r),
-                Iperf3Event::Done => {
-                    let _ = flush(&mut ctl, &mut m);
-                    let r = theirs.take().ok_or_else(|| timeout("send its results"))?;
-                    let server = peer_side(&spec, End::Client, &r);
-                    let mut report = TestReport::assemble(
-                        (*spec).clone(),
-                        format!("iperf3 {addr}"),
-                        client,
-                        server,
-                        intervals.records,
-                        None,
-                    );
-                    report.peer = Some(peer_report(&r));
-                    no_totals_after_omit(&mut report);
-                    return Ok(report);
+                Iperf3Event::CreateStreams => {
+                    let deadline = Instant::now() + cfg.deadlines.connect.as_duration();
+                    plans = Some(connect_streams(
+                        cfg, spec, addr, local_ip, cookie, deadline,
+                    )?);
                 }
-                Iperf3Event::Failed(e) => return Err(failed(e)),
+                Iperf3Event::TestRunning => break 'running,
+                Iperf3Event::Failed(e) => return Err(iperf3_failed(addr, e)),
                 _ => {}
             }
         }
-        if Instant::now() >= results_deadline {
-            return Err(timeout("send its results"));
+        if Instant::now() >= setup_deadline {
+            return Err(timed_out(addr, "start the test"));
+        }
+    }
+    plans.ok_or_else(|| {
+        iperf3_failed(
+            addr,
+            Iperf3Error::UnexpectedState {
+                got: ip::State::TestRunning as i8,
+                waiting: "CREATE_STREAMS",
+            },
+        )
+    })
+}
+
+/// An iperf3 server's error as the client's: a refusal to run is "busy".
+fn iperf3_failed(addr: SocketAddr, e: Iperf3Error) -> ClientError {
+    match e {
+        Iperf3Error::Denied => ClientError::Busy {
+            addr,
+            message: e.to_string(),
+            retry_after_ms: None,
+        },
+        e => ClientError::Iperf3 { addr, source: e },
+    }
+}
+
+/// The iperf3 server did not do `what` in time.
+fn timed_out(addr: SocketAddr, what: &str) -> ClientError {
+    ClientError::Connect {
+        addr,
+        source: std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("the iperf3 server did not {what} in time"),
+        ),
+    }
+}
+
+/// After this end's results: the server's, once the test is done.
+fn their_results(
+    ctl: &mut TcpStream,
+    m: &mut ClientMachine,
+    addr: SocketAddr,
+    deadline: Instant,
+) -> Result<ip::Results, ClientError> {
+    let io = |source| ClientError::Connect { addr, source };
+    let mut theirs = None;
+    loop {
+        for ev in pump(ctl, m, Duration::from_millis(100)).map_err(io)? {
+            match ev {
+                Iperf3Event::PeerResults(r) => theirs = Some(*r),
+                Iperf3Event::Done => {
+                    let _ = flush(ctl, m);
+                    return theirs.ok_or_else(|| timed_out(addr, "send its results"));
+                }
+                Iperf3Event::Failed(e) => return Err(iperf3_failed(addr, e)),
+                _ => {}
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(timed_out(addr, "send its results"));
         }
     }
 }
