@@ -200,47 +200,18 @@ fn run_session(
     };
     m.accept();
     // Parameters.
-    let params = loop {
-        match pump(&mut ctl, &mut m, Duration::from_millis(100)) {
-            Ok(evs) => {
-                if let Some(ev) = evs.into_iter().next() {
-                    match ev {
-                        Iperf3Event::Params(p) => break *p,
-                        Iperf3Event::Failed(e) => return fail(log, "failed", e.to_string()),
-                        _ => {}
-                    }
-                }
-            }
-            Err(e) => return fail(log, "dropped", format!("before parameters: {e}")),
-        }
-        if started.elapsed() >= d.setup.as_duration() {
-            return fail(log, "dropped", "no parameters in time".into());
-        }
+    let params = match until_params(&mut ctl, &mut m, started + d.setup.as_duration()) {
+        Ok(p) => p,
+        Err((outcome, why)) => return fail(log, outcome, why),
     };
-    let spec = match params.to_spec() {
-        Ok(mut s) => {
-            // Read as iperf3's server does, unless told to use ours.
-            s.iperf3_io = !opts.fast_receiver;
-            s
-        }
-        Err(e) => {
-            m.error(ip::IE_RECV_PARAMS, 0);
-            let _ = flush(&mut ctl, &mut m);
-            return fail(log, "refused", e.to_string());
-        }
+    let spec = match spec_of(&params, opts, &mut ctl, &mut m) {
+        Ok(spec) => spec,
+        Err(why) => return fail(log, "refused", why),
     };
     log.test = Some(spec.clone());
-    let _held = match admit(&spec) {
-        Ok(g) => g,
-        Err((busy, why, errno)) => {
-            if busy {
-                m.deny();
-            } else {
-                m.error(errno, 0);
-            }
-            let _ = flush(&mut ctl, &mut m);
-            return fail(log, "refused", why);
-        }
+    let _held = match admit_or_refuse(&mut ctl, &mut m, admit, &spec) {
+        Ok(held) => held,
+        Err(why) => return fail(log, "refused", why),
     };
     let wanted = spec.flows();
     let (_registered, arrivals) = registry.register(cookie, wanted.len());
@@ -294,26 +265,7 @@ fn run_session(
     // end's intervals for --get-server-output, one a second as iperf3 -s's.
     let mut intervals = Intervals::every(&running, Duration::from_secs(1));
     let end_by = Instant::now() + spec.deadline().as_duration();
-    let mut ended = false;
-    let mut error = None;
-    while !ended {
-        intervals.tick(&running, &mut |_| {});
-        match pump(&mut ctl, &mut m, Duration::from_millis(100)) {
-            Ok(evs) => {
-                for ev in evs {
-                    match ev {
-                        Iperf3Event::TestEnd => ended = true,
-                        Iperf3Event::Failed(e) => error = Some(e.to_string()),
-                        _ => {}
-                    }
-                }
-            }
-            Err(e) => error = Some(e.to_string()),
-        }
-        if error.is_some() || Instant::now() >= end_by {
-            break;
-        }
-    }
+    let (ended, error) = until_test_end(&mut ctl, &mut m, &running, &mut intervals, end_by);
     running.stop();
     intervals.close(&running, &mut |_| {});
     let records = intervals.records;
@@ -370,31 +322,140 @@ fn run_session(
         }
     };
     m.exchange_results();
+    let (outcome, why) = exchange(&mut ctl, &mut m, &mine, &mut record, d);
+    fail(log, outcome, why)
+}
+
+/// The test the client's parameters ask for, read as iperf3's server reads
+/// unless told to use netsonde's receiver; or the client is told it cannot be.
+fn spec_of(
+    params: &ip::Params,
+    opts: SessionOpts,
+    ctl: &mut TcpStream,
+    m: &mut ServerMachine,
+) -> Result<TestSpec, String> {
+    let mut spec = params.to_spec().map_err(|e| {
+        m.error(ip::IE_RECV_PARAMS, 0);
+        let _ = flush(ctl, m);
+        e.to_string()
+    })?;
+    spec.iperf3_io = !opts.fast_receiver;
+    Ok(spec)
+}
+
+/// Admits the test, or tells the client why not (iperf3's "access denied" when
+/// busy, its error number otherwise).
+fn admit_or_refuse(
+    ctl: &mut TcpStream,
+    m: &mut ServerMachine,
+    admit: Admit<'_>,
+    spec: &TestSpec,
+) -> Result<Box<dyn std::any::Any>, String> {
+    admit(spec).map_err(|(busy, why, errno)| {
+        if busy {
+            m.deny();
+        } else {
+            m.error(errno, 0);
+        }
+        let _ = flush(ctl, m);
+        why
+    })
+}
+
+/// How a session ended, for its log: outcome and reason.
+type Ended = (&'static str, String);
+
+/// The client's parameters, by `by`.
+fn until_params(
+    ctl: &mut TcpStream,
+    m: &mut ServerMachine,
+    by: Instant,
+) -> Result<ip::Params, Ended> {
+    loop {
+        match pump(ctl, m, Duration::from_millis(100)) {
+            Ok(evs) => {
+                if let Some(ev) = evs.into_iter().next() {
+                    match ev {
+                        Iperf3Event::Params(p) => return Ok(*p),
+                        Iperf3Event::Failed(e) => return Err(("failed", e.to_string())),
+                        _ => {}
+                    }
+                }
+            }
+            Err(e) => return Err(("dropped", format!("before parameters: {e}"))),
+        }
+        if Instant::now() >= by {
+            return Err(("dropped", "no parameters in time".into()));
+        }
+    }
+}
+
+/// Runs until the client's TEST_END (or `end_by`), this end's intervals
+/// ticking: whether it came, and what failed if something did.
+fn until_test_end(
+    ctl: &mut TcpStream,
+    m: &mut ServerMachine,
+    running: &flows::Running,
+    intervals: &mut Intervals,
+    end_by: Instant,
+) -> (bool, Option<String>) {
+    let mut ended = false;
+    let mut error = None;
+    while !ended {
+        intervals.tick(running, &mut |_| {});
+        match pump(ctl, m, Duration::from_millis(100)) {
+            Ok(evs) => {
+                for ev in evs {
+                    match ev {
+                        Iperf3Event::TestEnd => ended = true,
+                        Iperf3Event::Failed(e) => error = Some(e.to_string()),
+                        _ => {}
+                    }
+                }
+            }
+            Err(e) => error = Some(e.to_string()),
+        }
+        if error.is_some() || Instant::now() >= end_by {
+            break;
+        }
+    }
+    (ended, error)
+}
+
+/// The results exchange: the client's results, then this end's, then the end
+/// of the session; each of theirs goes to `record`.
+fn exchange(
+    ctl: &mut TcpStream,
+    m: &mut ServerMachine,
+    mine: &Results,
+    record: &mut dyn FnMut(&Results),
+    d: netsonde_proto::Deadlines,
+) -> Ended {
     let done_by = Instant::now() + d.done.as_duration();
     loop {
-        match pump(&mut ctl, &mut m, Duration::from_millis(100)) {
+        match pump(ctl, m, Duration::from_millis(100)) {
             Ok(evs) => {
                 for ev in evs {
                     match ev {
                         Iperf3Event::PeerResults(r) => {
-                            m.send_results(&mine);
-                            let _ = flush(&mut ctl, &mut m);
+                            m.send_results(mine);
+                            let _ = flush(ctl, m);
                             record(&r);
                         }
-                        Iperf3Event::Done => return fail(log, "ok", String::new()),
+                        Iperf3Event::Done => return ("ok", String::new()),
                         Iperf3Event::Failed(e) => {
-                            return fail(log, "failed", format!("after the test: {e}"))
+                            return ("failed", format!("after the test: {e}"))
                         }
                         _ => {}
                     }
                 }
             }
             // iperf3 clients may close at once after IPERF_DONE.
-            Err(_) if m.is_over() => return fail(log, "ok", String::new()),
-            Err(e) => return fail(log, "failed", format!("after the test: {e}")),
+            Err(_) if m.is_over() => return ("ok", String::new()),
+            Err(e) => return ("failed", format!("after the test: {e}")),
         }
         if Instant::now() >= done_by {
-            return fail(log, "failed", "no results exchange in time".into());
+            return ("failed", "no results exchange in time".into());
         }
     }
 }
