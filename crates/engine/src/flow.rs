@@ -93,6 +93,30 @@ enum Slot {
     Taken,
 }
 
+/// A flow of a group of `n` that is done (or failed) becomes its output; a
+/// failure stops the others.
+fn retire(slot: &mut Slot, outcome: Result<Progress, EngineError>, n: usize, stop: &AtomicBool) {
+    let Slot::Live(flow) = std::mem::replace(slot, Slot::Taken) else {
+        return;
+    };
+    *slot = Slot::Over(Box::new(match outcome {
+        Err(e) => {
+            stop.store(true, Ordering::Relaxed);
+            Err(e)
+        }
+        Ok(_) => flow.finish().map(|mut out| {
+            // Request/response flows report no strategy of their own; every
+            // flow here waits in this epoll.
+            let io = out.result.io.get_or_insert_with(|| IoReport {
+                strategy: IoStrategy::Epoll.name().into(),
+                ..IoReport::default()
+            });
+            io.thread_flows = Some(n as u32);
+            out
+        }),
+    }));
+}
+
 /// Runs several flows on the calling thread, over one edge-triggered epoll. Each
 /// flow's strategy must be non-blocking and return `WouldBlock` without waiting
 /// (`--io epoll` builds it so). A ready flow gets up to 64 steps (`BUDGET`), then the
@@ -167,25 +191,7 @@ pub fn run_group(
                 Ok(Progress::Until(t)) => until[i] = Some(t),
                 Ok(Progress::Done) | Err(_) => {
                     let _ = epoll.delete(flow.fd());
-                    let Slot::Live(flow) = std::mem::replace(&mut slots[i], Slot::Taken) else {
-                        unreachable!("matched above")
-                    };
-                    slots[i] = Slot::Over(Box::new(match outcome {
-                        Err(e) => {
-                            stop.store(true, Ordering::Relaxed);
-                            Err(e)
-                        }
-                        Ok(_) => flow.finish().map(|mut out| {
-                            // Request/response flows report no strategy of their
-                            // own; every flow here waits in this epoll.
-                            let io = out.result.io.get_or_insert_with(|| IoReport {
-                                strategy: IoStrategy::Epoll.name().into(),
-                                ..IoReport::default()
-                            });
-                            io.thread_flows = Some(n as u32);
-                            out
-                        }),
-                    }));
+                    retire(&mut slots[i], outcome, n, stop);
                     live -= 1;
                 }
             }
