@@ -314,24 +314,8 @@ pub fn start_with(
     // Before the flow threads exist, so they share an arena (see its doc).
     netsonde_engine::limit_malloc_arenas();
     let clock = FlowClock::new(t0, &spec);
-    // With no warm-up the measured interval starts with the flows: the UDP drop
-    // counters' baseline is read before they exist (a burst of a few datagrams
-    // is sent, and dropped, in microseconds).
-    // (A load-latency test's load starts after its probes' idle phase.)
-    let udp_at_start = (spec.warmup.0 == 0 && spec.probe.is_none())
-        .then(netsonde_cpu::snmp::read_udp_drops)
-        .flatten();
-    // The interface the data connections use, whose NIC counters the CPU
-    // sampler reads at the start and the end of the interval.
-    let iface = plans
-        .iter()
-        .find_map(|p| match &p.socket {
-            FlowSocket::Tcp(t) => t.local_addr().ok(),
-            FlowSocket::Udp(u) | FlowSocket::UdpReady(u, _) => u.local_addr().ok(),
-            FlowSocket::CrrAccept(l, ..) => l.local_addr().ok(),
-            FlowSocket::CrrConnect(..) => None,
-        })
-        .and_then(|a| netsonde_cpu::interface_of(a.ip()));
+    let udp_at_start = udp_baseline(&spec);
+    let iface = interface_of(&plans);
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, done) = channel();
     let mut counters = Vec::new();
@@ -398,7 +382,6 @@ pub fn start_with(
     // A thread that ends before the sampler's last reading leaves its clock's last
     // value behind.
     let tids: Arc<std::sync::Mutex<Vec<ThreadFlows>>> = Arc::default();
-    type Last = (i32, Nanos, Option<netsonde_cpu::thread::TaskStat>);
     let ended: Arc<std::sync::Mutex<Vec<Last>>> = Arc::default();
     let n_threads = threads.len();
     // Flow threads still running: the CPU is read until the measured interval
@@ -442,45 +425,18 @@ pub fn start_with(
             out
         }));
     }
-    let cpu_stop = stop.clone();
-    let volume = spec.volume.is_some();
-    let cpu = std::thread::spawn(move || {
-        if sleep_until(clock.warm_end, &cpu_stop) {
-            return None;
-        }
-        // Every thread registers as it starts: long before the end of warm-up, but
-        // wait (briefly) for stragglers when there is none.
-        let registered = Instant::now() + std::time::Duration::from_millis(200);
-        let tids = loop {
-            let t = tids.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            if t.len() >= n_threads || Instant::now() >= registered {
-                break t;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        };
-        let ids: Vec<i32> = tids.iter().map(|(t, _)| *t).collect();
-        let sampler = netsonde_cpu::CpuSampler::start_from(&ids, udp_at_start)
-            .ok()?
-            .watch(iface);
-        // A test that ends by volume ends when its flows do: look often enough
-        // that the CPU's interval is within 2 ms of the bytes'.
-        let step = Duration::from_millis(if volume { 2 } else { 50 });
-        sleep_until_or(clock.end, step, &|| {
-            cpu_stop.load(Ordering::Relaxed) || left.load(Ordering::Acquire) == 0
-        });
-        let mut report = sampler
-            .finish_with(&|tid| {
-                let e = ended.lock().unwrap_or_else(|e| e.into_inner());
-                e.iter().find(|(t, ..)| *t == tid).map(|(_, n, s)| (*n, *s))
-            })
-            .ok()?;
-        for t in &mut report.flow_threads {
-            if let Some((_, flows)) = tids.iter().find(|(tid, _)| *tid == t.tid) {
-                t.flows.clone_from(flows);
-            }
-        }
-        Some(report)
-    });
+    let watch = CpuWatch {
+        clock,
+        stop: stop.clone(),
+        tids,
+        n_threads,
+        udp_at_start,
+        iface,
+        volume: spec.volume.is_some(),
+        left,
+        ended,
+    };
+    let cpu = std::thread::spawn(move || sample_cpu(watch));
     Running {
         pending: flows.len(),
         counters,
@@ -547,6 +503,92 @@ fn start_sampler(
 }
 
 /// A flow thread's id and the flows it runs.
+/// With no warm-up the measured interval starts with the flows: the UDP drop
+/// counters' baseline is read before they exist (a burst of a few datagrams is
+/// sent, and dropped, in microseconds). A load-latency test's load starts after
+/// its probes' idle phase: none then.
+fn udp_baseline(spec: &TestSpec) -> Option<netsonde_model::cpu::UdpDrops> {
+    (spec.warmup.0 == 0 && spec.probe.is_none())
+        .then(netsonde_cpu::snmp::read_udp_drops)
+        .flatten()
+}
+
+/// The interface the data connections use, whose NIC counters the CPU sampler
+/// reads at the start and the end of the interval.
+fn interface_of(plans: &[FlowPlan]) -> Option<String> {
+    plans
+        .iter()
+        .find_map(|p| match &p.socket {
+            FlowSocket::Tcp(t) => t.local_addr().ok(),
+            FlowSocket::Udp(u) | FlowSocket::UdpReady(u, _) => u.local_addr().ok(),
+            FlowSocket::CrrAccept(l, ..) => l.local_addr().ok(),
+            FlowSocket::CrrConnect(..) => None,
+        })
+        .and_then(|a| netsonde_cpu::interface_of(a.ip()))
+}
+
+/// A flow thread's last CPU clock reading: (tid, its CPU time, its task stats).
+type Last = (i32, Nanos, Option<netsonde_cpu::thread::TaskStat>);
+
+/// What the CPU sampler's thread watches.
+struct CpuWatch {
+    clock: FlowClock,
+    stop: Arc<AtomicBool>,
+    /// Each flow thread, as it registers.
+    tids: Arc<std::sync::Mutex<Vec<ThreadFlows>>>,
+    n_threads: usize,
+    /// The UDP drop counters when the flows started, for a test with no warm-up.
+    udp_at_start: Option<netsonde_model::cpu::UdpDrops>,
+    /// The interface whose NIC counters are read.
+    iface: Option<String>,
+    /// The test ends by volume: look often.
+    volume: bool,
+    /// Flow threads still running.
+    left: Arc<std::sync::atomic::AtomicUsize>,
+    /// Threads that ended before the sampler's last reading.
+    ended: Arc<std::sync::Mutex<Vec<Last>>>,
+}
+
+/// The CPU over the measured interval: from the end of warm-up (once every
+/// flow thread registered) to the end of the interval or of the last flow.
+fn sample_cpu(w: CpuWatch) -> Option<CpuReport> {
+    if sleep_until(w.clock.warm_end, &w.stop) {
+        return None;
+    }
+    // Every thread registers as it starts: long before the end of warm-up, but
+    // wait (briefly) for stragglers when there is none.
+    let registered = Instant::now() + std::time::Duration::from_millis(200);
+    let tids = loop {
+        let t = w.tids.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if t.len() >= w.n_threads || Instant::now() >= registered {
+            break t;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    let ids: Vec<i32> = tids.iter().map(|(t, _)| *t).collect();
+    let sampler = netsonde_cpu::CpuSampler::start_from(&ids, w.udp_at_start)
+        .ok()?
+        .watch(w.iface);
+    // A test that ends by volume ends when its flows do: look often enough that
+    // the CPU's interval is within 2 ms of the bytes'.
+    let step = Duration::from_millis(if w.volume { 2 } else { 50 });
+    sleep_until_or(w.clock.end, step, &|| {
+        w.stop.load(Ordering::Relaxed) || w.left.load(Ordering::Acquire) == 0
+    });
+    let mut report = sampler
+        .finish_with(&|tid| {
+            let e = w.ended.lock().unwrap_or_else(|e| e.into_inner());
+            e.iter().find(|(t, ..)| *t == tid).map(|(_, n, s)| (*n, *s))
+        })
+        .ok()?;
+    for t in &mut report.flow_threads {
+        if let Some((_, flows)) = tids.iter().find(|(tid, _)| *tid == t.tid) {
+            t.flows.clone_from(flows);
+        }
+    }
+    Some(report)
+}
+
 type ThreadFlows = (i32, Vec<u32>);
 
 /// One thread's work: a flow of its own, or a group sharing an epoll.
