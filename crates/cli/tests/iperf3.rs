@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crate::util::{free_port, json, ServerProc};
 
 /// The iperf3 binary, or `None` (the test says why and skips).
-fn iperf3() -> Option<&'static str> {
+pub(crate) fn iperf3() -> Option<&'static str> {
     let ok = Command::new("iperf3")
         .arg("--version")
         .output()
@@ -21,11 +21,11 @@ fn iperf3() -> Option<&'static str> {
 }
 
 /// Runs `iperf3 -c` with `-J` and returns its document, within a time limit.
-fn iperf3_client(port: u16, args: &[&str]) -> serde_json::Value {
+pub(crate) fn iperf3_client(port: u16, args: &[&str]) -> serde_json::Value {
     iperf3_client_at("127.0.0.1", port, args)
 }
 
-fn iperf3_client_at(host: &str, port: u16, args: &[&str]) -> serde_json::Value {
+pub(crate) fn iperf3_client_at(host: &str, port: u16, args: &[&str]) -> serde_json::Value {
     let mut child = Command::new("iperf3")
         .args(["-c", host, "-p", &port.to_string(), "-J"])
         .args(args)
@@ -57,10 +57,10 @@ fn iperf3_client_at(host: &str, port: u16, args: &[&str]) -> serde_json::Value {
 }
 
 /// `iperf3 -s -1` on a free port, killed on drop.
-struct Iperf3Server(Child, u16);
+pub(crate) struct Iperf3Server(Child, pub(crate) u16);
 
 impl Iperf3Server {
-    fn start() -> Iperf3Server {
+    pub(crate) fn start() -> Iperf3Server {
         Iperf3Server::start_with(&[])
     }
 
@@ -111,7 +111,7 @@ impl Drop for Iperf3Server {
     }
 }
 
-fn close(a: f64, b: f64, what: &str) {
+pub(crate) fn close(a: f64, b: f64, what: &str) {
     assert!(a > 0.0 && b > 0.0, "{what}: {a} and {b}");
     let r = a / b;
     assert!((0.95..=1.05).contains(&r), "{what}: {a} vs {b} ({r:.3})");
@@ -122,7 +122,7 @@ fn close(a: f64, b: f64, what: &str) {
 /// whose vCPUs the hypervisor takes in slices (steal) they fall behind: up to 7%
 /// seen on this project's VM. What each end counted of the same stream is held
 /// to 5% by `close`; the rate only to 15% below.
-fn paced(got: f64, asked: f64, what: &str) {
+pub(crate) fn paced(got: f64, asked: f64, what: &str) {
     let r = got / asked;
     assert!(
         (0.85..=1.05).contains(&r),
@@ -646,206 +646,5 @@ fn a_sweep_runs_against_an_iperf3_server() {
         "the skipped point is not named with why: {shown}"
     );
     assert!(shown.contains("its host is unknown"), "{shown}");
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// An iperf3 client's session is recorded by the server as netsonde's own are
-/// by its client: a stored run with this end's CPU and TCP_INFO and what iperf3
-/// reported of its side; `--no-store` stores nothing.
-#[test]
-fn the_server_stores_an_iperf3_clients_session() {
-    if iperf3().is_none() {
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("netsonde-i3store-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = dir.join("server.db");
-    let db = db.to_str().unwrap();
-    let srv = ServerProc::start_with(&["--db", db]);
-    let doc = iperf3_client(srv.port, &["-t", "1"]);
-    let sent = doc["end"]["sum_sent"]["bytes"].as_f64().unwrap();
-    let start = Instant::now();
-    while !srv.lines().iter().any(|l| l.contains("stored as run")) {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "{:?}",
-            srv.lines()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = crate::util::run(
-        &["runs", "export", "latest", "--json", "--db", db],
-        Duration::from_secs(30),
-    );
-    assert!(out.status.success(), "{out:?}");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let listed = crate::util::run(&["runs", "list", "--db", db], Duration::from_secs(30));
-    let listed = String::from_utf8_lossy(&listed.stdout);
-    assert!(listed.contains("iperf3 client: tcp-stream"), "{listed}");
-    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    // The stored run carries the goodput iperf3 saw (within 5%: iperf3 sent
-    // for 1 s), wherever the export puts it, and this end's CPU.
-    let rate = sent * 8.0 / doc["end"]["sum_sent"]["seconds"].as_f64().unwrap();
-    let goodputs = find_numbers(&run, "goodput");
-    assert!(
-        goodputs.iter().any(|g| (g / rate - 1.0).abs() < 0.05),
-        "no stored goodput near iperf3's {rate} bit/s: {goodputs:?} in {text}"
-    );
-    assert!(
-        !find_numbers(&run, "server_cpu").is_empty() || text.contains("busy_cores"),
-        "{text}"
-    );
-    drop(srv);
-    let srv = ServerProc::start_with(&["--db", db, "--no-store"]);
-    iperf3_client(srv.port, &["-t", "1"]);
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        !srv.lines().iter().any(|l| l.contains("stored as run")),
-        "{:?}",
-        srv.lines()
-    );
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Every number under a key named `key`, anywhere in `v`.
-fn find_numbers(v: &serde_json::Value, key: &str) -> Vec<f64> {
-    let mut out = Vec::new();
-    match v {
-        serde_json::Value::Object(m) => {
-            for (k, x) in m {
-                if k == key {
-                    if let Some(n) = x.as_f64() {
-                        out.push(n);
-                    }
-                }
-                out.extend(find_numbers(x, key));
-            }
-        }
-        serde_json::Value::Array(a) => a.iter().for_each(|x| out.extend(find_numbers(x, key))),
-        _ => {}
-    }
-    out
-}
-
-/// Issue 27: with -O, iperf3 leaves the omitted period out of its byte counts;
-/// setting them against this end's totals was a false byte-count mismatch.
-#[test]
-fn omitting_a_warm_up_claims_no_byte_count_mismatch() {
-    let Some(_) = iperf3() else { return };
-    let srv = Iperf3Server::start();
-    let port = srv.1.to_string();
-    let doc = json(&[
-        "127.0.0.1",
-        "--peer",
-        "iperf3",
-        "-p",
-        &port,
-        "-t",
-        "2",
-        "-O",
-        "1",
-    ]);
-    let w = doc["warnings"].as_array().unwrap();
-    assert!(
-        !w.iter().any(|w| w["kind"] == "byte-count-mismatch"),
-        "{}",
-        doc["warnings"]
-    );
-}
-
-/// Issue 27: an iperf3 client's streams are read as `iperf3 -s` reads them
-/// (one -l per read, no low-water mark) unless the server is told to use its
-/// own fast receiver; the stored session says which.
-#[test]
-fn an_iperf3_clients_streams_are_read_as_iperf3_reads_them() {
-    if iperf3().is_none() {
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("netsonde-i3reads-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    for (flag, want) in [(None, true), (Some("--iperf3-fast-receiver"), false)] {
-        let db = dir.join(format!("{want}.db"));
-        let db = db.to_str().unwrap();
-        let mut args = vec!["--db", db];
-        args.extend(flag);
-        let srv = ServerProc::start_with(&args);
-        iperf3_client(srv.port, &["-t", "1", "-l", "1K"]);
-        let start = Instant::now();
-        while !srv.lines().iter().any(|l| l.contains("stored as run")) {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "{:?}",
-                srv.lines()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let out = crate::util::run(
-            &["runs", "export", "latest", "--json", "--db", db],
-            Duration::from_secs(30),
-        );
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(
-            text.contains("\"iperf3_io\": true"),
-            want,
-            "{flag:?}: {text}"
-        );
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Issue 27: the default client pointed at `iperf3 -s` timed out with no hint.
-#[test]
-fn a_netsonde_client_pointed_at_iperf3_is_told_to_add_peer_iperf3() {
-    if iperf3().is_none() {
-        return;
-    }
-    let srv = Iperf3Server::start();
-    let port = srv.1.to_string();
-    let out = crate::util::run(
-        &["client", "127.0.0.1", "-p", &port, "-t", "1", "--no-store"],
-        Duration::from_secs(30),
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("add --peer iperf3"), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-}
-
-/// Issue 27: refusals reach an iperf3 client in iperf3's own error states, not
-/// as a blank "unable to send parameters" or a reset: over a limit, and a
-/// server that requires a key.
-#[test]
-fn refusals_reach_an_iperf3_client_with_their_reason() {
-    if iperf3().is_none() {
-        return;
-    }
-    let err = |port: u16, args: &[&str]| {
-        let out = Command::new("iperf3")
-            .args(["-c", "127.0.0.1", "-p", &port.to_string(), "-t", "1"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(!out.status.success(), "{args:?}: {out:?}");
-        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout)
-    };
-    let srv = ServerProc::start_with(&["--no-store", "--max-parallel", "2"]);
-    let e = err(srv.port, &["-P", "4"]);
-    assert!(e.contains("number of parallel streams too large"), "{e}");
-    let e = err(srv.port, &["-w", "512M"]);
-    assert!(e.contains("socket buffer size too large"), "{e}");
-    drop(srv);
-    let dir = std::env::temp_dir().join(format!("netsonde-i3key-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let key = dir.join("k");
-    let out = crate::util::run(
-        &["keygen", "--out", key.to_str().unwrap()],
-        Duration::from_secs(10),
-    );
-    assert!(out.status.success(), "{out:?}");
-    let srv = ServerProc::start_with(&["--no-store", "--auth-key", key.to_str().unwrap()]);
-    let e = err(srv.port, &[]);
-    assert!(e.contains("test authorization failed"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }

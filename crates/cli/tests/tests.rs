@@ -15,12 +15,15 @@ mod fleet_util;
 mod golden;
 mod io_strategies;
 mod iperf3;
+mod iperf3_habits;
 mod lab;
+mod lab_physics;
 #[allow(dead_code)]
 mod lab_util;
 mod loopback;
 mod namespaces;
 mod regression;
+mod searches;
 mod server;
 mod shared_store;
 mod studies;
