@@ -420,7 +420,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         }
         Command::Server(a) => server_cmd::run(a, None).map(|()| Exit::Ok),
         Command::Agent(a) => {
-            server_cmd::run(a.server, Some(server_cmd::measure(&a.engine, a.fake_scale)))
+            server_cmd::run(a.server, Some(server_cmd::measure(a.engine, a.fake_scale)))
                 .map(|()| Exit::Ok)
         }
         Command::Mesh(a) => mesh_cmd(*a),

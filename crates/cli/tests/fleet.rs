@@ -505,14 +505,8 @@ fn a_mesh_serves_each_pairs_last_result_while_it_runs() {
     let list = agent_list(&[&a, &b]);
     let addr = format!("127.0.0.1:{}", free_port());
     let db = dir.join("fleet.db");
-    let mut mesh = crate::util::cmd()
-        .args([
-            "mesh",
-            "--auth-key",
-            &k,
-            "--db",
-            db.to_str().unwrap(),
-            "--no-report",
+    let mut running = spawn_mesh(
+        &[
             "--agent",
             &list,
             "--metrics",
@@ -527,15 +521,14 @@ fn a_mesh_serves_each_pairs_last_result_while_it_runs() {
             "0.1",
             "--repeat",
             "2",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        ],
+        &db,
+        &k,
+    );
     let wanted = r#"netsonde_pair_goodput_bits_per_second{src="a",dst="b",test="tcp-stream out"}"#;
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let mut seen = String::new();
-    while std::time::Instant::now() < deadline && mesh.try_wait().unwrap().is_none() {
+    while std::time::Instant::now() < deadline && running.try_wait().unwrap().is_none() {
         if let Ok(body) = http_get(&addr, "/metrics") {
             if body.contains(wanted) {
                 seen = body;
@@ -544,7 +537,7 @@ fn a_mesh_serves_each_pairs_last_result_while_it_runs() {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let out = mesh.wait_with_output().unwrap();
+    let out = running.wait_with_output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -568,14 +561,8 @@ fn an_agent_killed_mid_mesh_leaves_the_rest_stored_and_resume_finishes() {
     let port_c = c.port;
     let list = agent_list(&[&a, &b, &c]);
     let db = dir.join("fleet.db");
-    let running = crate::util::cmd()
-        .args([
-            "mesh",
-            "--auth-key",
-            &k,
-            "--db",
-            db.to_str().unwrap(),
-            "--no-report",
+    let running = spawn_mesh(
+        &[
             "--agent",
             &list,
             "--tests",
@@ -588,11 +575,10 @@ fn an_agent_killed_mid_mesh_leaves_the_rest_stored_and_resume_finishes() {
             "0.1",
             "--repeat",
             "1",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        ],
+        &db,
+        &k,
+    );
     // Kill c once the first pair is stored, with pairs still to come.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let done = |db: &std::path::Path| {

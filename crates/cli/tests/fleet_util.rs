@@ -40,7 +40,8 @@ pub fn agent_list(agents: &[&ServerProc]) -> String {
         .join(",")
 }
 
-pub fn mesh(args: &[&str], db: &std::path::Path, key: &str) -> std::process::Output {
+/// `netsonde mesh` with the key, the store and no report, then `args`.
+fn mesh_args<'a>(args: &[&'a str], db: &'a std::path::Path, key: &'a str) -> Vec<&'a str> {
     let mut all = vec![
         "mesh",
         "--auth-key",
@@ -50,7 +51,23 @@ pub fn mesh(args: &[&str], db: &std::path::Path, key: &str) -> std::process::Out
         "--no-report",
     ];
     all.extend_from_slice(args);
-    run(&all, Duration::from_secs(120))
+    all
+}
+
+/// Runs a mesh to its end.
+pub fn mesh(args: &[&str], db: &std::path::Path, key: &str) -> std::process::Output {
+    run(&mesh_args(args, db, key), Duration::from_secs(120))
+}
+
+/// Starts a mesh in the background (its standard error piped), for a test
+/// that acts while it runs.
+pub fn spawn_mesh(args: &[&str], db: &std::path::Path, key: &str) -> std::process::Child {
+    crate::util::cmd()
+        .args(mesh_args(args, db, key))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// Each point's (src, dst) and status.

@@ -111,7 +111,13 @@ fn sweeps(o: &mut String, c: &Comparison, s: &SweepComparison) {
             )
         })
         .collect();
-    if worse.is_empty() {
+    if worse.is_empty() && s.min_reps < need {
+        o.push_str(&format!(
+            "\nnothing is judged worse in run {b}, but with {} repetition(s) a side no change \
+             could be (--repeat {need})\n",
+            s.min_reps
+        ));
+    } else if worse.is_empty() {
         o.push_str(&format!("\nnothing got worse in run {b} beyond noise\n"));
     } else {
         o.push_str(&format!("\nworse in run {b}:\n{}", worse.concat()));

@@ -156,6 +156,10 @@ pub const HTML_GRID_MAX: usize = 64;
 /// slowest of the rest); the rest are counted.
 pub const LISTED: usize = 20;
 
+/// The most rows the HTML table of a large mesh's pairs has (failed and
+/// slowest first); the count of the rest is said.
+pub const TABLE_ROWS: usize = 1000;
+
 /// A matrix as text: a grid of up to [`TEXT_GRID_MAX`] agents, else a listing
 /// of the pairs that need a look (see [`listing`]).
 pub fn text(m: &Matrix) -> String {
@@ -352,12 +356,11 @@ pub fn html(m: &Matrix) -> String {
 }
 
 /// The pairs of a mesh too large for a heat map, as a table, failed first and
-/// then slowest first, up to [`LISTED`] × 50 rows.
+/// then slowest first, up to [`TABLE_ROWS`] rows.
 fn pair_table(m: &Matrix) -> String {
     let median = m.median();
     let parts = m.parts(median);
     let rows: Vec<_> = parts.failed.iter().chain(parts.measured()).collect();
-    let cap = LISTED * 50;
     let mut o = format!(
         "<h3>{}</h3>\n<p class=\"note\">{} pairs of {} agents, failed first, then slowest \
          first{}.</p>\n<table class=\"heat\"><tr><th>from</th><th>to</th><th>figure</th>\
@@ -365,13 +368,13 @@ fn pair_table(m: &Matrix) -> String {
         esc(&m.title),
         m.cells.len(),
         m.names.len(),
-        if rows.len() > cap {
-            format!("; the first {cap} shown")
+        if rows.len() > TABLE_ROWS {
+            format!("; the first {TABLE_ROWS} shown")
         } else {
             String::new()
         }
     );
-    for (src, dst, c) in rows.into_iter().take(cap) {
+    for (src, dst, c) in rows.into_iter().take(TABLE_ROWS) {
         let (class, what) = match c {
             Cell::Failed(why) => (" class=\"failed\"", why.clone()),
             Cell::Measured { verdict, .. } => (

@@ -115,7 +115,8 @@ pub(crate) fn lock_run(url: &PgUrl, run: RunId) -> Result<Client, StoreError> {
     }
 }
 
-/// SQLite's `?N` placeholders as PostgreSQL's `$N`.
+/// SQLite's `?N` placeholders as PostgreSQL's `$N`. Every `?` is one: the
+/// store's SQL has none in a literal or name (values are always bound).
 pub(crate) fn sql(sql: &str) -> Cow<'_, str> {
     if sql.contains('?') {
         Cow::Owned(sql.replace('?', "$"))
