@@ -3,8 +3,9 @@
 //! says, as a [`Steadiness`], whether what remains is steady enough to trust.
 //!
 //! A series "settles" at the first index from which every later value stays within a
-//! relative tolerance of the mean of that tail. A slow start (TCP slow start, CPU
-//! frequency ramp) therefore shows up as a late settle index rather than as noise.
+//! relative tolerance of the mean of that tail, a tail of at least [`MIN_TAIL`]
+//! values. A slow start (TCP slow start, CPU frequency ramp) therefore shows up as a
+//! late settle index rather than as noise.
 
 use netsonde_model::result::{TestReport, Warning};
 use netsonde_model::spec::FlowDir;
@@ -13,6 +14,11 @@ use serde::{Deserialize, Serialize};
 
 /// The tolerance a test's interval rates must settle within.
 pub const STEADY_TOL: f64 = 0.15;
+
+/// The fewest values a settled tail has: one or two values agree with their own
+/// mean by chance, so a series whose only settled tail is that short never settled
+/// (a claim of "settled after 2.75 s of 3 s, CV 0%" would rest on one interval).
+pub const MIN_TAIL: usize = 3;
 
 /// A warning per direction of a test whose interval rates (with `--interval`, at
 /// least 4 of them) did not start settled: they settled within [`STEADY_TOL`] only
@@ -44,8 +50,9 @@ pub fn steadiness_warnings(r: &TestReport) -> Vec<Warning> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Steadiness {
     /// First index from which every value stays within the tolerance of the mean of
-    /// the rest of the series; `None` for an empty series, or when no tail settles
-    /// (a non-finite last value).
+    /// the rest of the series, leaving at least [`MIN_TAIL`] values (all of them in a
+    /// shorter series); `None` when no such tail settles (a non-finite value among the
+    /// last ones, or rates that swing to the end).
     pub settled_at: Option<usize>,
     /// Coefficient of variation (sample standard deviation over mean) of the values
     /// from `settled_at` on; 0 when there is no such tail or it has one value.
@@ -56,7 +63,8 @@ pub struct Steadiness {
 }
 
 /// Finds the first index i such that every value of `values[i..]` stays within `tol`
-/// (relative, e.g. 0.10) of the mean of `values[i..]`.
+/// (relative, e.g. 0.10) of the mean of `values[i..]`, and `values[i..]` has at least
+/// [`MIN_TAIL`] values (or is the whole of a shorter series).
 ///
 /// The series is steady when it settled, at most half of it was discarded
 /// (`2·i ≤ n`), and the coefficient of variation of the tail is at most `tol`.
@@ -78,7 +86,8 @@ pub fn steady_state(values: &[f64], tol: f64) -> Steadiness {
         // NaN anywhere in the tail makes `sum` NaN and every comparison false.
         ok[i] = v.is_finite() && hi - mean <= band && mean - lo <= band;
     }
-    let settled_at = ok.iter().position(|&b| b);
+    let last = n.saturating_sub(MIN_TAIL);
+    let settled_at = ok.iter().position(|&b| b).filter(|&i| i <= last);
     let cv_after = settled_at.map_or(0.0, |i| cv(&values[i..]));
     let steady = settled_at.is_some_and(|i| 2 * i <= n && cv_after <= tol);
     Steadiness {
@@ -135,8 +144,8 @@ mod tests {
         ];
         let s = steady_state(&xs, 0.10);
         assert!(!s.steady);
-        // It settles only in the last couple of values.
-        assert!(s.settled_at.unwrap() > xs.len() / 2);
+        // Only the last value or two agree with their own mean: never settled.
+        assert_eq!(s.settled_at, None);
     }
 
     #[test]
@@ -160,5 +169,24 @@ mod tests {
         let s = steady_state(&[100.0, f64::NAN], 0.1);
         assert_eq!(s.settled_at, None);
         assert!(!s.steady);
+    }
+
+    #[test]
+    fn a_tail_of_one_or_two_values_is_not_a_settled_series() {
+        // Rates that swing to the end: only the last value (or two) agree with
+        // their own mean, which says nothing. That is "never settled", not
+        // "settled after 11 of 12 with a CV of 0".
+        let xs = [
+            21.0, 134.0, 34.0, 46.0, 46.0, 71.0, 38.0, 34.0, 38.0, 38.0, 76.0, 42.0,
+        ];
+        let s = steady_state(&xs, 0.15);
+        assert_eq!(s.settled_at, None, "{s:?}");
+        assert!(!s.steady);
+        // Three settled values at the end are a tail.
+        let s = steady_state(&[10.0, 200.0, 100.0, 101.0, 99.0], 0.15);
+        assert_eq!(s.settled_at, Some(2));
+        // A series shorter than the tail settles only as a whole.
+        assert_eq!(steady_state(&[100.0, 100.0], 0.1).settled_at, Some(0));
+        assert_eq!(steady_state(&[10.0, 100.0], 0.1).settled_at, None);
     }
 }

@@ -69,6 +69,11 @@ type Member = (usize, FlowSocket, FlowCtx);
 pub struct Running {
     /// Flow number, direction and published counters, for interval reports.
     pub counters: Vec<(u32, FlowDir, Arc<FlowCounters>)>,
+    /// With `--interval`, a copy of the socket of each TCP stream flow this end
+    /// sends on (beside `counters`; `None` for the others), whose `TCP_INFO` says
+    /// what its receiver acknowledged: a sending end's interval records count that,
+    /// not the bytes written into the socket buffer, which can outrun the link.
+    pub acked_by: Vec<Option<TcpStream>>,
     /// The shared clock.
     pub clock: FlowClock,
     stop: Arc<AtomicBool>,
@@ -319,6 +324,7 @@ pub fn start_with(
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, done) = channel();
     let mut counters = Vec::new();
+    let mut acked_by = Vec::new();
     let mut alone = Vec::new();
     let mut shared = Vec::new();
     let sampler = spec
@@ -343,6 +349,16 @@ pub fn start_with(
             format,
         };
         counters.push((plan.id, plan.dir, ctx.counters.clone()));
+        acked_by.push(match &plan.socket {
+            FlowSocket::Tcp(t)
+                if spec.interval.is_some()
+                    && spec.test == TestKind::TcpStream
+                    && sends(end, plan.dir) =>
+            {
+                t.try_clone().ok()
+            }
+            _ => None,
+        });
         if shares_thread(end, &spec, plan.dir) {
             shared.push((i, plan.socket, ctx));
         } else {
@@ -440,6 +456,7 @@ pub fn start_with(
     Running {
         pending: flows.len(),
         counters,
+        acked_by,
         clock,
         stop,
         flows,

@@ -1,6 +1,13 @@
 //! Interval records of a running test, made by the control thread from the
 //! flows' published counters, off the data path; and whether a test that ends
 //! by volume has moved it.
+//!
+//! A netsonde client's records of a direction it sends over TCP count the bytes
+//! its receiver acknowledged (`TCP_INFO`, read by the control thread): bytes
+//! written into a socket buffer can outrun the link for an interval (a 50 Mbit/s
+//! link showed 126 Mbit/s in a 250 ms interval as a send buffer filled), bytes
+//! acknowledged cannot. An iperf3 end's records count what it wrote or read, as
+//! iperf3's do, so they add up to its totals.
 
 use std::time::{Duration, Instant};
 
@@ -17,6 +24,11 @@ pub(crate) struct Intervals {
     period: Option<Duration>,
     next: Option<Instant>,
     last: Option<[(u64, u64, u64); 2]>,
+    /// Whether a sending direction's bytes are those acknowledged (see the module).
+    delivered: bool,
+    /// Each direction's bytes acknowledged as the last record ended (`None`: not
+    /// sent over TCP here, or not counted so).
+    last_acked: [Option<u64>; 2],
     /// The records so far.
     pub(crate) records: Vec<IntervalRecord>,
 }
@@ -30,6 +42,23 @@ fn sum(running: &Running) -> [(u64, u64, u64); 2] {
         *e = (e.0 + b, e.1 + m, e.2 + t);
     }
     by_dir
+}
+
+/// Each direction's bytes acknowledged across this end's sending TCP flows;
+/// `None` for a direction it does not send over TCP (or whose `TCP_INFO` the
+/// kernel refused).
+fn acked(running: &Running) -> [Option<u64>; 2] {
+    let mut by_dir = [Some(0u64); 2];
+    let mut any = [false; 2];
+    for ((_, dir, _), sock) in running.counters.iter().zip(&running.acked_by) {
+        let k = usize::from(*dir == FlowDir::Down);
+        let Some(sock) = sock else { continue };
+        any[k] = true;
+        by_dir[k] = by_dir[k]
+            .zip(netsonde_engine::sockopt::bytes_acked(sock))
+            .map(|(a, b)| a + b);
+    }
+    [0, 1].map(|k| by_dir[k].filter(|_| any[k]))
 }
 
 /// Where each flow's counts stood as the measured interval began: exactly, from
@@ -60,32 +89,46 @@ pub(crate) fn volume_moved(running: &Running, spec: &TestSpec) -> bool {
 }
 
 impl Intervals {
+    /// A netsonde client's records, every `--interval`: a direction it sends over
+    /// TCP counts the bytes acknowledged.
     pub(crate) fn new(running: &Running, spec: &TestSpec) -> Intervals {
-        Intervals::with_period(running, spec.interval.map(Nanos::as_duration))
+        Intervals::with_period(running, spec.interval.map(Nanos::as_duration), true)
     }
 
-    /// Records every `period`, whatever the spec says (an iperf3 client's
-    /// session on the server reports each second, as iperf3 -s does).
+    /// An iperf3 client's records, every `--interval`, of what it wrote or read.
+    pub(crate) fn written(running: &Running, spec: &TestSpec) -> Intervals {
+        Intervals::with_period(running, spec.interval.map(Nanos::as_duration), false)
+    }
+
+    /// Records every `period`, whatever the spec says, of what this end wrote or
+    /// read (an iperf3 client's session on the server reports each second, as
+    /// iperf3 -s does).
     pub(crate) fn every(running: &Running, period: Duration) -> Intervals {
-        Intervals::with_period(running, Some(period))
+        Intervals::with_period(running, Some(period), false)
     }
 
-    fn with_period(running: &Running, period: Option<Duration>) -> Intervals {
+    fn with_period(running: &Running, period: Option<Duration>, delivered: bool) -> Intervals {
         let clock = running.clock;
         Intervals {
             clock,
             period,
             next: period.map(|p| clock.warm_end + p),
             last: None,
+            delivered,
+            last_acked: [None; 2],
             records: Vec::new(),
         }
     }
 
-    /// How long the control thread may wait before the next record is due (at
-    /// most 100 ms).
+    /// How long the control thread may wait before the next record is due, or
+    /// the measured interval begins (when the acknowledged bytes are read as its
+    /// baseline), at most 100 ms.
     pub(crate) fn wait(&self) -> Duration {
-        self.next
-            .map(|at| at.saturating_duration_since(Instant::now()))
+        let due = match self.last {
+            None if self.period.is_some() => Some(self.clock.warm_end),
+            _ => self.next,
+        };
+        due.map(|at| at.saturating_duration_since(Instant::now()))
             .unwrap_or(Duration::from_millis(100))
             .min(Duration::from_millis(100))
     }
@@ -118,6 +161,9 @@ impl Intervals {
         clock.end = running.end();
         if self.last.is_none() && self.period.is_some() && now_i >= clock.warm_end {
             self.last = Some(at_start(running));
+            if self.delivered {
+                self.last_acked = acked(running);
+            }
         }
         while let (Some(at), Some(p), Some(prev)) = (self.next, self.period, self.last) {
             if !(now_i >= at && at <= clock.end + p / 2) {
@@ -131,6 +177,11 @@ impl Intervals {
                 prev
             };
             let cur = sum(running);
+            let cur_acked = if self.delivered {
+                acked(running)
+            } else {
+                [None; 2]
+            };
             let start = Nanos::from(at.saturating_duration_since(clock.warm_end))
                 .saturating_sub(Nanos::from(p));
             let len = p.min(clock.end.saturating_duration_since(at - p));
@@ -138,7 +189,10 @@ impl Intervals {
                 if !running.counters.iter().any(|(_, d, _)| *d == dir) {
                     continue;
                 }
-                let bytes = Bytes(cur[i].0 - prev[i].0);
+                let bytes = Bytes(match (cur_acked[i], self.last_acked[i]) {
+                    (Some(now), Some(then)) => now.saturating_sub(then),
+                    _ => cur[i].0 - prev[i].0,
+                });
                 let rec = IntervalRecord {
                     start,
                     end: start.saturating_add(Nanos::from(len)),
@@ -152,6 +206,7 @@ impl Intervals {
                 self.records.push(rec);
             }
             self.last = Some(cur);
+            self.last_acked = cur_acked;
             self.next = Some(at + p);
         }
     }

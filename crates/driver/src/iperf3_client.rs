@@ -126,7 +126,7 @@ pub fn run_client(
         Format::Iperf3 { counters64: true },
     );
     let clock = running.clock;
-    let mut intervals = Intervals::new(&running, &spec);
+    let mut intervals = Intervals::written(&running, &spec);
 
     // The measured interval; then TEST_END, and the server closes its streams.
     let abort = |running: flows::Running, m: &mut ClientMachine, ctl: &mut TcpStream| {

@@ -126,6 +126,13 @@ pub fn tcp_info(sock: &impl std::os::fd::AsRawFd) -> Option<TcpInfoSummary> {
     })
 }
 
+/// Bytes the peer has acknowledged on a connection (`tcpi_bytes_acked`): what a
+/// sender's receiver got, unlike the bytes written into the socket buffer; `None`
+/// if the kernel refuses.
+pub fn bytes_acked(sock: &impl std::os::fd::AsRawFd) -> Option<u64> {
+    crate::sys::tcp_info(sock).ok().map(|i| i.bytes_acked)
+}
+
 /// One `TCP_INFO` reading for a load-latency test's over-time series; `None` if
 /// the kernel refuses.
 pub fn tcp_sample(sock: &impl std::os::fd::AsRawFd, t: Nanos) -> Option<TcpSample> {

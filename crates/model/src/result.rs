@@ -279,7 +279,10 @@ pub struct IntervalRecord {
     pub end: Nanos,
     /// Direction.
     pub dir: FlowDir,
-    /// Bytes the client sent (up) or received (down) in the interval.
+    /// Bytes in the interval: for a TCP stream the client sends, what its
+    /// receiver acknowledged (against an iperf3 server, what it wrote, as iperf3
+    /// counts); for UDP it sends, what it sent; for a direction it receives, what
+    /// it received.
     pub bytes: Bytes,
     /// The rate over the interval.
     pub rate: BitRate,
