@@ -61,6 +61,23 @@ fn acked(running: &Running) -> [Option<u64>; 2] {
     [0, 1].map(|k| by_dir[k].filter(|_| any[k]))
 }
 
+/// Each direction's bytes acknowledged as the measured interval began, from
+/// the sending flows themselves; `None` for a direction this end does not send
+/// over TCP, or one of whose flows has not noted it.
+fn acked_at_start(running: &Running) -> [Option<u64>; 2] {
+    let mut by_dir = [Some(0u64); 2];
+    let mut any = [false; 2];
+    for ((_, dir, c), sock) in running.counters.iter().zip(&running.acked_by) {
+        if sock.is_none() {
+            continue;
+        }
+        let k = usize::from(*dir == FlowDir::Down);
+        any[k] = true;
+        by_dir[k] = by_dir[k].zip(c.load_acked_start()).map(|(a, b)| a + b);
+    }
+    [0, 1].map(|k| by_dir[k].filter(|_| any[k]))
+}
+
 /// Where each flow's counts stood as the measured interval began: exactly, from
 /// the flow itself (a flow not there yet counts from where it is now).
 fn at_start(running: &Running) -> [(u64, u64, u64); 2] {
@@ -172,6 +189,13 @@ impl Intervals {
             // By the first record every flow has passed the start, so its own
             // count from that moment is there.
             let prev = if self.records.is_empty() {
+                // The flows' own readings at the start, where they made them
+                // (else the one taken as the interval began, a wake-up late).
+                for (last, exact) in self.last_acked.iter_mut().zip(acked_at_start(running)) {
+                    if last.is_some() && exact.is_some() {
+                        *last = exact;
+                    }
+                }
                 at_start(running)
             } else {
                 prev

@@ -52,6 +52,13 @@ pub struct FlowCounters {
     pub at_start: [AtomicU64; 3],
     /// Set (release) once `at_start` holds them.
     pub started: std::sync::atomic::AtomicBool,
+    /// A TCP sender's bytes acknowledged (`tcpi_bytes_acked`) as the measured
+    /// interval began: read once by the flow right after it stored `at_start`
+    /// (with `--interval`), so its interval records, which count what was
+    /// acknowledged, start where the summary does too.
+    pub acked_at_start: AtomicU64,
+    /// Set (release) once `acked_at_start` holds it.
+    pub acked_started: AtomicBool,
 }
 
 impl FlowCounters {
@@ -62,6 +69,14 @@ impl FlowCounters {
             self.messages.load(Ordering::Relaxed),
             self.transactions.load(Ordering::Relaxed),
         )
+    }
+
+    /// A TCP sender's bytes acknowledged as the measured interval began, once it
+    /// read them.
+    pub fn load_acked_start(&self) -> Option<u64> {
+        self.acked_started
+            .load(Ordering::Acquire)
+            .then(|| self.acked_at_start.load(Ordering::Relaxed))
     }
 
     /// The counts as the measured interval began, once the flow got there.

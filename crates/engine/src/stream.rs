@@ -98,6 +98,9 @@ pub struct TcpSender {
     /// `None` for a paced sender, or one that ends by volume: it reads the
     /// clock for every write.
     stride: Option<Stride>,
+    /// Whether the bytes acknowledged as the measured interval began are noted
+    /// (or need not be: no `--interval`).
+    acked_noted: bool,
 }
 
 /// How long a draining sender waits for its peer's close before it looks at
@@ -131,7 +134,25 @@ impl TcpSender {
             // A sender that ends by volume looks at every write, so it stops
             // within one message of its share.
             stride: (ctx.spec.rate.is_none() && ctx.spec.volume.is_none()).then(Stride::new),
+            acked_noted: ctx.spec.interval.is_none(),
         })
+    }
+
+    /// Once the meter has stored where the measured interval began: notes the
+    /// bytes acknowledged by then, once per flow (one `TCP_INFO` read, off the
+    /// per-message path), for the interval records.
+    fn note_acked_start(&mut self) {
+        let c = &self.s.ctx.counters;
+        if !c.started.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        self.acked_noted = true;
+        if let Some(a) = crate::sockopt::bytes_acked(&self.sock) {
+            c.acked_at_start
+                .store(a, std::sync::atomic::Ordering::Relaxed);
+            c.acked_started
+                .store(true, std::sync::atomic::Ordering::Release);
+        }
     }
 
     fn stop_sending(&mut self, now: Instant) {
@@ -190,6 +211,9 @@ impl Flow for TcpSender {
                 Gate::Go(now) => {
                     if let Some(s) = &mut self.stride {
                         s.read(now);
+                    }
+                    if !self.acked_noted {
+                        self.note_acked_start();
                     }
                 }
             }
@@ -285,7 +309,14 @@ impl RcvLowat {
         // Only a change of more than 2x is worth a system call.
         if want > self.set * 2 || want < self.set / 2 {
             let v = i32::try_from(want).unwrap_or(i32::MAX);
-            if crate::sys::setsockopt_int(sock, libc::SOL_SOCKET, libc::SO_RCVLOWAT, v).is_ok() {
+            if crate::sys::setsockopt_int(
+                sock,
+                crate::sys::net::SOL_SOCKET,
+                crate::sys::net::SO_RCVLOWAT,
+                v,
+            )
+            .is_ok()
+            {
                 self.set = want;
             }
         }
