@@ -22,7 +22,7 @@ pub fn read_small(path: &Path, what: &str, max: u64) -> anyhow::Result<String> {
     let shown = path.display();
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits() | nix::fcntl::OFlag::O_NOCTTY.bits())
+        .custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32)
         .open(path)
         .with_context(|| format!("reading {what} {shown}"))?;
     let meta = file
@@ -81,7 +81,7 @@ mod tests {
             .to_string();
         assert!(e.contains("character device"), "{e}");
         let fifo = dir.join("fifo");
-        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::RWXU).unwrap();
         let e = read_small(&fifo, "key file", 10).unwrap_err().to_string();
         assert!(e.contains("a FIFO"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();

@@ -39,12 +39,14 @@ pub const SYSCTLS: &[&str] = &[
 /// unspecified address (`0.0.0.0`, `::`) gives no interface.
 pub fn host_facts(local_ip: Option<IpAddr>) -> HostFacts {
     HostFacts {
-        hostname: nix::unistd::gethostname()
-            .map(|h| h.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        kernel: nix::sys::utsname::uname()
-            .map(|u| u.release().to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        hostname: rustix::system::uname()
+            .nodename()
+            .to_string_lossy()
+            .into_owned(),
+        kernel: rustix::system::uname()
+            .release()
+            .to_string_lossy()
+            .into_owned(),
         cpu_model: std::fs::read_to_string("/proc/cpuinfo")
             .map(|text| parse_cpu_model(&text))
             .unwrap_or_default(),
@@ -130,21 +132,16 @@ fn interface_facts(local_ip: IpAddr) -> Option<InterfaceFacts> {
 /// The name of the interface holding `local_ip` (as [`host_facts`] finds it),
 /// or `None` for an unspecified or unknown address.
 pub fn interface_of(local_ip: IpAddr) -> Option<String> {
-    let addrs: Vec<IfAddr> = nix::ifaddrs::getifaddrs()
+    let addrs: Vec<IfAddr> = if_addrs::get_if_addrs()
         .ok()?
-        .filter_map(|ifa| {
-            let to_ip = |s: &nix::sys::socket::SockaddrStorage| -> Option<IpAddr> {
-                if let Some(v4) = s.as_sockaddr_in() {
-                    Some(IpAddr::V4(v4.ip()))
-                } else {
-                    s.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip()))
-                }
-            };
-            Some(IfAddr {
-                addr: ifa.address.as_ref().and_then(to_ip)?,
-                netmask: ifa.netmask.as_ref().and_then(to_ip),
-                name: ifa.interface_name,
-            })
+        .into_iter()
+        .map(|ifa| IfAddr {
+            addr: ifa.ip(),
+            netmask: Some(match &ifa.addr {
+                if_addrs::IfAddr::V4(a) => IpAddr::V4(a.netmask),
+                if_addrs::IfAddr::V6(a) => IpAddr::V6(a.netmask),
+            }),
+            name: ifa.name,
         })
         .collect();
     match_interface(&addrs, local_ip)

@@ -46,9 +46,9 @@
 //!   NIC's interrupts per core) around the interval; the parsers are pure and
 //!   tested on captured fixtures (`tests/fixtures/nic/`).
 //! - `sys`: the crate's only `unsafe` code, the `SIOCETHTOOL` ioctl
-//!   (`sys::ethtool`).
+//!   (`sys::ethtool`), another thread's CPU clock and `getrusage` (`sys::usage`).
 //!
-//! Everything else goes through `std::fs` and `nix`.
+//! Everything else goes through `std::fs` and `rustix`.
 #![deny(unsafe_code)]
 
 use std::path::PathBuf;
@@ -101,7 +101,7 @@ pub enum CpuError {
     Rusage {
         /// The errno it returned.
         #[source]
-        source: nix::errno::Errno,
+        source: std::io::Error,
     },
 }
 
@@ -118,7 +118,7 @@ mod tests {
         assert_eq!(err.to_string(), "cannot read /proc/stat");
         assert!(std::error::Error::source(&err).is_some());
         let err = CpuError::Rusage {
-            source: nix::errno::Errno::EINVAL,
+            source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
         };
         assert!(std::error::Error::source(&err).is_some());
     }

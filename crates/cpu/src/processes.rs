@@ -160,11 +160,7 @@ impl Others {
 
     /// The CPU time the other processes ran between `self` (earlier) and `later`.
     pub fn since(&self, later: &Others) -> Nanos {
-        let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-            .ok()
-            .flatten()
-            .filter(|&h| h > 0)
-            .unwrap_or(100) as u64;
+        let hz = crate::thread::clock_ticks();
         let ticks: u64 = later
             .ticks
             .iter()

@@ -3,9 +3,8 @@
 //! This is what iperf3 reports as "CPU utilization". It is only part of the cost of a
 //! test: see the crate docs for what it misses.
 
+use crate::sys::usage::{rusage_self, Stamp};
 use netsonde_model::units::Nanos;
-use nix::sys::resource::{getrusage, UsageWho};
-use nix::sys::time::TimeVal;
 
 use crate::CpuError;
 
@@ -25,19 +24,19 @@ pub struct RusageSnapshot {
 
 /// Reads this process's resource usage now (all threads).
 pub fn read_rusage() -> Result<RusageSnapshot, CpuError> {
-    let usage = getrusage(UsageWho::RUSAGE_SELF).map_err(|source| CpuError::Rusage { source })?;
+    let usage = rusage_self().map_err(|source| CpuError::Rusage { source })?;
     Ok(RusageSnapshot {
-        user: timeval_nanos(usage.user_time()),
-        sys: timeval_nanos(usage.system_time()),
-        voluntary_ctxsw: u64::try_from(usage.voluntary_context_switches()).unwrap_or(0),
-        involuntary_ctxsw: u64::try_from(usage.involuntary_context_switches()).unwrap_or(0),
+        user: timeval_nanos(usage.user),
+        sys: timeval_nanos(usage.sys),
+        voluntary_ctxsw: u64::try_from(usage.nvcsw).unwrap_or(0),
+        involuntary_ctxsw: u64::try_from(usage.nivcsw).unwrap_or(0),
     })
 }
 
 /// A `timeval` as nanoseconds; negative values (never produced by getrusage) read as 0.
-fn timeval_nanos(tv: TimeVal) -> Nanos {
-    let secs = u64::try_from(tv.tv_sec()).unwrap_or(0);
-    let micros = u64::try_from(tv.tv_usec()).unwrap_or(0);
+fn timeval_nanos((sec, usec): Stamp) -> Nanos {
+    let secs = u64::try_from(sec).unwrap_or(0);
+    let micros = u64::try_from(usec).unwrap_or(0);
     Nanos(
         secs.saturating_mul(1_000_000_000)
             .saturating_add(micros * 1_000),
@@ -50,12 +49,9 @@ mod tests {
 
     #[test]
     fn timeval_converts_to_nanos() {
-        assert_eq!(
-            timeval_nanos(TimeVal::new(2, 500_000)),
-            Nanos(2_500_000_000)
-        );
-        assert_eq!(timeval_nanos(TimeVal::new(0, 1)), Nanos(1_000));
-        assert_eq!(timeval_nanos(TimeVal::new(-1, 0)), Nanos(0));
+        assert_eq!(timeval_nanos((2, 500_000)), Nanos(2_500_000_000));
+        assert_eq!(timeval_nanos((0, 1)), Nanos(1_000));
+        assert_eq!(timeval_nanos((-1, 0)), Nanos(0));
     }
 
     #[test]

@@ -8,20 +8,19 @@
 //! thread's context), in nanoseconds.
 
 use netsonde_model::units::Nanos;
-use nix::time::{clock_gettime, ClockId};
 
 /// The calling thread's id, for [`cpu_time`] later.
 pub fn current_tid() -> i32 {
-    nix::unistd::gettid().as_raw()
+    rustix::thread::gettid().as_raw_nonzero().get()
 }
 
 /// CPU time thread `tid` of this process has run so far; `None` once it has
 /// exited.
 pub fn cpu_time(tid: i32) -> Option<Nanos> {
     let id = ((!tid) << 3) | 6;
-    let t = clock_gettime(ClockId::from_raw(id)).ok()?;
+    let (sec, nsec) = crate::sys::usage::clock_time(id).ok()?;
     Some(Nanos(
-        u64::try_from(t.tv_sec()).ok()? * 1_000_000_000 + u64::try_from(t.tv_nsec()).ok()?,
+        u64::try_from(sec).ok()? * 1_000_000_000 + u64::try_from(nsec).ok()?,
     ))
 }
 
@@ -80,12 +79,16 @@ pub fn parse_schedstat(line: &str) -> Option<Nanos> {
 
 /// The length of a clock tick, from `CLK_TCK` (10 ms where it cannot be read).
 pub fn tick() -> Nanos {
-    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .filter(|&h| h > 0)
-        .unwrap_or(100) as u64;
-    Nanos(1_000_000_000 / hz)
+    Nanos(1_000_000_000 / clock_ticks())
+}
+
+/// Clock ticks per second (`CLK_TCK`, from the auxiliary vector; 100 where it
+/// says 0).
+pub(crate) fn clock_ticks() -> u64 {
+    match rustix::param::clock_ticks_per_second() {
+        0 => 100,
+        hz => hz,
+    }
 }
 
 /// Thread `tid` of this process's user and system time and last core; `None`

@@ -230,10 +230,8 @@ pub fn memory_ceiling() -> Option<Bytes> {
             std::fs::read_to_string(format!("/sys/fs/cgroup{}/memory.max", path.trim())).ok()
         })
         .and_then(|v| v.trim().parse::<u64>().ok());
-    let address_space = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_AS)
-        .ok()
-        .map(|(soft, _)| soft)
-        .filter(|&s| s != nix::sys::resource::RLIM_INFINITY);
+    // `None` is no limit.
+    let address_space = rustix::process::getrlimit(rustix::process::Resource::As).current;
     [physical, cgroup, address_space]
         .into_iter()
         .flatten()
@@ -251,9 +249,9 @@ pub fn default_memory() -> Bytes {
 /// Descriptors the sessions may hold: `RLIMIT_NOFILE` less a reserve for the
 /// control connections (`connections`) and the process's own.
 pub fn fd_budget(connections: usize) -> u64 {
-    let limit = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
-        .map(|(soft, _)| soft)
-        .unwrap_or(1024);
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(u64::MAX);
     limit.saturating_sub(connections as u64 + 32)
 }
 

@@ -112,16 +112,17 @@ impl Finished {
 }
 
 fn pin(core: usize) -> Result<(), EngineError> {
-    let mut set = nix::sched::CpuSet::new();
-    set.set(core).map_err(|e| EngineError::SockOpt {
-        option: "sched_setaffinity (no such core)",
+    if core >= rustix::thread::CpuSet::MAX_CPU {
+        return Err(EngineError::SockOpt {
+            option: "sched_setaffinity (no such core)",
+            source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        });
+    }
+    let mut set = rustix::thread::CpuSet::new();
+    set.set(core);
+    rustix::thread::sched_setaffinity(None, &set).map_err(|e| EngineError::SockOpt {
+        option: "sched_setaffinity",
         source: std::io::Error::from(e),
-    })?;
-    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(|e| {
-        EngineError::SockOpt {
-            option: "sched_setaffinity",
-            source: std::io::Error::from(e),
-        }
     })
 }
 

@@ -122,7 +122,13 @@ pub fn crr_requester(
         m.call();
         match s.connect(&addr.into()) {
             Ok(()) => {}
-            Err(e) if is_timeout(&e) || e.raw_os_error() == Some(libc::EINPROGRESS) => continue,
+            Err(e)
+                if is_timeout(&e)
+                    || rustix::io::Errno::from_io_error(&e)
+                        == Some(rustix::io::Errno::INPROGRESS) =>
+            {
+                continue
+            }
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
                 return Err(EngineError::PeerClosed { flow: ctx.id })
             }
@@ -187,7 +193,11 @@ pub fn crr_responder(
             Ok((s, from)) if crate::canonical(from.ip()) == crate::canonical(peer) => s,
             Ok(_) => continue,
             Err(e) if is_timeout(&e) => continue,
-            Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
+            Err(e)
+                if rustix::io::Errno::from_io_error(&e) == Some(rustix::io::Errno::CONNABORTED) =>
+            {
+                continue
+            }
             Err(e) => return Err(EngineError::io("accept")(e)),
         };
         m.call();

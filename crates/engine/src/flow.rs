@@ -12,7 +12,8 @@ use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
+use rustix::event::Timespec;
 
 use netsonde_model::result::IoReport;
 use netsonde_model::spec::IoStrategy;
@@ -131,13 +132,10 @@ pub fn run_group(
     stop: &AtomicBool,
 ) -> Vec<Result<FlowOutput, EngineError>> {
     let n = flows.len();
-    let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).and_then(|ep| {
-        let flags = EpollFlags::EPOLLIN
-            | EpollFlags::EPOLLOUT
-            | EpollFlags::EPOLLRDHUP
-            | EpollFlags::EPOLLET;
+    let epoll = epoll::create(CreateFlags::CLOEXEC).and_then(|ep| {
+        let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;
         for (i, f) in flows.iter().enumerate() {
-            ep.add(f.fd(), EpollEvent::new(flags, i as u64))?;
+            epoll::add(&ep, f.fd(), EventData::new_u64(i as u64), flags)?;
         }
         Ok(ep)
     });
@@ -159,7 +157,11 @@ pub fn run_group(
     let mut ready: VecDeque<usize> = (0..n).collect();
     let mut queued = vec![true; n];
     let mut until: Vec<Option<Instant>> = vec![None; n];
-    let mut events = vec![EpollEvent::empty(); n.clamp(1, 256)];
+    let none = Event {
+        flags: EventFlags::empty(),
+        data: EventData::new_u64(0),
+    };
+    let mut events = vec![none; n.clamp(1, 256)];
     let mut live = n;
     let start = Instant::now();
     let mut next_sweep = start + SWEEP;
@@ -190,7 +192,7 @@ pub fn run_group(
                 Ok(Progress::Blocked) => {}
                 Ok(Progress::Until(t)) => until[i] = Some(t),
                 Ok(Progress::Done) | Err(_) => {
-                    let _ = epoll.delete(flow.fd());
+                    let _ = epoll::delete(&epoll, flow.fd());
                     retire(&mut slots[i], outcome, n, stop);
                     live -= 1;
                 }
@@ -212,13 +214,16 @@ pub fn run_group(
             }
             // Round up, so a timer is never woken for early.
             let ms = at.saturating_duration_since(now).as_micros().div_ceil(1000);
-            EpollTimeout::from(ms.min(200) as u16)
+            Timespec {
+                tv_sec: 0,
+                tv_nsec: ms.min(200) as i64 * 1_000_000,
+            }
         } else {
-            EpollTimeout::ZERO
+            Timespec::default()
         };
-        let got = match epoll.wait(&mut events, timeout) {
+        let got = match epoll::wait(&epoll, &mut events[..], Some(&timeout)) {
             Ok(k) => k,
-            Err(nix::errno::Errno::EINTR) => 0,
+            Err(rustix::io::Errno::INTR) => 0,
             Err(_) => {
                 // epoll_wait cannot fail on a valid epoll and buffer; if it does,
                 // degrade to sweeping every flow each millisecond.
@@ -234,7 +239,7 @@ pub fn run_group(
             }
         };
         for ev in &events[..got] {
-            wake(ev.data() as usize, &mut ready, &mut queued);
+            wake(ev.data.u64() as usize, &mut ready, &mut queued);
         }
         let now = Instant::now();
         for (i, t) in until.iter_mut().enumerate() {

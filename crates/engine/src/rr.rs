@@ -387,7 +387,11 @@ impl Flow for UdpRequester {
                         rr.leg = Leg::Recv(0);
                         Ok(Progress::Moved)
                     }
-                    Err(e) if is_timeout(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => {
+                    Err(e)
+                        if is_timeout(&e)
+                            || rustix::io::Errno::from_io_error(&e)
+                                == Some(rustix::io::Errno::NOBUFS) =>
+                    {
                         rr.m.call();
                         Ok(Progress::Blocked)
                     }

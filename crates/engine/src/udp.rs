@@ -248,7 +248,10 @@ impl Flow for UdpSender {
                 self.seq += mv.messages;
                 Ok(Progress::Moved)
             }
-            Some(Err(e)) if is_timeout(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => {
+            Some(Err(e))
+                if is_timeout(&e)
+                    || rustix::io::Errno::from_io_error(&e) == Some(rustix::io::Errno::NOBUFS) =>
+            {
                 Ok(Progress::Blocked)
             }
             Some(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {

@@ -87,7 +87,7 @@ pub enum EmulatorError {
         what: &'static str,
         /// The error.
         #[source]
-        source: nix::errno::Errno,
+        source: rustix::io::Errno,
     },
     /// A thread panicked.
     #[error("{0}: thread panicked")]

@@ -13,7 +13,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use netsonde_model::link::LinkRecord;
-use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{LabError, Result};
@@ -54,8 +53,9 @@ impl StateDir {
             .map_err(|e| LabError::io(format!("creating {}", self.path.display()), e))
     }
 
-    /// Takes the directory's lock (blocking); released when the guard drops.
-    pub fn lock(&self) -> Result<Flock<File>> {
+    /// Takes the directory's lock (blocking); released when the returned file
+    /// closes.
+    pub fn lock(&self) -> Result<File> {
         self.ensure()?;
         let p = self.path.join(".lock");
         let f = OpenOptions::new()
@@ -64,8 +64,9 @@ impl StateDir {
             .write(true)
             .open(&p)
             .map_err(|e| LabError::io(format!("opening {}", p.display()), e))?;
-        Flock::lock(f, FlockArg::LockExclusive)
-            .map_err(|(_, e)| LabError::io(format!("locking {}", p.display()), e.into()))
+        rustix::fs::flock(&f, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| LabError::io(format!("locking {}", p.display()), e.into()))?;
+        Ok(f)
     }
 
     /// The state file of lab `name`.

@@ -12,11 +12,8 @@ const IFF_TUN: libc::c_short = 0x0001;
 /// `IFF_NO_PI`: no packet-information prefix on each packet.
 const IFF_NO_PI: libc::c_short = 0x1000;
 
-nix::ioctl_write_ptr_bad!(
-    tunsetiff,
-    nix::request_code_write!(b'T', 202, std::mem::size_of::<libc::c_int>()),
-    libc::ifreq
-);
+/// `TUNSETIFF`: `_IOW('T', 202, int)` (`linux/if_tun.h`).
+const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
 
 /// Attaches `fd` (an open `/dev/net/tun`) to the TUN device `name` in the calling
 /// thread's network namespace (`TUNSETIFF` with `IFF_TUN | IFF_NO_PI`, the flags
@@ -37,7 +34,9 @@ pub fn tun_attach(fd: BorrowedFd<'_>, name: &str) -> io::Result<()> {
     // SAFETY: `fd` is a valid open descriptor for the call's duration and `req`
     // is a properly initialised ifreq that outlives the call; TUNSETIFF only reads
     // it (and writes the chosen name back into it).
-    unsafe { tunsetiff(fd.as_raw_fd(), &req) }.map_err(io::Error::from)?;
+    if unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF, &req as *const libc::ifreq) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
     Ok(())
 }
 

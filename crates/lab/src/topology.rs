@@ -16,7 +16,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use netsonde_model::link::{LinkRecord, LinkSpec, Mechanism, MechanismChoice, Shaper};
-use nix::fcntl::Flock;
 
 use crate::cmd::{ip, ip_in, tc_in};
 use crate::emulator::{Emulator, EmulatorConfig};
@@ -409,7 +408,7 @@ pub(crate) fn claim(
     name: &str,
     kind: Kind,
     namespaces: Vec<String>,
-) -> Result<(LabState, Flock<File>)> {
+) -> Result<(LabState, File)> {
     check_name(name)?;
     probe::require_root()?;
     probe::require_tools()?;
@@ -505,28 +504,28 @@ pub(crate) fn spawn_recorded(
 
 /// Sends SIGTERM to a child this process started (by PID).
 pub fn terminate(pid: u32) {
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    );
+    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+    }
 }
 
 /// Stops a recorded process: SIGTERM, then SIGKILL after `grace`. Only if it is
 /// still the very process the lab started (same PID and start time).
 pub fn stop_process(p: &ProcId, grace: Duration) {
-    use nix::sys::signal::{kill, Signal};
-    use nix::unistd::Pid;
+    use rustix::process::{kill_process, Pid, Signal};
+    let Some(pid) = Pid::from_raw(p.pid as i32) else {
+        return;
+    };
     if !p.alive() {
         return;
     }
-    let pid = Pid::from_raw(p.pid as i32);
-    let _ = kill(pid, Signal::SIGTERM);
+    let _ = kill_process(pid, Signal::TERM);
     let end = Instant::now() + grace;
     while p.alive() && Instant::now() < end {
         std::thread::sleep(Duration::from_millis(10));
     }
     if p.alive() {
-        let _ = kill(pid, Signal::SIGKILL);
+        let _ = kill_process(pid, Signal::KILL);
         let end = Instant::now() + Duration::from_secs(1);
         while p.alive() && Instant::now() < end {
             std::thread::sleep(Duration::from_millis(10));

@@ -242,7 +242,7 @@ mod tests {
 
     #[test]
     fn live_veth_facts_in_a_namespace() {
-        if !nix::unistd::geteuid().is_root() {
+        if !rustix::process::geteuid().is_root() {
             eprintln!("skipped: creating a veth pair needs root");
             return;
         }
@@ -264,7 +264,11 @@ mod tests {
         // Read from inside the namespace: a thread that joined it.
         let got = std::thread::spawn(|| {
             let f = std::fs::File::open("/run/netns/sondenictest").ok()?;
-            nix::sched::setns(f, nix::sched::CloneFlags::CLONE_NEWNET).ok()?;
+            rustix::thread::move_into_link_name_space(
+                std::os::fd::AsFd::as_fd(&f),
+                Some(rustix::thread::LinkNameSpaceType::Network),
+            )
+            .ok()?;
             // sysfs shows the namespace of the process that mounted it: the
             // ioctls see this thread's, so the driver and offloads are the
             // veth's.

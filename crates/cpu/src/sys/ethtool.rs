@@ -9,7 +9,7 @@
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 
-use nix::sys::socket::{socket, AddressFamily, SockFlag, SockType};
+use rustix::net::{socket_with, AddressFamily, SocketFlags, SocketType};
 
 /// `ETHTOOL_GDRVINFO`: driver name, version, bus address.
 const GDRVINFO: u32 = 0x03;
@@ -109,21 +109,20 @@ impl Ethtool {
         for (d, &s) in name.iter_mut().zip(bytes) {
             *d = s as libc::c_char;
         }
-        let fd = socket(
-            AddressFamily::Inet,
-            SockType::Datagram,
-            SockFlag::SOCK_CLOEXEC,
+        let fd = socket_with(
+            AddressFamily::INET,
+            SocketType::DGRAM,
+            SocketFlags::CLOEXEC,
             None,
         )
         .or_else(|_| {
-            socket(
-                AddressFamily::Unix,
-                SockType::Datagram,
-                SockFlag::SOCK_CLOEXEC,
+            socket_with(
+                AddressFamily::UNIX,
+                SocketType::DGRAM,
+                SocketFlags::CLOEXEC,
                 None,
             )
-        })
-        .map_err(io::Error::from)?;
+        })?;
         Ok(Ethtool { fd, name })
     }
 

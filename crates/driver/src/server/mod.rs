@@ -20,7 +20,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use netsonde_proto::ErrorCode;
-use nix::errno::Errno;
+use rustix::io::Errno;
 
 use crate::policy::SessionLog;
 
@@ -66,11 +66,11 @@ fn refuse_connection(mut stream: TcpStream, reason: &str) {
 
 /// accept() errors that concern one connection or pass with time.
 const TRANSIENT_ACCEPT: [Errno; 5] = [
-    Errno::ECONNABORTED,
-    Errno::EMFILE,
-    Errno::ENFILE,
-    Errno::ENOBUFS,
-    Errno::ENOMEM,
+    Errno::CONNABORTED,
+    Errno::MFILE,
+    Errno::NFILE,
+    Errno::NOBUFS,
+    Errno::NOMEM,
 ];
 
 /// A bound server.
@@ -121,7 +121,7 @@ impl Server {
             // A host without IPv6: the dual-stack default falls back to IPv4's.
             Err(e)
                 if addr.ip() == IpAddr::V6(Ipv6Addr::UNSPECIFIED)
-                    && e.raw_os_error() == Some(nix::errno::Errno::EAFNOSUPPORT as i32) =>
+                    && Errno::from_io_error(&e) == Some(Errno::AFNOSUPPORT) =>
             {
                 let v4 = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), addr.port());
                 listen(v4, 128, None).map_err(|source| ServerError::Bind { addr: v4, source })?
@@ -181,8 +181,9 @@ impl Server {
                     continue
                 }
                 Err(e)
-                    if e.raw_os_error()
-                        .is_some_and(|n| TRANSIENT_ACCEPT.iter().any(|t| *t as i32 == n)) =>
+                    if e.raw_os_error().is_some_and(|n| {
+                        TRANSIENT_ACCEPT.iter().any(|t| t.raw_os_error() == n)
+                    }) =>
                 {
                     // Per-connection or transient: back off briefly, keep serving.
                     std::thread::sleep(Duration::from_millis(50));

@@ -52,7 +52,6 @@ use std::time::{Duration, Instant};
 
 use netsonde_model::result::IoReport;
 use netsonde_model::spec::{IoStrategy, TestSpec};
-use nix::sys::resource::{getrusage, UsageWho};
 
 use super::{IoError, Moved, Rx, Sock, Tx};
 
@@ -365,13 +364,10 @@ struct Calibration {
     note: Option<String>,
 }
 
+/// The calling thread's CPU time so far, seconds.
 fn thread_cpu() -> f64 {
-    getrusage(UsageWho::RUSAGE_THREAD)
-        .map(|u| {
-            let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
-            t(u.user_time()) + t(u.system_time())
-        })
-        .unwrap_or(0.0)
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
 }
 
 impl Calibration {

@@ -8,7 +8,7 @@ use std::os::fd::{AsFd, OwnedFd};
 
 use netsonde_model::result::IoReport;
 use netsonde_model::spec::IoStrategy;
-use nix::fcntl::{self, FcntlArg, OFlag, SpliceFFlags};
+use rustix::pipe::{splice, SpliceFlags};
 
 use super::{report, setup, unsupported, IoError, Moved, Rx, Sock, Tx};
 
@@ -27,9 +27,7 @@ pub struct FileTx {
 }
 
 fn memfd(size: usize) -> io::Result<(OwnedFd, usize)> {
-    let fd =
-        nix::sys::memfd::memfd_create(c"netsonde-payload", nix::sys::memfd::MFdFlags::MFD_CLOEXEC)
-            .map_err(io::Error::from)?;
+    let fd = rustix::fs::memfd_create(c"netsonde-payload", rustix::fs::MemfdFlags::CLOEXEC)?;
     // Whole messages, at least CHUNK beyond any start position within one message.
     let per = CHUNK.div_ceil(size) + 1;
     let mut msg = vec![0u8; size];
@@ -42,9 +40,9 @@ fn memfd(size: usize) -> io::Result<(OwnedFd, usize)> {
 }
 
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let (r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(io::Error::from)?;
+    let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
     // A 1 MiB pipe (the default limit for unprivileged users; root may go beyond).
-    let _ = fcntl::fcntl(&w, FcntlArg::F_SETPIPE_SZ(CHUNK as i32));
+    let _ = rustix::pipe::fcntl_setpipe_size(&w, CHUNK);
     Ok((r, w))
 }
 
@@ -84,40 +82,32 @@ impl Tx for FileTx {
         let count = CHUNK.min(self.len - self.pos);
         let (n, calls) = match &self.pipe {
             None => {
-                let mut off = self.pos as i64;
-                let n = nix::sys::sendfile::sendfile64(
-                    s.as_fd(),
-                    self.file.as_fd(),
-                    Some(&mut off),
-                    count,
-                )
-                .map_err(io::Error::from)?;
+                let mut off = self.pos as u64;
+                let n = rustix::fs::sendfile(s.as_fd(), self.file.as_fd(), Some(&mut off), count)?;
                 (n, 1)
             }
             Some((r, w)) => {
                 let mut calls = 0;
                 if self.in_pipe == 0 {
-                    let mut off = self.pos as i64;
-                    self.in_pipe = fcntl::splice(
+                    let mut off = self.pos as u64;
+                    self.in_pipe = splice(
                         self.file.as_fd(),
                         Some(&mut off),
                         w.as_fd(),
                         None,
                         count,
-                        SpliceFFlags::SPLICE_F_MOVE,
-                    )
-                    .map_err(io::Error::from)?;
+                        SpliceFlags::MOVE,
+                    )?;
                     calls += 1;
                 }
-                let n = fcntl::splice(
+                let n = splice(
                     r.as_fd(),
                     None,
                     s.as_fd(),
                     None,
                     self.in_pipe,
-                    SpliceFFlags::SPLICE_F_MOVE | SpliceFFlags::SPLICE_F_MORE,
-                )
-                .map_err(io::Error::from)?;
+                    SpliceFlags::MOVE | SpliceFlags::MORE,
+                )?;
                 self.in_pipe -= n;
                 (n, calls + 1)
             }
@@ -142,7 +132,7 @@ impl Tx for FileTx {
         if let Some((r, _)) = &self.pipe {
             let mut scratch = [0u8; 16 << 10];
             while self.in_pipe > 0 {
-                match nix::unistd::read(r, &mut scratch) {
+                match rustix::io::read(r, &mut scratch) {
                     Ok(n) if n > 0 => self.in_pipe -= n.min(self.in_pipe),
                     _ => break,
                 }
@@ -187,30 +177,21 @@ impl Rx for SpliceRx {
             unreachable!("built for TCP only")
         };
         let (r, w) = (&self.pipe.0, &self.pipe.1);
-        let n = fcntl::splice(
-            s.as_fd(),
-            None,
-            w.as_fd(),
-            None,
-            CHUNK,
-            SpliceFFlags::SPLICE_F_MOVE,
-        )
-        .map_err(io::Error::from)?;
+        let n = splice(s.as_fd(), None, w.as_fd(), None, CHUNK, SpliceFlags::MOVE)?;
         if n == 0 {
             return Ok(None);
         }
         let mut left = n;
         let mut calls = 1;
         while left > 0 {
-            left -= fcntl::splice(
+            left -= splice(
                 r.as_fd(),
                 None,
                 self.null.as_fd(),
                 None,
                 left,
-                SpliceFFlags::SPLICE_F_MOVE,
-            )
-            .map_err(io::Error::from)?;
+                SpliceFlags::MOVE,
+            )?;
             calls += 1;
         }
         on(&[], n);

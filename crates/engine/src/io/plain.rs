@@ -60,8 +60,8 @@ impl Waiter {
                 // Busy-poll the device queue for up to 50 µs per call and prefer it
                 // over interrupts. Raising SO_BUSY_POLL needs CAP_NET_ADMIN; without it
                 // the spin still runs, on the socket alone.
-                let _ = sys::setsockopt_int(fd, libc::SOL_SOCKET, net::SO_BUSY_POLL, 50);
-                let _ = sys::setsockopt_int(fd, libc::SOL_SOCKET, net::SO_PREFER_BUSY_POLL, 1);
+                let _ = sys::setsockopt_int(fd, net::SOL_SOCKET, net::SO_BUSY_POLL, 50);
+                let _ = sys::setsockopt_int(fd, net::SOL_SOCKET, net::SO_PREFER_BUSY_POLL, 1);
                 Ok(Waiter::Spin)
             }
             _ => Ok(Waiter::Block),

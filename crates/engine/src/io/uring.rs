@@ -91,7 +91,7 @@ impl UringTx {
         if self.zc != Zc::Probe {
             return false;
         }
-        if error == Some(libc::EINVAL) && moved == 0 {
+        if error == Some(rustix::io::Errno::INVAL.raw_os_error()) && moved == 0 {
             self.zc =
                 Zc::Off("SEND_ZC with usage reports refused (EINVAL; Linux 6.2 has them)".into());
             return true;
@@ -326,7 +326,7 @@ impl Rx for UringRx {
                 }))
             }
             // Multishot receive refused on this kernel: one RECV per call from now.
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            Err(e) if rustix::io::Errno::from_io_error(&e) == Some(rustix::io::Errno::INVAL) => {
                 self.note = Some(format!(
                     "multishot receive refused ({e}): one RECV per call"
                 ));

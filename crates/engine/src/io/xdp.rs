@@ -27,6 +27,7 @@ use netsonde_model::result::IoReport;
 use netsonde_model::spec::{IoStrategy, TestSpec};
 use netsonde_proto::message::PREAMBLE_MAGIC;
 
+use rustix::io::Errno;
 use rustix::net::RecvFlags;
 
 use super::{report, Moved, Rx, Sock};
@@ -78,36 +79,39 @@ fn xdp_unsupported(feature: impl Into<String>) -> IoError {
 /// it is a loopback device.
 fn interface_of(ip: IpAddr) -> Option<(String, bool)> {
     let ip = ip.to_canonical();
-    nix::ifaddrs::getifaddrs().ok()?.find_map(|ifa| {
-        let a = ifa.address?;
-        let held = match (a.as_sockaddr_in(), a.as_sockaddr_in6()) {
-            (Some(v4), _) => IpAddr::V4(v4.ip()),
-            (_, Some(v6)) => IpAddr::V6(v6.ip()),
-            _ => return None,
-        };
-        let lo = ifa
-            .flags
-            .contains(nix::net::if_::InterfaceFlags::IFF_LOOPBACK);
-        (held == ip).then_some((ifa.interface_name, lo))
+    if_addrs::get_if_addrs().ok()?.into_iter().find_map(|ifa| {
+        let lo = is_loopback(&ifa.name);
+        (ifa.ip() == ip).then_some((ifa.name, lo))
     })
+}
+
+/// Whether `interface` is a loopback device (`IFF_LOOPBACK` in the flags `/sys`
+/// shows).
+fn is_loopback(interface: &str) -> bool {
+    const IFF_LOOPBACK: u32 = 0x8;
+    sys_class_net(interface, "flags")
+        .and_then(|f| u32::from_str_radix(f.trim_start_matches("0x"), 16).ok())
+        .is_some_and(|f| f & IFF_LOOPBACK != 0)
 }
 
 /// The loopback interface's name.
 fn loopback() -> Option<String> {
-    nix::ifaddrs::getifaddrs().ok()?.find_map(|ifa| {
-        ifa.flags
-            .contains(nix::net::if_::InterfaceFlags::IFF_LOOPBACK)
-            .then_some(ifa.interface_name)
-    })
+    std::fs::read_dir("/sys/class/net")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .find(|name| is_loopback(name))
+}
+
+/// One of `interface`'s attributes in `/sys/class/net`, trimmed.
+fn sys_class_net(interface: &str, what: &str) -> Option<String> {
+    std::fs::read_to_string(format!("/sys/class/net/{interface}/{what}"))
+        .ok()
+        .map(|s| s.trim().to_owned())
 }
 
 /// `interface`'s MTU, as `/sys` shows it.
 fn mtu(interface: &str) -> Option<usize> {
-    std::fs::read_to_string(format!("/sys/class/net/{interface}/mtu"))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+    sys_class_net(interface, "mtu")?.parse().ok()
 }
 
 /// How many receive queues `/sys` shows for `interface` (`None` when it cannot
@@ -147,12 +151,12 @@ fn udp_payload(frame: &[u8]) -> Option<&[u8]> {
 
 /// The OS error at the root of an error chain (aya's errors print their call,
 /// and keep the errno as their source).
-fn errno(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
+fn errno(e: &(dyn std::error::Error + 'static)) -> Option<Errno> {
     let mut cur = Some(e);
     while let Some(err) = cur {
         if let Some(code) = err
             .downcast_ref::<io::Error>()
-            .and_then(io::Error::raw_os_error)
+            .and_then(Errno::from_io_error)
         {
             return Some(code);
         }
@@ -165,14 +169,12 @@ fn errno(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
 /// anything else a setup failure, each with the OS's words.
 fn aya_setup(what: &str, e: &(dyn std::error::Error + 'static)) -> IoError {
     let code = errno(e);
-    if matches!(code, Some(libc::EPERM | libc::EACCES)) {
+    if matches!(code, Some(Errno::PERM | Errno::ACCESS)) {
         return xdp_unsupported(format!(
             "{what}: not permitted (loading an XDP program needs CAP_BPF and CAP_NET_ADMIN)"
         ));
     }
-    let os = code.map_or(String::new(), |c| {
-        format!(": {}", io::Error::from_raw_os_error(c))
-    });
+    let os = code.map_or(String::new(), |c| format!(": {}", io::Error::from(c)));
     IoError::Setup {
         strategy: IoStrategy::Xdp,
         source: io::Error::other(format!("{what}: {e}{os}")),
@@ -243,21 +245,26 @@ impl XdpRx {
                 FRAME - KERNEL_HEADROOM
             )));
         }
-        let ifindex = nix::net::if_::if_nametoindex(interface.as_str())
-            .map_err(|e| super::setup(IoStrategy::Xdp)(e.into()))?;
+        let ifindex: u32 = sys_class_net(&interface, "ifindex")
+            .and_then(|i| i.parse().ok())
+            .ok_or_else(|| {
+                super::setup(IoStrategy::Xdp)(io::Error::other(format!(
+                    "{interface} has no interface index in /sys/class/net"
+                )))
+            })?;
         // The flow's datagrams only: to its port (and IPv4 address), from its
         // peer's, as the connected socket would take them.
         let (port, peer_port) = (local.port().to_be(), peer.port().to_be());
         let (addr4, peer4) = (v4(ip), v4(peer.ip()));
         let mut ebpf = load([port, peer_port], [addr4, peer4])?;
-        let xsk = Xsk::bind(ifindex, 0).map_err(|e| match e.raw_os_error() {
-            Some(libc::EPERM) => xdp_unsupported(
+        let xsk = Xsk::bind(ifindex, 0).map_err(|e| match Errno::from_io_error(&e) {
+            Some(Errno::PERM) => xdp_unsupported(
                 "opening an AF_XDP socket: not permitted (it needs CAP_NET_RAW and CAP_NET_ADMIN)",
             ),
-            Some(libc::EAFNOSUPPORT) => {
+            Some(Errno::AFNOSUPPORT) => {
                 xdp_unsupported("this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)")
             }
-            Some(libc::EBUSY) => xdp_unsupported(format!(
+            Some(Errno::BUSY) => xdp_unsupported(format!(
                 "{interface}'s queue 0 already has an AF_XDP socket (another flow's, as in a \
                  bidirectional test on one host, or another tool's)"
             )),
@@ -274,7 +281,7 @@ impl XdpRx {
         // Native (in the driver) where it exists, else generic; a program already
         // there refuses both.
         let attach_error = |e: aya::programs::ProgramError| match errno(&e) {
-            Some(libc::EBUSY | libc::EEXIST) => xdp_unsupported(format!(
+            Some(Errno::BUSY | Errno::EXIST) => xdp_unsupported(format!(
                 "{interface} already runs an XDP program (another flow's, as in a \
                  bidirectional test on one host, or another tool's)"
             )),
@@ -282,7 +289,7 @@ impl XdpRx {
         };
         let native = match prog.attach_to_if_index(ifindex, XdpMode::Driver) {
             Ok(_) => true,
-            Err(e) if matches!(errno(&e), Some(libc::EBUSY | libc::EEXIST)) => {
+            Err(e) if matches!(errno(&e), Some(Errno::BUSY | Errno::EXIST)) => {
                 return Err(attach_error(e))
             }
             Err(_) => {
@@ -404,11 +411,11 @@ impl Rx for XdpRx {
 /// Whether this host can run the strategy, without attaching anything: an
 /// AF_XDP socket opens and the kernel accepts the program.
 pub fn probe() -> Result<(), IoError> {
-    crate::sys::xdp::probe_socket().map_err(|e| match e.raw_os_error() {
-        Some(libc::EAFNOSUPPORT) => {
+    crate::sys::xdp::probe_socket().map_err(|e| match Errno::from_io_error(&e) {
+        Some(Errno::AFNOSUPPORT) => {
             xdp_unsupported("this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)")
         }
-        Some(libc::EPERM) => xdp_unsupported("opening an AF_XDP socket is not permitted"),
+        Some(Errno::PERM) => xdp_unsupported("opening an AF_XDP socket is not permitted"),
         _ => super::setup(IoStrategy::Xdp)(e),
     })?;
     program(&mut load([0, 0], [0, 0])?).map(drop)

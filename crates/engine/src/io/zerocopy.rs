@@ -33,7 +33,7 @@ pub struct ZcTx {
 impl ZcTx {
     /// Enables SO_ZEROCOPY (Linux 4.14) on the socket.
     pub fn new(sock: Sock<'_>, size: usize) -> Result<ZcTx, IoError> {
-        sys::setsockopt_int(&sock, libc::SOL_SOCKET, net::SO_ZEROCOPY, 1).map_err(|e| {
+        sys::setsockopt_int(&sock, net::SOL_SOCKET, net::SO_ZEROCOPY, 1).map_err(|e| {
             unsupported(
                 IoStrategy::Zerocopy,
                 format!("SO_ZEROCOPY (Linux 4.14): {e}"),
@@ -79,9 +79,9 @@ impl Tx for ZcTx {
             let slot = (self.sends as usize) % UDP_SLOTS;
             let d = &mut self.buf[slot * self.size..(slot + 1) * self.size];
             crate::datagram::stamp(d, seq, tx_ns);
-            net::send(&sock, d, libc::MSG_ZEROCOPY)
+            net::send(&sock, d, net::MSG_ZEROCOPY)
         } else {
-            net::send(&sock, &self.buf[self.pos..], libc::MSG_ZEROCOPY)
+            net::send(&sock, &self.buf[self.pos..], net::MSG_ZEROCOPY)
         };
         calls += 1;
         match r {
@@ -100,7 +100,7 @@ impl Tx for ZcTx {
                     calls,
                 })
             }
-            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {
+            Err(e) if rustix::io::Errno::from_io_error(&e) == Some(rustix::io::Errno::NOBUFS) => {
                 // The socket's option memory for notifications is full: drain.
                 self.drain(sock)?;
                 Err(io::Error::from(io::ErrorKind::WouldBlock))
@@ -181,7 +181,7 @@ impl Rx for TruncRx {
                 }))
             }
             Sock::Udp(_) => {
-                let n = net::recv(&sock, &mut self.hdr, libc::MSG_TRUNC)?;
+                let n = net::recv(&sock, &mut self.hdr, net::MSG_TRUNC)?;
                 on(&self.hdr[..n.min(16)], n);
                 Ok(Some(Moved {
                     bytes: n as u64,

@@ -26,6 +26,14 @@ pub fn recv_once(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 // Kernel ABI constants (include/uapi), stable since the Linux versions noted.
+/// `SOL_SOCKET`.
+pub const SOL_SOCKET: i32 = libc::SOL_SOCKET;
+/// `SO_RCVLOWAT`.
+pub const SO_RCVLOWAT: i32 = libc::SO_RCVLOWAT;
+/// `MSG_ZEROCOPY` (4.14).
+pub const MSG_ZEROCOPY: i32 = libc::MSG_ZEROCOPY;
+/// `MSG_TRUNC`.
+pub const MSG_TRUNC: i32 = libc::MSG_TRUNC;
 /// `SO_ZEROCOPY` (4.14).
 pub const SO_ZEROCOPY: i32 = 60;
 /// `SO_BUSY_POLL` (3.11).

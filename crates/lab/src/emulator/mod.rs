@@ -30,10 +30,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use netsonde_model::link::DirLink;
-use nix::errno::Errno;
-use nix::fcntl::{fcntl, FcntlArg, OFlag};
-use nix::poll::{PollFd, PollFlags};
-use nix::sys::time::TimeSpec;
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
 use serde::Serialize;
 
 use crate::error::{EmulatorError, LabError, Result};
@@ -229,15 +227,17 @@ pub fn open_tun(ns: &str, dev: &str) -> Result<OwnedFd> {
     let what = format!("opening TUN {dev} in {ns}");
     std::thread::spawn(move || -> std::io::Result<OwnedFd> {
         let nsf = File::open(format!("/run/netns/{ns}"))?;
-        nix::sched::setns(nsf.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)?;
+        rustix::thread::move_into_link_name_space(
+            nsf.as_fd(),
+            Some(rustix::thread::LinkNameSpaceType::Network),
+        )?;
         let f = OpenOptions::new()
             .read(true)
             .write(true)
             .open("/dev/net/tun")?;
         crate::sys::tun_attach(f.as_fd(), &dev)?;
         let fd = OwnedFd::from(f);
-        let fl = OFlag::from_bits_truncate(fcntl(&fd, FcntlArg::F_GETFL)?);
-        fcntl(&fd, FcntlArg::F_SETFL(fl | OFlag::O_NONBLOCK))?;
+        rustix::io::ioctl_fionbio(&fd, true)?;
         Ok(fd)
     })
     .join()
@@ -369,7 +369,7 @@ impl Pipe {
     fn run(mut self) -> std::result::Result<(), EmulatorError> {
         // Punctual wake-ups: the default 50 us of timer slack is a quarter of the
         // delay error budget.
-        let _ = nix::sys::prctl::set_timerslack(1);
+        let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
         while !self.stop.load(Relaxed) {
             let now = self.now();
             self.deliver(now, now);
@@ -403,12 +403,12 @@ impl Pipe {
                 Some(due) => (due - now - self.overshoot).min(MAX_SLEEP.as_nanos() as u64),
                 None => MAX_SLEEP.as_nanos() as u64,
             };
-            let mut fds = [PollFd::new(self.input.as_fd(), PollFlags::POLLIN)];
-            let woke = nix::poll::ppoll(
-                &mut fds,
-                Some(TimeSpec::from_duration(Duration::from_nanos(wait))),
-                None,
-            );
+            let mut fds = [PollFd::new(&self.input, PollFlags::IN)];
+            let timeout = Timespec {
+                tv_sec: (wait / 1_000_000_000) as i64,
+                tv_nsec: (wait % 1_000_000_000) as i64,
+            };
+            let woke = rustix::event::poll(&mut fds, Some(&timeout));
             match woke {
                 Ok(0) => {
                     // Timed out: learn how late the kernel woke us. One very late
@@ -421,7 +421,7 @@ impl Pipe {
                         .min(MAX_OVERSHOOT);
                     self.overshoot = (self.overshoot * 7 + late) / 8;
                 }
-                Ok(_) | Err(Errno::EINTR) => {}
+                Ok(_) | Err(Errno::INTR) => {}
                 Err(source) => {
                     return Err(EmulatorError::Sys {
                         what: "ppoll",
@@ -436,10 +436,10 @@ impl Pipe {
     /// Reads one packet if there is one; false when the device is drained.
     fn read_one(&mut self) -> std::result::Result<bool, EmulatorError> {
         let (len, in_ring) = match self.delayed.slot(MAX_PACKET) {
-            Some(slot) => match nix::unistd::read(self.input.as_fd(), slot) {
+            Some(slot) => match rustix::io::read(&self.input, slot) {
                 Ok(n) => (n, true),
-                Err(Errno::EAGAIN) => return Ok(false),
-                Err(Errno::EINTR) => return Ok(true),
+                Err(Errno::AGAIN) => return Ok(false),
+                Err(Errno::INTR) => return Ok(true),
                 Err(source) => {
                     return Err(EmulatorError::Sys {
                         what: "reading the TUN device",
@@ -447,10 +447,10 @@ impl Pipe {
                     })
                 }
             },
-            None => match nix::unistd::read(self.input.as_fd(), &mut self.scratch) {
+            None => match rustix::io::read(&self.input, &mut self.scratch) {
                 Ok(n) => (n, false),
-                Err(Errno::EAGAIN) => return Ok(false),
-                Err(Errno::EINTR) => return Ok(true),
+                Err(Errno::AGAIN) => return Ok(false),
+                Err(Errno::INTR) => return Ok(true),
                 Err(source) => {
                     return Err(EmulatorError::Sys {
                         what: "reading the TUN device",
@@ -515,7 +515,7 @@ impl Pipe {
             let entry = ring.front().expect("a due packet");
             let st = &*self.stats;
             for _ in 0..entry.copies {
-                match nix::unistd::write(self.output.as_fd(), entry.data) {
+                match rustix::io::write(&self.output, entry.data) {
                     Ok(n) => {
                         DirStats::add(&st.delivered, 1);
                         DirStats::add(&st.bytes_out, n as u64);
