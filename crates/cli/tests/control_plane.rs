@@ -455,7 +455,7 @@ fn fuzzed_frames_against_a_live_server() {
         vec![hello, hs, hss, Frame::Sealed(vec![0; 64]).to_bytes()]
     };
     let threads = 4;
-    let per = 25_000;
+    let per = 10_000;
     let started = Instant::now();
     let handles: Vec<_> = (0..threads)
         .map(|t| {
@@ -523,7 +523,7 @@ fn fuzzed_frames_against_a_live_server() {
     for h in handles {
         inputs += h.join().unwrap();
     }
-    assert_eq!(inputs, 100_000);
+    assert_eq!(inputs, 40_000);
     eprintln!(
         "fuzz: {inputs} connections of random and mutated frames in {:?}",
         started.elapsed()
