@@ -121,9 +121,12 @@ fn a_ramp_is_flagged_with_when_it_settled() {
             .find(|w| w["kind"] == "not-steady")
             .cloned()
             .ok_or("no not-steady warning with no warm-up")?;
+        // 10% over at most: the userspace link catches up in bursts after its
+        // thread waited for a core (up to 8% over in a 250 ms interval, seen
+        // beside other tests); a filling send buffer read 17-150% over.
         for iv in cold["intervals"].as_array().unwrap() {
             let rate = f(&iv["rate"]);
-            if rate > 50e6 * 1.02 {
+            if rate > 50e6 * 1.10 {
                 return Err(format!(
                     "an interval at {rate} bit/s on a 50 Mbit/s link: {iv}"
                 ));

@@ -87,9 +87,7 @@ impl Control {
             if let Some(at) = ep.poll_timeout() {
                 wait = wait.min(at.saturating_sub(t).as_duration());
             }
-            let wait = wait.max(Duration::from_millis(1));
-            let _ = self.stream.set_read_timeout(Some(wait));
-            match self.stream.read(&mut self.buf) {
+            match read_within(&mut self.stream, &mut self.buf, wait) {
                 Ok(0) => {
                     self.closed = true;
                     match self.dec.finish() {
@@ -135,5 +133,32 @@ impl Control {
             events.push(e);
         }
         events
+    }
+}
+
+/// Reads what `stream` has within `wait` (at least 1 ms): waits in `poll`,
+/// whose timeout is punctual (a socket's receive timeout is counted in
+/// scheduler ticks, and interval records made after it came 10-40 ms late),
+/// then reads; `TimedOut` when nothing came. The receive timeout only bounds a
+/// read that finds nothing after all.
+pub(crate) fn read_within(
+    stream: &mut std::net::TcpStream,
+    buf: &mut [u8],
+    wait: Duration,
+) -> io::Result<usize> {
+    let wait = wait.max(Duration::from_millis(1));
+    stream.set_read_timeout(Some(wait))?;
+    let mut fds = [rustix::event::PollFd::new(
+        &*stream,
+        rustix::event::PollFlags::IN,
+    )];
+    let timeout = rustix::event::Timespec {
+        tv_sec: wait.as_secs() as i64,
+        tv_nsec: i64::from(wait.subsec_nanos()),
+    };
+    match rustix::event::poll(&mut fds, Some(&timeout)) {
+        Ok(0) => Err(io::ErrorKind::TimedOut.into()),
+        Err(rustix::io::Errno::INTR) => Err(io::ErrorKind::Interrupted.into()),
+        _ => stream.read(buf),
     }
 }

@@ -9,8 +9,10 @@
 //! acknowledged cannot. An iperf3 end's records count what it wrote or read, as
 //! iperf3's do, so they add up to its totals.
 
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use netsonde_engine::FlowCounters;
 use netsonde_model::result::IntervalRecord;
 use netsonde_model::spec::{FlowDir, TestSpec};
 use netsonde_model::units::{BitRate, Bytes, Nanos};
@@ -29,65 +31,82 @@ pub(crate) struct Intervals {
     /// Each direction's bytes acknowledged as the last record ended (`None`: not
     /// sent over TCP here, or not counted so).
     last_acked: [Option<u64>; 2],
+    /// When each direction's last record ended: where the next one starts.
+    last_at: [Instant; 2],
+    /// The bytes acknowledged as read by the first wake-up at or past the end of
+    /// the measured interval (while the last record waits for the flows), and
+    /// when.
+    acked_at_end: Option<([Option<u64>; 2], Instant)>,
     /// The records so far.
     pub(crate) records: Vec<IntervalRecord>,
 }
 
-/// Each direction's counts (bytes, messages, transactions) across its flows.
-fn sum(running: &Running) -> [(u64, u64, u64); 2] {
-    let mut by_dir = [(0u64, 0u64, 0u64); 2];
+type Triple = (u64, u64, u64);
+
+/// Each direction's counts (bytes, messages, transactions) summed over its
+/// flows, each flow's from `read`; `None` for a direction one of whose flows
+/// has no reading.
+fn counts(
+    running: &Running,
+    read: impl Fn(&FlowCounters) -> Option<Triple>,
+) -> [Option<Triple>; 2] {
+    let mut by_dir = [Some((0u64, 0u64, 0u64)); 2];
     for (_, dir, c) in &running.counters {
-        let (b, m, t) = c.load();
         let e = &mut by_dir[usize::from(*dir == FlowDir::Down)];
-        *e = (e.0 + b, e.1 + m, e.2 + t);
+        *e = e
+            .zip(read(c))
+            .map(|(e, (b, m, t))| (e.0 + b, e.1 + m, e.2 + t));
     }
     by_dir
 }
 
-/// Each direction's bytes acknowledged across this end's sending TCP flows;
-/// `None` for a direction it does not send over TCP (or whose `TCP_INFO` the
-/// kernel refused).
-fn acked(running: &Running) -> [Option<u64>; 2] {
-    let mut by_dir = [Some(0u64); 2];
-    let mut any = [false; 2];
-    for ((_, dir, _), sock) in running.counters.iter().zip(&running.acked_by) {
-        let k = usize::from(*dir == FlowDir::Down);
-        let Some(sock) = sock else { continue };
-        any[k] = true;
-        by_dir[k] = by_dir[k]
-            .zip(netsonde_engine::sockopt::bytes_acked(sock))
-            .map(|(a, b)| a + b);
-    }
-    [0, 1].map(|k| by_dir[k].filter(|_| any[k]))
-}
-
-/// Each direction's bytes acknowledged as the measured interval began, from
-/// the sending flows themselves; `None` for a direction this end does not send
-/// over TCP, or one of whose flows has not noted it.
-fn acked_at_start(running: &Running) -> [Option<u64>; 2] {
-    let mut by_dir = [Some(0u64); 2];
-    let mut any = [false; 2];
-    for ((_, dir, c), sock) in running.counters.iter().zip(&running.acked_by) {
-        if sock.is_none() {
-            continue;
-        }
-        let k = usize::from(*dir == FlowDir::Down);
-        any[k] = true;
-        by_dir[k] = by_dir[k].zip(c.load_acked_start()).map(|(a, b)| a + b);
-    }
-    [0, 1].map(|k| by_dir[k].filter(|_| any[k]))
+/// Each direction's counts now.
+fn sum(running: &Running) -> [Triple; 2] {
+    counts(running, |c| Some(c.load())).map(Option::unwrap_or_default)
 }
 
 /// Where each flow's counts stood as the measured interval began: exactly, from
 /// the flow itself (a flow not there yet counts from where it is now).
-fn at_start(running: &Running) -> [(u64, u64, u64); 2] {
-    let mut by_dir = [(0u64, 0u64, 0u64); 2];
-    for (_, dir, c) in &running.counters {
-        let (b, m, t) = c.load_start().unwrap_or_else(|| c.load());
-        let e = &mut by_dir[usize::from(*dir == FlowDir::Down)];
-        *e = (e.0 + b, e.1 + m, e.2 + t);
+fn at_start(running: &Running) -> [Triple; 2] {
+    counts(running, |c| {
+        Some(c.start.load().unwrap_or_else(|| c.load()))
+    })
+    .map(Option::unwrap_or_default)
+}
+
+/// Where they stood as the measured interval ended, from the flows themselves
+/// (a flow whose meter never closed, as one that failed: where it is now).
+fn at_end(running: &Running) -> [Triple; 2] {
+    counts(running, |c| Some(c.end.load().unwrap_or_else(|| c.load())))
+        .map(Option::unwrap_or_default)
+}
+
+/// Whether every flow has closed its measured interval.
+fn all_ended(running: &Running) -> bool {
+    running.counters.iter().all(|(_, _, c)| c.end.reached())
+}
+
+/// Each direction's bytes acknowledged across this end's sending TCP flows,
+/// each flow's from `read`; `None` for a direction it does not send over TCP,
+/// or one of whose flows has no reading.
+fn acked(
+    running: &Running,
+    read: impl Fn(&FlowCounters, &TcpStream) -> Option<u64>,
+) -> [Option<u64>; 2] {
+    let mut by_dir = [Some(0u64); 2];
+    let mut any = [false; 2];
+    for ((_, dir, c), sock) in running.counters.iter().zip(&running.acked_by) {
+        let Some(sock) = sock else { continue };
+        let k = usize::from(*dir == FlowDir::Down);
+        any[k] = true;
+        by_dir[k] = by_dir[k].zip(read(c, sock)).map(|(a, b)| a + b);
     }
-    by_dir
+    [0, 1].map(|k| by_dir[k].filter(|_| any[k]))
+}
+
+/// Bytes acknowledged now, from `TCP_INFO`.
+fn acked_now(running: &Running) -> [Option<u64>; 2] {
+    acked(running, |_, s| netsonde_engine::sockopt::bytes_acked(s))
 }
 
 /// Whether a test that ends by volume has moved it, in either direction, in
@@ -97,7 +116,7 @@ pub(crate) fn volume_moved(running: &Running, spec: &TestSpec) -> bool {
     let Some(v) = spec.volume else { return false };
     let mut by_dir = [0u64; 2];
     for (_, dir, c) in &running.counters {
-        if let Some((start, _, _)) = c.load_start() {
+        if let Some((start, _, _)) = c.start.load() {
             let (now, _, _) = c.load();
             by_dir[usize::from(*dir == FlowDir::Down)] += now.saturating_sub(start);
         }
@@ -133,6 +152,8 @@ impl Intervals {
             last: None,
             delivered,
             last_acked: [None; 2],
+            last_at: [clock.warm_end; 2],
+            acked_at_end: None,
             records: Vec::new(),
         }
     }
@@ -152,7 +173,7 @@ impl Intervals {
 
     /// Makes every record due now.
     pub(crate) fn tick(&mut self, running: &Running, on_interval: &mut dyn FnMut(&IntervalRecord)) {
-        self.make(running, Instant::now(), on_interval);
+        self.make(running, Instant::now(), false, on_interval);
     }
 
     /// The flows are done: every record still due is made from the final counts
@@ -163,13 +184,31 @@ impl Intervals {
         on_interval: &mut dyn FnMut(&IntervalRecord),
     ) {
         let at = running.end() + self.period.unwrap_or_default();
-        self.make(running, at, on_interval);
+        self.make(running, at, true, on_interval);
     }
 
+    /// Where the first record starts from: each flow's own counts as the
+    /// measured interval began; and the bytes acknowledged, as the flows read
+    /// them there (else as read by the wake-up as it began).
+    fn first_baseline(&mut self, running: &Running) -> [Triple; 2] {
+        let exact = acked(running, |c, _| c.start.load_acked());
+        for (last, exact) in self.last_acked.iter_mut().zip(exact) {
+            if last.is_some() && exact.is_some() {
+                *last = exact;
+            }
+        }
+        at_start(running)
+    }
+
+    /// Makes the records due by `now_i`. The one that reaches the end of the
+    /// measured interval is made from the counts each flow stored as its
+    /// interval closed, so the records add up to the summary: while a flow has
+    /// not closed it yet (`closing` false), it waits.
     fn make(
         &mut self,
         running: &Running,
         now_i: Instant,
+        closing: bool,
         on_interval: &mut dyn FnMut(&IntervalRecord),
     ) {
         let mut clock = self.clock;
@@ -179,59 +218,81 @@ impl Intervals {
         if self.last.is_none() && self.period.is_some() && now_i >= clock.warm_end {
             self.last = Some(at_start(running));
             if self.delivered {
-                self.last_acked = acked(running);
+                self.last_acked = acked_now(running);
             }
         }
         while let (Some(at), Some(p), Some(prev)) = (self.next, self.period, self.last) {
             if !(now_i >= at && at <= clock.end + p / 2) {
                 break;
             }
-            // By the first record every flow has passed the start, so its own
-            // count from that moment is there.
+            // A wake-up past the end (however late) makes the last record.
+            let last_one = at >= clock.end || Instant::now() >= clock.end;
+            if last_one && self.delivered && self.acked_at_end.is_none() {
+                // Acknowledgements go on arriving after the end: read them now,
+                // at the end, not when the flows have finished.
+                self.acked_at_end = Some((acked_now(running), Instant::now()));
+            }
+            if last_one && !closing && !all_ended(running) {
+                break;
+            }
             let prev = if self.records.is_empty() {
-                // The flows' own readings at the start, where they made them
-                // (else the one taken as the interval began, a wake-up late).
-                for (last, exact) in self.last_acked.iter_mut().zip(acked_at_start(running)) {
-                    if last.is_some() && exact.is_some() {
-                        *last = exact;
-                    }
-                }
-                at_start(running)
+                self.first_baseline(running)
             } else {
                 prev
             };
-            let cur = sum(running);
-            let cur_acked = if self.delivered {
-                acked(running)
+            let read_at = Instant::now().min(clock.end);
+            let (cur, cur_acked, acked_at) = if last_one {
+                // The earliest reading past the end: the control thread's,
+                // else the flows' own as they stopped sending.
+                let flows = acked(running, |c, _| c.end.load_acked());
+                let (read, t) = self.acked_at_end.unwrap_or(([None; 2], clock.end));
+                let end_acked = [0, 1].map(|k| read[k].or(flows[k]).filter(|_| self.delivered));
+                (at_end(running), end_acked, t)
+            } else if self.delivered {
+                (sum(running), acked_now(running), Instant::now())
             } else {
-                [None; 2]
+                (sum(running), [None; 2], read_at)
             };
-            let start = Nanos::from(at.saturating_duration_since(clock.warm_end))
-                .saturating_sub(Nanos::from(p));
-            let len = p.min(clock.end.saturating_duration_since(at - p));
             for (i, dir) in [FlowDir::Up, FlowDir::Down].into_iter().enumerate() {
                 if !running.counters.iter().any(|(_, d, _)| *d == dir) {
                     continue;
                 }
-                let bytes = Bytes(match (cur_acked[i], self.last_acked[i]) {
-                    (Some(now), Some(then)) => now.saturating_sub(then),
-                    _ => cur[i].0 - prev[i].0,
-                });
+                // Each record spans the readings it is the difference of, so a
+                // late wake-up lengthens it rather than inflating its rate.
+                let (bytes, until) = match (cur_acked[i], self.last_acked[i]) {
+                    (Some(now), Some(then)) => (now.saturating_sub(then), acked_at),
+                    _ => (
+                        cur[i].0 - prev[i].0,
+                        if last_one { clock.end } else { read_at },
+                    ),
+                };
+                let from = self.last_at[i];
                 let rec = IntervalRecord {
-                    start,
-                    end: start.saturating_add(Nanos::from(len)),
+                    start: Nanos::from(from.saturating_duration_since(clock.warm_end)),
+                    end: Nanos::from(until.saturating_duration_since(clock.warm_end)),
                     dir,
-                    bytes,
-                    rate: BitRate::from_bytes(bytes, len),
+                    bytes: Bytes(bytes),
+                    rate: BitRate::from_bytes(Bytes(bytes), until.saturating_duration_since(from)),
                     messages: cur[i].1 - prev[i].1,
                     transactions: cur[i].2 - prev[i].2,
                 };
                 on_interval(&rec);
                 self.records.push(rec);
+                self.last_at[i] = until;
             }
             self.last = Some(cur);
             self.last_acked = cur_acked;
-            self.next = Some(at + p);
+            // The next record is due at the first boundary after this reading
+            // (one that a late wake-up passed is covered by this record).
+            let mut next = at + p;
+            while next <= read_at && next < clock.end {
+                next += p;
+            }
+            self.next = Some(next);
+            if last_one {
+                self.next = Some(clock.end + p);
+                break;
+            }
         }
     }
 }

@@ -9,7 +9,7 @@
 //! cookie instead of netsonde's preamble, and UDP datagrams carry iperf3's header
 //! (`netsonde_engine::datagram::Format::Iperf3`).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
@@ -73,9 +73,8 @@ pub(crate) fn pump(
     if !events.is_empty() {
         return Ok(events);
     }
-    stream.set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
     let mut buf = [0u8; 4096];
-    match stream.read(&mut buf) {
+    match crate::control::read_within(stream, &mut buf, wait) {
         Ok(0) => {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,

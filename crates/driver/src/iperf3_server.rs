@@ -403,7 +403,7 @@ fn until_test_end(
     let mut error = None;
     while !ended {
         intervals.tick(running, &mut |_| {});
-        match pump(ctl, m, Duration::from_millis(100)) {
+        match pump(ctl, m, intervals.wait()) {
             Ok(evs) => {
                 for ev in evs {
                     match ev {

@@ -40,7 +40,7 @@ pub mod verify;
 
 use netsonde_model::result::FlowResult;
 
-pub use meter::{FlowClock, FlowCounters, FlowCtx};
+pub use meter::{Boundary, FlowClock, FlowCounters, FlowCtx};
 pub use sys::limit_malloc_arenas;
 
 /// A flow's figures, plus its latency histogram for requesters (merged by the

@@ -46,19 +46,67 @@ pub struct FlowCounters {
     pub messages: AtomicU64,
     /// Transactions.
     pub transactions: AtomicU64,
-    /// The three counts as the measured interval began, stored once by the flow at
-    /// that moment (its first step past warm-up), so interval records start from
-    /// exactly where the summary does.
-    pub at_start: [AtomicU64; 3],
-    /// Set (release) once `at_start` holds them.
-    pub started: std::sync::atomic::AtomicBool,
-    /// A TCP sender's bytes acknowledged (`tcpi_bytes_acked`) as the measured
-    /// interval began: read once by the flow right after it stored `at_start`
-    /// (with `--interval`), so its interval records, which count what was
-    /// acknowledged, start where the summary does too.
-    pub acked_at_start: AtomicU64,
-    /// Set (release) once `acked_at_start` holds it.
-    pub acked_started: AtomicBool,
+    /// Where the counts stood as the measured interval began, stored once by the
+    /// flow at that moment (its first step past warm-up), so interval records start
+    /// from exactly where the summary does.
+    pub start: Boundary,
+    /// Where they stood as it ended (the flow's meter closed), so the last record
+    /// ends exactly where the summary does, not with what arrived after.
+    pub end: Boundary,
+}
+
+/// A flow's counts at one edge of the measured interval, stored once by the flow.
+#[derive(Debug, Default)]
+pub struct Boundary {
+    /// Bytes, messages and transactions.
+    counts: [AtomicU64; 3],
+    /// Set (release) once `counts` holds them.
+    set: AtomicBool,
+    /// A TCP sender's bytes acknowledged (`tcpi_bytes_acked`) there, read once by
+    /// the flow (with `--interval`): its interval records count what was
+    /// acknowledged.
+    acked: AtomicU64,
+    /// Set (release) once `acked` holds it.
+    acked_set: AtomicBool,
+}
+
+impl Boundary {
+    /// Stores the counts (once per flow, off the per-message path).
+    pub fn store(&self, c: (u64, u64, u64)) {
+        self.counts[0].store(c.0, Ordering::Relaxed);
+        self.counts[1].store(c.1, Ordering::Relaxed);
+        self.counts[2].store(c.2, Ordering::Relaxed);
+        self.set.store(true, Ordering::Release);
+    }
+
+    /// Stores the bytes acknowledged.
+    pub fn store_acked(&self, acked: u64) {
+        self.acked.store(acked, Ordering::Relaxed);
+        self.acked_set.store(true, Ordering::Release);
+    }
+
+    /// Whether the flow got here.
+    pub fn reached(&self) -> bool {
+        self.set.load(Ordering::Acquire)
+    }
+
+    /// The counts, once the flow got here.
+    pub fn load(&self) -> Option<(u64, u64, u64)> {
+        self.reached().then(|| {
+            (
+                self.counts[0].load(Ordering::Relaxed),
+                self.counts[1].load(Ordering::Relaxed),
+                self.counts[2].load(Ordering::Relaxed),
+            )
+        })
+    }
+
+    /// The bytes acknowledged, once the flow read them here.
+    pub fn load_acked(&self) -> Option<u64> {
+        self.acked_set
+            .load(Ordering::Acquire)
+            .then(|| self.acked.load(Ordering::Relaxed))
+    }
 }
 
 impl FlowCounters {
@@ -69,25 +117,6 @@ impl FlowCounters {
             self.messages.load(Ordering::Relaxed),
             self.transactions.load(Ordering::Relaxed),
         )
-    }
-
-    /// A TCP sender's bytes acknowledged as the measured interval began, once it
-    /// read them.
-    pub fn load_acked_start(&self) -> Option<u64> {
-        self.acked_started
-            .load(Ordering::Acquire)
-            .then(|| self.acked_at_start.load(Ordering::Relaxed))
-    }
-
-    /// The counts as the measured interval began, once the flow got there.
-    pub fn load_start(&self) -> Option<(u64, u64, u64)> {
-        self.started.load(Ordering::Acquire).then(|| {
-            (
-                self.at_start[0].load(Ordering::Relaxed),
-                self.at_start[1].load(Ordering::Relaxed),
-                self.at_start[2].load(Ordering::Relaxed),
-            )
-        })
     }
 }
 
@@ -170,6 +199,13 @@ struct Counts {
     transactions: u64,
 }
 
+impl Counts {
+    /// Bytes, messages and transactions, as [`FlowCounters`] publishes them.
+    fn triple(&self) -> (u64, u64, u64) {
+        (self.bytes, self.messages, self.transactions)
+    }
+}
+
 /// Where a loop is in the test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -222,11 +258,7 @@ impl Meter {
             self.window_start = Some(now);
             self.base = self.now;
             // Once per flow, at the boundary: off the per-message path.
-            let c = &self.counters;
-            c.at_start[0].store(self.now.bytes, Ordering::Relaxed);
-            c.at_start[1].store(self.now.messages, Ordering::Relaxed);
-            c.at_start[2].store(self.now.transactions, Ordering::Relaxed);
-            c.started.store(true, Ordering::Release);
+            self.counters.start.store(self.now.triple());
         }
         Phase::Measure
     }
@@ -243,6 +275,7 @@ impl Meter {
         };
         let c = self.now;
         let b = self.base;
+        self.counters.end.store(c.triple());
         self.window = Some((
             Counts {
                 bytes: c.bytes - b.bytes,

@@ -142,21 +142,25 @@ impl TcpSender {
     /// bytes acknowledged by then, once per flow (one `TCP_INFO` read, off the
     /// per-message path), for the interval records.
     fn note_acked_start(&mut self) {
-        let c = &self.s.ctx.counters;
-        if !c.started.load(std::sync::atomic::Ordering::Relaxed) {
+        let start = &self.s.ctx.counters.start;
+        if !start.reached() {
             return;
         }
         self.acked_noted = true;
         if let Some(a) = crate::sockopt::bytes_acked(&self.sock) {
-            c.acked_at_start
-                .store(a, std::sync::atomic::Ordering::Relaxed);
-            c.acked_started
-                .store(true, std::sync::atomic::Ordering::Release);
+            start.store_acked(a);
         }
     }
 
     fn stop_sending(&mut self, now: Instant) {
         self.s.stop(Sock::Tcp(&self.sock), now);
+        // As the measured interval ends (the meter has closed): what had been
+        // acknowledged by then, for the last interval record.
+        if self.s.ctx.spec.interval.is_some() {
+            if let Some(a) = crate::sockopt::bytes_acked(&self.sock) {
+                self.s.ctx.counters.end.store_acked(a);
+            }
+        }
         let _ = self.sock.shutdown(Shutdown::Write);
         self.state = SendState::Draining;
     }
