@@ -16,7 +16,8 @@ use netsonde_store::Location;
 use netsonde_sweep::exec::Runner;
 use netsonde_sweep::fake::FakeRunner;
 
-use crate::args::{self, AgentEngine, ServerArgs};
+use crate::args::{self, ServerArgs};
+use netsonde_run::Engine;
 
 /// The server's configuration from its arguments, its limits validated.
 fn config(a: &ServerArgs) -> anyhow::Result<ServerConfig> {
@@ -65,9 +66,9 @@ fn config(a: &ServerArgs) -> anyhow::Result<ServerConfig> {
 /// How an agent measures its jobs: for real, or (`--engine fake`) with the
 /// scripted engine's report at once, so a controller can be driven by many
 /// cheap agents.
-pub fn measure(engine: AgentEngine, fake_scale: f64) -> agent::Measure {
+pub fn measure(engine: Engine, fake_scale: f64) -> agent::Measure {
     match engine {
-        AgentEngine::Fake => {
+        Engine::Fake => {
             let mut fake = FakeRunner::new(0x5eed);
             fake.scale = fake_scale;
             let runner = Mutex::new(fake);
@@ -79,7 +80,7 @@ pub fn measure(engine: AgentEngine, fake_scale: f64) -> agent::Measure {
                 })
             })
         }
-        AgentEngine::Real => agent::real(),
+        Engine::Real => agent::real(),
     }
 }
 

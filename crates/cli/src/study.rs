@@ -134,7 +134,8 @@ fn stored_peak(store: &Store, mine: &[i64]) -> anyhow::Result<StoredPeak> {
     };
     for r in store.runs()? {
         // The scripted engine's runs are not measurements.
-        let scripted = netsonde_run::load(store, r.id).is_ok_and(|(p, _)| p.engine == "fake");
+        let scripted = netsonde_run::load(store, r.id)
+            .is_ok_and(|(p, _)| p.engine == netsonde_run::Engine::Fake);
         if mine.contains(&r.id) || scripted {
             continue;
         }

@@ -18,6 +18,7 @@ use netsonde_sweep::{Plan, Point};
 
 use crate::runs;
 use netsonde_run as pipeline;
+use netsonde_run::Engine;
 
 /// Runs measurements with the real client. Without a host, one embedded server
 /// serves the whole sweep.
@@ -41,9 +42,9 @@ struct LabLink {
 }
 
 /// Link axes or a `[link]` table need the lab: refuse them outside it.
-fn check_lab(plan: &Plan, engine: &str) -> anyhow::Result<()> {
+fn check_lab(plan: &Plan, engine: Engine) -> anyhow::Result<()> {
     let wants_lab = !plan.link_axes.is_empty() || plan.link.is_some();
-    if wants_lab && engine != "fake" && netsonde_lab::control::control_from_env().is_none() {
+    if wants_lab && engine == Engine::Real && netsonde_lab::control::control_from_env().is_none() {
         return Err(crate::args::UsageError(
             "this sweep sets the link (link axes mtus/rates/delays/losses, or a [link] table): \
              run it in the lab, `netsonde lab run FILE` or `netsonde lab run -- sweep ...`"
@@ -238,8 +239,8 @@ pub struct SweepRequest {
     pub out: Option<PathBuf>,
     /// Resume this run.
     pub resume: Option<String>,
-    /// `fake` for the scripted engine.
-    pub engine: String,
+    /// What measures.
+    pub engine: Engine,
     /// Delay per fake repetition.
     pub fake_delay: Duration,
     /// Fake engine speed factor.
@@ -311,8 +312,8 @@ fn open(store: &mut Store, req: &SweepRequest) -> anyhow::Result<pipeline::Opene
         Some(r) => {
             let run = runs::run_id(store, Some(r))?;
             let (mut stored, link) = pipeline::load(store, run)?;
-            check_lab(&stored.plan, &stored.engine)?;
-            if stored.engine != "fake" {
+            check_lab(&stored.plan, stored.engine)?;
+            if stored.engine == Engine::Real {
                 check_resume_place(run, link.as_deref())?;
                 // Inside the lab, the server is where this lab says, never an
                 // address stored by another.
@@ -332,9 +333,9 @@ fn open(store: &mut Store, req: &SweepRequest) -> anyhow::Result<pipeline::Opene
         }
         None => {
             let plan = req.plan.clone().context("no plan")?;
-            check_lab(&plan, &req.engine)?;
+            check_lab(&plan, req.engine)?;
             let mut stored =
-                pipeline::StoredPlan::new(plan, req.host.clone(), req.port, &req.engine, req.peer);
+                pipeline::StoredPlan::new(plan, req.host.clone(), req.port, req.engine, req.peer);
             stored.search = req.search;
             let meta = pipeline::RunMeta {
                 label: req.label.clone(),
@@ -367,7 +368,7 @@ enum Measurer {
 /// What measures: the scripted engine, the agents of a mesh, or the real client
 /// against the run's server.
 fn runner(stored: &pipeline::StoredPlan, req: &SweepRequest) -> anyhow::Result<Measurer> {
-    Ok(Measurer::One(if stored.engine == "fake" {
+    Ok(Measurer::One(if stored.engine == Engine::Fake {
         let mut fake = FakeRunner::new(stored.plan.seed);
         fake.scale = req.fake_scale;
         Box::new(SlowFake(fake, req.fake_delay))
@@ -418,7 +419,7 @@ fn conclude(
     let measured = outcome.reps as f64 * per;
     // A search's bursts end by volume, before the time its measurements are
     // planned for: no overhead can be told from that.
-    let overhead = if stored.engine == "fake" || measured <= 0.0 || stored.search.is_some() {
+    let overhead = if stored.engine == Engine::Fake || measured <= 0.0 || stored.search.is_some() {
         String::new()
     } else {
         format!(
@@ -449,13 +450,7 @@ fn conclude(
             .clone()
             .unwrap_or_else(netsonde_store::Location::default_file)
     ));
-    let again = if stored.search.is_some() {
-        "search"
-    } else if stored.plan.mesh.is_some() {
-        "mesh --auth-key FILE"
-    } else {
-        "sweep"
-    };
+    let again = again(stored);
     if outcome.interrupted {
         anyhow::bail!("run {run} interrupted; completed measurements are kept; finish it with: netsonde {again} --resume {run}");
     }
@@ -472,6 +467,17 @@ fn conclude(
         return Ok((run, SweepEnd::Incomplete));
     }
     Ok((run, SweepEnd::Complete))
+}
+
+/// The command that resumes a run like `stored`.
+fn again(stored: &pipeline::StoredPlan) -> &'static str {
+    if stored.search.is_some() {
+        "search"
+    } else if stored.plan.mesh.is_some() {
+        "mesh --auth-key FILE"
+    } else {
+        "sweep"
+    }
 }
 
 /// Runs a sweep (new or resumed) and says how it ended. An interruption is an
@@ -569,8 +575,18 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
-            store.finish_run(run, RunStatus::Failed, now())?;
-            return Err(e).context(format!("run {run}"));
+            // A store that vanished cannot be told; the error that stopped the
+            // run is the one to report.
+            let _ = store.finish_run(run, RunStatus::Failed, now());
+            let at = req
+                .db
+                .clone()
+                .unwrap_or_else(netsonde_store::Location::default_file);
+            return Err(e).context(format!(
+                "run {run} stopped; what {at} holds of it is kept; once the store answers, \
+                 finish it with: netsonde {} --resume {run}",
+                again(&stored)
+            ));
         }
     };
     let end = conclude(&mut store, &req, &stored, run, &outcome, started);

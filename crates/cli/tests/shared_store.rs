@@ -111,6 +111,60 @@ fn an_unreachable_or_malformed_database_is_refused_in_one_line() {
     assert!(err.contains("not a PostgreSQL URL"), "{err}");
 }
 
+/// The database vanishes in the middle of a sweep (the server stopped at once):
+/// the sweep ends in one line that names the store, exit 1, with no panic and
+/// no hang; the repetitions committed before stay, and once the server is back
+/// `--resume` finishes the run.
+#[test]
+fn a_database_that_vanishes_mid_run_ends_it_in_one_line_and_resume_finishes() {
+    let Some(pg) = Postgres::start("a_database_that_vanishes_mid_run") else {
+        return;
+    };
+    let url = pg.database("vanish");
+    let sweep = Command::new(bin())
+        .args([
+            "sweep",
+            "--engine",
+            "fake",
+            "--fake-delay-ms",
+            "150",
+            "--db",
+            &url,
+            "--no-report",
+            "--tests",
+            "tcp-stream",
+            "--sizes",
+            "1K,4K,16K,64K",
+            "--repeat",
+            "3",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A few of its 12 repetitions are in (each takes 150 ms).
+    std::thread::sleep(Duration::from_millis(700));
+    pg.stop();
+    let out = crate::util::wait_bounded(sweep, Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let last = err.trim().lines().last().unwrap_or_default();
+    assert!(last.contains("postgres://netsonde@127.0.0.1:"), "{err}");
+    pg.start_again();
+    let resumed = ok(&["sweep", "--resume", "latest", "--db", &url, "--no-report"]);
+    let points = ok(&["runs", "export", "1", "--json", "--db", &url]);
+    let v: serde_json::Value = serde_json::from_str(&points).unwrap();
+    assert_eq!(v["run"]["status"], "complete", "{resumed}");
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4, "{resumed}");
+    for p in points {
+        assert_eq!(p["status"], "done", "{p}");
+        assert_eq!(p["summary"]["reps"], 3, "{p}");
+    }
+}
+
 fn tempdir() -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("netsonde-shared-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);

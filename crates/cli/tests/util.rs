@@ -26,12 +26,18 @@ pub fn cmd() -> Command {
 /// Runs netsonde with `args`, failing the test if it takes longer than `limit`.
 /// Output is drained on threads so a chatty child never blocks on a full pipe.
 pub fn run(args: &[&str], limit: Duration) -> Output {
-    let mut child = cmd()
+    let child = cmd()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn netsonde");
+    wait_bounded(child, limit)
+}
+
+/// Waits for a netsonde process spawned with piped output, reading both pipes
+/// as it runs; kills it and fails the test if it takes longer than `limit`.
+pub fn wait_bounded(mut child: std::process::Child, limit: Duration) -> Output {
     let drain = |mut r: Box<dyn std::io::Read + Send>| {
         std::thread::spawn(move || {
             let mut v = Vec::new();
@@ -39,8 +45,8 @@ pub fn run(args: &[&str], limit: Duration) -> Output {
             v
         })
     };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
     let start = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().expect("wait") {
@@ -51,7 +57,7 @@ pub fn run(args: &[&str], limit: Duration) -> Output {
             let _ = child.wait();
             let err = err.join().unwrap_or_default();
             panic!(
-                "netsonde {args:?} hung for {limit:?}; stderr: {}",
+                "netsonde hung for {limit:?}; stderr: {}",
                 String::from_utf8_lossy(&err)
             );
         }

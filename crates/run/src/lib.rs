@@ -52,8 +52,8 @@ pub struct StoredPlan {
     pub host: Option<String>,
     /// Server port.
     pub port: u16,
-    /// `real` or `fake`.
-    pub engine: String,
+    /// What measures its points (stored as `real` or `fake`).
+    pub engine: Engine,
     /// What the server is (since version 2; before, always netsonde).
     #[serde(default)]
     pub peer: netsonde_model::spec::Peer,
@@ -67,13 +67,36 @@ fn first_version() -> u32 {
     1
 }
 
+/// What measures a run's points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// Real tests, over sockets.
+    Real,
+    /// The scripted engine: deterministic reports at once, no traffic (tests,
+    /// and controllers driven at scale). Its runs are not measurements.
+    Fake,
+}
+
+impl std::str::FromStr for Engine {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Engine, String> {
+        match s {
+            "real" => Ok(Engine::Real),
+            "fake" => Ok(Engine::Fake),
+            _ => Err(format!("the engine is real or fake, not '{s}'")),
+        }
+    }
+}
+
 impl StoredPlan {
     /// A plan as this build stores it.
     pub fn new(
         plan: Plan,
         host: Option<String>,
         port: u16,
-        engine: &str,
+        engine: Engine,
         peer: netsonde_model::spec::Peer,
     ) -> StoredPlan {
         StoredPlan {
@@ -81,7 +104,7 @@ impl StoredPlan {
             plan,
             host,
             port,
-            engine: engine.into(),
+            engine,
             peer,
             search: None,
         }
@@ -520,7 +543,7 @@ pub fn record_single(
             .unwrap_or_else(|| "default".into()),
     );
     axes.insert("parallel".to_string(), spec.parallel.to_string());
-    let stored = StoredPlan::new(plan, host, port, "real", Default::default());
+    let stored = StoredPlan::new(plan, host, port, Engine::Real, Default::default());
     let run = store.create_run(
         &NewRun {
             label: meta.label.clone(),
@@ -582,9 +605,14 @@ mod tests {
 
     #[test]
     fn a_stored_plan_without_a_version_is_version_one_and_a_newer_one_is_refused() {
-        let mut v =
-            serde_json::to_value(StoredPlan::new(plan(), None, 1, "fake", Default::default()))
-                .unwrap();
+        let mut v = serde_json::to_value(StoredPlan::new(
+            plan(),
+            None,
+            1,
+            Engine::Fake,
+            Default::default(),
+        ))
+        .unwrap();
         v.as_object_mut().unwrap().remove("version");
         let old = StoredPlan::parse(&v.to_string()).unwrap();
         assert_eq!(old.version, 1);
@@ -602,7 +630,7 @@ mod tests {
         let meta = meta();
         let opened = create(
             &mut store,
-            StoredPlan::new(plan(), None, 1, "fake", Default::default()),
+            StoredPlan::new(plan(), None, 1, Engine::Fake, Default::default()),
             &meta,
         )
         .unwrap();
@@ -633,7 +661,7 @@ mod tests {
         p.base.warmup = netsonde_model::units::Nanos::ZERO;
         let opened = create(
             &mut store,
-            StoredPlan::new(p, Some("h".into()), 5201, "real", Peer::Iperf3),
+            StoredPlan::new(p, Some("h".into()), 5201, Engine::Real, Peer::Iperf3),
             &meta,
         )
         .unwrap();

@@ -14,6 +14,7 @@ pub struct Postgres {
     dir: PathBuf,
     bin: PathBuf,
     as_nobody: bool,
+    port: u16,
     /// `postgres://netsonde@127.0.0.1:PORT/postgres`.
     pub url: String,
 }
@@ -74,6 +75,7 @@ impl Postgres {
             dir,
             bin,
             as_nobody,
+            port,
         };
         let data = pg.dir.join("data");
         let init = pg.run(
@@ -93,12 +95,24 @@ impl Postgres {
             eprintln!("{test}: skipped: initdb failed: {why}");
             return None;
         }
+        if let Err(why) = pg.pg_ctl_start() {
+            eprintln!("{test}: skipped: PostgreSQL did not start: {why}");
+            return None;
+        }
+        Some(pg)
+    }
+
+    /// `pg_ctl start` on the data folder, waiting until it accepts connections;
+    /// the server's log on failure.
+    fn pg_ctl_start(&self) -> Result<(), String> {
+        let data = self.dir.join("data");
         let opts = format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
-            pg.dir.display()
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port,
+            self.dir.display()
         );
-        let log = pg.dir.join("log");
-        let started = pg.run(
+        let log = self.dir.join("log");
+        self.run(
             "pg_ctl",
             &[
                 "-D".as_ref(),
@@ -112,13 +126,36 @@ impl Postgres {
                 opts.as_ref(),
                 "start".as_ref(),
             ],
+        )
+        .map_err(|why| {
+            format!(
+                "{why}\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            )
+        })
+    }
+
+    /// Stops the server at once (`pg_ctl stop -m immediate`): to its clients it
+    /// vanishes.
+    pub fn stop(&self) {
+        let data = self.dir.join("data");
+        let _ = self.run(
+            "pg_ctl",
+            &[
+                "-D".as_ref(),
+                data.as_os_str(),
+                "-m".as_ref(),
+                "immediate".as_ref(),
+                "-w".as_ref(),
+                "stop".as_ref(),
+            ],
         );
-        if let Err(why) = started {
-            let log = std::fs::read_to_string(&log).unwrap_or_default();
-            eprintln!("{test}: skipped: PostgreSQL did not start: {why}\n{log}");
-            return None;
-        }
-        Some(pg)
+    }
+
+    /// Starts a stopped server again, on the same port, with its data.
+    #[allow(dead_code)] // not every includer restarts one
+    pub fn start_again(&self) {
+        self.pg_ctl_start().expect("PostgreSQL starts again");
     }
 
     /// Runs one of the server's programs, as nobody when we are root.
@@ -157,18 +194,7 @@ impl Postgres {
 
 impl Drop for Postgres {
     fn drop(&mut self) {
-        let data = self.dir.join("data");
-        let _ = self.run(
-            "pg_ctl",
-            &[
-                "-D".as_ref(),
-                data.as_os_str(),
-                "-m".as_ref(),
-                "immediate".as_ref(),
-                "-w".as_ref(),
-                "stop".as_ref(),
-            ],
-        );
+        self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

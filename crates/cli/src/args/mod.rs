@@ -323,8 +323,8 @@ pub struct SweepCommon {
     #[arg(long)]
     pub no_report: bool,
     /// Measurement engine: `real`, or `fake` (scripted, deterministic; for tests).
-    #[arg(long, default_value = "real", hide = true, value_parser = ["real", "fake"])]
-    pub engine: String,
+    #[arg(long, default_value = "real", hide = true)]
+    pub engine: netsonde_run::Engine,
     /// Authenticate with this pre-shared key.
     #[arg(long, value_name = "FILE")]
     pub auth_key: Option<std::path::PathBuf>,

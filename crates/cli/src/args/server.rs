@@ -14,21 +14,12 @@ pub struct AgentArgs {
     pub server: ServerArgs,
     /// How jobs are measured: `real`, or `fake` (a scripted report at once, no
     /// traffic; for testing controllers at scale).
-    #[arg(long, value_enum, default_value = "real", hide = true)]
-    pub engine: AgentEngine,
+    #[arg(long, default_value = "real", hide = true)]
+    pub engine: netsonde_run::Engine,
     /// The fake engine's speed factor (tests: 1e6 makes an agent whose reports
     /// no link could produce).
     #[arg(long, default_value_t = 1.0, hide = true)]
     pub fake_scale: f64,
-}
-
-/// How an agent measures its jobs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AgentEngine {
-    /// Runs each job's test as a client.
-    Real,
-    /// Answers each job at once with the scripted engine's report.
-    Fake,
 }
 
 /// `netsonde server`.
