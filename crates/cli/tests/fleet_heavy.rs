@@ -206,11 +206,26 @@ fn compare_names_the_pair_that_got_worse() {
         .lines()
         .filter(|l| l.ends_with('%') && l.contains(": goodput "))
         .collect();
-    assert_eq!(goodput_worse.len(), 1, "{text}");
-    assert!(
-        goodput_worse[0].trim_start().starts_with("h1 -> h2: "),
-        "{text}"
-    );
+    // The slowed pair is named, its goodput down by the shaper's 99%. Another
+    // pair may be named too when a run of it was slower (a CI run saw h2 -> h3
+    // at -37%, p = 0.004, its five repetitions spread from 6.7 to 13.5 Gbit/s
+    // on two busy cores): compare is right to say so. None fell like it.
+    let change = |l: &str| -> f64 {
+        let pct = l.rsplit(' ').next().unwrap().trim_end_matches('%');
+        pct.parse().unwrap_or_else(|_| panic!("a change in '{l}'"))
+    };
+    let slowed: Vec<&&str> = goodput_worse
+        .iter()
+        .filter(|l| l.trim_start().starts_with("h1 -> h2: "))
+        .collect();
+    assert_eq!(slowed.len(), 1, "{text}");
+    assert!(change(slowed[0]) < -95.0, "{text}");
+    for other in goodput_worse
+        .iter()
+        .filter(|l| !l.trim_start().starts_with("h1 -> h2: "))
+    {
+        assert!(change(other) > -90.0, "{text}");
+    }
     let rep = dir.join("report");
     let out = run(
         &["report", "2", "--db", dbs, "--out", rep.to_str().unwrap()],
