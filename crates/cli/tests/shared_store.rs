@@ -8,6 +8,19 @@ use std::time::Duration;
 use crate::pg_util::Postgres;
 use crate::util::{bin, run};
 
+/// Starts `netsonde sweep --engine fake --no-report --repeat 3` with `args`,
+/// its output piped.
+fn fake_sweep(args: &[&str]) -> std::process::Child {
+    Command::new(bin())
+        .args(["sweep", "--engine", "fake", "--no-report", "--repeat", "3"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 fn ok(args: &[&str]) -> String {
     let out = run(args, Duration::from_secs(120));
     assert!(
@@ -28,28 +41,16 @@ fn controllers_share_one_postgres_store() {
     };
     let url = pg.database("shared");
     let sweep = |label: &str| {
-        Command::new(bin())
-            .args([
-                "sweep",
-                "--engine",
-                "fake",
-                "--db",
-                &url,
-                "--no-report",
-                "--label",
-                label,
-                "--tests",
-                "tcp-stream,tcp-rr",
-                "--sizes",
-                "1K,64K",
-                "--repeat",
-                "3",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
+        fake_sweep(&[
+            "--db",
+            &url,
+            "--label",
+            label,
+            "--tests",
+            "tcp-stream,tcp-rr",
+            "--sizes",
+            "1K,64K",
+        ])
     };
     let controllers: Vec<_> = ["a", "b", "c"].iter().map(|l| sweep(l)).collect();
     for c in controllers {
@@ -121,28 +122,16 @@ fn a_database_that_vanishes_mid_run_ends_it_in_one_line_and_resume_finishes() {
         return;
     };
     let url = pg.database("vanish");
-    let sweep = Command::new(bin())
-        .args([
-            "sweep",
-            "--engine",
-            "fake",
-            "--fake-delay-ms",
-            "150",
-            "--db",
-            &url,
-            "--no-report",
-            "--tests",
-            "tcp-stream",
-            "--sizes",
-            "1K,4K,16K,64K",
-            "--repeat",
-            "3",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let sweep = fake_sweep(&[
+        "--fake-delay-ms",
+        "150",
+        "--db",
+        &url,
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "1K,4K,16K,64K",
+    ]);
     // A few of its 12 repetitions are in (each takes 150 ms).
     std::thread::sleep(Duration::from_millis(700));
     pg.stop();
