@@ -85,8 +85,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l max-session-
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l max-memory -d 'Buffer memory all running tests may use together [default: as --max-session-memory, times --max-tests, within half of what this process may use]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l phase-timeout -d 'Deadline of every protocol phase (hello, authentication, setup, data connections, done) [default: 5 s for hello and done, 10 s for setup and data connections]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l engine -d 'How jobs are measured: `real`, or `fake` (a scripted report at once, no traffic; for testing controllers at scale)' -r -f -a "real\t'Runs each job\'s test as a client'
-fake\t'Answers each job at once with the scripted engine\'s report'"
+complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l engine -d 'How jobs are measured: `real`, or `fake` (a scripted report at once, no traffic; for testing controllers at scale)' -r -f -a "real\t'Real tests, over sockets'
+fake\t'The scripted engine\'s reports at once, no traffic'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l fake-scale -d 'The fake engine\'s speed factor (tests: 1e6 makes an agent whose reports no link could produce)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand agent" -l no-store -d 'Do not store iperf3 clients\' sessions. By default each is stored as a run of one point (no netsonde client is there to store it): this end\'s CPU and TCP_INFO, and what the iperf3 client reported of its side'
@@ -122,8 +122,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l queues -d 'La
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l resume -d 'Finish an interrupted run (number or `latest`)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t''
-fake\t''"
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t'Real tests, over sockets'
+fake\t'The scripted engine\'s reports at once, no traffic'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l auth-key -d 'Authenticate with this pre-shared key' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l fake-delay-ms -d 'Delay per fake repetition in milliseconds (tests)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l fake-scale -d 'Fake engine speed factor (tests: 0.8 is a 20% regression)' -r
@@ -258,8 +258,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l queues -d 'L
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l resume -d 'Finish an interrupted run (number or `latest`)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t''
-fake\t''"
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t'Real tests, over sockets'
+fake\t'The scripted engine\'s reports at once, no traffic'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l auth-key -d 'Authenticate with this pre-shared key' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l fake-delay-ms -d 'Delay per fake repetition in milliseconds (tests)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l fake-scale -d 'Fake engine speed factor (tests: 0.8 is a 20% regression)' -r
@@ -272,8 +272,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s h -l help -d
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
-complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t''
-fake\t''"
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t'Real tests, over sockets'
+fake\t'The scripted engine\'s reports at once, no traffic'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l auth-key -d 'Authenticate with this pre-shared key' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l fake-delay-ms -d 'Delay per fake repetition in milliseconds (tests)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l fake-scale -d 'Fake engine speed factor (tests: 0.8 is a 20% regression)' -r
@@ -320,8 +320,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l label -d 'A
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l resume -d 'Go on with a stored search that was interrupted or left incomplete (run id, or `last`): its trials so far are kept and its searches pick up from them' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
-complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t''
-fake\t''"
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l engine -d 'Measurement engine: `real`, or `fake` (scripted, deterministic; for tests)' -r -f -a "real\t'Real tests, over sockets'
+fake\t'The scripted engine\'s reports at once, no traffic'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l auth-key -d 'Authenticate with this pre-shared key' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l fake-delay-ms -d 'Delay per fake repetition in milliseconds (tests)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l fake-scale -d 'Fake engine speed factor (tests: 0.8 is a 20% regression)' -r

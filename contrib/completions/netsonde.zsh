@@ -86,8 +86,8 @@ json\:"One JSON object per line"))' \
 '--max-memory=[Buffer memory all running tests may use together \[default\: as --max-session-memory, times --max-tests, within half of what this process may use\]]:MAX_MEMORY:_default' \
 '--phase-timeout=[Deadline of every protocol phase (hello, authentication, setup, data connections, done) \[default\: 5 s for hello and done, 10 s for setup and data connections\]]:PHASE_TIMEOUT:_default' \
 '--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
-'--engine=[How jobs are measured\: \`real\`, or \`fake\` (a scripted report at once, no traffic; for testing controllers at scale)]:ENGINE:((real\:"Runs each job'\''s test as a client"
-fake\:"Answers each job at once with the scripted engine'\''s report"))' \
+'--engine=[How jobs are measured\: \`real\`, or \`fake\` (a scripted report at once, no traffic; for testing controllers at scale)]:ENGINE:((real\:"Real tests, over sockets"
+fake\:"The scripted engine'\''s reports at once, no traffic"))' \
 '--fake-scale=[The fake engine'\''s speed factor (tests\: 1e6 makes an agent whose reports no link could produce)]:FAKE_SCALE:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--no-store[Do not store iperf3 clients'\'' sessions. By default each is stored as a run of one point (no netsonde client is there to store it)\: this end'\''s CPU and TCP_INFO, and what the iperf3 client reported of its side]' \
@@ -132,7 +132,8 @@ _arguments "${_arguments_options[@]}" : \
 '(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
 '--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
-'--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:(real fake)' \
+'--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:((real\:"Real tests, over sockets"
+fake\:"The scripted engine'\''s reports at once, no traffic"))' \
 '--auth-key=[Authenticate with this pre-shared key]:FILE:_files' \
 '--fake-delay-ms=[Delay per fake repetition in milliseconds (tests)]:FAKE_DELAY_MS:_default' \
 '--fake-scale=[Fake engine speed factor (tests\: 0.8 is a 20% regression)]:FAKE_SCALE:_default' \
@@ -285,7 +286,8 @@ _arguments "${_arguments_options[@]}" : \
 '(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
 '--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
-'--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:(real fake)' \
+'--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:((real\:"Real tests, over sockets"
+fake\:"The scripted engine'\''s reports at once, no traffic"))' \
 '--auth-key=[Authenticate with this pre-shared key]:FILE:_files' \
 '--fake-delay-ms=[Delay per fake repetition in milliseconds (tests)]:FAKE_DELAY_MS:_default' \
 '--fake-scale=[Fake engine speed factor (tests\: 0.8 is a 20% regression)]:FAKE_SCALE:_default' \
@@ -306,7 +308,8 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 _arguments "${_arguments_options[@]}" : \
 '--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
-'--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:(real fake)' \
+'--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:((real\:"Real tests, over sockets"
+fake\:"The scripted engine'\''s reports at once, no traffic"))' \
 '--auth-key=[Authenticate with this pre-shared key]:FILE:_files' \
 '--fake-delay-ms=[Delay per fake repetition in milliseconds (tests)]:FAKE_DELAY_MS:_default' \
 '--fake-scale=[Fake engine speed factor (tests\: 0.8 is a 20% regression)]:FAKE_SCALE:_default' \
@@ -345,7 +348,8 @@ tcp\:"One TCP connection\: loss is retransmitted segments"))' \
 '--resume=[Go on with a stored search that was interrupted or left incomplete (run id, or \`last\`)\: its trials so far are kept and its searches pick up from them]:RUN:_default' \
 '--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
-'--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:(real fake)' \
+'--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:((real\:"Real tests, over sockets"
+fake\:"The scripted engine'\''s reports at once, no traffic"))' \
 '--auth-key=[Authenticate with this pre-shared key]:FILE:_files' \
 '--fake-delay-ms=[Delay per fake repetition in milliseconds (tests)]:FAKE_DELAY_MS:_default' \
 '--fake-scale=[Fake engine speed factor (tests\: 0.8 is a 20% regression)]:FAKE_SCALE:_default' \

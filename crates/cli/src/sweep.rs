@@ -480,6 +480,57 @@ fn again(stored: &pipeline::StoredPlan) -> &'static str {
     }
 }
 
+/// Measures the run's remaining points into the sink, one at a time or a
+/// mesh's pairs in rounds, until they are done or `stop` is raised.
+fn measure(
+    measurer: Measurer,
+    all: &[Point],
+    schedule: &mut dyn netsonde_sweep::exec::Schedule,
+    policy: &RetryPolicy,
+    sink: &mut dyn netsonde_sweep::exec::Sink,
+    progress: &mut Bar,
+    stop: &Arc<AtomicBool>,
+) -> Result<Outcome, netsonde_sweep::exec::ExecError> {
+    let stop_run = || stop.load(Ordering::Relaxed);
+    match measurer {
+        Measurer::Rounds(mut agents, width) => netsonde_sweep::rounds::drive_rounds(
+            all,
+            schedule,
+            policy,
+            netsonde_sweep::rounds::RoundHooks {
+                runner: agents.as_mut(),
+                sink,
+                progress,
+                stop: &stop_run,
+            },
+            width,
+            &crate::mesh::apart,
+        ),
+        Measurer::One(mut runner) => drive(
+            all,
+            schedule,
+            policy,
+            Hooks {
+                runner: runner.as_mut(),
+                sink,
+                progress,
+                stop: &stop_run,
+                // Waits in small steps, so Ctrl-C is heard during a busy wait.
+                wait: &|d| {
+                    let until = Instant::now() + d;
+                    while Instant::now() < until {
+                        if stop.load(Ordering::Relaxed) {
+                            return false;
+                        }
+                        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
+                    }
+                    true
+                },
+            },
+        ),
+    }
+}
+
 /// Runs a sweep (new or resumed) and says how it ended. An interruption is an
 /// error, after keeping every completed repetition.
 pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
@@ -521,7 +572,6 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
     let measurer = runner(&stored, &req)?;
     let outcome = {
         let mut sink = pipeline::StoreSink::new(&mut store, run, req.resume.is_some(), now);
-        let (stop_run, stop_wait) = (stop.clone(), stop.clone());
         let policy = match &stored.plan.mesh {
             Some(mesh) => crate::mesh::retry_policy(mesh),
             None => RetryPolicy::default(),
@@ -530,46 +580,16 @@ pub fn sweep(req: SweepRequest) -> anyhow::Result<(RunId, SweepEnd)> {
             bar: bar.clone(),
             every: stored.search.is_some(),
         };
-        let stop_run = move || stop_run.load(Ordering::Relaxed);
-        match measurer {
-            Measurer::Rounds(mut agents, width) => netsonde_sweep::rounds::drive_rounds(
-                &all,
-                schedule.as_mut(),
-                &policy,
-                netsonde_sweep::rounds::RoundHooks {
-                    runner: agents.as_mut(),
-                    sink: &mut sink,
-                    progress: &mut progress,
-                    stop: &stop_run,
-                },
-                width,
-                &crate::mesh::apart,
-            ),
-            Measurer::One(mut runner) => drive(
-                &all,
-                schedule.as_mut(),
-                &policy,
-                Hooks {
-                    runner: runner.as_mut(),
-                    sink: &mut sink,
-                    progress: &mut progress,
-                    stop: &stop_run,
-                    // Waits in small steps, so Ctrl-C is heard during a busy wait.
-                    wait: &move |d| {
-                        let until = Instant::now() + d;
-                        while Instant::now() < until {
-                            if stop_wait.load(Ordering::Relaxed) {
-                                return false;
-                            }
-                            std::thread::sleep(
-                                (until - Instant::now()).min(Duration::from_millis(50)),
-                            );
-                        }
-                        true
-                    },
-                },
-            ),
-        }
+        let schedule = schedule.as_mut();
+        measure(
+            measurer,
+            &all,
+            schedule,
+            &policy,
+            &mut sink,
+            &mut progress,
+            &stop,
+        )
     };
     bar.finish_and_clear();
     let outcome = match outcome {

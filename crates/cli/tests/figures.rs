@@ -50,11 +50,17 @@ fn interval_records_add_up_to_the_summary_after_a_warm_up() {
                 doc["warnings"]
             );
         }
-        if let Some(paced) = doc["spec"]["rate"].as_f64() {
-            let first = iv[0]["rate"].as_f64().unwrap();
+        // The first interval after the warm-up reads like the others (it read
+        // 30% low). Against the others, not the pace: a paced sender that two
+        // busy cores hold back (CI saw 160 of 200 Mbit/s) is slow in every one.
+        if doc["spec"]["rate"].is_number() {
+            let rate = |i: &serde_json::Value| i["rate"].as_f64().unwrap();
+            let first = rate(&iv[0]);
+            let rest: Vec<f64> = iv[1..].iter().map(rate).collect();
+            let mean = rest.iter().sum::<f64>() / rest.len() as f64;
             assert!(
-                (first / paced - 1.0).abs() < 0.1,
-                "{args:?}: first interval {first} bit/s for a flow paced at {paced}"
+                (first / mean - 1.0).abs() < 0.1,
+                "{args:?}: first interval {first} bit/s, the others {rest:?}"
             );
         }
     }

@@ -262,7 +262,7 @@ impl Intervals {
                 let (bytes, until) = match (cur_acked[i], self.last_acked[i]) {
                     (Some(now), Some(then)) => (now.saturating_sub(then), acked_at),
                     _ => (
-                        cur[i].0 - prev[i].0,
+                        cur[i].0.saturating_sub(prev[i].0),
                         if last_one { clock.end } else { read_at },
                     ),
                 };
@@ -273,8 +273,8 @@ impl Intervals {
                     dir,
                     bytes: Bytes(bytes),
                     rate: BitRate::from_bytes(Bytes(bytes), until.saturating_duration_since(from)),
-                    messages: cur[i].1 - prev[i].1,
-                    transactions: cur[i].2 - prev[i].2,
+                    messages: cur[i].1.saturating_sub(prev[i].1),
+                    transactions: cur[i].2.saturating_sub(prev[i].2),
                 };
                 on_interval(&rec);
                 self.records.push(rec);

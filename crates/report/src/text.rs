@@ -397,9 +397,17 @@ fn threads(o: &mut String, r: &TestReport, _opts: &TextOptions) {
     }
     for (name, side) in [("client", &r.client), ("server", &r.server)] {
         if let Some(sf) = &side.socket {
+            // Read as the socket opened: without -w a TCP socket's buffers grow
+            // from there (a 46 KiB send buffer with 360 KiB in flight is no
+            // contradiction), so the line says so.
+            let tuned = if r.spec.window.is_none() && sf.mss.is_some() {
+                " (as opened; the kernel grows them without -w)"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 o,
-                "{name} socket: sndbuf {} rcvbuf {}{}{}",
+                "{name} socket: sndbuf {} rcvbuf {}{tuned}{}{}",
                 sf.sndbuf,
                 sf.rcvbuf,
                 sf.mss.map(|m| format!(" mss {m}")).unwrap_or_default(),

@@ -323,7 +323,7 @@ pub struct SweepCommon {
     #[arg(long)]
     pub no_report: bool,
     /// Measurement engine: `real`, or `fake` (scripted, deterministic; for tests).
-    #[arg(long, default_value = "real", hide = true)]
+    #[arg(long, default_value = "real", hide = true, value_parser = parse::engine())]
     pub engine: netsonde_run::Engine,
     /// Authenticate with this pre-shared key.
     #[arg(long, value_name = "FILE")]

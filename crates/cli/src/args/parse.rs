@@ -152,3 +152,17 @@ pub(crate) fn parse_dscp_list(s: &str) -> Result<DscpList, String> {
         .collect::<Result<Vec<_>, _>>()
         .map(DscpList)
 }
+
+/// `--engine`: `real` or `fake`, listed for completions.
+pub(crate) fn engine() -> impl clap::builder::TypedValueParser<Value = netsonde_run::Engine> {
+    use clap::builder::PossibleValue;
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new([
+        PossibleValue::new("real").help("Real tests, over sockets"),
+        PossibleValue::new("fake").help("The scripted engine's reports at once, no traffic"),
+    ])
+    .map(|s| match s.as_str() {
+        "fake" => netsonde_run::Engine::Fake,
+        _ => netsonde_run::Engine::Real,
+    })
+}

@@ -14,7 +14,7 @@ pub struct AgentArgs {
     pub server: ServerArgs,
     /// How jobs are measured: `real`, or `fake` (a scripted report at once, no
     /// traffic; for testing controllers at scale).
-    #[arg(long, default_value = "real", hide = true)]
+    #[arg(long, default_value = "real", hide = true, value_parser = parse::engine())]
     pub engine: netsonde_run::Engine,
     /// The fake engine's speed factor (tests: 1e6 makes an agent whose reports
     /// no link could produce).
