@@ -616,6 +616,9 @@ pub enum Quality {
     },
 }
 
+/// More repetitions than it is reasonable to advise for one point.
+const MANY_REPETITIONS: usize = 30;
+
 impl Quality {
     /// What to do about it.
     pub fn hint(&self) -> String {
@@ -627,9 +630,15 @@ impl Quality {
                 "the point is CPU-bound: compare service demand, or pin with --affinity".into()
             }
             Quality::TooFewRepetitions { need, .. } => format!("use --repeat {need} or more"),
-            Quality::HighVariance { need, .. } => {
-                format!("use --repeat {need}, a quieter machine, or pinned cores")
-            }
+            Quality::HighVariance { need, .. } if *need <= MANY_REPETITIONS => format!(
+                "use --repeat {need} (the median within ±5%), a quieter machine, or pinned cores"
+            ),
+            // Advice to run hundreds of repetitions is no advice: the spread is
+            // the finding, and its causes come first.
+            Quality::HighVariance { need, .. } => format!(
+                "steady the point first (a quieter machine, pinned cores with --affinity, a \
+                 longer --time): repetitions alone would take {need} to pin its median within ±5%"
+            ),
             Quality::KernelCappedWindow { .. } => {
                 "raise net.core.rmem_max and net.core.wmem_max on both hosts".into()
             }
@@ -698,5 +707,27 @@ mod metric_tests {
         assert_eq!(Metric::LatencyP999.percentile().unwrap().q, 0.999);
         assert!(Metric::LatencyMean.percentile().is_none());
         assert!(Metric::Goodput.percentile().is_none());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spread_too_wide_for_repetitions_is_not_answered_with_hundreds_of_them() {
+        let few = Quality::HighVariance {
+            metric: "goodput".into(),
+            cv: 0.1,
+            need: 20,
+        };
+        assert!(few.hint().starts_with("use --repeat 20 "), "{}", few.hint());
+        let many = Quality::HighVariance {
+            metric: "goodput".into(),
+            cv: 0.62,
+            need: 587,
+        };
+        assert!(!many.hint().contains("--repeat"), "{}", many.hint());
+        assert!(many.hint().contains("would take 587"), "{}", many.hint());
     }
 }
