@@ -688,6 +688,21 @@ impl Running {
         self.ended.map_or(self.clock.end, |e| e.min(self.clock.end))
     }
 
+    /// Waits up to `limit` for every flow to return (stopped, each does within
+    /// its socket timeout); whether they all did.
+    pub fn wait_done(&mut self, limit: Duration) -> bool {
+        let until = Instant::now() + limit;
+        loop {
+            if self.all_done() {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     /// Asks every flow to stop now.
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
