@@ -252,7 +252,7 @@ fn the_tcp_search_finds_a_shaped_links_frame_rate() {
     };
     let before = Before::take();
     up_to_three("TCP NDR at 1518 B on 100 Mbit/s", || {
-        let s = search_on_a_100m_link(&["--test", "tcp"], "0.5s")?;
+        let s = search_on_a_100m_link(&["--test", "tcp"])?;
         assert_eq!(s["payload"], 1448);
         assert_eq!(s["frame"], 1518);
         let ndr = f(&s["ndr"]["lower"]);
@@ -291,7 +291,7 @@ fn the_search_finds_a_shaped_links_frame_rate() {
     let Some(_g) = ready("search") else { return };
     let before = Before::take();
     up_to_three("NDR at 1518 B on 100 Mbit/s", || {
-        let s = search_on_a_100m_link(&[], "0.5s")?;
+        let s = search_on_a_100m_link(&[])?;
         let ndr = f(&s["ndr"]["lower"]);
         let want = 100e6 / (1538.0 * 8.0);
         let err = ndr / want - 1.0;
@@ -338,8 +338,7 @@ fn the_xdp_receiver_finds_a_shaped_links_frame_rate() {
     }
     let before = Before::take();
     up_to_three("NDR at 1518 B on 100 Mbit/s through AF_XDP", || {
-        // 1 s trials: with shorter ones this search took about twice as long.
-        let s = search_on_a_100m_link(&["--io", "xdp"], "1s")?;
+        let s = search_on_a_100m_link(&["--io", "xdp"])?;
         assert_eq!((&s["io"], &s["tx_io"]), (&"xdp".into(), &"copy".into()));
         let ndr = f(&s["ndr"]["lower"]);
         let want = 100e6 / (1538.0 * 8.0);
