@@ -24,19 +24,7 @@ fn the_server_stores_an_iperf3_clients_session() {
     let srv = ServerProc::start_with(&["--db", db]);
     let doc = iperf3_client(srv.port, &["-t", "1"]);
     let sent = doc["end"]["sum_sent"]["bytes"].as_f64().unwrap();
-    let start = Instant::now();
-    while !srv.lines().iter().any(|l| l.contains("stored as run")) {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "{:?}",
-            srv.lines()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = crate::util::run(
-        &["runs", "export", "latest", "--json", "--db", db],
-        Duration::from_secs(30),
-    );
+    let out = export_once_stored(&srv, db);
     assert!(out.status.success(), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
     let listed = crate::util::run(&["runs", "list", "--db", db], Duration::from_secs(30));
@@ -131,19 +119,7 @@ fn an_iperf3_clients_streams_are_read_as_iperf3_reads_them() {
         args.extend(flag);
         let srv = ServerProc::start_with(&args);
         iperf3_client(srv.port, &["-t", "1", "-l", "1K"]);
-        let start = Instant::now();
-        while !srv.lines().iter().any(|l| l.contains("stored as run")) {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "{:?}",
-                srv.lines()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let out = crate::util::run(
-            &["runs", "export", "latest", "--json", "--db", db],
-            Duration::from_secs(30),
-        );
+        let out = export_once_stored(&srv, db);
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(
             text.contains("\"iperf3_io\": true"),
@@ -207,4 +183,22 @@ fn refusals_reach_an_iperf3_client_with_their_reason() {
     let e = err(srv.port, &[]);
     assert!(e.contains("test authorization failed"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Waits (at most 10 s) until the server says it stored the iperf3 client's
+/// session, then exports the latest run of `db` as JSON.
+fn export_once_stored(srv: &ServerProc, db: &str) -> std::process::Output {
+    let start = Instant::now();
+    while !srv.lines().iter().any(|l| l.contains("stored as run")) {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            srv.lines()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    crate::util::run(
+        &["runs", "export", "latest", "--json", "--db", db],
+        Duration::from_secs(30),
+    )
 }

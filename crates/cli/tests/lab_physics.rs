@@ -327,9 +327,9 @@ fn parallel_flows_share_a_link_fairly_unless_one_is_held_back() {
     let Some(_g) = ready("fairness") else { return };
     let before = Before::take();
     let ceiling = 100e6 * 1448.0 / 1538.0;
-    let mut equal = 0.0;
-    up_to_three("equal windows", || {
-        let doc = lab_json(
+    // Four flows with these windows over 100 Mbit/s and 20 ms, probed.
+    let four_flows = |windows: &str| {
+        lab_json(
             &["--rate", "100M", "--delay", "10ms"],
             &[
                 "--probe",
@@ -342,9 +342,13 @@ fn parallel_flows_share_a_link_fairly_unless_one_is_held_back() {
                 "--warmup",
                 "2",
                 "-w",
-                "128K",
+                windows,
             ],
-        );
+        )
+    };
+    let mut equal = 0.0;
+    up_to_three("equal windows", || {
+        let doc = four_flows("128K");
         let fair = &doc["load"]["summary"]["fairness"][0];
         assert_eq!(fair["flows"], 4, "{fair}");
         equal = f(&fair["jain"]);
@@ -360,22 +364,7 @@ fn parallel_flows_share_a_link_fairly_unless_one_is_held_back() {
         )
     });
     up_to_three("one small window", || {
-        let doc = lab_json(
-            &["--rate", "100M", "--delay", "10ms"],
-            &[
-                "--probe",
-                "--probe-idle",
-                "1",
-                "-P",
-                "4",
-                "-t",
-                "5",
-                "--warmup",
-                "2",
-                "-w",
-                "32K,128K,128K,128K",
-            ],
-        );
+        let doc = four_flows("32K,128K,128K,128K");
         let fair = &doc["load"]["summary"]["fairness"][0];
         let j = f(&fair["jain"]);
         let rates: Vec<(u64, f64)> = doc["server"]["flows"]
