@@ -16,7 +16,6 @@ mod lab_mesh;
 mod man;
 mod mesh;
 mod metrics_http;
-mod run_error;
 mod runs;
 mod search;
 mod server_cmd;
@@ -207,34 +206,41 @@ fn sweep_request(
     label: String,
     resume: Option<String>,
     c: args::SweepCommon,
-) -> sweep::SweepRequest {
-    sweep::SweepRequest {
-        plan,
-        host,
-        port,
-        label,
-        db: c.store.db,
-        out: c.out,
+) -> anyhow::Result<sweep::Request> {
+    Ok(sweep::Request {
+        run: netsonde_run::sweep::SweepRequest {
+            plan,
+            host,
+            port,
+            label,
+            db: c
+                .store
+                .db
+                .unwrap_or_else(netsonde_store::Location::default_file),
+            resume: None,
+            engine: c.engine,
+            fake_delay: std::time::Duration::from_millis(c.fake_delay_ms),
+            fake_scale: c.fake_scale,
+            auth_key: keys::load_opt(c.auth_key.as_deref())?,
+            command: command_line(),
+            peer: c.peer.into(),
+            search: None,
+            concurrency: 1,
+            mesh_results: None,
+        },
         resume,
-        engine: c.engine,
-        fake_delay: std::time::Duration::from_millis(c.fake_delay_ms),
-        fake_scale: c.fake_scale,
-        auth_key: c.auth_key,
+        out: c.out,
         no_report: c.no_report,
-        command: command_line(),
-        peer: c.peer.into(),
         stdout_is_data: false,
-        search: None,
-        concurrency: 1,
-        mesh_results: None,
-    }
+    })
 }
 
 /// Exit 4: the run ended with points pending (its failures are stored).
-fn sweep_exit(end: sweep::SweepEnd) -> Exit {
+fn sweep_exit(end: netsonde_run::sweep::SweepEnd) -> Exit {
+    use netsonde_run::sweep::SweepEnd;
     match end {
-        sweep::SweepEnd::Complete => Exit::Ok,
-        sweep::SweepEnd::Incomplete => Exit::Code(4),
+        SweepEnd::Complete => Exit::Ok,
+        SweepEnd::Incomplete | SweepEnd::Interrupted => Exit::Code(4),
     }
 }
 
@@ -261,7 +267,7 @@ fn sweep_cmd(a: args::SweepArgs) -> anyhow::Result<Exit> {
         label,
         a.resume,
         a.common,
-    ))?;
+    )?)?;
     Ok(sweep_exit(end))
 }
 
@@ -281,7 +287,8 @@ fn mesh_cmd(a: args::MeshArgs) -> anyhow::Result<Exit> {
             let store = runs::open_store(db.as_ref())?;
             let run = runs::run_id(&store, Some(r))?;
             match netsonde_run::load(&store, run)?.0.plan.mesh {
-                Some(m) => mesh::check_resume_place(run, &m)?,
+                Some(m) => netsonde_run::agents::check_resume_place(run, &m)
+                    .map_err(|e| args::UsageError(e.to_string()))?,
                 None => {
                     return Err(args::UsageError(format!(
                         "run {run} is not a mesh: resume it with `netsonde sweep --resume {run}`"
@@ -294,16 +301,16 @@ fn mesh_cmd(a: args::MeshArgs) -> anyhow::Result<Exit> {
         None => Some(mesh::plan(&a, port)?),
     };
     let label = a.sweep.label.clone().unwrap_or_else(|| "mesh".into());
-    let mut req = sweep_request(plan, None, port, label, a.sweep.resume, a.sweep.common);
-    req.concurrency = a.concurrency as usize;
+    let mut req = sweep_request(plan, None, port, label, a.sweep.resume, a.sweep.common)?;
+    req.run.concurrency = a.concurrency as usize;
     if let Some(addr) = a.metrics {
-        let results = std::sync::Arc::new(metrics_http::LastResults::default());
+        let results = std::sync::Arc::new(netsonde_run::agents::LastResults::default());
         let shown = results.clone();
         let render =
             std::sync::Arc::new(move || netsonde_report::openmetrics::render(None, &shown.all()));
         let bound = metrics_http::serve(addr, render)?;
         eprintln!("netsonde: metrics on http://{bound}/metrics");
-        req.mesh_results = Some(results);
+        req.run.mesh_results = Some(results);
     }
     let (run, end) = sweep::sweep(req)?;
     let store = runs::open_store(db.as_ref())?;
@@ -338,7 +345,7 @@ fn run_file(a: args::RunArgs) -> anyhow::Result<Exit> {
         label,
         None,
         a.common,
-    ))?;
+    )?)?;
     Ok(sweep_exit(end))
 }
 
@@ -420,8 +427,8 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         }
         Command::Server(a) => server_cmd::run(a, None).map(|()| Exit::Ok),
         Command::Agent(a) => {
-            server_cmd::run(a.server, Some(server_cmd::measure(a.engine, a.fake_scale)))
-                .map(|()| Exit::Ok)
+            let jobs = netsonde_run::real::agent_measure(a.engine, a.fake_scale);
+            server_cmd::run(a.server, Some(jobs)).map(|()| Exit::Ok)
         }
         Command::Mesh(a) => mesh_cmd(*a),
         Command::Completions { shell } => {

@@ -2,44 +2,10 @@
 //! `GET /metrics`, served by `tiny_http` on threads of its own, off the data
 //! path: each scrape reads the server's health and the last results kept.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Context;
-use netsonde_model::health::PairResult;
-
-/// The last result of each (source, destination, test).
-#[derive(Debug, Default)]
-pub(crate) struct LastResults(Mutex<BTreeMap<(String, String, String), PairResult>>);
-
-impl LastResults {
-    /// Keeps `r`, replacing the pair's and test's previous one.
-    pub(crate) fn record(&self, r: PairResult) {
-        let key = (r.src.clone(), r.dst.clone(), r.test.clone());
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, r);
-    }
-
-    /// Every result kept.
-    pub(crate) fn all(&self) -> Vec<PairResult> {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect()
-    }
-}
-
-/// Unix seconds now.
-pub(crate) fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
 
 /// Serves `render()` on `GET /metrics` at `addr` until the process ends;
 /// returns the address bound. Anything else is 404.

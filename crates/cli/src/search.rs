@@ -118,26 +118,16 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
     };
     let db = a.common.store.db.clone();
     let json = a.json;
-    let req = crate::sweep::SweepRequest {
+    let mut req = crate::sweep_request(
         plan,
-        host: crate::default_host(a.host),
-        port: a.port,
-        label: a.label,
-        db: db.clone(),
-        out: a.common.out,
-        resume: a.resume,
-        engine: a.common.engine,
-        fake_delay: std::time::Duration::from_millis(a.common.fake_delay_ms),
-        fake_scale: a.common.fake_scale,
-        auth_key: a.common.auth_key,
-        no_report: a.common.no_report,
-        command: crate::command_line(),
-        peer: a.common.peer.into(),
-        stdout_is_data: a.json,
-        search: Some(cfg),
-        concurrency: 1,
-        mesh_results: None,
-    };
+        crate::default_host(a.host),
+        a.port,
+        a.label,
+        a.resume,
+        a.common,
+    )?;
+    req.stdout_is_data = json;
+    req.run.search = Some(cfg);
     let (run, end) = crate::sweep::sweep(req)?;
     let store = crate::runs::open_store(db.as_ref())?;
     let (stored, _) = netsonde_run::load(&store, run)?;
@@ -158,7 +148,7 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
     let warmup = stored.plan.base.warmup;
     let mut out = std::io::stdout().lock();
     let converged =
-        end == crate::sweep::SweepEnd::Complete && rows.iter().all(|r| r.outcome.converged);
+        end == netsonde_run::sweep::SweepEnd::Complete && rows.iter().all(|r| r.outcome.converged);
     if json {
         let doc = netsonde_report::search::json(run, &cfg, trial, warmup, &rows);
         writeln!(out, "{doc}").context("writing the result")?;

@@ -5,19 +5,15 @@
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::Receiver;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Context;
 use netsonde_driver::agent;
-use netsonde_driver::client::{ClientConfig, ClientError};
 use netsonde_driver::policy::{Limits, LogFormat};
 use netsonde_driver::server::{Server, ServerConfig, SessionSink};
 use netsonde_store::Location;
-use netsonde_sweep::exec::Runner;
-use netsonde_sweep::fake::FakeRunner;
 
 use crate::args::{self, ServerArgs};
-use netsonde_run::Engine;
 
 /// The server's configuration from its arguments, its limits validated.
 fn config(a: &ServerArgs) -> anyhow::Result<ServerConfig> {
@@ -63,27 +59,6 @@ fn config(a: &ServerArgs) -> anyhow::Result<ServerConfig> {
     Ok(cfg)
 }
 
-/// How an agent measures its jobs: for real, or (`--engine fake`) with the
-/// scripted engine's report at once, so a controller can be driven by many
-/// cheap agents.
-pub fn measure(engine: Engine, fake_scale: f64) -> agent::Measure {
-    match engine {
-        Engine::Fake => {
-            let mut fake = FakeRunner::new(0x5eed);
-            fake.scale = fake_scale;
-            let runner = Mutex::new(fake);
-            Arc::new(move |cfg: &ClientConfig| {
-                let mut r = runner.lock().unwrap_or_else(|e| e.into_inner());
-                r.run(&cfg.spec).map_err(|e| ClientError::Refused {
-                    addr: std::net::SocketAddr::from(([0, 0, 0, 0], cfg.port)),
-                    message: e.to_string(),
-                })
-            })
-        }
-        Engine::Real => agent::real(),
-    }
-}
-
 /// Where the server's iperf3 sessions go: a thread of their own stores each in
 /// the store at `path` (so a session's slot is free as soon as its results are
 /// out). The receiver hears once every queued session is stored.
@@ -126,7 +101,7 @@ fn storer(db: Location, port: u16) -> (SessionSink, Receiver<()>) {
 /// What an agent serving `--metrics` does with each job's report: finishes it
 /// (verdict, warnings) and keeps it as its pair's last result.
 fn job_results(
-    results: Arc<crate::metrics_http::LastResults>,
+    results: Arc<netsonde_run::agents::LastResults>,
     me: String,
 ) -> netsonde_driver::agent::OnReport {
     Arc::new(
@@ -134,7 +109,7 @@ fn job_results(
             let mut r = report.clone();
             netsonde_analysis::finish(&mut r, None);
             let dst = target.rsplit_once(':').map_or(target, |(h, _)| h);
-            let now = crate::metrics_http::unix_now();
+            let now = netsonde_run::agents::unix_now();
             results.record(netsonde_report::openmetrics::pair_result(&me, dst, &r, now));
         },
     )
@@ -164,7 +139,7 @@ pub fn run(a: ServerArgs, jobs: Option<agent::Measure>) -> anyhow::Result<()> {
         )
         .into());
     }
-    let results = Arc::new(crate::metrics_http::LastResults::default());
+    let results = Arc::new(netsonde_run::agents::LastResults::default());
     let on_report = a
         .metrics
         .map(|_| job_results(results.clone(), own_name(a.bind)));

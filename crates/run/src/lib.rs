@@ -13,14 +13,26 @@
 //!   point, so `runs`, `report` and `compare` work on it too.
 //! - [`view()`]: a stored run's rows into the analysed view the reports render.
 //! - [`compare`](mod@compare): two stored runs compared into a typed comparison.
+//! - [`sweep`](mod@sweep): a sweep, search or mesh from its request to its
+//!   stored end ([`sweep::prepare`], [`sweep::Prepared::measure`]), through
+//!   what measures it: [`real`] (the real client, its embedded server and the
+//!   lab's link; the scripted engine) or [`agents`] (a mesh's agents, one pair
+//!   at a time or in rounds).
 //!
-//! The binary wires these to a runner (the real client or the fake engine), a
-//! progress bar and signals; nothing here does I/O but the store's.
+//! The binary hands these a progress display and a stop flag its signal
+//! handlers raise, and writes the report after.
 #![forbid(unsafe_code)]
 
+pub mod agents;
+mod client_error;
 pub mod compare;
+mod error;
+pub mod real;
+pub mod sweep;
 mod view;
 
+pub use client_error::run_error;
+pub use error::SweepError;
 pub use view::view;
 
 use std::collections::BTreeMap;

@@ -8,7 +8,7 @@ use netsonde_sweep::exec::RunError;
 
 /// What the executor should make of a client error: a busy server is waited for,
 /// a refused configuration is the point's own, anything else is a failure.
-pub(crate) fn run_error(e: ClientError) -> RunError {
+pub fn run_error(e: ClientError) -> RunError {
     match e {
         ClientError::Busy {
             message,

@@ -1,0 +1,326 @@
+//! A mesh's runner: each point (a test of the plan for one ordered pair) goes
+//! to its source agent as a job against its destination; a round's jobs go at
+//! once, to start together. Each pair's last result is kept for `--metrics`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use std::sync::Mutex;
+
+use netsonde_model::health::PairResult;
+
+use netsonde_driver::agent;
+use netsonde_driver::client::ClientError;
+use netsonde_model::result::{SyncedStart, TestReport};
+use netsonde_model::spec::TestSpec;
+use netsonde_proto::auth::Key;
+use netsonde_proto::message::{Job, JobReport};
+use netsonde_store::RunId;
+use netsonde_sweep::exec::{RetryPolicy, RunError, Runner};
+use netsonde_sweep::mesh::{Agent, Mesh};
+use netsonde_sweep::rounds::BatchRunner;
+use netsonde_sweep::Point;
+
+use netsonde_lab::cluster::{is_cluster_addr, ClusterSpec, ENV_CLUSTER};
+
+use crate::error::SweepError;
+
+/// Sends each point to its source agent as a job.
+pub struct AgentRunner {
+    mesh: Mesh,
+    /// Inside `netsonde lab mesh`: the cluster, whose links each pair's report
+    /// records (agents h1...hN).
+    cluster: Option<ClusterSpec>,
+    key: Key,
+    /// The pair of the point being run (set by `prepare`).
+    pair: Option<(Agent, Agent)>,
+    /// Agents that did not answer a connection this run, and why: their later
+    /// jobs fail at once instead of waiting for the same timeout again.
+    silent: BTreeMap<String, String>,
+    /// `mesh --metrics`: each pair's last result, served while the mesh runs.
+    results: Option<Arc<LastResults>>,
+}
+
+impl std::fmt::Debug for AgentRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentRunner")
+            .field("agents", &self.mesh.agents.len())
+            .field("pair", &self.pair)
+            .field("silent", &self.silent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentRunner {
+    /// A runner that sends jobs to `mesh`'s agents with `key`, keeping each
+    /// pair's last result in `results` when given.
+    pub fn new(mesh: Mesh, key: Key, results: Option<Arc<LastResults>>) -> AgentRunner {
+        AgentRunner {
+            mesh,
+            cluster: std::env::var(ENV_CLUSTER)
+                .ok()
+                .and_then(|j| serde_json::from_str(&j).ok()),
+            key,
+            pair: None,
+            silent: BTreeMap::new(),
+            results,
+        }
+    }
+}
+
+/// A job's source agent and what it answered.
+type Answer = (Agent, Result<JobReport, ClientError>);
+
+/// How far ahead a round's start is set: time for every agent to get its job.
+const ROUND_LEAD_MS: u64 = 1000;
+
+impl AgentRunner {
+    /// The pair of `point`, or why it has none.
+    fn pair_of(&self, point: &Point) -> Result<(Agent, Agent), RunError> {
+        let agent = |axis: &str| {
+            let name = point.axes.get(axis).ok_or_else(|| {
+                RunError::refused(format!("point {} has no {axis} axis", point.idx))
+            })?;
+            self.mesh.agent(name).cloned().ok_or_else(|| {
+                RunError::refused(format!("point {}: no agent named '{name}'", point.idx))
+            })
+        };
+        Ok((agent("src")?, agent("dst")?))
+    }
+
+    /// An agent that did not answer earlier in this run fails its pair at once.
+    fn check_answering(&self, src: &Agent, dst: &Agent) -> Result<(), RunError> {
+        for a in [src, dst] {
+            if let Some(why) = self.silent.get(&a.name) {
+                return Err(RunError::failed(format!(
+                    "agent {} did not answer earlier in this run: {why}",
+                    a.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// What a job's answer makes of the measurement; a source that did not
+    /// answer is remembered.
+    fn outcome(
+        &mut self,
+        src: &Agent,
+        r: Result<JobReport, ClientError>,
+    ) -> Result<JobReport, RunError> {
+        match r {
+            Ok(done) => Ok(done),
+            Err(e @ ClientError::Connect { .. }) => {
+                self.silent.insert(src.name.clone(), e.to_string());
+                Err(RunError::failed(format!("agent {}: {e}", src.name)))
+            }
+            Err(e) => Err(crate::client_error::run_error(e)),
+        }
+    }
+}
+
+impl AgentRunner {
+    /// A report from `src` to `dst` finished as a single test is, with the
+    /// cluster lab's link between them when there is one; kept as the pair's
+    /// last result for `--metrics`.
+    fn finish(&self, mut report: TestReport, src: &Agent, dst: &Agent) -> TestReport {
+        let host = |a: &Agent| {
+            a.name
+                .strip_prefix('h')
+                .and_then(|n| n.parse::<usize>().ok())
+        };
+        if let (Some(c), Some(a), Some(b)) = (&self.cluster, host(src), host(dst)) {
+            report.link = c.link(a, b);
+        }
+        netsonde_analysis::finish(&mut report, None);
+        if let Some(results) = &self.results {
+            let now = unix_now();
+            results.record(netsonde_report::openmetrics::pair_result(
+                &src.name, &dst.name, &report, now,
+            ));
+        }
+        report
+    }
+}
+
+/// A run measured in a cluster lab (its agents at 10.78.0.x) resumes only inside
+/// one, and one measured elsewhere not inside one: outside, those addresses are
+/// whatever this host's routes reach.
+pub fn check_resume_place(run: RunId, mesh: &Mesh) -> Result<(), SweepError> {
+    let in_lab = std::env::var_os(ENV_CLUSTER).is_some();
+    let lab_run = mesh.agents.iter().any(|a| is_cluster_addr(&a.host));
+    match (lab_run, in_lab) {
+        (true, false) => Err(SweepError::Usage(format!(
+            "run {run} was measured in a cluster lab: resume it inside one, `netsonde lab mesh \
+             --hosts {} <the same flags> -- mesh --resume {run}`",
+            mesh.agents.len()
+        ))),
+        (false, true) => Err(SweepError::Usage(format!(
+            "run {run} was not measured in a cluster lab: resume it outside the lab"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Two points may run at once when their pairs share no agent.
+pub fn apart(a: &Point, b: &Point) -> bool {
+    let hosts = |p: &Point| [p.axes.get("src").cloned(), p.axes.get("dst").cloned()];
+    let (x, y) = (hosts(a), hosts(b));
+    !x.iter()
+        .flatten()
+        .any(|h| y.iter().flatten().any(|o| o == h))
+}
+
+impl BatchRunner for AgentRunner {
+    /// Sends every job of the round at once, each to start at one moment a
+    /// second ahead; records when each started and the round's skew.
+    fn run_batch(&mut self, batch: &[(&Point, &TestSpec)]) -> Vec<Result<TestReport, RunError>> {
+        let at = agent::unix_ms() + ROUND_LEAD_MS;
+        let pairs: Vec<Result<(Agent, Agent), RunError>> =
+            batch.iter().map(|(p, _)| self.pair_of(p)).collect();
+        let jobs: Vec<Result<(Agent, Job), RunError>> = batch
+            .iter()
+            .zip(&pairs)
+            .map(|((_, spec), pair)| {
+                let (src, dst) = pair.clone()?;
+                self.check_answering(&src, &dst)?;
+                let job = Job {
+                    target_host: dst.host.clone(),
+                    target_port: dst.port,
+                    spec: (*spec).clone(),
+                    start_at_unix_ms: Some(at),
+                };
+                Ok((src, job))
+            })
+            .collect();
+        let answers: Vec<Result<Answer, RunError>> = std::thread::scope(|scope| {
+            let running: Vec<_> = jobs
+                .into_iter()
+                .map(|j| {
+                    j.map(|(src, job)| {
+                        let key = &self.key;
+                        scope.spawn(move || {
+                            let r = agent::request(
+                                &src.host,
+                                src.port,
+                                Some(key),
+                                job,
+                                Default::default(),
+                            );
+                            (src, r)
+                        })
+                    })
+                })
+                .collect();
+            running
+                .into_iter()
+                .map(|h| {
+                    h.and_then(|h| {
+                        h.join()
+                            .map_err(|_| RunError::failed("the job's thread panicked"))
+                    })
+                })
+                .collect()
+        });
+        let done: Vec<Result<JobReport, RunError>> = answers
+            .into_iter()
+            .map(|a| a.and_then(|(src, r)| self.outcome(&src, r)))
+            .collect();
+        let starts: Vec<u64> = done
+            .iter()
+            .filter_map(|d| d.as_ref().ok().map(|j| j.started_unix_ms))
+            .collect();
+        let skew = match (starts.iter().min(), starts.iter().max()) {
+            (Some(lo), Some(hi)) => hi - lo,
+            _ => 0,
+        };
+        done.into_iter()
+            .zip(&pairs)
+            .map(|(d, pair)| {
+                let d = d?;
+                let mut report = d.report;
+                if let Ok((src, dst)) = pair {
+                    report = self.finish(report, src, dst);
+                }
+                report.synced = Some(SyncedStart {
+                    start_at_unix_ms: at,
+                    started_unix_ms: d.started_unix_ms,
+                    round_skew_ms: skew,
+                    round_size: batch.len() as u32,
+                });
+                Ok(report)
+            })
+            .collect()
+    }
+}
+
+impl Runner for AgentRunner {
+    fn prepare(&mut self, point: &Point) -> Result<(), RunError> {
+        self.pair = Some(self.pair_of(point)?);
+        Ok(())
+    }
+
+    fn run(&mut self, spec: &TestSpec) -> Result<TestReport, RunError> {
+        let (src, dst) = self
+            .pair
+            .clone()
+            .ok_or_else(|| RunError::refused("a mesh point runs only after its pair is set"))?;
+        self.check_answering(&src, &dst)?;
+        let job = Job {
+            target_host: dst.host.clone(),
+            target_port: dst.port,
+            spec: spec.clone(),
+            start_at_unix_ms: None,
+        };
+        let r = agent::request(
+            &src.host,
+            src.port,
+            Some(&self.key),
+            job,
+            Default::default(),
+        );
+        let report = self.outcome(&src, r)?.report;
+        Ok(self.finish(report, &src, &dst))
+    }
+}
+
+/// A mesh goes on past failed pairs: an agent that is down fails its own pairs
+/// (each stored with why, pending for `--resume`), not the whole run.
+pub fn retry_policy(mesh: &Mesh) -> RetryPolicy {
+    RetryPolicy {
+        max_consecutive_failures: (mesh.pairs.len() as u32).max(3),
+        ..RetryPolicy::default()
+    }
+}
+
+/// The last result of each (source, destination, test).
+#[derive(Debug, Default)]
+pub struct LastResults(Mutex<BTreeMap<(String, String, String), PairResult>>);
+
+impl LastResults {
+    /// Keeps `r`, replacing the pair's and test's previous one.
+    pub fn record(&self, r: PairResult) {
+        let key = (r.src.clone(), r.dst.clone(), r.test.clone());
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, r);
+    }
+
+    /// Every result kept.
+    pub fn all(&self) -> Vec<PairResult> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+}
+
+/// Unix seconds now.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
