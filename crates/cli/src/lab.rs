@@ -9,19 +9,15 @@
 //! `lab clean` removes what a killed run left; every `lab` command first removes the
 //! leftovers of killed runs.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use clap::Parser;
-use netsonde_lab::control::{self, ControlServer};
-use netsonde_lab::emulator::EmulatorStats;
-use netsonde_lab::{Kind, Lab, Side, StateDir, SERVER_ADDR};
-use netsonde_model::link::{LinkRecord, LinkSettings, LinkSpec, Mechanism};
+use netsonde_lab::control::ControlServer;
+use netsonde_lab::{session, Kind, Lab, Side, StateDir};
+use netsonde_model::link::{LinkRecord, LinkSettings, LinkSpec};
 
 use crate::args::{
     Cli, Command, LabArgs, LabCommand, LabRunArgs, LabUpArgs, LinkFlags, UsageError,
@@ -123,18 +119,6 @@ fn clean_stale(dir: &StateDir) {
     }
 }
 
-fn describe(name: &str, rec: &LinkRecord) -> String {
-    let seed = if rec.mechanism == Mechanism::Emulator {
-        format!(" (seed {})", rec.spec.seed)
-    } else {
-        String::new()
-    };
-    format!(
-        "lab {name}: {}{seed} via {}\nlab {name}: {}",
-        rec.spec, rec.mechanism, rec.detail
-    )
-}
-
 /// Runs a `lab` command; returns the exit code.
 pub fn run(a: LabArgs) -> anyhow::Result<u8> {
     let dir = StateDir::default();
@@ -227,36 +211,27 @@ fn lab_run(dir: &StateDir, r: LabRunArgs) -> anyhow::Result<u8> {
     let mut lab = Lab::create(dir, &name, Kind::Run)?;
     lab.choose(&spec, inv.axes_impaired)?;
     let rec = lab.apply(&spec)?;
-    eprintln!("{}", describe(&name, &rec));
+    eprintln!("{}", session::describe(&name, &rec));
 
     let mut server = start_server(&mut lab, inv.port, inv.auth_key.as_deref())?;
     let (control, requests) = ControlServer::bind(&lab.socket_path())?;
-    let env = vec![
-        ("NETSONDE_HOST".to_string(), SERVER_ADDR.to_string()),
-        (
-            control::ENV_LINK.to_string(),
-            serde_json::to_string(&rec).expect("records serialize"),
-        ),
-        (
-            control::ENV_CONTROL.to_string(),
-            lab.socket_path().display().to_string(),
-        ),
-        (control::ENV_PID.to_string(), std::process::id().to_string()),
-    ];
+    let env = session::invocation_env(&lab, &rec);
     let mut child = lab.spawn(Side::Client, "client", &inv.args, &env, false, |_| {})?;
-    let code = supervise(&mut lab, &spec, &mut child, &requests, &stop)?;
+    let mut changed =
+        |rec: &LinkRecord| eprintln!("lab {name}: link now {} via {}", rec.spec, rec.mechanism);
+    let code = session::supervise(&mut lab, &spec, &mut child, &requests, &stop, &mut changed)?;
     drop(control);
     if code != 0 && !stop.load(Ordering::Relaxed) {
-        let log = server.log.lock().expect("log lock");
+        let log = server.last_lines(5);
         if !log.is_empty() {
             eprintln!("lab {name}: the server's last log lines:");
-            for l in log.iter().rev().take(5).rev() {
+            for l in log {
                 eprintln!("  {l}");
             }
         }
     }
     if let Some(s) = lab.emulator_stats() {
-        eprint!("{}", emulator_summary(&s));
+        eprint!("{}", session::emulator_summary(&s));
         if let Some(path) = &r.stats {
             let json = serde_json::to_string_pretty(&s).expect("stats serialize");
             std::fs::write(path, json + "\n")
@@ -272,75 +247,12 @@ fn lab_run(dir: &StateDir, r: LabRunArgs) -> anyhow::Result<u8> {
     Ok(code)
 }
 
-/// Waits for the invocation, answering its link requests; forwards Ctrl-C/SIGTERM.
-fn supervise(
-    lab: &mut Lab,
-    base: &LinkSpec,
-    child: &mut Child,
-    requests: &mpsc::Receiver<control::Request>,
-    stop: &AtomicBool,
-) -> anyhow::Result<u8> {
-    let mut asked_to_stop: Option<Instant> = None;
-    loop {
-        if let Some(st) = child.try_wait().context("waiting for the invocation")? {
-            return Ok(match st.code() {
-                Some(c) => c.clamp(0, 255) as u8,
-                None => 1,
-            });
-        }
-        if stop.load(Ordering::Relaxed) {
-            match asked_to_stop {
-                None => {
-                    // Ctrl-C reached the child too (same process group); SIGTERM to
-                    // the lab alone is passed on. Either way the child stops cleanly.
-                    netsonde_lab::topology::terminate(child.id());
-                    asked_to_stop = Some(Instant::now());
-                }
-                Some(t) if t.elapsed() > Duration::from_secs(30) => {
-                    let _ = child.kill();
-                }
-                Some(_) => {}
-            }
-        }
-        if lab.emulator_failed() {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!("the link emulator stopped; the invocation was ended");
-        }
-        match requests.recv_timeout(Duration::from_millis(50)) {
-            Ok(req) => {
-                let spec = base.with_point(&req.point);
-                let same = lab.record().is_some_and(|r| r.spec == spec);
-                let r = lab.apply(&spec);
-                if let (Ok(rec), false) = (&r, same) {
-                    eprintln!(
-                        "lab {}: link now {} via {}",
-                        lab.name(),
-                        rec.spec,
-                        rec.mechanism
-                    );
-                }
-                req.answer(r);
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                std::thread::sleep(Duration::from_millis(50))
-            }
-        }
-    }
-}
-
-/// The server in the lab and its log (kept to explain a failure).
-struct LabServer {
-    child: Child,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
+/// The lab's netsonde server, listening in the server host.
 fn start_server(
     lab: &mut Lab,
     port: u16,
     key: Option<&std::path::Path>,
-) -> anyhow::Result<LabServer> {
+) -> anyhow::Result<session::Daemon> {
     // The lab's server takes windows up to 1 GiB (a long fat network's study
     // needs 256 MiB; the kernel's rmem_max/wmem_max still cap what is granted).
     let mut args: Vec<String> = ["server", "--bind", "0.0.0.0", "--max-size", "1G", "--port"]
@@ -351,92 +263,22 @@ fn start_server(
         args.push("--auth-key".into());
         args.push(k.display().to_string());
     }
-    let mut child = lab.spawn(Side::Server, "server", &args, &[], false, |c| {
-        // Its own process group: Ctrl-C goes to the invocation, which finishes
-        // its measurement; the lab stops the server afterwards.
-        use std::os::unix::process::CommandExt;
-        c.process_group(0)
-            .stdin(Stdio::null())
-            .stderr(Stdio::piped());
-    })?;
-    let stderr = child.stderr.take().expect("piped");
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let (tx, rx) = mpsc::channel();
-    let keep = log.clone();
-    std::thread::spawn(move || {
-        let mut first = Some(tx);
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(tx) = first.take() {
-                let _ = tx.send(line.clone());
-            }
-            let mut l = keep.lock().expect("log lock");
-            if l.len() >= 50 {
-                l.remove(0);
-            }
-            l.push(line);
-        }
-    });
-    match rx.recv_timeout(Duration::from_secs(10)) {
-        Ok(line) if line.contains("listening") => Ok(LabServer { child, log }),
-        Ok(line) => {
-            let _ = child.kill();
-            bail!("the lab's server did not start: {line}")
-        }
-        Err(_) => {
-            let _ = child.kill();
-            bail!("the lab's server did not start within 10 s")
-        }
-    }
-}
-
-/// Counters of the emulator, for stderr.
-fn emulator_summary(s: &EmulatorStats) -> String {
-    let mut out = String::new();
-    for (dir, d) in [("client->server", &s.up), ("server->client", &s.down)] {
-        out.push_str(&format!(
-            "emulator {dir}: {} packets in, {} out; lost {}, queue drops {}, duplicated {}, \
-             reordered {}, overflow {}; delivery error p50 {} us, p99 {} us, latest {:.0} us\n",
-            d.packets_in,
-            d.delivered,
-            d.lost,
-            d.queue_drops,
-            d.duplicated,
-            d.reordered,
-            d.overflow,
-            d.error_p50_us,
-            d.error_p99_us,
-            d.late_max_ns as f64 / 1e3
-        ));
-    }
-    out
+    let child = lab.spawn(
+        Side::Server,
+        "server",
+        &args,
+        &[],
+        false,
+        session::daemon_command,
+    )?;
+    Ok(session::Daemon::await_listening(child, "the lab's server")?)
 }
 
 fn lab_up(dir: &StateDir, u: LabUpArgs) -> anyhow::Result<()> {
     let (spec, _) = link_spec(u.file.as_deref(), &u.link)?;
     clean_stale(dir);
-    let mut lab = Lab::create(dir, &u.name, Kind::Up)?;
-    lab.emulate_elsewhere();
-    let rec = lab.apply(&spec)?;
-    eprintln!("{}", describe(&u.name, &rec));
-    if rec.mechanism == Mechanism::Emulator {
-        let args = vec!["lab".to_string(), "emulate".to_string(), u.name.clone()];
-        let mut emu = lab.spawn(Side::Client, "emulator", &args, &[], true, |_| {})?;
-        // Ready when the TUN devices have a reader (carrier up).
-        lab.wait_attached(&mut emu, Duration::from_secs(5))?;
-    }
-    let args: Vec<String> = vec![
-        "server".into(),
-        "--bind".into(),
-        "0.0.0.0".into(),
-        "--port".into(),
-        u.port.to_string(),
-    ];
-    lab.spawn(Side::Server, "server", &args, &[], true, |_| {})?;
-    let (cli, srv) = (
-        lab.namespace(Side::Client).to_string(),
-        lab.namespace(Side::Server).to_string(),
-    );
-    lab.keep();
+    let (rec, [cli, srv]) = session::bring_up(dir, &u.name, &spec, u.port)?;
+    eprintln!("{}", session::describe(&u.name, &rec));
     println!(
         "lab {name} is up: client host {cli} (10.77.0.2), server host {srv} (10.77.0.1, netsonde server on port {port})\n\
          try:    ip netns exec {cli} netsonde client 10.77.0.1 -p {port}\n\
@@ -449,25 +291,10 @@ fn lab_up(dir: &StateDir, u: LabUpArgs) -> anyhow::Result<()> {
 
 /// `lab emulate NAME`: the emulator of a `lab up` lab, until SIGTERM.
 fn emulate(dir: &StateDir, name: &str) -> anyhow::Result<()> {
-    let st = netsonde_lab::state::LabState::load(&dir.state_path(name))?;
-    let rec = st.link.context("the lab has no link yet")?;
-    let [cli, srv] = netsonde_lab::topology::namespaces_of(name);
-    let cfg = netsonde_lab::emulator::EmulatorConfig {
-        client_ns: cli,
-        server_ns: srv,
-        dev: netsonde_lab::topology::DEV.into(),
-        up: rec.spec.up,
-        down: rec.spec.down,
-        seed: rec.spec.seed,
-    };
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
     }
-    let emu = netsonde_lab::emulator::Emulator::start(&cfg)?;
-    while !stop.load(Ordering::Relaxed) && !emu.failed() {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    emu.stop()?;
+    session::emulate(dir, name, &stop)?;
     Ok(())
 }

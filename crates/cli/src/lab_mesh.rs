@@ -3,14 +3,9 @@
 //! ...` run from the bridge against all of them; everything torn down after, on
 //! error and on Ctrl-C alike.
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-use std::sync::mpsc;
-use std::time::Duration;
-
-use anyhow::{bail, Context};
+use anyhow::Context;
 use netsonde_lab::cluster::{host_addr, Cluster, ClusterSpec, SlowPair, ENV_CLUSTER};
-use netsonde_lab::StateDir;
+use netsonde_lab::{session, StateDir};
 
 use crate::args::{LabMeshArgs, UsageError};
 
@@ -87,28 +82,11 @@ fn start_agent(lab: &mut Cluster, i: usize, key: &std::path::Path) -> anyhow::Re
         "json".into(),
     ];
     let ns = lab.host_namespace(i).to_string();
-    let mut child = lab.spawn(&ns, &format!("agent h{i}"), &args, &[], |c| {
-        // Its own process group: Ctrl-C goes to the controller, which finishes
-        // its measurement; the lab stops the agents afterwards.
-        use std::os::unix::process::CommandExt;
-        c.process_group(0)
-            .stdin(Stdio::null())
-            .stderr(Stdio::piped());
-    })?;
-    let stderr = child.stderr.take().context("the agent's stderr")?;
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = BufReader::new(stderr).lines().map_while(Result::ok);
-        if let Some(first) = lines.next() {
-            let _ = tx.send(first);
-        }
-        lines.for_each(drop);
-    });
-    match rx.recv_timeout(Duration::from_secs(10)) {
-        Ok(l) if l.contains("listening") => Ok(()),
-        Ok(l) => bail!("agent h{i} did not start: {l}"),
-        Err(_) => bail!("agent h{i} did not start within 10 s"),
-    }
+    let what = format!("agent h{i}");
+    let child = lab.spawn(&ns, &what, &args, &[], session::daemon_command)?;
+    // The agent runs on until the lab tears its host down.
+    drop(session::Daemon::await_listening(child, &what)?);
+    Ok(())
 }
 
 /// Builds the cluster, runs the mesh from its bridge, tears it down; returns

@@ -75,6 +75,12 @@ pub enum LabError {
     /// The emulator process of a lab that stays up never attached to its link.
     #[error("the link emulator did not start: {0}")]
     EmulatorStart(String),
+    /// The userspace emulator stopped while an invocation ran over it.
+    #[error("the link emulator stopped; the invocation was ended")]
+    EmulatorStopped,
+    /// A daemon in the lab (its server, a host's agent) did not say it listens.
+    #[error("{0}")]
+    DaemonStart(String),
 }
 
 /// Why the userspace emulator (or one of its threads) stopped.

@@ -16,6 +16,8 @@
 //!   netem, with a seeded random source.
 //! - [`control`]: the socket a sweep inside the lab asks for a new link through.
 //! - [`probe`]: privileges, iproute2, TUN and netem.
+//! - [`session`]: a lab's processes once its link is up: daemons awaited until
+//!   they listen, the invocation supervised and its link requests answered.
 //!
 //! Namespaces, veth pairs and qdiscs are managed with iproute2 (`ip`, `tc`): the
 //! commands are what an administrator would type, they show in errors as such, and
@@ -30,6 +32,7 @@ pub mod emulator;
 pub mod error;
 pub mod probe;
 pub mod qdisc;
+pub mod session;
 pub mod state;
 mod sys;
 pub mod topology;
