@@ -85,40 +85,15 @@ pub fn write_report(
         std::fs::write(&p, body).with_context(|| format!("writing {}", p.display()))?;
         Ok(p)
     };
-    write_figures(dir, &s.plots)?;
+    let figures = netsonde_run::output::write_figures(dir, &s.plots)?;
+    if let Some(why) = figures.svg_only {
+        eprintln!("report: figures as SVG only: {why}");
+    }
     let main = match format {
         Format::Html => write("report.html", &netsonde_report::html::render(&s))?,
         Format::Md => write("report.md", &netsonde_report::markdown::with_figures(&s))?,
     };
     Ok(main)
-}
-
-/// Writes each figure as a standalone `ID.svg` and `ID.png` into `dir`. Without a
-/// font for the PNGs' text, says so once and writes the SVGs only; returns whether
-/// the PNGs were written.
-pub fn write_figures(
-    dir: &Path,
-    plots: &[netsonde_report::view::PlotSpec],
-) -> anyhow::Result<bool> {
-    let raster = match netsonde_report::raster::Rasterizer::with_system_fonts() {
-        Ok(r) => Some(r),
-        Err(e) if !plots.is_empty() => {
-            eprintln!("report: figures as SVG only: {e}");
-            None
-        }
-        Err(_) => None,
-    };
-    for p in plots {
-        let svg = netsonde_report::plot::svg(p);
-        let path = dir.join(format!("{}.svg", p.id));
-        std::fs::write(&path, &svg).with_context(|| format!("writing {}", path.display()))?;
-        if let Some(r) = &raster {
-            let png = r.png(&svg, 1.5)?;
-            let path = dir.join(format!("{}.png", p.id));
-            std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
-        }
-    }
-    Ok(raster.is_some())
 }
 
 /// The default report folder of a run.

@@ -18,6 +18,8 @@
 //!   what measures it: [`real`] (the real client, its embedded server and the
 //!   lab's link; the scripted engine) or [`agents`] (a mesh's agents, one pair
 //!   at a time or in rounds).
+//! - [`study`]: a reference study run as this program's own commands into one
+//!   store, and its report; [`output`]: figures as SVG and PNG files.
 //!
 //! The binary hands these a progress display and a stop flag its signal
 //! handlers raise, and writes the report after.
@@ -27,7 +29,9 @@ pub mod agents;
 mod client_error;
 pub mod compare;
 mod error;
+pub mod output;
 pub mod real;
+pub mod study;
 pub mod sweep;
 mod view;
 
