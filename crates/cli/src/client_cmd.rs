@@ -130,6 +130,7 @@ fn store_single(
         .clone()
         .unwrap_or_else(netsonde_store::Location::default_file);
     let label = format!("client: {}", report.spec.test);
-    let run = crate::runs::store_report(&db, label, report, cfg.host.clone(), cfg.port)?;
+    let at = (cfg.host.clone(), cfg.port);
+    let run = netsonde_run::sessions::store_test(&db, label, report, at, crate::command_line())?;
     Ok((run, db))
 }

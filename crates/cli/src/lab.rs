@@ -137,18 +137,7 @@ pub fn run(a: LabArgs) -> anyhow::Result<u8> {
         }
         LabCommand::Clean { all } => {
             let rep = netsonde_lab::clean(&dir, all)?;
-            for (name, ns) in &rep.removed {
-                println!("removed lab {name} ({})", ns.join(", "));
-            }
-            for (name, why) in &rep.kept {
-                println!("kept lab {name}: {why}");
-            }
-            for ns in &rep.foreign {
-                println!("left alone: namespace {ns} (not made by the lab)");
-            }
-            if rep.removed.is_empty() {
-                println!("nothing to clean");
-            }
+            print!("{rep}");
             if let Some(e) = rep.errors.first() {
                 bail!("cleaning: {e}");
             }
@@ -162,19 +151,7 @@ pub fn run(a: LabArgs) -> anyhow::Result<u8> {
             }
             for (path, st) in all {
                 match st {
-                    Ok(s) => println!(
-                        "{:<16} {:<4} owner {:<7} {:<10} {}",
-                        s.name,
-                        match s.kind {
-                            Kind::Run => "run",
-                            Kind::Up => "up",
-                        },
-                        s.owner.pid,
-                        if s.in_use() { "in use" } else { "" },
-                        s.link
-                            .map(|l| format!("{} via {}", l.spec, l.mechanism))
-                            .unwrap_or_else(|| "no link yet".into())
-                    ),
+                    Ok(s) => println!("{}", s.line()),
                     Err(e) => println!("{}: {e}", path.display()),
                 }
             }

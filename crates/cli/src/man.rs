@@ -3,83 +3,20 @@
 
 use anyhow::Context;
 
-/// Examples per command: (command line, what it does).
-fn examples(command: &str) -> &'static [(&'static str, &'static str)] {
-    match command {
-        "netsonde" | "netsonde-client" => &[
-            (
-                "netsonde client",
-                "one TCP stream over loopback against an embedded server, with the verdict",
-            ),
-            (
-                "netsonde client HOST -P 4 -t 30",
-                "four streams for 30 s against `netsonde server` on HOST",
-            ),
-            (
-                "netsonde client HOST -u -b 1G -l 1400",
-                "UDP at 1 Gbit/s in 1400-byte datagrams",
-            ),
-            (
-                "netsonde client HOST -T tcp-rr --request-size 64",
-                "request/response latency and rate",
-            ),
-            (
-                "netsonde client HOST --rrul",
-                "latency under load (responsiveness, RPM)",
-            ),
-            (
-                "netsonde -c HOST --peer iperf3 -R -J",
-                "against an unmodified iperf3 -s, reversed, one JSON document",
-            ),
-            (
-                "netsonde client HOST -f m --title edge1",
-                "rates in Mbit/s, every line titled, as iperf3's -f and --title",
-            ),
-        ],
-        "netsonde-server" => &[
-            (
-                "netsonde server",
-                "serve netsonde and iperf3 clients on [::]:5300",
-            ),
-            (
-                "netsonde -s -p 5201 --max-sessions 4",
-                "in iperf3's place, four tests at once",
-            ),
-            (
-                "netsonde server --auth-key key.psk",
-                "only clients holding the key; sessions sealed",
-            ),
-        ],
-        "netsonde-sweep" => &[
-            (
-                "netsonde sweep HOST --tests tcp-stream,tcp-rr --sizes 64,1K,64K --repeat 5",
-                "every combination, 5 repetitions each, stored and reported",
-            ),
-            (
-                "netsonde sweep --resume 3",
-                "finish what run 3 left pending",
-            ),
-        ],
-        "netsonde-search" => &[(
-            "netsonde search HOST --frames 64,1518 --repeat 3",
-            "RFC 2544 loss-free rate per frame size, three searches each",
-        )],
-        "netsonde-compare" => &[
-            (
-                "netsonde compare 3 4",
-                "judge run 4 against run 3; exit 3 if it regressed",
-            ),
-            (
-                "netsonde compare 3 4 --threshold 10%",
-                "count only changes of 10% or more",
-            ),
-        ],
-        "netsonde-lab" => &[(
-            "sudo netsonde lab run --rate 100M --delay 10ms -- client -t 5",
-            "a test through an emulated 100 Mbit/s, 20 ms link between two namespaces",
-        )],
-        _ => &[],
-    }
+/// Every page's examples: `PAGE[,PAGE...] | command line | what it does` a line.
+const EXAMPLES: &str = include_str!("man_examples.txt");
+
+/// Examples of the page `name`: (command line, what it does).
+fn examples(name: &str) -> Vec<(&'static str, &'static str)> {
+    EXAMPLES
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| {
+            let mut f = l.splitn(3, " | ");
+            let (pages, cmd, what) = (f.next()?, f.next()?, f.next()?);
+            pages.split(',').any(|p| p == name).then_some((cmd, what))
+        })
+        .collect()
 }
 
 /// What each exit status means, for every command.
@@ -98,7 +35,7 @@ fn sections(name: &str) -> String {
     let ex = examples(name);
     if !ex.is_empty() {
         o.push_str(".SH EXAMPLES\n");
-        for (cmd, what) in ex {
+        for (cmd, what) in &ex {
             o.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", esc(cmd), esc(what)));
         }
     }
@@ -149,5 +86,10 @@ mod tests {
         assert!(s.contains("\\fB3\\fR\ncompare"), "{s}");
         assert!(!sections("netsonde-keygen").contains("EXAMPLES"));
         assert!(sections("netsonde-keygen").contains("EXIT STATUS"));
+        assert_eq!(examples("netsonde-server").len(), 3);
+        assert!(examples("netsonde").contains(&(
+            "netsonde client",
+            "one TCP stream over loopback against an embedded server, with the verdict"
+        )));
     }
 }

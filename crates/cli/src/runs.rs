@@ -127,31 +127,3 @@ pub fn compare(
     let c = netsonde_run::compare::compare(store, a, b, floor)?;
     Ok((netsonde_report::compare::text(&c), c.regressed()))
 }
-
-/// Stores one test's report as a complete run of one point.
-pub fn store_report(
-    db: &Location,
-    label: String,
-    report: &netsonde_model::result::TestReport,
-    host: Option<String>,
-    port: u16,
-) -> anyhow::Result<i64> {
-    let mut store = open_store(Some(db))?;
-    let meta = netsonde_run::RunMeta {
-        label,
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        command: crate::command_line(),
-        client_host_json: serde_json::to_string(&report.client.host)?,
-        created_at: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64),
-        link_json: report
-            .link
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()?,
-    };
-    Ok(netsonde_run::record_single(
-        &mut store, &meta, report, host, port,
-    )?)
-}

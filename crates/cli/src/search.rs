@@ -6,58 +6,16 @@
 use std::io::Write;
 
 use anyhow::Context;
-use netsonde_model::spec::{Direction, TestKind, TestSpec};
+use netsonde_model::spec::TestKind;
 use netsonde_model::units::Bytes;
-use netsonde_sweep::search::{SearchConfig, FRAME_OVERHEAD, RFC2544_FRAMES, TCP_FRAME_OVERHEAD};
+use netsonde_sweep::search::SearchConfig;
+use netsonde_sweep::search_plan::SearchPlan;
 use netsonde_sweep::Plan;
 
 use crate::args::{SearchArgs, SearchTest, UsageError};
 
-/// The plan of a search: one point per frame size and strategy, each a UDP
-/// stream of the frame's payload, or a TCP stream of one segment per message.
+/// The plan of a search from its flags.
 fn plan(a: &SearchArgs) -> anyhow::Result<Plan> {
-    let tcp = a.test == SearchTest::Tcp;
-    // A TCP segment's payload is the frame less 70 B: from 128 B frames on.
-    let frames: Vec<u32> = match &a.frames {
-        Some(f) => f.clone(),
-        None => RFC2544_FRAMES
-            .into_iter()
-            .filter(|&f| !tcp || f >= 128)
-            .collect(),
-    };
-    if frames.is_empty() || a.io.is_empty() {
-        return Err(UsageError("nothing to search: give --frames and --io".into()).into());
-    }
-    let (overhead, least, what) = if tcp {
-        (
-            TCP_FRAME_OVERHEAD,
-            128,
-            "a TCP segment's payload is the frame less 70 B: from 128 B frames, a 58 B payload",
-        )
-    } else {
-        // The datagram carries a 16-byte sequence number and send time.
-        (
-            FRAME_OVERHEAD,
-            FRAME_OVERHEAD + 16,
-            "the UDP payload is the frame less 46 B and carries a 16-byte header",
-        )
-    };
-    let most = if tcp { 9_018 } else { 65_535 };
-    for &f in &frames {
-        if !(least..=most).contains(&f) {
-            return Err(UsageError(format!(
-                "frame size {f} B: between {least} and {most} B ({what})"
-            ))
-            .into());
-        }
-    }
-    if tcp && a.back_to_back {
-        return Err(UsageError(
-            "--back-to-back is a UDP search's: a TCP sender's bursts are its congestion window's"
-                .into(),
-        )
-        .into());
-    }
     let window = match a.window.trim() {
         "default" => None,
         w => Some(
@@ -65,32 +23,17 @@ fn plan(a: &SearchArgs) -> anyhow::Result<Plan> {
                 .map_err(|e| UsageError(format!("--window: {e}")))?,
         ),
     };
-    let test = if tcp {
-        TestKind::TcpStream
-    } else {
-        TestKind::UdpStream
+    let asked = SearchPlan {
+        tcp: a.test == SearchTest::Tcp,
+        frames: a.frames.clone(),
+        io: a.io.clone(),
+        tx_io: a.tx_io,
+        trial: a.trial,
+        warmup: a.warmup,
+        window,
+        back_to_back: a.back_to_back,
     };
-    let mut base = TestSpec::new(test);
-    base.duration = a.trial;
-    base.warmup = a.warmup;
-    base.window = window;
-    // One segment per message, sent when written.
-    base.nodelay = tcp;
-    base.validate().map_err(|e| UsageError(e.to_string()))?;
-    let mut plan = Plan::default_characterization();
-    plan.base = base;
-    plan.tests = vec![test];
-    plan.directions = vec![Direction::Out];
-    plan.sizes = frames
-        .iter()
-        .map(|&f| Bytes(u64::from(f - overhead)))
-        .collect();
-    plan.windows = vec![window];
-    plan.parallel = vec![1];
-    plan.io = a.io.clone();
-    plan.tx_io = a.tx_io;
-    plan.repeat = 1;
-    Ok(plan)
+    Ok(asked.plan().map_err(UsageError)?)
 }
 
 pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {

@@ -4,13 +4,12 @@
 
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use anyhow::Context;
 use netsonde_driver::agent;
 use netsonde_driver::policy::{Limits, LogFormat};
-use netsonde_driver::server::{Server, ServerConfig, SessionSink};
+use netsonde_driver::server::{Server, ServerConfig};
 use netsonde_store::Location;
 
 use crate::args::{self, ServerArgs};
@@ -59,62 +58,6 @@ fn config(a: &ServerArgs) -> anyhow::Result<ServerConfig> {
     Ok(cfg)
 }
 
-/// Where the server's iperf3 sessions go: a thread of their own stores each in
-/// the store at `path` (so a session's slot is free as soon as its results are
-/// out). The receiver hears once every queued session is stored.
-fn storer(db: Location, port: u16) -> (SessionSink, Receiver<()>) {
-    let (tx, rx) = std::sync::mpsc::sync_channel::<netsonde_model::result::TestReport>(64);
-    let (done, stored_all) = std::sync::mpsc::channel::<()>();
-    std::thread::spawn(move || {
-        for mut report in rx {
-            netsonde_analysis::finish(&mut report, None);
-            let label = format!("iperf3 client: {}", report.spec.test);
-            match crate::runs::store_report(&db, label, &report, None, port) {
-                Ok(run) => {
-                    eprintln!("netsonde server: the iperf3 session is stored as run {run} in {db}")
-                }
-                Err(e) => eprintln!(
-                    "netsonde server: the iperf3 session is not stored: {}",
-                    crate::one_line(&e)
-                ),
-            }
-        }
-        let _ = done.send(());
-    });
-    let tx = std::sync::Mutex::new(tx);
-    let sink = SessionSink(Arc::new(
-        move |report: netsonde_model::result::TestReport| {
-            let queued = tx
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .try_send(report);
-            if queued.is_err() {
-                eprintln!(
-                    "netsonde server: an iperf3 session is not stored: 64 wait for the store already"
-                );
-            }
-        },
-    ));
-    (sink, stored_all)
-}
-
-/// What an agent serving `--metrics` does with each job's report: finishes it
-/// (verdict, warnings) and keeps it as its pair's last result.
-fn job_results(
-    results: Arc<netsonde_run::agents::LastResults>,
-    me: String,
-) -> netsonde_driver::agent::OnReport {
-    Arc::new(
-        move |report: &netsonde_model::result::TestReport, target: &str| {
-            let mut r = report.clone();
-            netsonde_analysis::finish(&mut r, None);
-            let dst = target.rsplit_once(':').map_or(target, |(h, _)| h);
-            let now = netsonde_run::agents::unix_now();
-            results.record(netsonde_report::openmetrics::pair_result(&me, dst, &r, now));
-        },
-    )
-}
-
 /// This host's name in metrics: the address it listens on, or its host name
 /// when it listens on every address.
 fn own_name(bind: std::net::IpAddr) -> String {
@@ -142,7 +85,7 @@ pub fn run(a: ServerArgs, jobs: Option<agent::Measure>) -> anyhow::Result<()> {
     let results = Arc::new(netsonde_run::agents::LastResults::default());
     let on_report = a
         .metrics
-        .map(|_| job_results(results.clone(), own_name(a.bind)));
+        .map(|_| netsonde_run::agents::keep_job_results(results.clone(), own_name(a.bind)));
     let is_agent = jobs.is_some();
     cfg.jobs = jobs.map(|measure| agent::handler(on_report, measure));
     let bind = cfg.bind;
@@ -150,7 +93,8 @@ pub fn run(a: ServerArgs, jobs: Option<agent::Measure>) -> anyhow::Result<()> {
         None
     } else {
         let db = a.store.db.clone().unwrap_or_else(Location::default_file);
-        let (sink, stored_all) = storer(db, bind.port());
+        let (sink, stored_all) =
+            netsonde_run::sessions::iperf3_storer(db, bind.port(), crate::command_line());
         cfg.iperf3_sessions = Some(sink);
         Some(stored_all)
     };

@@ -213,6 +213,24 @@ impl LabState {
         write().map_err(|e| LabError::io(format!("writing {}", path.display()), e))
     }
 
+    /// The lab as `lab list` shows it: name, kind, owner, use and link.
+    pub fn line(&self) -> String {
+        format!(
+            "{:<16} {:<4} owner {:<7} {:<10} {}",
+            self.name,
+            match self.kind {
+                Kind::Run => "run",
+                Kind::Up => "up",
+            },
+            self.owner.pid,
+            if self.in_use() { "in use" } else { "" },
+            self.link
+                .as_ref()
+                .map(|l| format!("{} via {}", l.spec, l.mechanism))
+                .unwrap_or_else(|| "no link yet".into())
+        )
+    }
+
     /// Whether the lab is in use: a `run` lab whose owner still runs. Anything
     /// else (an owner killed, a `lab up` lab) may be cleaned.
     pub fn in_use(&self) -> bool {

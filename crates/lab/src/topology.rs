@@ -572,6 +572,26 @@ pub struct CleanReport {
     pub errors: Vec<String>,
 }
 
+impl std::fmt::Display for CleanReport {
+    /// What `lab clean` says: a line per lab removed, kept or foreign
+    /// namespace left alone; "nothing to clean" when nothing was removed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (name, ns) in &self.removed {
+            writeln!(f, "removed lab {name} ({})", ns.join(", "))?;
+        }
+        for (name, why) in &self.kept {
+            writeln!(f, "kept lab {name}: {why}")?;
+        }
+        for ns in &self.foreign {
+            writeln!(f, "left alone: namespace {ns} (not made by the lab)")?;
+        }
+        if self.removed.is_empty() {
+            writeln!(f, "nothing to clean")?;
+        }
+        Ok(())
+    }
+}
+
 /// Removes leftovers: every `lab run` lab whose owner is gone (killed), and with
 /// `all`, every `lab up` lab too. Labs in use are left alone, and so is every
 /// namespace no state file claims, whatever its name.

@@ -324,3 +324,15 @@ pub fn unix_now() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
 }
+
+/// What an agent serving `--metrics` does with each job's report: finishes it
+/// (verdict, warnings) and keeps it as the last result of the pair from `me`.
+pub fn keep_job_results(results: Arc<LastResults>, me: String) -> agent::OnReport {
+    Arc::new(move |report: &TestReport, target: &str| {
+        let mut r = report.clone();
+        netsonde_analysis::finish(&mut r, None);
+        let dst = target.rsplit_once(':').map_or(target, |(h, _)| h);
+        let now = unix_now();
+        results.record(netsonde_report::openmetrics::pair_result(&me, dst, &r, now));
+    })
+}

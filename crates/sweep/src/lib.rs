@@ -29,5 +29,6 @@ pub mod mesh;
 pub mod plan;
 pub mod rounds;
 pub mod search;
+pub mod search_plan;
 
 pub use plan::{Plan, Point};
