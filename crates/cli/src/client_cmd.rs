@@ -7,9 +7,9 @@ use std::io::Write;
 use anyhow::Context;
 use netsonde_driver::client::{self, ClientConfig};
 use netsonde_model::result::IntervalRecord;
-use netsonde_report::{json, text};
+use netsonde_report::text;
 
-use crate::args::{self, ClientArgs, Output};
+use crate::args::{self, ClientArgs};
 
 /// The client's configuration, the spec checked against what the peer can run.
 fn config(a: &ClientArgs) -> anyhow::Result<ClientConfig> {
@@ -42,25 +42,6 @@ fn config(a: &ClientArgs) -> anyhow::Result<ClientConfig> {
     })
 }
 
-/// One interval record as `output` writes it (`None`: it writes none).
-fn interval_line(output: Output, opts: &text::TextOptions, rec: &IntervalRecord) -> Option<String> {
-    Some(match output {
-        Output::Jsonl => json::interval_line(rec),
-        Output::JsonStream => json::stream_event("interval", rec),
-        Output::Text => opts.titled(&format!(
-            "[{:>6.2}-{:>6.2} s] {:<15} {:>12} {:>16} {:>8} msgs {:>8} trans",
-            rec.start.as_secs_f64(),
-            rec.end.as_secs_f64(),
-            rec.dir.name(),
-            rec.bytes.to_string(),
-            opts.rate(rec.rate),
-            rec.messages,
-            rec.transactions
-        )),
-        Output::Json => return None,
-    })
-}
-
 /// Runs the test `a` describes; `verbose` adds the hosts' facts to a text report.
 pub fn run(a: ClientArgs, verbose: bool) -> anyhow::Result<()> {
     let cfg = config(&a)?;
@@ -71,12 +52,12 @@ pub fn run(a: ClientArgs, verbose: bool) -> anyhow::Result<()> {
         rate_unit: a.format,
         title: a.title.clone(),
     };
-    if output == Output::JsonStream {
-        let start = serde_json::json!({"spec": &cfg.spec, "host": &cfg.host});
-        let _ = writeln!(stdout, "{}", json::stream_event("start", &start));
+    let start = serde_json::json!({"spec": &cfg.spec, "host": &cfg.host});
+    if let Some(line) = output.start(&start) {
+        let _ = writeln!(stdout, "{line}");
     }
     let mut on_interval = |rec: &IntervalRecord| {
-        if let Some(line) = interval_line(output, &text_opts, rec) {
+        if let Some(line) = output.interval(&text_opts, rec) {
             let _ = writeln!(stdout, "{}", line.trim_end());
             let _ = stdout.flush();
         }
@@ -90,12 +71,7 @@ pub fn run(a: ClientArgs, verbose: bool) -> anyhow::Result<()> {
         std::fs::write(path, svg)
             .with_context(|| format!("writing the figure to {}", path.display()))?;
     }
-    let out = match output {
-        Output::Text => text::render_with(&report, &text_opts),
-        Output::Json => json::document(&report) + "\n",
-        Output::Jsonl => json::summary_line(&report) + "\n",
-        Output::JsonStream => json::stream_event("end", &report) + "\n",
-    };
+    let out = output.report(&text_opts, &report);
     stdout
         .write_all(out.as_bytes())
         .context("writing the result")?;

@@ -28,6 +28,7 @@ pub mod markdown;
 mod markup;
 pub mod mesh;
 pub mod openmetrics;
+pub mod output;
 pub mod plot;
 pub mod raster;
 pub mod search;

@@ -217,18 +217,7 @@ impl ClientArgs {
     }
 }
 
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Output {
-    /// Human text.
-    Text,
-    /// `--json`.
-    Json,
-    /// `--jsonl`.
-    Jsonl,
-    /// `--json-stream`.
-    JsonStream,
-}
+pub use netsonde_report::output::Output;
 
 impl ClientArgs {
     /// The output format.
