@@ -307,6 +307,44 @@ pub fn start(
     start_with(end, spec, t0, plans, affinity, Format::Netsonde)
 }
 
+/// The flow threads: each flow that runs alone on its own (pinned round-robin
+/// to `affinity`), and the flows that share threads grouped one thread per
+/// distinct core of the affinity list, pinned to it; without a list, one per
+/// core this process may run on, unpinned.
+fn group_threads(
+    alone: Vec<Member>,
+    shared: Vec<Member>,
+    affinity: &[usize],
+) -> Vec<(Option<usize>, Vec<Member>)> {
+    let mut threads: Vec<(Option<usize>, Vec<Member>)> = alone
+        .into_iter()
+        .map(|(i, socket, ctx)| {
+            let core = (!affinity.is_empty()).then(|| affinity[i % affinity.len()]);
+            (core, vec![(i, socket, ctx)])
+        })
+        .collect();
+    if shared.is_empty() {
+        return threads;
+    }
+    let mut cores = affinity.to_vec();
+    cores.sort_unstable();
+    cores.dedup();
+    let count = if cores.is_empty() {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        cores.len()
+    };
+    let groups = count.clamp(1, shared.len());
+    let mut grouped: Vec<(Option<usize>, Vec<Member>)> = (0..groups)
+        .map(|g| (cores.get(g).copied(), Vec::new()))
+        .collect();
+    for (k, flow) in shared.into_iter().enumerate() {
+        grouped[k % groups].1.push(flow);
+    }
+    threads.extend(grouped);
+    threads
+}
+
 /// [`start`], with UDP datagrams carrying `format`'s header (iperf3's for an
 /// iperf3 peer).
 pub fn start_with(
@@ -366,33 +404,7 @@ pub fn start_with(
             alone.push((i, plan.socket, ctx));
         }
     }
-    let mut threads: Vec<(Option<usize>, Vec<Member>)> = alone
-        .into_iter()
-        .map(|(i, socket, ctx)| {
-            let core = (!affinity.is_empty()).then(|| affinity[i % affinity.len()]);
-            (core, vec![(i, socket, ctx)])
-        })
-        .collect();
-    if !shared.is_empty() {
-        // One thread per distinct core of the affinity list, pinned to it; without
-        // a list, one per core this process may run on, unpinned.
-        let mut cores = affinity.to_vec();
-        cores.sort_unstable();
-        cores.dedup();
-        let count = if cores.is_empty() {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            cores.len()
-        };
-        let groups = count.clamp(1, shared.len());
-        let mut grouped: Vec<(Option<usize>, Vec<Member>)> = (0..groups)
-            .map(|g| (cores.get(g).copied(), Vec::new()))
-            .collect();
-        for (k, flow) in shared.into_iter().enumerate() {
-            grouped[k % groups].1.push(flow);
-        }
-        threads.extend(grouped);
-    }
+    let threads = group_threads(alone, shared, affinity);
     let mut flows = Vec::new();
     // Each flow thread says who it is, once, before its flows start, so the CPU
     // sampler can read its clock: the test's own CPU.

@@ -223,8 +223,12 @@ fn run_session(
         match udp_listener(&spec, local) {
             Ok(s) => Some(s),
             Err(e) => {
-                m.error(ip::IE_STREAM_ACCEPT, e.raw_os_error().unwrap_or(0) as u32);
-                let _ = flush(&mut ctl, &mut m);
+                tell_error(
+                    &mut ctl,
+                    &mut m,
+                    ip::IE_STREAM_ACCEPT,
+                    e.raw_os_error().unwrap_or(0) as u32,
+                );
                 return fail(log, "failed", format!("cannot open a UDP socket: {e}"));
             }
         }
@@ -237,8 +241,7 @@ fn run_session(
     let plans = match accept_streams(&spec, peer.ip(), local, udp_first, &arrivals, deadline) {
         Ok(p) => p,
         Err(e) => {
-            m.error(ip::IE_STREAM_ACCEPT, 0);
-            let _ = flush(&mut ctl, &mut m);
+            tell_error(&mut ctl, &mut m, ip::IE_STREAM_ACCEPT, 0);
             return fail(log, "failed", e);
         }
     };
@@ -280,13 +283,11 @@ fn run_session(
         return fail(log, "failed", format!("while running: {e}"));
     }
     if !ended {
-        m.error(ip::IE_STREAM_ACCEPT, 0);
-        let _ = flush(&mut ctl, &mut m);
+        tell_error(&mut ctl, &mut m, ip::IE_STREAM_ACCEPT, 0);
         return fail(log, "failed", "the client never ended the test".into());
     }
     if let Some(e) = &finished.error {
-        m.error(ip::IE_STREAM_ACCEPT, 0);
-        let _ = flush(&mut ctl, &mut m);
+        tell_error(&mut ctl, &mut m, ip::IE_STREAM_ACCEPT, 0);
         return fail(log, "failed", format!("server flow failed: {e}"));
     }
     let flows: Vec<FlowResult> = finished.outputs.into_iter().map(|o| o.result).collect();
@@ -300,35 +301,69 @@ fn run_session(
         socket,
     };
     if params.get_server_output.is_some_and(|g| g != 0) {
-        if opts.json_output {
-            let j = crate::iperf3_output::json(&side, &mine, &records, &cookie);
-            mine.server_output_json = Some(j);
-        } else {
-            let t = crate::iperf3_output::text(&side, &mine, &records, local, peer);
-            mine.server_output_text = Some(t);
-        }
+        server_output(
+            &mut mine,
+            &side,
+            &records,
+            opts.json_output,
+            (&cookie, local, peer),
+        );
     }
     // Once the client's results come: the session as a report of both sides.
     let mut side = Some(side);
     let mut record = |r: &Results| {
         if let (Some(sink), Some(server)) = (sink, side.take()) {
-            let client = peer_side(&spec, End::Server, r);
-            let mut report = TestReport::assemble(
-                (*spec).clone(),
-                format!("{local} (serving the iperf3 client {peer})"),
-                client,
-                server,
-                Vec::new(),
-                None,
-            );
-            report.peer = Some(peer_report(r));
-            no_totals_after_omit(&mut report);
-            (sink.0)(report);
+            (sink.0)(session_report(&spec, (local, peer), server, r));
         }
     };
     m.exchange_results();
     let (outcome, why) = exchange(&mut ctl, &mut m, &mine, &mut record, d);
     fail(log, outcome, why)
+}
+
+/// The session as a report of both sides, once the client's results `r` came.
+fn session_report(
+    spec: &TestSpec,
+    (local, peer): (SocketAddr, SocketAddr),
+    server: SideResult,
+    r: &Results,
+) -> TestReport {
+    let client = peer_side(spec, End::Server, r);
+    let mut report = TestReport::assemble(
+        spec.clone(),
+        format!("{local} (serving the iperf3 client {peer})"),
+        client,
+        server,
+        Vec::new(),
+        None,
+    );
+    report.peer = Some(peer_report(r));
+    no_totals_after_omit(&mut report);
+    report
+}
+
+/// Tells the client the session failed with iperf3's error `code` (and
+/// `errno`), as far as the control connection still takes it.
+fn tell_error(ctl: &mut TcpStream, m: &mut ServerMachine, code: u32, errno: u32) {
+    m.error(code, errno);
+    let _ = flush(ctl, m);
+}
+
+/// `--get-server-output`: this end's side of the test as iperf3 -s would have
+/// written it, JSON to a `-J` client and text to the others.
+fn server_output(
+    mine: &mut Results,
+    side: &SideResult,
+    records: &[netsonde_model::result::IntervalRecord],
+    json: bool,
+    (cookie, local, peer): (&Cookie, SocketAddr, SocketAddr),
+) {
+    if json {
+        mine.server_output_json = Some(crate::iperf3_output::json(side, mine, records, cookie));
+    } else {
+        let text = crate::iperf3_output::text(side, mine, records, local, peer);
+        mine.server_output_text = Some(text);
+    }
 }
 
 /// The test the client's parameters ask for, read as iperf3's server reads
