@@ -10,7 +10,7 @@ use netsonde_store::{Location, RunId, Store};
 /// Opens the store at `--db` or the default location.
 pub fn open_store(db: Option<&Location>) -> anyhow::Result<Store> {
     let at = db.cloned().unwrap_or_else(Location::default_file);
-    Store::open_at(&at).with_context(|| format!("opening the results store {at}"))
+    Ok(netsonde_run::open_store(&at)?)
 }
 
 /// Resolves `latest` or a number.

@@ -1,6 +1,6 @@
 //! Why a sweep (or search, or mesh) could not be run or finished.
 
-use netsonde_store::{Location, RunId, StoreError};
+use netsonde_store::{Location, RunId, Store, StoreError};
 use netsonde_sweep::exec::ExecError;
 
 use crate::PipelineError;
@@ -40,4 +40,23 @@ pub enum SweepError {
         #[source]
         source: ExecError,
     },
+}
+
+/// A store that could not be opened, and which.
+#[derive(Debug, thiserror::Error)]
+#[error("opening the results store {at}")]
+pub struct OpenError {
+    /// The store.
+    pub at: Location,
+    /// Why.
+    #[source]
+    pub source: StoreError,
+}
+
+/// Opens the store at `at`, saying which on failure.
+pub fn open_store(at: &Location) -> Result<Store, OpenError> {
+    Store::open_at(at).map_err(|source| OpenError {
+        at: at.clone(),
+        source,
+    })
 }

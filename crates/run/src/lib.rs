@@ -39,7 +39,7 @@ pub mod sweep;
 mod view;
 
 pub use client_error::run_error;
-pub use error::SweepError;
+pub use error::{open_store, OpenError, SweepError};
 pub use view::view;
 
 use std::collections::BTreeMap;

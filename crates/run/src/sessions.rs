@@ -8,8 +8,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use netsonde_driver::server::SessionSink;
 use netsonde_model::result::TestReport;
-use netsonde_store::{Location, RunId, Store, StoreError};
+use netsonde_store::{Location, RunId};
 
+use crate::error::{open_store, OpenError};
 use crate::{PipelineError, RunMeta};
 
 /// How many finished sessions may wait for the store.
@@ -19,14 +20,8 @@ const QUEUED: usize = 64;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreTestError {
     /// The store could not be opened.
-    #[error("opening the results store {at}")]
-    Open {
-        /// The store.
-        at: Location,
-        /// Why.
-        #[source]
-        source: StoreError,
-    },
+    #[error(transparent)]
+    Open(#[from] OpenError),
     /// Storing it failed.
     #[error(transparent)]
     Pipeline(#[from] PipelineError),
@@ -41,10 +36,7 @@ pub fn store_test(
     (host, port): (Option<String>, u16),
     command: String,
 ) -> Result<RunId, StoreTestError> {
-    let mut store = Store::open_at(db).map_err(|source| StoreTestError::Open {
-        at: db.clone(),
-        source,
-    })?;
+    let mut store = open_store(db)?;
     let meta = RunMeta {
         label,
         tool_version: env!("CARGO_PKG_VERSION").into(),

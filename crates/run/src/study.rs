@@ -16,6 +16,7 @@ use netsonde_studies::{
     Data, Finding, PartDef, PartKind, SearchRow, StoredPeak, StudyDef, Verdict,
 };
 
+use crate::error::{open_store, OpenError};
 use crate::output::OutputError;
 use crate::PipelineError;
 
@@ -35,14 +36,8 @@ pub enum StudyRunError {
     #[error(transparent)]
     Study(#[from] netsonde_studies::StudyError),
     /// The store could not be opened.
-    #[error("opening the results store {at}")]
-    Open {
-        /// The store.
-        at: Location,
-        /// Why.
-        #[source]
-        source: StoreError,
-    },
+    #[error(transparent)]
+    Open(#[from] OpenError),
     /// The store.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -62,10 +57,7 @@ pub enum StudyRunError {
 
 /// Opens the study's store, saying which on failure.
 fn open(db: &Location) -> Result<Store, StudyRunError> {
-    Store::open_at(db).map_err(|source| StudyRunError::Open {
-        at: db.clone(),
-        source,
-    })
+    Ok(open_store(db)?)
 }
 
 fn io(what: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> StudyRunError {
