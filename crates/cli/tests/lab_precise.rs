@@ -24,10 +24,12 @@ fn a_rate_limit_gives_tcp_the_payload_share_of_each_frame() {
     ] {
         let (m, r) = (format!("{mtu}"), format!("{rate}"));
         let what = format!("{mechanism}/{shaper} mtu {mtu} goodput");
-        // The emulator is a userspace process: while the hypervisor takes its
-        // vCPU (steal), packets wait unserved and the link idles. A miss under
-        // steal is not the emulator's arithmetic; it is noted, and judged only
-        // against a sanity bound if every attempt was starved.
+        // The emulator is a userspace process, and a kernel shaper's queue is
+        // served in softirq on a vCPU too: while the hypervisor takes the vCPUs
+        // (steal), packets wait unserved and the link idles. A shortfall under
+        // steal is not the shaper's arithmetic; it is noted, and if every
+        // attempt was starved, judged by what the tool must do then: stay
+        // within the share the hypervisor took, and say it took it.
         let mut starved = Vec::new();
         tried_three(&what, || {
             let link = [
@@ -67,8 +69,13 @@ fn a_rate_limit_gives_tcp_the_payload_share_of_each_frame() {
             if (-below..=above).contains(&err) {
                 return Ok(());
             }
-            if mechanism == "emulator" && steal >= STARVED_STEAL && err < 0.0 {
-                starved.push((err, steal));
+            if steal >= STARVED_STEAL && err < 0.0 {
+                let caveats = doc["diagnosis"]["caveats"].as_array().cloned();
+                let said = caveats.unwrap_or_default().iter().any(|c| {
+                    c.as_str()
+                        .is_some_and(|c| c.contains("the hypervisor took"))
+                });
+                starved.push((err, steal, said));
             }
             Err(format!(
                 "{what}: {got:.5e} is {:+.3}% from {want:.5e} (allowed -{:.2}% to +{:.2}%), \
@@ -80,12 +87,17 @@ fn a_rate_limit_gives_tcp_the_payload_share_of_each_frame() {
             ))
         })
         .or_else(|misses| {
-            // Every attempt missed, each under steal: the emulator could not be
-            // judged on this host; it must still be near the rate.
-            if starved.len() == misses.len() && starved.iter().all(|(e, _)| *e > -0.05) {
+            // Every attempt missed, each under steal: the link could not be
+            // judged on this host to 0.5%. Each miss is within the share the
+            // hypervisor took (and 2%), and where it took 10% or more the
+            // report's diagnosis says so (analysis::STEAL_PCT is 5% of the
+            // measured interval; this share is of the whole lab run).
+            let excused =
+                |(e, st, said): &(f64, f64, bool)| *e > -(st + 0.02) && (*st < 0.10 || *said);
+            if starved.len() == misses.len() && starved.iter().all(excused) {
                 eprintln!(
                     "SKIPPED precision of {what}: the hypervisor took {:.0}-{:.0}% of the vCPUs \
-                     in every attempt (misses {:?}); within 5% of the rate",
+                     in every attempt (misses {:?}); each within that share, the steal said",
                     starved.iter().map(|s| s.1 * 100.0).fold(f64::MAX, f64::min),
                     starved.iter().map(|s| s.1 * 100.0).fold(0.0, f64::max),
                     starved
