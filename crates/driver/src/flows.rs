@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use netsonde_engine::datagram::Format;
-use netsonde_engine::flow::{run_group, Flow};
+use netsonde_engine::flow::{run_group, run_select, Flow};
 use netsonde_engine::{
     crr, io, rr, sockopt, stream, udp, EngineError, FlowClock, FlowCounters, FlowCtx, FlowOutput,
 };
@@ -160,6 +160,9 @@ fn sends(end: End, dir: FlowDir) -> bool {
 /// Whether a flow runs in a shared epoll thread at this end: stream flows whose
 /// strategy here is epoll, and request/response flows whose waiting policy is.
 fn shares_thread(end: End, spec: &TestSpec, dir: FlowDir) -> bool {
+    if read_as_iperf3(end, spec, dir) {
+        return true;
+    }
     match spec.test {
         TestKind::TcpStream | TestKind::UdpStream => {
             let strategy = if sends(end, dir) {
@@ -172,6 +175,16 @@ fn shares_thread(end: End, spec: &TestSpec, dir: FlowDir) -> bool {
         TestKind::TcpRr | TestKind::UdpRr => io::rr_mode(spec) == IoStrategy::Epoll,
         TestKind::TcpCrr => false,
     }
+}
+
+/// Whether the flow is one of an iperf3 client's streams that this server
+/// receives as iperf3 3.12's server does: all of them on one thread, a wait for
+/// readiness over all of them before each round of reads
+/// ([`netsonde_engine::flow::run_select`]).
+fn read_as_iperf3(end: End, spec: &TestSpec, dir: FlowDir) -> bool {
+    spec.iperf3_io
+        && !sends(end, dir)
+        && matches!(spec.test, TestKind::TcpStream | TestKind::UdpStream)
 }
 
 /// What one flow does at this end, with its socket: the one mapping from the
@@ -329,7 +342,11 @@ fn group_threads(
     let mut cores = affinity.to_vec();
     cores.sort_unstable();
     cores.dedup();
-    let count = if cores.is_empty() {
+    let one = shared.first().is_some_and(|(_, _, ctx)| ctx.spec.iperf3_io);
+    let count = if one {
+        // An iperf3 client's streams: one thread, as iperf3 3.12's server.
+        1
+    } else if cores.is_empty() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
         cores.len()
@@ -643,9 +660,10 @@ fn run_thread(
         }
         return out;
     }
-    let shared = members
-        .first()
-        .is_some_and(|(_, _, ctx)| shares_thread(end, &ctx.spec, ctx.dir));
+    let (shared, select) = members.first().map_or((false, false), |(_, _, ctx)| {
+        let select = read_as_iperf3(end, &ctx.spec, ctx.dir);
+        (select || shares_thread(end, &ctx.spec, ctx.dir), select)
+    });
     if !shared {
         return members
             .into_iter()
@@ -668,10 +686,12 @@ fn run_thread(
             Err(e) => failed.push((i, Err(e))),
         }
     }
-    let mut out: Vec<_> = order
-        .into_iter()
-        .zip(run_group(built, clock, stop))
-        .collect();
+    let ran = if select {
+        run_select(built, clock, stop)
+    } else {
+        run_group(built, clock, stop)
+    };
+    let mut out: Vec<_> = order.into_iter().zip(ran).collect();
     out.extend(failed);
     out
 }

@@ -1,7 +1,9 @@
-//! A stream flow as a state machine, and the two ways of running it: alone on its
+//! A stream flow as a state machine, and the ways of running it: alone on its
 //! own thread ([`run_alone`]), where the I/O strategy waits for the socket its own
-//! way, or with other flows on one thread ([`run_group`]), where one edge-triggered
-//! epoll waits for all of them (`--io epoll`).
+//! way; with other flows on one thread ([`run_group`]), where one edge-triggered
+//! epoll waits for all of them (`--io epoll`); or as iperf3 3.12's server reads
+//! its streams ([`run_select`]): one thread, a wait for readiness over all of
+//! them before every round, one read on each ready one.
 //!
 //! A flow's [`Flow::step`] makes one strategy call (or one pacing or teardown
 //! decision) and says what it came to. The same step code runs in both modes, so a
@@ -80,6 +82,24 @@ pub(crate) fn run_one<F: Flow + 'static>(
     } else {
         run_alone(flow)
     }
+}
+
+/// Runs one receiving flow: one of an iperf3 client's streams read as iperf3
+/// reads ([`run_select`], a round of its own), else as [`run_one`] does.
+pub(crate) fn run_receiver<F: Flow + 'static>(
+    flow: F,
+    ctx: &FlowCtx,
+) -> Result<FlowOutput, EngineError> {
+    if !(ctx.spec.iperf3_io && ctx.spec.rx_io == IoStrategy::Copy) {
+        return run_one(flow, ctx.spec.rx_io, ctx);
+    }
+    let mut out = run_select(vec![Box::new(flow)], ctx.clock, &ctx.stop);
+    out.pop().unwrap_or_else(|| {
+        Err(EngineError::Io {
+            op: "flow group",
+            source: std::io::Error::other("no output"),
+        })
+    })
 }
 
 /// Steps a ready flow gets before the next one's turn.
@@ -260,6 +280,101 @@ pub fn run_group(
             next_sweep = now + SWEEP;
         }
     }
+    collect(slots)
+}
+
+/// Runs receiving flows on the calling thread as iperf3 3.12's server reads its
+/// streams (how an iperf3 client's streams are served): every round waits for
+/// readiness over all of them (a level-triggered epoll, as iperf3's `select`),
+/// then makes one call on each flow that is ready. Each flow's strategy must be
+/// non-blocking and return `WouldBlock` without waiting. The wait ends at the
+/// next phase boundary of `clock` or sweep at most, when every flow is stepped.
+///
+/// Returns each flow's output in the order given; the first error sets `stop`.
+pub fn run_select(
+    flows: Vec<Box<dyn Flow>>,
+    clock: FlowClock,
+    stop: &AtomicBool,
+) -> Vec<Result<FlowOutput, EngineError>> {
+    let n = flows.len();
+    let epoll = epoll::create(CreateFlags::CLOEXEC).and_then(|ep| {
+        for (i, f) in flows.iter().enumerate() {
+            let flags = EventFlags::IN | EventFlags::RDHUP;
+            epoll::add(&ep, f.fd(), EventData::new_u64(i as u64), flags)?;
+        }
+        Ok(ep)
+    });
+    let epoll = match epoll {
+        Ok(ep) => ep,
+        Err(errno) => {
+            stop.store(true, Ordering::Relaxed);
+            let err = |_| EngineError::Io {
+                op: "epoll setup",
+                source: errno.into(),
+            };
+            return (0..n).map(|i| Err(err(i))).collect();
+        }
+    };
+    let mut slots: Vec<Slot> = flows.into_iter().map(Slot::Live).collect();
+    let none = Event {
+        flags: EventFlags::empty(),
+        data: EventData::new_u64(0),
+    };
+    let mut events = vec![none; n.clamp(1, 256)];
+    // The first round steps every flow: its meter starts.
+    let mut ready: Vec<bool> = vec![true; n];
+    let mut live = n;
+    let mut next_sweep = Instant::now() + SWEEP;
+    let boundaries = [clock.warm_end, clock.end, clock.hard_end];
+    let mut next_boundary = boundaries
+        .iter()
+        .take_while(|b| **b <= Instant::now())
+        .count();
+    while live > 0 {
+        for (i, slot) in slots.iter_mut().enumerate() {
+            let Slot::Live(flow) = slot else { continue };
+            if !std::mem::take(&mut ready[i]) {
+                continue;
+            }
+            let outcome = flow.step();
+            if let Ok(Progress::Done) | Err(_) = outcome {
+                let _ = epoll::delete(&epoll, flow.fd());
+                retire(slot, outcome, n, stop);
+                live -= 1;
+            }
+        }
+        if live == 0 {
+            break;
+        }
+        let now = Instant::now();
+        let at = boundaries
+            .get(next_boundary)
+            .map_or(next_sweep, |b| next_sweep.min(*b));
+        let ms = at.saturating_duration_since(now).as_micros().div_ceil(1000);
+        let timeout = Timespec {
+            tv_sec: 0,
+            tv_nsec: ms.min(200) as i64 * 1_000_000,
+        };
+        let got = epoll::wait(&epoll, &mut events[..], Some(&timeout)).unwrap_or(0);
+        for ev in &events[..got] {
+            ready[ev.data.u64() as usize] = true;
+        }
+        let now = Instant::now();
+        let mut crossed = false;
+        while boundaries.get(next_boundary).is_some_and(|b| *b <= now) {
+            next_boundary += 1;
+            crossed = true;
+        }
+        if now >= next_sweep || crossed || stop.load(Ordering::Relaxed) {
+            ready.fill(true);
+            next_sweep = now + SWEEP;
+        }
+    }
+    collect(slots)
+}
+
+/// Each slot's output, in order; a flow left unfinished is an error.
+fn collect(slots: Vec<Slot>) -> Vec<Result<FlowOutput, EngineError>> {
     slots
         .into_iter()
         .map(|s| match s {
@@ -335,6 +450,56 @@ mod tests {
             assert_eq!(io.verify_errors, Some(0));
             assert_eq!(io.thread_flows, Some(6));
             assert!(tx.result.bytes.0 > 0 && tx.result.bytes < tx.result.bytes_total);
+        }
+        assert!(!stop.load(Ordering::Relaxed));
+    }
+
+    /// An iperf3 client's streams as iperf3 3.12's server reads them: the
+    /// three receivers on one thread, each read at most one message long, every
+    /// byte counted; their senders elsewhere, as the client is.
+    #[test]
+    fn one_select_loop_reads_several_streams_a_message_at_a_time() {
+        let senders = spec(TestKind::TcpStream, 3000);
+        let mut r = (*senders).clone();
+        r.rx_io = IoStrategy::Copy;
+        r.iperf3_io = true;
+        let receivers = Arc::new(r);
+        let stop = Arc::new(AtomicBool::new(false));
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut tx: Vec<Box<dyn Flow>> = Vec::new();
+        let mut rx: Vec<Box<dyn Flow>> = Vec::new();
+        for id in 0..3 {
+            let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+            let (s, _) = l.accept().unwrap();
+            tx.push(Box::new(
+                TcpSender::new(c, &ctx(&senders, id, &stop)).unwrap(),
+            ));
+            rx.push(Box::new(
+                TcpReceiver::new(s, &ctx(&receivers, id, &stop)).unwrap(),
+            ));
+        }
+        let clock = FlowClock::new(Instant::now(), &senders);
+        let (sent, got) = std::thread::scope(|scope| {
+            let sending = scope.spawn(|| run_group(tx, clock, &stop));
+            let got = run_select(rx, clock, &stop);
+            (sending.join().unwrap(), got)
+        });
+        for (tx, rx) in sent.iter().zip(&got) {
+            let (tx, rx) = (tx.as_ref().unwrap(), rx.as_ref().unwrap());
+            assert!(tx.result.bytes_total.0 > 100_000, "{:?}", tx.result);
+            assert_eq!(tx.result.bytes_total, rx.result.bytes_total);
+            // One message per read over the measured interval, which `calls` counts.
+            assert!(
+                rx.result.calls * 3000 >= rx.result.bytes.0,
+                "{:?}",
+                rx.result
+            );
+            let io = rx.result.io.as_ref().unwrap();
+            assert!(
+                io.note.as_deref().unwrap_or("").contains("iperf3 3.12"),
+                "{io:?}"
+            );
+            assert_eq!(io.thread_flows, Some(3));
         }
         assert!(!stop.load(Ordering::Relaxed));
     }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use netsonde_model::result::Role;
 use netsonde_model::spec::IoStrategy;
 
-use crate::flow::{run_one, Flow, Progress};
+use crate::flow::{run_one, run_receiver, Flow, Progress};
 use crate::io::{self, Moved, Sock};
 use crate::meter::{FlowCtx, IdleLimit, Meter};
 use crate::send::{Gate, Sending};
@@ -25,7 +25,7 @@ pub fn tcp_send(sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineErro
 
 /// Receives until end of stream (or the hard deadline).
 pub fn tcp_recv(sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    run_one(TcpReceiver::new(sock, ctx)?, ctx.spec.rx_io, ctx)
+    run_receiver(TcpReceiver::new(sock, ctx)?, ctx)
 }
 
 #[derive(Debug)]

@@ -25,14 +25,12 @@ pub enum Waiter {
     /// Non-blocking; return at once: the flow group waits for this socket and its
     /// others in one epoll.
     Caller,
-    /// Blocking, with a wait for readiness (`poll`) before every read, as
-    /// iperf3's `select` loop does: how an iperf3 client's streams are read.
+    /// Non-blocking, one message per read; the session's streams wait together
+    /// for readiness before every round of reads, as iperf3's `select` loop
+    /// does ([`crate::flow::run_select`]): how an iperf3 client's streams are
+    /// read.
     Select,
 }
-
-/// How long an iperf3-style reader waits for readiness before it looks at its
-/// stop flag.
-const SELECT_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
 
 impl std::fmt::Debug for Waiter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -77,26 +75,6 @@ impl Waiter {
         }
     }
 
-    /// Before a read: iperf3's way asks `select` whether the socket is
-    /// readable before every read; the others read straight away. A wait that
-    /// finds nothing within [`SELECT_WAIT`] is a timeout, so the flow looks at
-    /// its stop flag that often while idle (an iperf3 client keeps its streams
-    /// open, silent, until the results are out).
-    #[inline]
-    fn before(&self, fd: &impl AsFd, ready: rustix::event::PollFlags) -> io::Result<()> {
-        if let Waiter::Select = self {
-            let mut p = [rustix::event::PollFd::new(fd, ready)];
-            let t = rustix::event::Timespec {
-                tv_sec: 0,
-                tv_nsec: SELECT_WAIT.as_nanos() as i64,
-            };
-            if rustix::event::poll(&mut p, Some(&t))? == 0 {
-                return Err(io::ErrorKind::TimedOut.into());
-            }
-        }
-        Ok(())
-    }
-
     /// The note for the report.
     fn note(&self) -> Option<String> {
         match self {
@@ -106,7 +84,8 @@ impl Waiter {
                     .into(),
             ),
             Waiter::Select => Some(
-                "read as iperf3 reads: one message per read, each after a wait for readiness"
+                "read as iperf3 3.12 reads: the streams on one thread, one message per read, \
+                 each round after a wait for readiness over all of them"
                     .into(),
             ),
             _ => None,
@@ -212,8 +191,10 @@ impl PlainRx {
         size: usize,
         per_message: bool,
     ) -> Result<PlainRx, super::IoError> {
+        let select = per_message && strategy == IoStrategy::Copy;
         let waiter = match sock {
-            _ if per_message && strategy == IoStrategy::Copy => Ok(Waiter::Select),
+            Sock::Tcp(s) if select => sys::set_nonblocking(s).map(|()| Waiter::Select),
+            Sock::Udp(s) if select => sys::set_nonblocking(s).map(|()| Waiter::Select),
             Sock::Tcp(s) => Waiter::new(strategy, s),
             Sock::Udp(s) => Waiter::new(strategy, s),
         }
@@ -246,14 +227,8 @@ impl Rx for PlainRx {
         on: &mut dyn FnMut(&[u8], usize),
     ) -> io::Result<Option<Moved>> {
         let r = match sock {
-            Sock::Tcp(s) => self
-                .waiter
-                .before(s, rustix::event::PollFlags::IN)
-                .and_then(|()| net::recv_once(s, &mut self.buf)),
-            Sock::Udp(s) => self
-                .waiter
-                .before(s, rustix::event::PollFlags::IN)
-                .and_then(|()| net::recv_once(s, &mut self.buf)),
+            Sock::Tcp(s) => net::recv_once(s, &mut self.buf),
+            Sock::Udp(s) => net::recv_once(s, &mut self.buf),
         };
         match r {
             Ok(0) if matches!(sock, Sock::Tcp(_)) => Ok(None),
