@@ -9,7 +9,7 @@ use netsonde_driver::client::{self, ClientConfig};
 use netsonde_model::result::IntervalRecord;
 use netsonde_report::text;
 
-use crate::args::{self, ClientArgs};
+use netsonde_args::{self as args, ClientArgs};
 
 /// The client's configuration, the spec checked against what the peer can run.
 fn config(a: &ClientArgs) -> anyhow::Result<ClientConfig> {

@@ -19,7 +19,7 @@ use netsonde_lab::control::ControlServer;
 use netsonde_lab::{session, Kind, Lab, Side, StateDir};
 use netsonde_model::link::{LinkRecord, LinkSettings, LinkSpec};
 
-use crate::args::{
+use netsonde_args::{
     Cli, Command, LabArgs, LabCommand, LabRunArgs, LabUpArgs, LinkFlags, UsageError,
 };
 

@@ -7,7 +7,7 @@ use anyhow::Context;
 use netsonde_lab::cluster::{host_addr, Cluster, ClusterSpec, SlowPair, ENV_CLUSTER};
 use netsonde_lab::{session, StateDir};
 
-use crate::args::{LabMeshArgs, UsageError};
+use netsonde_args::{LabMeshArgs, UsageError};
 
 /// Every agent's control port.
 const AGENT_PORT: u16 = 5300;

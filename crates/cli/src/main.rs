@@ -7,7 +7,6 @@
 //! finishes it).
 #![forbid(unsafe_code)]
 
-mod args;
 mod client_cmd;
 mod files;
 mod keys;
@@ -28,7 +27,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use netsonde_driver::client::{self};
 
-use args::{Cli, Command};
+use netsonde_args::{self as args, Cli, Command};
 
 fn main() -> ExitCode {
     let cli = match parse_args() {

@@ -6,7 +6,7 @@ use std::net::ToSocketAddrs;
 
 use netsonde_sweep::mesh::{Agent, Mesh, Pattern, MAX_AGENTS};
 
-use crate::args::{MeshArgs, UsageError};
+use netsonde_args::{MeshArgs, UsageError};
 
 /// Estimated measuring time above which a mesh needs --yes.
 const LONG_MESH_SECS: f64 = 3600.0;

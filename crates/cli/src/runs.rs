@@ -62,14 +62,7 @@ pub fn utc(secs: i64) -> String {
         .unwrap_or_else(|| secs.to_string())
 }
 
-/// Report formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// One self-contained HTML file, plus the SVG plots beside it.
-    Html,
-    /// Markdown tables.
-    Md,
-}
+pub use netsonde_args::Format;
 
 /// Writes the report of a run into `dir`; returns the main file's path.
 pub fn write_report(

@@ -12,7 +12,7 @@ use netsonde_sweep::search::SearchConfig;
 use netsonde_sweep::search_plan::SearchPlan;
 use netsonde_sweep::Plan;
 
-use crate::args::{SearchArgs, SearchTest, UsageError};
+use netsonde_args::{SearchArgs, SearchTest, UsageError};
 
 /// The plan of a search from its flags.
 fn plan(a: &SearchArgs) -> anyhow::Result<Plan> {
@@ -37,7 +37,7 @@ fn plan(a: &SearchArgs) -> anyhow::Result<Plan> {
 }
 
 pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
-    if a.common.peer != crate::args::PeerArg::Netsonde {
+    if a.common.peer != netsonde_args::PeerArg::Netsonde {
         return Err(UsageError(
             "search needs a netsonde server: it counts the datagrams sent in each trial's \
              measured time and the hosts' drop counters, which iperf3 does not report"

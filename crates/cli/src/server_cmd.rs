@@ -12,7 +12,7 @@ use netsonde_driver::policy::{Limits, LogFormat};
 use netsonde_driver::server::{Server, ServerConfig};
 use netsonde_store::Location;
 
-use crate::args::{self, ServerArgs};
+use netsonde_args::{self as args, ServerArgs};
 
 /// The server's configuration from its arguments, its limits validated.
 fn config(a: &ServerArgs) -> anyhow::Result<ServerConfig> {

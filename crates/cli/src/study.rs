@@ -10,7 +10,7 @@ use netsonde_run::study::{self, StudyOptions, StudyOutcome};
 use netsonde_store::Location;
 use netsonde_studies::{Finding, StudyDef};
 
-use crate::args::{StudyArgs, UsageError};
+use netsonde_args::{StudyArgs, UsageError};
 
 /// `netsonde study`; returns the exit code (4 when a part failed).
 pub fn run(a: StudyArgs) -> anyhow::Result<u8> {

@@ -92,7 +92,7 @@ impl Bar {
 /// A sweep's error as the binary reports it: what was asked is a usage error.
 fn cli_error(e: SweepError) -> anyhow::Error {
     match e {
-        SweepError::Usage(m) => crate::args::UsageError(m).into(),
+        SweepError::Usage(m) => netsonde_args::UsageError(m).into(),
         e => e.into(),
     }
 }

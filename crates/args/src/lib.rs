@@ -1,5 +1,9 @@
-//! Command-line arguments. Parsing of units lives in `netsonde_model::units`; this
-//! only maps flags onto a `TestSpec`.
+//! netsonde's command line as data: every command's arguments and help (clap),
+//! the value parsers that list their values for completions, and the mapping of
+//! a client's flags onto a `TestSpec`. Parsing of units lives in
+//! `netsonde_model::units`. The binary parses with [`Cli`]; its man pages and
+//! completions are generated from it.
+#![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 
@@ -17,6 +21,15 @@ pub use lab::*;
 pub use parse::*;
 pub use server::*;
 
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One self-contained HTML file, plus the SVG plots beside it.
+    Html,
+    /// Markdown tables.
+    Md,
+}
+
 /// A usage mistake that clap's own checks cannot see (exit code 2).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -24,7 +37,15 @@ pub struct UsageError(pub String);
 
 /// netsonde: how close do this host and this path get to wire speed, and why not closer?
 #[derive(Debug, Parser)]
-#[command(name = "netsonde", version, propagate_version = true, about, long_about = None)]
+// `about` is the binary's description, not this crate's (clap would take
+// this crate's from Cargo).
+#[command(
+    name = "netsonde",
+    version,
+    propagate_version = true,
+    about = "Measures how close a host and a network path get to wire speed, and explains why they fall short.",
+    long_about = None
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -433,7 +454,7 @@ pub struct ReportArgs {
     pub out: Option<std::path::PathBuf>,
     /// Format.
     #[arg(long, value_enum, default_value = "html")]
-    pub format: crate::runs::Format,
+    pub format: Format,
     #[command(flatten)]
     pub store: StoreArgs,
 }

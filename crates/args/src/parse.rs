@@ -5,7 +5,7 @@ use netsonde_model::spec::{IoStrategy, TestKind};
 use netsonde_model::units::{BitRate, Bytes, Nanos, RateUnit};
 
 /// A ratio as `0.5%` or `0.005`.
-pub(crate) fn parse_ratio(s: &str) -> Result<f64, String> {
+pub fn parse_ratio(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
@@ -27,15 +27,15 @@ pub(crate) fn parse_ratio(s: &str) -> Result<f64, String> {
     }
 }
 
-pub(crate) fn parse_time(s: &str) -> Result<Nanos, String> {
+pub fn parse_time(s: &str) -> Result<Nanos, String> {
     s.parse::<Nanos>().map_err(|e| e.to_string())
 }
 
-pub(crate) fn parse_bytes(s: &str) -> Result<Bytes, String> {
+pub fn parse_bytes(s: &str) -> Result<Bytes, String> {
     s.parse::<Bytes>().map_err(|e| e.to_string())
 }
 
-pub(crate) fn parse_rate(s: &str) -> Result<BitRate, String> {
+pub fn parse_rate(s: &str) -> Result<BitRate, String> {
     s.parse::<BitRate>().map_err(|e| e.to_string())
 }
 
@@ -45,6 +45,14 @@ pub(crate) fn parse_rate(s: &str) -> Result<BitRate, String> {
 pub struct Listed<T: 'static> {
     names: fn() -> Vec<&'static str>,
     parse: fn(&str) -> Result<T, String>,
+}
+
+impl<T> std::fmt::Debug for Listed<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listed")
+            .field("names", &(self.names)())
+            .finish_non_exhaustive()
+    }
 }
 
 impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Listed<T> {
@@ -70,41 +78,41 @@ impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Liste
     }
 }
 
-pub(crate) fn io_names() -> Vec<&'static str> {
+pub fn io_names() -> Vec<&'static str> {
     IoStrategy::ALL.iter().map(|s| s.name()).collect()
 }
 
-pub(crate) fn test_names() -> Vec<&'static str> {
+pub fn test_names() -> Vec<&'static str> {
     TestKind::ALL.iter().map(|t| t.name()).collect()
 }
 
-pub(crate) fn parse_io_str(s: &str) -> Result<IoStrategy, String> {
+pub fn parse_io_str(s: &str) -> Result<IoStrategy, String> {
     s.parse::<IoStrategy>().map_err(|e| e.to_string())
 }
 
-pub(crate) fn parse_test_str(s: &str) -> Result<TestKind, String> {
+pub fn parse_test_str(s: &str) -> Result<TestKind, String> {
     s.parse::<TestKind>().map_err(|e| e.to_string())
 }
 
 /// An I/O strategy, its names offered.
-pub(crate) const IO: Listed<IoStrategy> = Listed {
+pub const IO: Listed<IoStrategy> = Listed {
     names: io_names,
     parse: parse_io_str,
 };
 
 /// A test kind, its names offered.
-pub(crate) const TEST: Listed<TestKind> = Listed {
+pub const TEST: Listed<TestKind> = Listed {
     names: test_names,
     parse: parse_test_str,
 };
 
 /// A rate unit letter, the letters offered.
-pub(crate) const RATE_UNIT: Listed<RateUnit> = Listed {
+pub const RATE_UNIT: Listed<RateUnit> = Listed {
     names: || RateUnit::LETTERS.to_vec(),
     parse: parse_rate_unit,
 };
 
-pub(crate) fn parse_rate_unit(s: &str) -> Result<RateUnit, String> {
+pub fn parse_rate_unit(s: &str) -> Result<RateUnit, String> {
     RateUnit::from_letter(s).ok_or_else(|| {
         format!(
             "'{s}' is not a unit: one of {} (bit/s in lower case, bytes/s in upper)",
@@ -117,7 +125,7 @@ pub(crate) fn parse_rate_unit(s: &str) -> Result<RateUnit, String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CoreList(pub Vec<usize>);
 
-pub(crate) fn parse_cores(s: &str) -> Result<CoreList, String> {
+pub fn parse_cores(s: &str) -> Result<CoreList, String> {
     s.split(',')
         .map(|c| {
             c.trim()
@@ -132,7 +140,7 @@ pub(crate) fn parse_cores(s: &str) -> Result<CoreList, String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ByteList(pub Vec<Bytes>);
 
-pub(crate) fn parse_byte_list(s: &str) -> Result<ByteList, String> {
+pub fn parse_byte_list(s: &str) -> Result<ByteList, String> {
     s.split(',')
         .map(|v| parse_bytes(v.trim()))
         .collect::<Result<Vec<_>, _>>()
@@ -143,7 +151,7 @@ pub(crate) fn parse_byte_list(s: &str) -> Result<ByteList, String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DscpList(pub Vec<u8>);
 
-pub(crate) fn parse_dscp_list(s: &str) -> Result<DscpList, String> {
+pub fn parse_dscp_list(s: &str) -> Result<DscpList, String> {
     s.split(',')
         .map(|v| match v.trim().parse::<u8>() {
             Ok(d) if d <= 63 => Ok(d),
@@ -154,7 +162,7 @@ pub(crate) fn parse_dscp_list(s: &str) -> Result<DscpList, String> {
 }
 
 /// `--engine`: `real` or `fake`, listed for completions.
-pub(crate) fn engine() -> impl clap::builder::TypedValueParser<Value = netsonde_run::Engine> {
+pub fn engine() -> impl clap::builder::TypedValueParser<Value = netsonde_run::Engine> {
     use clap::builder::PossibleValue;
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new([

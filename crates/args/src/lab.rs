@@ -90,7 +90,7 @@ pub struct LinkFlags {
 }
 
 impl LinkFlags {
-    pub(crate) fn settings(&self) -> netsonde_model::link::LinkSettings {
+    pub fn settings(&self) -> netsonde_model::link::LinkSettings {
         use netsonde_model::link::LinkSettings;
         LinkSettings {
             mtu: self.mtu.clone(),
