@@ -138,6 +138,30 @@ fn retire(slot: &mut Slot, outcome: Result<Progress, EngineError>, n: usize, sto
     }));
 }
 
+/// An epoll with every flow's socket in it, for `flags`, each known by its
+/// index; or, when one cannot be made, every flow's output as that error (and
+/// `stop` set).
+fn epoll_of(
+    flows: &[Box<dyn Flow>],
+    flags: EventFlags,
+    stop: &AtomicBool,
+) -> Result<std::os::fd::OwnedFd, Vec<Result<FlowOutput, EngineError>>> {
+    let made = epoll::create(CreateFlags::CLOEXEC).and_then(|ep| {
+        for (i, f) in flows.iter().enumerate() {
+            epoll::add(&ep, f.fd(), EventData::new_u64(i as u64), flags)?;
+        }
+        Ok(ep)
+    });
+    made.map_err(|errno| {
+        stop.store(true, Ordering::Relaxed);
+        let err = || EngineError::Io {
+            op: "epoll setup",
+            source: errno.into(),
+        };
+        flows.iter().map(|_| Err(err())).collect()
+    })
+}
+
 /// Runs several flows on the calling thread, over one edge-triggered epoll. Each
 /// flow's strategy must be non-blocking and return `WouldBlock` without waiting
 /// (`--io epoll` builds it so). A ready flow gets up to 64 steps (`BUDGET`), then the
@@ -152,26 +176,10 @@ pub fn run_group(
     stop: &AtomicBool,
 ) -> Vec<Result<FlowOutput, EngineError>> {
     let n = flows.len();
-    let epoll = epoll::create(CreateFlags::CLOEXEC).and_then(|ep| {
-        let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;
-        for (i, f) in flows.iter().enumerate() {
-            epoll::add(&ep, f.fd(), EventData::new_u64(i as u64), flags)?;
-        }
-        Ok(ep)
-    });
-    let epoll = match epoll {
+    let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;
+    let epoll = match epoll_of(&flows, flags, stop) {
         Ok(ep) => ep,
-        Err(errno) => {
-            stop.store(true, Ordering::Relaxed);
-            return (0..n)
-                .map(|_| {
-                    Err(EngineError::Io {
-                        op: "epoll setup",
-                        source: errno.into(),
-                    })
-                })
-                .collect();
-        }
+        Err(failed) => return failed,
     };
     let mut slots: Vec<Slot> = flows.into_iter().map(Slot::Live).collect();
     let mut ready: VecDeque<usize> = (0..n).collect();
@@ -297,23 +305,9 @@ pub fn run_select(
     stop: &AtomicBool,
 ) -> Vec<Result<FlowOutput, EngineError>> {
     let n = flows.len();
-    let epoll = epoll::create(CreateFlags::CLOEXEC).and_then(|ep| {
-        for (i, f) in flows.iter().enumerate() {
-            let flags = EventFlags::IN | EventFlags::RDHUP;
-            epoll::add(&ep, f.fd(), EventData::new_u64(i as u64), flags)?;
-        }
-        Ok(ep)
-    });
-    let epoll = match epoll {
+    let epoll = match epoll_of(&flows, EventFlags::IN | EventFlags::RDHUP, stop) {
         Ok(ep) => ep,
-        Err(errno) => {
-            stop.store(true, Ordering::Relaxed);
-            let err = |_| EngineError::Io {
-                op: "epoll setup",
-                source: errno.into(),
-            };
-            return (0..n).map(|i| Err(err(i))).collect();
-        }
+        Err(failed) => return failed,
     };
     let mut slots: Vec<Slot> = flows.into_iter().map(Slot::Live).collect();
     let none = Event {

@@ -3,14 +3,12 @@
 //! once, to start together. Each pair's last result is kept for `--metrics`.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-
-use std::sync::Mutex;
-
-use netsonde_model::health::PairResult;
+use std::sync::{Arc, Mutex};
 
 use netsonde_driver::agent;
 use netsonde_driver::client::ClientError;
+use netsonde_lab::cluster::{is_cluster_addr, ClusterSpec, ENV_CLUSTER};
+use netsonde_model::health::PairResult;
 use netsonde_model::result::{SyncedStart, TestReport};
 use netsonde_model::spec::TestSpec;
 use netsonde_proto::auth::Key;
@@ -20,8 +18,6 @@ use netsonde_sweep::exec::{RetryPolicy, RunError, Runner};
 use netsonde_sweep::mesh::{Agent, Mesh};
 use netsonde_sweep::rounds::BatchRunner;
 use netsonde_sweep::Point;
-
-use netsonde_lab::cluster::{is_cluster_addr, ClusterSpec, ENV_CLUSTER};
 
 use crate::error::SweepError;
 
