@@ -72,13 +72,7 @@ pub(crate) fn run_one<F: Flow + 'static>(
     ctx: &FlowCtx,
 ) -> Result<FlowOutput, EngineError> {
     if strategy == IoStrategy::Epoll {
-        let mut out = run_group(vec![Box::new(flow)], ctx.clock, &ctx.stop);
-        out.pop().unwrap_or_else(|| {
-            Err(EngineError::Io {
-                op: "flow group",
-                source: std::io::Error::other("no output"),
-            })
-        })
+        only(run_group(vec![Box::new(flow)], ctx.clock, &ctx.stop))
     } else {
         run_alone(flow)
     }
@@ -93,7 +87,11 @@ pub(crate) fn run_receiver<F: Flow + 'static>(
     if !(ctx.spec.iperf3_io && ctx.spec.rx_io == IoStrategy::Copy) {
         return run_one(flow, ctx.spec.rx_io, ctx);
     }
-    let mut out = run_select(vec![Box::new(flow)], ctx.clock, &ctx.stop);
+    only(run_select(vec![Box::new(flow)], ctx.clock, &ctx.stop))
+}
+
+/// The output of a group of one flow.
+fn only(mut out: Vec<Result<FlowOutput, EngineError>>) -> Result<FlowOutput, EngineError> {
     out.pop().unwrap_or_else(|| {
         Err(EngineError::Io {
             op: "flow group",
@@ -318,12 +316,13 @@ pub fn run_select(
     // The first round steps every flow: its meter starts.
     let mut ready: Vec<bool> = vec![true; n];
     let mut live = n;
-    let mut next_sweep = Instant::now() + SWEEP;
+    // Read once a round, after the wait: the clock a round's steps take is
+    // their meters', and a timeout from a reading a round old is late by one
+    // round's steps at most, well inside the millisecond it is rounded up to.
+    let mut now = Instant::now();
+    let mut next_sweep = now + SWEEP;
     let boundaries = [clock.warm_end, clock.end, clock.hard_end];
-    let mut next_boundary = boundaries
-        .iter()
-        .take_while(|b| **b <= Instant::now())
-        .count();
+    let mut next_boundary = boundaries.iter().take_while(|b| **b <= now).count();
     while live > 0 {
         for (i, slot) in slots.iter_mut().enumerate() {
             let Slot::Live(flow) = slot else { continue };
@@ -340,7 +339,6 @@ pub fn run_select(
         if live == 0 {
             break;
         }
-        let now = Instant::now();
         let at = boundaries
             .get(next_boundary)
             .map_or(next_sweep, |b| next_sweep.min(*b));
@@ -349,11 +347,20 @@ pub fn run_select(
             tv_sec: 0,
             tv_nsec: ms.min(200) as i64 * 1_000_000,
         };
-        let got = epoll::wait(&epoll, &mut events[..], Some(&timeout)).unwrap_or(0);
+        let got = match epoll::wait(&epoll, &mut events[..], Some(&timeout)) {
+            Ok(k) => k,
+            Err(rustix::io::Errno::INTR) => 0,
+            Err(_) => {
+                // As in run_group: never spin on a wait that fails; sweep.
+                std::thread::sleep(Duration::from_millis(1));
+                next_sweep = Instant::now();
+                0
+            }
+        };
         for ev in &events[..got] {
             ready[ev.data.u64() as usize] = true;
         }
-        let now = Instant::now();
+        now = Instant::now();
         let mut crossed = false;
         while boundaries.get(next_boundary).is_some_and(|b| *b <= now) {
             next_boundary += 1;

@@ -70,7 +70,7 @@ pub fn iperf3_storer(db: Location, port: u16, command: String) -> (SessionSink, 
                 }
                 Err(e) => eprintln!(
                     "netsonde server: the iperf3 session is not stored: {}",
-                    chain(&e)
+                    netsonde_sweep::exec::Cause::new(e)
                 ),
             }
         }
@@ -89,15 +89,4 @@ pub fn iperf3_storer(db: Location, port: u16, command: String) -> (SessionSink, 
         }
     }));
     (sink, stored_all)
-}
-
-/// An error and its causes on one line.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut at = e.source();
-    while let Some(c) = at {
-        s.push_str(&format!(": {c}"));
-        at = c.source();
-    }
-    s.replace('\n', " ")
 }
