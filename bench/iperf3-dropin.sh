@@ -3,13 +3,16 @@
 # `iperf3 -s` and against `netsonde server` (and, for reference, `netsonde server
 # --iperf3-fast-receiver`), on loopback, for the default test, -l 1K, -R, -P 4
 # and --bidir. Runs are interleaved (one of each server per round) and each cell
-# is the median of ROUNDS runs; the last columns are netsonde's medians over
-# iperf3's. A benchmark, not a test.
+# is the median of ROUNDS runs; the ratio columns are medians over iperf3's.
+# A second `iperf3 -s` is measured as a control: its ratio to the first (A/A)
+# is how far this host moves one server's median from run to run, the
+# resolution below which a netsonde/iperf3 ratio says nothing.
+# A benchmark, not a test.
 #
-# Run:  bash bench/iperf3-dropin.sh      (about 3 minutes with the defaults)
-# Environment: ROUNDS=5, TIME=2, NETSONDE=path.
+# Run:  bash bench/iperf3-dropin.sh      (about 5 minutes with the defaults)
+# Environment: ROUNDS=7, TIME=2, NETSONDE=path.
 set -euo pipefail
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-7}
 TIME=${TIME:-2}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [[ -z ${NETSONDE:-} ]]; then
@@ -22,6 +25,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 iperf3 -s -p 5401 >/dev/null 2>&1 & pids+=($!)
+iperf3 -s -p 5404 >/dev/null 2>&1 & pids+=($!)
 "$NETSONDE" server -p 5402 --no-store >/dev/null 2>&1 & pids+=($!)
 "$NETSONDE" server -p 5403 --no-store --iperf3-fast-receiver >/dev/null 2>&1 & pids+=($!)
 sleep 1
@@ -29,7 +33,7 @@ cases=("default::" "-l 1K:-l 1K" "-R:-R" "-P 4:-P 4" "--bidir:--bidir")
 for r in $(seq "$ROUNDS"); do
   for c in "${cases[@]}"; do
     name=${c%%:*}; args=${c#*:}
-    for port in 5401 5402 5403; do
+    for port in 5401 5402 5403 5404; do
       # shellcheck disable=SC2086
       iperf3 -c 127.0.0.1 -p "$port" -t "$TIME" -J $args >"$OUT/$port.$r.${name// /_}.json" 2>/dev/null || true
       sleep 0.2
@@ -52,14 +56,15 @@ def rate(path):
         return v
     except Exception:
         return None
-print(f"{'case':<10} {'iperf3 -s':>14} {'netsonde':>14} {'fast recv':>14} {'netsonde/iperf3':>16} {'fast/iperf3':>12}")
+print(f"{'case':<10} {'iperf3 -s':>14} {'netsonde':>14} {'fast recv':>14} {'iperf3 -s (B)':>14} "
+      f"{'netsonde/iperf3':>16} {'fast/iperf3':>12} {'A/A':>6}")
 for c in cases:
     med = {}
-    for port in (5401, 5402, 5403):
+    for port in (5401, 5402, 5403, 5404):
         v = [x for x in (rate(f"{out}/{port}.{r}.{c}.json") for r in range(1, rounds + 1)) if x]
         med[port] = statistics.median(v) if v else float("nan")
     g = lambda p: f"{med[p]/1e9:.2f} Gbit/s"
-    print(f"{c.replace('_',' '):<10} {g(5401):>14} {g(5402):>14} {g(5403):>14} "
-          f"{med[5402]/med[5401]:>16.3f} {med[5403]/med[5401]:>12.3f}")
+    print(f"{c.replace('_',' '):<10} {g(5401):>14} {g(5402):>14} {g(5403):>14} {g(5404):>14} "
+          f"{med[5402]/med[5401]:>16.3f} {med[5403]/med[5401]:>12.3f} {med[5404]/med[5401]:>6.3f}")
 print(f"medians of {rounds} interleaved runs of {os.environ.get('TIME','2')} s each; receiver's figure (sum_received)")
 EOF

@@ -25,9 +25,10 @@ pub enum Waiter {
     /// Non-blocking; return at once: the flow group waits for this socket and its
     /// others in one epoll.
     Caller,
-    /// Non-blocking, one message per read; the session's streams wait together
-    /// for readiness before every round of reads, as iperf3's `select` loop
-    /// does ([`crate::flow::run_select`]): how an iperf3 client's streams are
+    /// Non-blocking, a ready stream read as iperf3's `Nread` does (until its
+    /// message is whole or the socket is empty, with `read(2)`); the session's
+    /// streams wait together in one `select(2)` before every round of reads, as
+    /// iperf3's loop does ([`crate::flow::run_select`]): how an iperf3 client's streams are
     /// read.
     Select,
 }
@@ -84,8 +85,9 @@ impl Waiter {
                     .into(),
             ),
             Waiter::Select => Some(
-                "read as iperf3 3.12 reads: the streams on one thread, one message per read, \
-                 each round after a wait for readiness over all of them"
+                "read as iperf3 3.12 reads: the streams on one thread, each round after one \
+                 select over all of them, a ready stream read until its message is whole \
+                 or it is empty"
                     .into(),
             ),
             _ => None,
@@ -219,6 +221,47 @@ impl PlainRx {
     }
 }
 
+impl PlainRx {
+    /// One block read as iperf3 3.12's `Nread` reads it from a ready stream:
+    /// reads until the block is full, the socket is empty (`WouldBlock`, a call
+    /// counted as made) or the peer is done, and says what came as one message.
+    /// A socket that is empty at once is `WouldBlock`; one at its end, `None`.
+    fn recv_block(
+        &mut self,
+        sock: &std::net::TcpStream,
+        on: &mut dyn FnMut(&[u8], usize),
+    ) -> io::Result<Option<Moved>> {
+        let (mut got, mut calls) = (0, 0u64);
+        while got < self.buf.len() {
+            calls += 1;
+            match net::read_once(sock, &mut self.buf[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if got > 0 && is_empty(&e) => break,
+                Err(e) => return Err(e),
+            }
+        }
+        if got == 0 {
+            return Ok(None);
+        }
+        on(&self.buf[..got], got);
+        Ok(Some(Moved {
+            bytes: got as u64,
+            messages: 1,
+            calls,
+        }))
+    }
+}
+
+/// Whether a read found the socket empty for now (or was interrupted), which
+/// ends an `Nread` with what it has.
+fn is_empty(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+    )
+}
+
 impl Rx for PlainRx {
     #[inline]
     fn recv(
@@ -227,6 +270,9 @@ impl Rx for PlainRx {
         on: &mut dyn FnMut(&[u8], usize),
     ) -> io::Result<Option<Moved>> {
         let r = match sock {
+            Sock::Tcp(s) if matches!(self.waiter, Waiter::Select) => {
+                return self.recv_block(s, on);
+            }
             Sock::Tcp(s) => net::recv_once(s, &mut self.buf),
             Sock::Udp(s) => net::recv_once(s, &mut self.buf),
         };
@@ -254,5 +300,53 @@ impl Rx for PlainRx {
             note: self.waiter.note(),
             ..report(self.strategy)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::net::{TcpListener, TcpStream};
+
+    use netsonde_model::spec::IoStrategy;
+
+    use super::{PlainRx, Rx, Sock};
+
+    /// A stream read as iperf3 reads it: a block is gathered over as many reads
+    /// as it takes while data is there, a short one ends when the socket is
+    /// empty (that read counted), an empty socket would block, a closed one ends.
+    #[test]
+    fn a_ready_stream_is_read_a_block_at_a_time_as_nread_does() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut w = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (r, _) = l.accept().unwrap();
+        let mut rx = PlainRx::new(IoStrategy::Copy, Sock::Tcp(&r), 3000, true).unwrap();
+        let read = |rx: &mut PlainRx| {
+            let mut seen = 0;
+            let got = rx.recv(Sock::Tcp(&r), &mut |d, _| seen += d.len());
+            got.map(|m| m.map(|m| (m.bytes, m.messages, m.calls, seen)))
+        };
+        let e = read(&mut rx).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
+
+        // A short block: what is there, then the read that finds it empty.
+        w.write_all(&[7; 1000]).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(read(&mut rx).unwrap(), Some((1000, 1, 2, 1000)));
+
+        // More than a block: one block, one message, and the rest next time.
+        w.write_all(&[7; 2000]).unwrap();
+        w.write_all(&[7; 2000]).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let (bytes, messages, calls, seen) = read(&mut rx).unwrap().unwrap();
+        assert_eq!((bytes, messages, seen), (3000, 1, 3000));
+        assert!((1..=2).contains(&calls), "{calls}");
+        assert_eq!(read(&mut rx).unwrap(), Some((1000, 1, 2, 1000)));
+
+        drop(w);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(read(&mut rx).unwrap(), None);
+        let note = rx.report().note.unwrap();
+        assert!(note.contains("iperf3 3.12"), "{note}");
     }
 }

@@ -122,6 +122,7 @@ macro_rules! syscall {
 }
 
 pub mod net;
+pub mod select;
 pub mod uring;
 pub mod xdp;
 

@@ -25,6 +25,12 @@ pub fn recv_once(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
     Ok(rustix::net::recv(fd, buf, RecvFlags::empty())?.0)
 }
 
+/// One `read(2)` on a socket, the call iperf3 reads its streams with
+/// (`recv_once` is `recvfrom(2)`, which the kernel takes on a shorter path).
+pub fn read_once(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
+    Ok(rustix::io::read(fd, buf)?)
+}
+
 // Kernel ABI constants (include/uapi), stable since the Linux versions noted.
 /// `SOL_SOCKET`.
 pub const SOL_SOCKET: i32 = libc::SOL_SOCKET;
