@@ -6,6 +6,7 @@
 //! list (or per online core without one), never more threads than flows.
 
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::sync::Arc;
@@ -317,7 +318,7 @@ pub fn start(
     plans: Vec<FlowPlan>,
     affinity: &[usize],
 ) -> Running {
-    start_with(end, spec, t0, plans, affinity, Format::Netsonde)
+    start_with(end, spec, t0, plans, affinity, Format::Netsonde, Vec::new())
 }
 
 /// The flow threads: each flow that runs alone on its own (pinned round-robin
@@ -363,7 +364,9 @@ fn group_threads(
 }
 
 /// [`start`], with UDP datagrams carrying `format`'s header (iperf3's for an
-/// iperf3 peer).
+/// iperf3 peer). `also` are the sockets, read elsewhere, that the wait an
+/// iperf3 client's streams are read in covers beside them, as iperf3's
+/// `select` does ([`run_select`]); none for any other test.
 pub fn start_with(
     end: End,
     spec: Arc<TestSpec>,
@@ -371,6 +374,7 @@ pub fn start_with(
     plans: Vec<FlowPlan>,
     affinity: &[usize],
     format: Format,
+    also: Vec<OwnedFd>,
 ) -> Running {
     // Before the flow threads exist, so they share an arena (see its doc).
     netsonde_engine::limit_malloc_arenas();
@@ -434,7 +438,14 @@ pub fn start_with(
     // ends or they all have, whichever is first.
     let left = Arc::new(std::sync::atomic::AtomicUsize::new(n_threads));
     let last_end: Arc<std::sync::Mutex<Option<Instant>>> = Arc::default();
+    let mut also = Some(also);
     for (core, members) in threads {
+        // The sockets the select covers go to the thread that reads in one.
+        let also = match members.first() {
+            Some((_, _, ctx)) if read_as_iperf3(end, &ctx.spec, ctx.dir) => also.take(),
+            _ => None,
+        }
+        .unwrap_or_default();
         let left = left.clone();
         let last_end = last_end.clone();
         let tx = tx.clone();
@@ -448,7 +459,7 @@ pub fn start_with(
                 .push((tid, ids));
             // A load-latency test starts its load after the probes' idle phase.
             sleep_until(clock.t0, &stop);
-            let out = run_thread(end, core, members, clock, &stop);
+            let out = run_thread(end, core, members, also, clock, &stop);
             if let Some(t) = netsonde_cpu::thread::cpu_time(tid) {
                 let stat = netsonde_cpu::thread::task_stat(tid);
                 ended
@@ -643,6 +654,7 @@ fn run_thread(
     end: End,
     core: Option<usize>,
     members: Vec<Member>,
+    also: Vec<OwnedFd>,
     clock: FlowClock,
     stop: &AtomicBool,
 ) -> Vec<Outcome> {
@@ -687,7 +699,7 @@ fn run_thread(
         }
     }
     let ran = if select {
-        run_select(built, clock, stop)
+        run_select(built, also, clock, stop)
     } else {
         run_group(built, clock, stop)
     };

@@ -124,6 +124,7 @@ pub fn run_client(
         &spec.client_affinity,
         // netsonde asks for 64-bit counters (`Params::from_spec`).
         Format::Iperf3 { counters64: true },
+        Vec::new(),
     );
     let clock = running.clock;
     let mut intervals = Intervals::written(&running, &spec);

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -114,6 +115,10 @@ pub(crate) struct ServeCtx<'a> {
     pub sink: Option<&'a SessionSink>,
     /// How this server serves iperf3 clients.
     pub opts: SessionOpts,
+    /// The server's listening socket, under a descriptor of this session's:
+    /// iperf3's `select` covers it beside the streams, so the wait they are
+    /// read in does too ([`netsonde_engine::flow::run_select`]).
+    pub listening: Option<OwnedFd>,
 }
 
 /// How a server serves iperf3 clients.
@@ -162,36 +167,26 @@ pub(crate) fn serve(
     let local = SocketAddr::new(local.ip().to_canonical(), local.port());
     // A data connection of a running session goes to it (it checks the address).
     let stream = cx.registry.hand_over(&cookie, stream, seq)?;
-    run_session(
-        stream,
-        peer,
-        local,
-        cookie,
-        m,
-        cx.registry,
-        cx.deadlines,
-        cx.admit,
-        log,
-        cx.sink,
-        cx.opts,
-    );
+    run_session(stream, (peer, local), cookie, m, ServeCtx { log, ..cx });
     Some(())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_session(
     mut ctl: TcpStream,
-    peer: SocketAddr,
-    local: SocketAddr,
+    (peer, local): (SocketAddr, SocketAddr),
     cookie: Cookie,
     mut m: ServerMachine,
-    registry: &Registry,
-    d: netsonde_proto::Deadlines,
-    admit: Admit<'_>,
-    log: &mut crate::policy::SessionLog,
-    sink: Option<&SessionSink>,
-    opts: SessionOpts,
+    cx: ServeCtx<'_>,
 ) {
+    let ServeCtx {
+        registry,
+        deadlines: d,
+        admit,
+        log,
+        sink,
+        opts,
+        listening,
+    } = cx;
     let started = Instant::now();
     let _ = ctl.set_nodelay(true);
     let fail = |log: &mut crate::policy::SessionLog, outcome, reason: String| {
@@ -254,6 +249,12 @@ fn run_session(
         return fail(log, "dropped", e.to_string());
     }
     let spec = Arc::new(spec);
+    // What iperf3's select covers beside the streams: its listening socket
+    // and this session's control connection, each read on another thread here.
+    let also = listening
+        .into_iter()
+        .chain(ctl.as_fd().try_clone_to_owned().ok())
+        .collect();
     let mut running = flows::start_with(
         End::Server,
         spec.clone(),
@@ -263,6 +264,7 @@ fn run_session(
         Format::Iperf3 {
             counters64: params.counters_64bit(),
         },
+        also,
     );
     // Until the client's TEST_END (bounded: the test's own deadline), with this
     // end's intervals for --get-server-output, one a second as iperf3 -s's.

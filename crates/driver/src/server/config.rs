@@ -72,6 +72,10 @@ pub(super) struct Shared {
     pub(super) tally: crate::health::Tally,
     /// Running iperf3 sessions, where their data connections go.
     pub(super) iperf3: crate::iperf3_server::Registry,
+    /// The listening socket under a descriptor of its own, for the wait an
+    /// iperf3 client's streams are read in (iperf3's `select` covers it);
+    /// taken and closed with the listener, so the port closes with it.
+    pub(super) listening: Mutex<Option<std::os::fd::OwnedFd>>,
 }
 
 impl Shared {
@@ -99,7 +103,14 @@ impl Shared {
             log_limit: LogLimiter::default(),
             iperf3: Default::default(),
             tally: Default::default(),
+            listening: Mutex::new(None),
         }
+    }
+
+    /// The listening socket under a new descriptor, while the server listens.
+    pub(super) fn listening_socket(&self) -> Option<std::os::fd::OwnedFd> {
+        let held = self.listening.lock().unwrap_or_else(|e| e.into_inner());
+        held.as_ref().and_then(|fd| fd.try_clone().ok())
     }
 
     pub(super) fn log(&self, entry: &SessionLog) {

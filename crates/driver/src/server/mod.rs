@@ -14,6 +14,7 @@
 //! acceptor thread go as soon as the session ends, however it ends.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -128,9 +129,13 @@ impl Server {
             }
             r => r.map_err(|source| ServerError::Bind { addr, source })?,
         };
+        let listener: TcpListener = listener.into();
+        let shared = Shared::new(cfg);
+        *shared.listening.lock().unwrap_or_else(|e| e.into_inner()) =
+            listener.as_fd().try_clone_to_owned().ok();
         Ok(Server {
-            listener: listener.into(),
-            shared: Arc::new(Shared::new(cfg)),
+            listener,
+            shared: Arc::new(shared),
         })
     }
 
@@ -233,6 +238,13 @@ impl Server {
         }
         // Drain: every session ends by its own deadlines; wait for them.
         drop(self.listener);
+        drop(
+            self.shared
+                .listening
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
         let drain_until = Instant::now()
             + limits.max_duration.as_duration()
             + self.shared.cfg.deadlines.grace.as_duration()

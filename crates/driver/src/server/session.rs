@@ -401,6 +401,9 @@ pub(super) fn serve_connection(
                     (code == ErrorCode::Busy, why, errno)
                 })
         };
+        // A statement of its own: the lock is held for it alone, not for the
+        // session (a data connection's hand-over takes it too).
+        let listening = shared.listening_socket();
         let handed = crate::iperf3_server::serve(
             stream,
             peer,
@@ -415,6 +418,7 @@ pub(super) fn serve_connection(
                     fast_receiver: shared.cfg.iperf3_fast_receiver,
                     json_output: shared.cfg.log == LogFormat::Json,
                 },
+                listening,
             },
         );
         return handed.map(|()| log);

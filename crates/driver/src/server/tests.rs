@@ -124,3 +124,19 @@ fn a_started_test_is_expected_at_its_end() {
         end >= expected - Duration::from_millis(1) && end <= expected + Duration::from_millis(1)
     );
 }
+
+/// The listening socket's second descriptor (for the wait an iperf3 session's
+/// streams are read in) is closed with the listener: a stopped server's port
+/// refuses connections, even while its state outlives it (`--metrics` holds it).
+#[test]
+fn a_stopped_server_closes_its_port() {
+    let server = Server::bind(ServerConfig::new("127.0.0.1:0".parse().unwrap())).unwrap();
+    assert!(server.shared.listening_socket().is_some());
+    let _metrics = server.health();
+    let handle = server.spawn();
+    let addr = handle.addr;
+    assert!(std::net::TcpStream::connect(addr).is_ok());
+    drop(handle);
+    let e = std::net::TcpStream::connect(addr).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused, "{e}");
+}

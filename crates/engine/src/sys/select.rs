@@ -13,19 +13,30 @@ use rustix::event::{
 /// The sockets, each under a descriptor of its own that the set holds open
 /// (so every descriptor in it is open for as long as it can be waited on),
 /// the set to wait for and the set the last wait found ready.
+///
+/// The first `also` are sockets that others read (an iperf3 session's
+/// listening socket and control connection, which iperf3's `select` covers
+/// beside its streams): each is waited on until it is readable, then left to
+/// its reader. The rest are the streams, known by their place among them.
 pub struct ReadSet {
     fds: Vec<OwnedFd>,
+    also: usize,
     wanted: Vec<FdSetElement>,
     ready: Vec<FdSetElement>,
     nfds: i32,
 }
 
 impl ReadSet {
-    /// A set of the sockets `socks`, every one waited for.
-    pub fn new<'a>(socks: impl Iterator<Item = BorrowedFd<'a>>) -> io::Result<ReadSet> {
-        let fds = socks
-            .map(|s| s.try_clone_to_owned())
-            .collect::<io::Result<Vec<OwnedFd>>>()?;
+    /// A set of `also` and the streams `socks`, every one waited for.
+    pub fn new<'a>(
+        also: Vec<OwnedFd>,
+        socks: impl Iterator<Item = BorrowedFd<'a>>,
+    ) -> io::Result<ReadSet> {
+        let also_len = also.len();
+        let mut fds = also;
+        for s in socks {
+            fds.push(s.try_clone_to_owned()?);
+        }
         let nfds = fds.iter().map(|f| f.as_raw_fd() + 1).max().unwrap_or(0);
         let len = fd_set_num_elements(fds.len(), nfds);
         let mut wanted = vec![FdSetElement::default(); len];
@@ -35,16 +46,16 @@ impl ReadSet {
         Ok(ReadSet {
             ready: wanted.clone(),
             fds,
+            also: also_len,
             wanted,
             nfds,
         })
     }
 
-    /// Stops waiting for the `i`th socket.
+    /// Stops waiting for the `i`th stream.
     pub fn remove(&mut self, i: usize) {
-        if let Some(f) = self.fds.get(i) {
+        if let Some(f) = self.fds.get(self.also + i) {
             fd_set_remove(&mut self.wanted, f.as_raw_fd());
-            fd_set_remove(&mut self.ready, f.as_raw_fd());
         }
     }
 
@@ -57,12 +68,70 @@ impl ReadSet {
         let n = unsafe {
             rustix::event::select(self.nfds, Some(&mut self.ready), None, None, Some(timeout))
         }?;
+        // A socket another thread reads is its reader's once it is readable.
+        for f in &self.fds[..self.also] {
+            if FdSetIter::new(&self.ready).any(|fd| fd == f.as_raw_fd()) {
+                fd_set_remove(&mut self.wanted, f.as_raw_fd());
+            }
+        }
         Ok(n as usize)
     }
 
-    /// The sockets the last wait found ready, by their place in the set.
+    /// The streams the last wait found ready, by their place among them.
     pub fn ready(&self) -> impl Iterator<Item = usize> + '_ {
         FdSetIter::new(&self.ready)
             .filter_map(|fd| self.fds.iter().position(|f| f.as_raw_fd() == fd))
+            .filter_map(|p| p.checked_sub(self.also))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::net::{TcpListener, TcpStream};
+    use std::os::fd::{AsFd, OwnedFd};
+
+    use rustix::event::Timespec;
+
+    use super::ReadSet;
+
+    fn pair(l: &TcpListener) -> (TcpStream, TcpStream) {
+        let w = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        (w, l.accept().unwrap().0)
+    }
+
+    const SOON: Timespec = Timespec {
+        tv_sec: 0,
+        tv_nsec: 50_000_000,
+    };
+
+    /// Streams are known by their place; a socket another thread reads wakes
+    /// the wait once, then is left to its reader; a removed stream is not
+    /// waited for.
+    #[test]
+    fn a_wait_names_ready_streams_and_leaves_other_sockets_to_their_readers() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let (mut w0, r0) = pair(&l);
+        let (mut w1, r1) = pair(&l);
+        let (mut wc, rc) = pair(&l);
+        let control = OwnedFd::from(rc);
+        let mut set = ReadSet::new(vec![control], [r0.as_fd(), r1.as_fd()].into_iter()).unwrap();
+        assert_eq!(set.wait(&SOON).unwrap(), 0);
+        assert_eq!(set.ready().count(), 0);
+
+        w1.write_all(b"x").unwrap();
+        assert_eq!(set.wait(&SOON).unwrap(), 1);
+        assert_eq!(set.ready().collect::<Vec<_>>(), vec![1]);
+
+        // The control connection, readable and never read here: once.
+        wc.write_all(b"end").unwrap();
+        set.remove(1);
+        assert_eq!(set.wait(&SOON).unwrap(), 1);
+        assert_eq!(set.ready().count(), 0);
+        assert_eq!(set.wait(&SOON).unwrap(), 0);
+
+        w0.write_all(b"y").unwrap();
+        assert_eq!(set.wait(&SOON).unwrap(), 1);
+        assert_eq!(set.ready().collect::<Vec<_>>(), vec![0]);
     }
 }
