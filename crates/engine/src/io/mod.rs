@@ -25,7 +25,7 @@
 //!
 //! | strategy | TCP send | TCP receive | UDP send | UDP receive |
 //! |---|---|---|---|---|
-//! | copy | write | read of at least 1 MiB, woken per ~1 ms of data (SO_RCVLOWAT); with `iperf3_io` (iperf3 clients), one message per read, the session's streams on one thread waiting together before each round (`flow::run_select`), as iperf3 3.12 reads | send | recv |
+//! | copy | write | read of at least 1 MiB, woken per ~1 ms of data (SO_RCVLOWAT); with `iperf3_io` (iperf3 clients), as iperf3 3.12 reads: a ready stream read with `read(2)` until its message is whole or it is empty (`Nread`), the session's streams on one thread waiting in one `select(2)` before each round (`flow::run_select`) | send | recv |
 //! | epoll | non-blocking write; the flow group's shared ET epoll waits ([`crate::flow::run_group`]) | non-blocking read of one message, same | same | same |
 //! | busypoll | non-blocking spin, SO_BUSY_POLL | same | same | same |
 //! | batch | writev of up to 1023 messages (about 1 MiB) | large reads | UDP GSO (sendmmsg without it) | UDP GRO (recvmmsg without it) |
