@@ -249,12 +249,6 @@ fn run_session(
         return fail(log, "dropped", e.to_string());
     }
     let spec = Arc::new(spec);
-    // What iperf3's select covers beside the streams: its listening socket
-    // and this session's control connection, each read on another thread here.
-    let also = listening
-        .into_iter()
-        .chain(ctl.as_fd().try_clone_to_owned().ok())
-        .collect();
     let mut running = flows::start_with(
         End::Server,
         spec.clone(),
@@ -264,7 +258,7 @@ fn run_session(
         Format::Iperf3 {
             counters64: params.counters_64bit(),
         },
-        also,
+        beside_streams(listening, &ctl),
     );
     // Until the client's TEST_END (bounded: the test's own deadline), with this
     // end's intervals for --get-server-output, one a second as iperf3 -s's.
@@ -500,6 +494,15 @@ fn exchange(
             return ("failed", "no results exchange in time".into());
         }
     }
+}
+
+/// What iperf3's select covers beside the streams: its listening socket and
+/// the session's control connection, each read on another thread here.
+fn beside_streams(listening: Option<OwnedFd>, ctl: &TcpStream) -> Vec<OwnedFd> {
+    listening
+        .into_iter()
+        .chain(ctl.as_fd().try_clone_to_owned().ok())
+        .collect()
 }
 
 /// A UDP socket on the control port's address, as iperf3's stream listener.
