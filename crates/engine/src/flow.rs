@@ -156,7 +156,7 @@ fn epoll_of(
         }
         Ok(ep)
     });
-    made.map_err(|errno| failed_setup(flows, "epoll setup", errno.kind(), stop))
+    made.map_err(|errno| failed_setup(flows, "epoll setup", &errno.into(), stop))
 }
 
 /// Every flow's output when the wait for them could not be set up; `stop` is
@@ -164,18 +164,17 @@ fn epoll_of(
 fn failed_setup(
     flows: &[Box<dyn Flow>],
     op: &'static str,
-    kind: std::io::ErrorKind,
+    e: &std::io::Error,
     stop: &AtomicBool,
 ) -> Vec<Result<FlowOutput, EngineError>> {
     stop.store(true, Ordering::Relaxed);
+    let each = || match e.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => std::io::Error::new(e.kind(), e.to_string()),
+    };
     flows
         .iter()
-        .map(|_| {
-            Err(EngineError::Io {
-                op,
-                source: kind.into(),
-            })
-        })
+        .map(|_| Err(EngineError::Io { op, source: each() }))
         .collect()
 }
 
@@ -343,7 +342,7 @@ pub fn run_select(
     let n = flows.len();
     let mut set = match ReadSet::new(also, flows.iter().map(|f| f.fd())) {
         Ok(set) => set,
-        Err(e) => return failed_setup(&flows, "select setup", e.kind(), stop),
+        Err(e) => return failed_setup(&flows, "select setup", &e, stop),
     };
     let mut slots: Vec<Slot> = flows.into_iter().map(Slot::Live).collect();
     let mut live = n;
