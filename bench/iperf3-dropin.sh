@@ -10,7 +10,9 @@
 # A benchmark, not a test.
 #
 # Run:  bash bench/iperf3-dropin.sh      (about 5 minutes with the defaults)
-# Environment: ROUNDS=7, TIME=2, NETSONDE=path.
+# Environment: ROUNDS=7, TIME=2, NETSONDE=path; PIN=1 runs every server on
+# the last CPU and every client on CPU 0 (taskset), so both servers get the
+# same placement, not whatever the scheduler gives each.
 set -euo pipefail
 ROUNDS=${ROUNDS:-7}
 TIME=${TIME:-2}
@@ -21,13 +23,18 @@ if [[ -z ${NETSONDE:-} ]]; then
 fi
 command -v iperf3 >/dev/null || { echo "needs iperf3 (apt-get install iperf3)" >&2; exit 1; }
 OUT=$(mktemp -d /tmp/netsonde-dropin.XXXXXX)
+srv=() cli=()
+if [[ ${PIN:-0} == 1 ]]; then
+  last=$(( $(nproc) - 1 ))
+  srv=(taskset -c "$last") cli=(taskset -c 0)
+fi
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
-iperf3 -s -p 5401 >/dev/null 2>&1 & pids+=($!)
-iperf3 -s -p 5404 >/dev/null 2>&1 & pids+=($!)
-"$NETSONDE" server -p 5402 --no-store >/dev/null 2>&1 & pids+=($!)
-"$NETSONDE" server -p 5403 --no-store --iperf3-fast-receiver >/dev/null 2>&1 & pids+=($!)
+"${srv[@]}" iperf3 -s -p 5401 >/dev/null 2>&1 & pids+=($!)
+"${srv[@]}" iperf3 -s -p 5404 >/dev/null 2>&1 & pids+=($!)
+"${srv[@]}" "$NETSONDE" server -p 5402 --no-store >/dev/null 2>&1 & pids+=($!)
+"${srv[@]}" "$NETSONDE" server -p 5403 --no-store --iperf3-fast-receiver >/dev/null 2>&1 & pids+=($!)
 sleep 1
 cases=("default::" "-l 1K:-l 1K" "-R:-R" "-P 4:-P 4" "--bidir:--bidir")
 for r in $(seq "$ROUNDS"); do
@@ -35,7 +42,7 @@ for r in $(seq "$ROUNDS"); do
     name=${c%%:*}; args=${c#*:}
     for port in 5401 5402 5403 5404; do
       # shellcheck disable=SC2086
-      iperf3 -c 127.0.0.1 -p "$port" -t "$TIME" -J $args >"$OUT/$port.$r.${name// /_}.json" 2>/dev/null || true
+      "${cli[@]}" iperf3 -c 127.0.0.1 -p "$port" -t "$TIME" -J $args >"$OUT/$port.$r.${name// /_}.json" 2>/dev/null || true
       sleep 0.2
     done
   done
@@ -66,5 +73,6 @@ for c in cases:
     g = lambda p: f"{med[p]/1e9:.2f} Gbit/s"
     print(f"{c.replace('_',' '):<10} {g(5401):>14} {g(5402):>14} {g(5403):>14} {g(5404):>14} "
           f"{med[5402]/med[5401]:>16.3f} {med[5403]/med[5401]:>12.3f} {med[5404]/med[5401]:>6.3f}")
-print(f"medians of {rounds} interleaved runs of {os.environ.get('TIME','2')} s each; receiver's figure (sum_received)")
+pin = "servers on the last CPU, clients on CPU 0" if os.environ.get("PIN") == "1" else "nothing pinned"
+print(f"medians of {rounds} interleaved runs of {os.environ.get('TIME','2')} s each; receiver's figure (sum_received); {pin}")
 EOF
