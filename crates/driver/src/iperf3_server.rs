@@ -115,10 +115,11 @@ pub(crate) struct ServeCtx<'a> {
     pub sink: Option<&'a SessionSink>,
     /// How this server serves iperf3 clients.
     pub opts: SessionOpts,
-    /// The server's listening socket, under a descriptor of this session's:
-    /// iperf3's `select` covers it beside the streams, so the wait they are
-    /// read in does too ([`netsonde_engine::flow::run_select`]).
-    pub listening: Option<OwnedFd>,
+    /// The server's listening socket (a second descriptor, closed with the
+    /// listener once the sessions holding it end): iperf3's `select` covers it
+    /// beside the streams, so the wait they are read in does too
+    /// ([`netsonde_engine::flow::run_select`]).
+    pub listening: Option<Arc<OwnedFd>>,
 }
 
 /// How a server serves iperf3 clients.
@@ -498,7 +499,8 @@ fn exchange(
 
 /// What iperf3's select covers beside the streams: its listening socket and
 /// the session's control connection, each read on another thread here.
-fn beside_streams(listening: Option<OwnedFd>, ctl: &TcpStream) -> Vec<OwnedFd> {
+fn beside_streams(listening: Option<Arc<OwnedFd>>, ctl: &TcpStream) -> Vec<OwnedFd> {
+    let listening = listening.and_then(|l| l.try_clone().ok());
     listening
         .into_iter()
         .chain(ctl.as_fd().try_clone_to_owned().ok())

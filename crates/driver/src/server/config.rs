@@ -75,7 +75,7 @@ pub(super) struct Shared {
     /// The listening socket under a descriptor of its own, for the wait an
     /// iperf3 client's streams are read in (iperf3's `select` covers it);
     /// taken and closed with the listener, so the port closes with it.
-    pub(super) listening: Mutex<Option<std::os::fd::OwnedFd>>,
+    pub(super) listening: Mutex<Option<Arc<std::os::fd::OwnedFd>>>,
 }
 
 impl Shared {
@@ -107,10 +107,10 @@ impl Shared {
         }
     }
 
-    /// The listening socket under a new descriptor, while the server listens.
-    pub(super) fn listening_socket(&self) -> Option<std::os::fd::OwnedFd> {
+    /// The listening socket's second descriptor, while the server listens.
+    pub(super) fn listening_socket(&self) -> Option<Arc<std::os::fd::OwnedFd>> {
         let held = self.listening.lock().unwrap_or_else(|e| e.into_inner());
-        held.as_ref().and_then(|fd| fd.try_clone().ok())
+        held.clone()
     }
 
     pub(super) fn log(&self, entry: &SessionLog) {

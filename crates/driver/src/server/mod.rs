@@ -132,7 +132,7 @@ impl Server {
         let listener: TcpListener = listener.into();
         let shared = Shared::new(cfg);
         *shared.listening.lock().unwrap_or_else(|e| e.into_inner()) =
-            listener.as_fd().try_clone_to_owned().ok();
+            listener.as_fd().try_clone_to_owned().ok().map(Arc::new);
         Ok(Server {
             listener,
             shared: Arc::new(shared),

@@ -402,7 +402,8 @@ pub(super) fn serve_connection(
                 })
         };
         // A statement of its own: the lock is held for it alone, not for the
-        // session (a data connection's hand-over takes it too).
+        // session (a data connection's hand-over takes it too). The descriptor
+        // itself is duplicated only if a test starts.
         let listening = shared.listening_socket();
         let handed = crate::iperf3_server::serve(
             stream,

@@ -27,9 +27,9 @@ pub enum Waiter {
     Caller,
     /// Non-blocking, a ready stream read as iperf3's `Nread` does (until its
     /// message is whole or the socket is empty, with `read(2)`); the session's
-    /// streams wait together in one `select(2)` before every round of reads, as
-    /// iperf3's loop does ([`crate::flow::run_select`]): how an iperf3 client's streams are
-    /// read.
+    /// streams wait together in one `select(2)` before every round of reads,
+    /// as iperf3's loop does ([`crate::flow::run_select`]): how an iperf3
+    /// client's streams are read.
     Select,
 }
 

@@ -4,7 +4,7 @@
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
 use rustix::event::{
     fd_set_insert, fd_set_num_elements, fd_set_remove, FdSetElement, FdSetIter, Timespec,
@@ -21,6 +21,10 @@ use rustix::event::{
 pub struct ReadSet {
     fds: Vec<OwnedFd>,
     also: usize,
+    /// Every descriptor in ascending order, with its stream's place (`None`
+    /// for a socket another thread reads): a ready set is read in one walk
+    /// beside it, as the kernel writes it.
+    by_fd: Vec<(RawFd, Option<usize>)>,
     wanted: Vec<FdSetElement>,
     ready: Vec<FdSetElement>,
     nfds: i32,
@@ -43,10 +47,17 @@ impl ReadSet {
         for f in &fds {
             fd_set_insert(&mut wanted, f.as_raw_fd());
         }
+        let mut by_fd: Vec<(RawFd, Option<usize>)> = fds
+            .iter()
+            .enumerate()
+            .map(|(k, f)| (f.as_raw_fd(), k.checked_sub(also_len)))
+            .collect();
+        by_fd.sort_unstable();
         Ok(ReadSet {
             ready: wanted.clone(),
             fds,
             also: also_len,
+            by_fd,
             wanted,
             nfds,
         })
@@ -68,10 +79,11 @@ impl ReadSet {
         let n = unsafe {
             rustix::event::select(self.nfds, Some(&mut self.ready), None, None, Some(timeout))
         }?;
-        // A socket another thread reads is its reader's once it is readable.
-        for f in &self.fds[..self.also] {
-            if FdSetIter::new(&self.ready).any(|fd| fd == f.as_raw_fd()) {
-                fd_set_remove(&mut self.wanted, f.as_raw_fd());
+        if self.also > 0 {
+            // A socket another thread reads is its reader's once it is readable.
+            let (by_fd, ready) = (&self.by_fd, &self.ready);
+            for (fd, _) in in_set(by_fd, ready).filter(|(_, place)| place.is_none()) {
+                fd_set_remove(&mut self.wanted, fd);
             }
         }
         Ok(n as usize)
@@ -79,10 +91,21 @@ impl ReadSet {
 
     /// The streams the last wait found ready, by their place among them.
     pub fn ready(&self) -> impl Iterator<Item = usize> + '_ {
-        FdSetIter::new(&self.ready)
-            .filter_map(|fd| self.fds.iter().position(|f| f.as_raw_fd() == fd))
-            .filter_map(|p| p.checked_sub(self.also))
+        in_set(&self.by_fd, &self.ready).filter_map(|(_, place)| place)
     }
+}
+
+/// The entries of `by_fd` (ascending) whose descriptor is in `set`: one walk
+/// of both, so a round costs the number of sockets, not its square.
+fn in_set<'a>(
+    by_fd: &'a [(RawFd, Option<usize>)],
+    set: &'a [FdSetElement],
+) -> impl Iterator<Item = (RawFd, Option<usize>)> + 'a {
+    let mut set = FdSetIter::new(set).peekable();
+    by_fd.iter().copied().filter(move |(fd, _)| {
+        while set.next_if(|s| s < fd).is_some() {}
+        set.next_if_eq(fd).is_some()
+    })
 }
 
 #[cfg(test)]
@@ -133,5 +156,14 @@ mod tests {
         w0.write_all(b"y").unwrap();
         assert_eq!(set.wait(&SOON).unwrap(), 1);
         assert_eq!(set.ready().collect::<Vec<_>>(), vec![0]);
+
+        // Places are the order given, whatever the descriptors' numbers.
+        let (_w2, r2) = pair(&l);
+        let mut set =
+            ReadSet::new(Vec::new(), [r2.as_fd(), r1.as_fd(), r0.as_fd()].into_iter()).unwrap();
+        assert_eq!(set.wait(&SOON).unwrap(), 2);
+        let mut ready: Vec<usize> = set.ready().collect();
+        ready.sort_unstable();
+        assert_eq!(ready, vec![1, 2]);
     }
 }
