@@ -472,6 +472,33 @@ fn a_stalling_sender_s_loss_bounds_the_search_at_the_rate_it_ran_at() {
     );
 }
 
+/// A lab TCP search (100 Mbit/s, 8127 frames/s): its sender stalled twice at
+/// one ask (offered 5.5k and 5.65k of 5.91k) and one of them saw a
+/// retransmission; smooth trials later carried 8.12k without one. The stalled
+/// loss does not bound the search at 70% of the link.
+#[test]
+fn a_stalled_loss_under_a_smooth_pass_does_not_bound_the_search() {
+    let mut s = Search::new(SearchConfig::default());
+    let trace = [
+        (None, 8574.0, 10218),
+        (Some(5913.15), 5515.5, 0),
+        (Some(5913.15), 5654.1, 1),
+        (Some(5853.48), 5750.7, 0),
+        (Some(7264.16), 7231.4, 0),
+        (Some(8205.06), 8129.8, 0),
+        (Some(8351.92), 8269.2, 5327),
+    ];
+    for (asked, offered, lost) in trace {
+        let mut t = trial(asked, 1e6, 1e9);
+        t.offered_pps = offered;
+        t.sent = offered as u64;
+        t.lost = lost;
+        s.record(t);
+    }
+    let b = s.bounds(Goal::Ndr);
+    assert_eq!((b.lower, b.upper), (Some(8129.8), Some(8269.2)), "{b:?}");
+}
+
 #[test]
 fn a_sender_that_loses_nothing_is_the_limit() {
     let o = search(500_000.0, 1e9, SearchConfig::default());
