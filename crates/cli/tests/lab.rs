@@ -168,7 +168,12 @@ fn random_loss_on_udp_is_within_the_binomial_interval() {
             let d = &doc["directions"][0];
             let n = f(&d["udp"]["packets_total"]);
             let lost = f(&d["udp"]["lost"]);
-            assert!(n > 5000.0, "{d}");
+            // 20 Mbit/s of 1000-byte datagrams for 3 s is 7500: a sender that
+            // two busy cores held to half of that (CI sent 3920) is a run to
+            // try again, not a sample the interval can judge.
+            if n <= 5000.0 {
+                return Err(format!("only {n} datagrams arrived: {d}"));
+            }
             let sd = (n * p * (1.0 - p)).sqrt();
             // Independent losses: the binomial 99% interval. Bursts (Gilbert-Elliott)
             // are correlated (mean burst 1/r = 5 packets): allow 5 times the variance.
