@@ -161,7 +161,7 @@ fn sends(end: End, dir: FlowDir) -> bool {
 /// Whether a flow runs in a shared epoll thread at this end: stream flows whose
 /// strategy here is epoll, and request/response flows whose waiting policy is.
 fn shares_thread(end: End, spec: &TestSpec, dir: FlowDir) -> bool {
-    if read_as_iperf3(end, spec, dir) {
+    if served_as_iperf3(end, spec, dir) {
         return true;
     }
     match spec.test {
@@ -179,13 +179,12 @@ fn shares_thread(end: End, spec: &TestSpec, dir: FlowDir) -> bool {
 }
 
 /// Whether the flow is one of an iperf3 client's streams that this server
-/// receives as iperf3 3.12's server does: all of them on one thread, a wait for
-/// readiness over all of them before each round of reads
-/// ([`netsonde_engine::flow::run_select`]).
-fn read_as_iperf3(end: End, spec: &TestSpec, dir: FlowDir) -> bool {
-    spec.iperf3_io
-        && !sends(end, dir)
-        && matches!(spec.test, TestKind::TcpStream | TestKind::UdpStream)
+/// serves as iperf3 3.12's server does: all of them on one thread, a wait for
+/// readiness over all of them before each round of reads and writes
+/// ([`netsonde_engine::flow::run_select`], [`io::served_as_iperf3`]).
+fn served_as_iperf3(end: End, spec: &TestSpec, dir: FlowDir) -> bool {
+    matches!(spec.test, TestKind::TcpStream | TestKind::UdpStream)
+        && io::served_as_iperf3(spec, sends(end, dir))
 }
 
 /// What one flow does at this end, with its socket: the one mapping from the
@@ -440,9 +439,9 @@ pub fn start_with(
     let last_end: Arc<std::sync::Mutex<Option<Instant>>> = Arc::default();
     let mut also = Some(also);
     for (core, members) in threads {
-        // The sockets the select covers go to the thread that reads in one.
+        // The sockets the select covers go to the thread that waits in one.
         let also = match members.first() {
-            Some((_, _, ctx)) if read_as_iperf3(end, &ctx.spec, ctx.dir) => also.take(),
+            Some((_, _, ctx)) if served_as_iperf3(end, &ctx.spec, ctx.dir) => also.take(),
             _ => None,
         }
         .unwrap_or_default();
@@ -673,7 +672,7 @@ fn run_thread(
         return out;
     }
     let (shared, select) = members.first().map_or((false, false), |(_, _, ctx)| {
-        let select = read_as_iperf3(end, &ctx.spec, ctx.dir);
+        let select = served_as_iperf3(end, &ctx.spec, ctx.dir);
         (select || shares_thread(end, &ctx.spec, ctx.dir), select)
     });
     if !shared {

@@ -1,9 +1,10 @@
 //! A stream flow as a state machine, and the ways of running it: alone on its
 //! own thread ([`run_alone`]), where the I/O strategy waits for the socket its own
 //! way; with other flows on one thread ([`run_group`]), where one edge-triggered
-//! epoll waits for all of them (`--io epoll`); or as iperf3 3.12's server reads
+//! epoll waits for all of them (`--io epoll`); or as iperf3 3.12's server serves
 //! its streams ([`run_select`]): one thread, one `select(2)` over all of them
-//! before every round, one message read from each ready one.
+//! before every round, one message read from each ready receiver, then up to
+//! ten written to each ready sender.
 //!
 //! A flow's [`Flow::step`] makes one strategy call (or one pacing or teardown
 //! decision) and says what it came to. The same step code runs in both modes, so a
@@ -21,7 +22,8 @@ use netsonde_model::result::IoReport;
 use netsonde_model::spec::IoStrategy;
 
 use crate::meter::{FlowClock, FlowCtx};
-use crate::sys::select::ReadSet;
+use crate::sys::select::SelectSet;
+pub use crate::sys::select::Want;
 use crate::{EngineError, FlowOutput};
 
 /// What one step of a flow came to.
@@ -43,6 +45,11 @@ pub trait Flow: Send {
     fn fd(&self) -> BorrowedFd<'_>;
     /// One call's worth of work.
     fn step(&mut self) -> Result<Progress, EngineError>;
+    /// What it waits for when it is blocked, for a loop that waits for each
+    /// socket to read or to write ([`run_select`]): a receiver reads.
+    fn wants(&self) -> Want {
+        Want::Read
+    }
     /// The figures, once [`Flow::step`] has said [`Progress::Done`] (or the group
     /// gave up on it).
     fn finish(self: Box<Self>) -> Result<FlowOutput, EngineError>;
@@ -79,14 +86,21 @@ pub(crate) fn run_one<F: Flow + 'static>(
     }
 }
 
-/// Runs one receiving flow: one of an iperf3 client's streams read as iperf3
-/// reads ([`run_select`], a round of its own), else as [`run_one`] does.
-pub(crate) fn run_receiver<F: Flow + 'static>(
+/// Runs one stream flow that `sends` (else receives): one of an iperf3
+/// client's streams served as iperf3 serves ([`run_select`], a round of its
+/// own), else as [`run_one`] does.
+pub(crate) fn run_stream<F: Flow + 'static>(
     flow: F,
+    sends: bool,
     ctx: &FlowCtx,
 ) -> Result<FlowOutput, EngineError> {
-    if !(ctx.spec.iperf3_io && ctx.spec.rx_io == IoStrategy::Copy) {
-        return run_one(flow, ctx.spec.rx_io, ctx);
+    if !crate::io::served_as_iperf3(&ctx.spec, sends) {
+        let strategy = if sends {
+            ctx.spec.tx_io
+        } else {
+            ctx.spec.rx_io
+        };
+        return run_one(flow, strategy, ctx);
     }
     only(run_select(
         vec![Box::new(flow)],
@@ -111,6 +125,26 @@ const BUDGET: u32 = 64;
 /// Every live flow is stepped at least this often, so it sees its deadlines and a
 /// stop request even when its socket stays quiet.
 const SWEEP: Duration = Duration::from_millis(200);
+/// After the measured interval, the longest wait: the flows only wind down
+/// (a sender drains to its peer's close, which an iperf3 client sends only
+/// after the results), so a stop is seen within this.
+const WIND_DOWN: Duration = Duration::from_millis(10);
+
+/// A loop's wait until `at` from `now`: rounded up to the millisecond, so a
+/// timer is never woken for early; at most a [`SWEEP`], or once `clock`'s
+/// measured interval is over, [`WIND_DOWN`].
+fn timeout_until(at: Instant, now: Instant, clock: &FlowClock) -> Timespec {
+    let most = if now >= clock.end { WIND_DOWN } else { SWEEP };
+    let ms = at
+        .saturating_duration_since(now)
+        .min(most)
+        .as_micros()
+        .div_ceil(1000);
+    Timespec {
+        tv_sec: 0,
+        tv_nsec: ms as i64 * 1_000_000,
+    }
+}
 
 enum Slot {
     Live(Box<dyn Flow>),
@@ -256,12 +290,7 @@ pub fn run_group(
             for t in until.iter().flatten() {
                 at = at.min(*t);
             }
-            // Round up, so a timer is never woken for early.
-            let ms = at.saturating_duration_since(now).as_micros().div_ceil(1000);
-            Timespec {
-                tv_sec: 0,
-                tv_nsec: ms.min(200) as i64 * 1_000_000,
-            }
+            timeout_until(at, now, &clock)
         } else {
             Timespec::default()
         };
@@ -307,19 +336,27 @@ pub fn run_group(
     collect(slots)
 }
 
-/// Runs receiving flows on the calling thread as iperf3 3.12's server reads its
-/// streams (how an iperf3 client's streams are served): every round waits for
-/// readiness over all of them in one `select(2)`, the set copied before the
-/// call as iperf3 copies it, then steps each flow that is ready once (its
-/// strategy reads one message as iperf3's `Nread` does: [`crate::io`]'s
-/// `PlainRx`). Each flow's strategy must be non-blocking and return
-/// `WouldBlock` without waiting. The wait ends at the next phase boundary of
+/// Blocks each ready sender of [`run_select`] sends a round, at most: iperf3's
+/// `multisend`, its passes over the ready senders after one `select`.
+const MULTISEND: usize = 10;
+
+/// Runs an iperf3 client's streams on the calling thread as iperf3 3.12's
+/// server serves them (its `iperf_run_server` loop): every round waits in one
+/// `select(2)` over all of them, each in the read set or the write set as it
+/// wants ([`Flow::wants`]), the sets copied before the call as iperf3 copies
+/// them; then each ready receiver is stepped once (its strategy reads one
+/// message as iperf3's `Nread` does: [`crate::io`]'s `PlainRx`), then the
+/// ready senders are stepped in up to 10 passes (`MULTISEND`), one block each a
+/// pass (written as iperf3's `Nwrite` writes: `PlainTx`), as `iperf_send`
+/// does, a pass that found a socket full going on to the next as iperf3's
+/// does. Each flow's strategy must be non-blocking and return `WouldBlock`
+/// without waiting. The wait ends at the next pacing time, phase boundary of
 /// `clock` or sweep at most, when every flow is stepped.
 ///
 /// `also` are the other sockets iperf3's `select` covers beside the streams
 /// (its listening socket, the session's control connection), which other
 /// threads read here: each is in the set until it is first readable, then
-/// left to its reader (`sys::select::ReadSet`). A `select` costs more with
+/// left to its reader (`sys::select::SelectSet`). A `select` costs more with
 /// every socket it looks at, and at `-l 1K` that cost is the rate: an iperf3
 /// client measured 8-10% more against the streams alone than against
 /// `iperf3 -s`.
@@ -330,7 +367,10 @@ pub fn run_group(
 /// an epoll: one stays registered on every socket between waits, so each
 /// segment that arrives runs its callback in the sender's softirq, a cost on
 /// the iperf3 client's side (on loopback, its own thread) that iperf3's
-/// server does not put there.
+/// server does not put there. And the senders are here, not on threads of
+/// their own: with `--bidir` an iperf3 client measured 1.37x more against
+/// netsonde's server when its sending had a thread of its own than against
+/// `iperf3 -s`, which sends and reads on one.
 ///
 /// Returns each flow's output in the order given; the first error sets `stop`.
 pub fn run_select(
@@ -340,7 +380,7 @@ pub fn run_select(
     stop: &AtomicBool,
 ) -> Vec<Result<FlowOutput, EngineError>> {
     let n = flows.len();
-    let mut set = match ReadSet::new(also, flows.iter().map(|f| f.fd())) {
+    let mut set = match SelectSet::new(also, flows.iter().map(|f| (f.fd(), f.wants()))) {
         Ok(set) => set,
         Err(e) => return failed_setup(&flows, "select setup", &e, stop),
     };
@@ -348,39 +388,39 @@ pub fn run_select(
     let mut live = n;
     // The first round steps every flow: its meter starts.
     let mut ready: Vec<bool> = vec![true; n];
-    // Read once a round, after the wait: the clock a round's steps take is
-    // their meters', and a timeout from a reading a round old is late by one
-    // round's steps at most, well inside the millisecond it is rounded up to.
+    let mut until: Vec<Option<Instant>> = vec![None; n];
     let mut now = Instant::now();
     let mut next_sweep = now + SWEEP;
     let boundaries = [clock.warm_end, clock.end, clock.hard_end];
     let mut next_boundary = boundaries.iter().take_while(|b| **b <= now).count();
     while live > 0 {
-        for (i, slot) in slots.iter_mut().enumerate() {
-            let Slot::Live(flow) = slot else { continue };
-            if !std::mem::take(&mut ready[i]) {
-                continue;
-            }
-            let outcome = flow.step();
-            if let Ok(Progress::Done) | Err(_) = outcome {
-                set.remove(i);
-                retire(slot, outcome, n, stop);
-                live -= 1;
-            }
+        let mut round = Round {
+            slots: &mut slots,
+            ready: &mut ready,
+            until: &mut until,
+            set: &mut set,
+            live: &mut live,
+            stop,
+        };
+        round.reads();
+        if round.writes() {
+            // A round of writes takes up to milliseconds: the wait is from now.
+            now = Instant::now();
         }
         if live == 0 {
             break;
         }
-        let at = boundaries
+        let mut at = boundaries
             .get(next_boundary)
             .map_or(next_sweep, |b| next_sweep.min(*b));
-        let ms = at.saturating_duration_since(now).as_micros().div_ceil(1000);
-        let timeout = Timespec {
-            tv_sec: 0,
-            tv_nsec: ms.min(200) as i64 * 1_000_000,
-        };
-        match set.wait(&timeout) {
-            Ok(_) => set.ready().for_each(|i| ready[i] = true),
+        for t in until.iter().flatten() {
+            at = at.min(*t);
+        }
+        match set.wait(&timeout_until(at, now, &clock)) {
+            Ok(_) => {
+                set.readable().for_each(|i| ready[i] = true);
+                set.writable().for_each(|i| ready[i] = true);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => {
                 // As in run_group: never spin on a wait that fails; sweep.
@@ -389,6 +429,12 @@ pub fn run_select(
             }
         }
         now = Instant::now();
+        for (i, t) in until.iter_mut().enumerate() {
+            if t.is_some_and(|t| t <= now) {
+                *t = None;
+                ready[i] = true;
+            }
+        }
         let mut crossed = false;
         while boundaries.get(next_boundary).is_some_and(|b| *b <= now) {
             next_boundary += 1;
@@ -400,6 +446,94 @@ pub fn run_select(
         }
     }
     collect(slots)
+}
+
+/// One round of [`run_select`] after its wait: the ready flows stepped.
+struct Round<'a> {
+    slots: &'a mut [Slot],
+    ready: &'a mut [bool],
+    until: &'a mut [Option<Instant>],
+    set: &'a mut SelectSet,
+    live: &'a mut usize,
+    stop: &'a AtomicBool,
+}
+
+impl Round<'_> {
+    /// Each ready flow that does not wait to write, stepped once.
+    fn reads(&mut self) {
+        for i in 0..self.slots.len() {
+            let Slot::Live(flow) = &mut self.slots[i] else {
+                continue;
+            };
+            if !self.ready[i] || flow.wants() == Want::Write {
+                continue;
+            }
+            self.ready[i] = false;
+            let outcome = flow.step();
+            self.settle(i, outcome);
+        }
+    }
+
+    /// The ready senders, in up to [`MULTISEND`] passes of a step each; a
+    /// pass in which none could go on ends them. Whether any was stepped.
+    fn writes(&mut self) -> bool {
+        let mut stepped = false;
+        for _ in 0..MULTISEND {
+            let mut active = false;
+            for i in 0..self.slots.len() {
+                let Slot::Live(flow) = &mut self.slots[i] else {
+                    continue;
+                };
+                if !self.ready[i] || flow.wants() != Want::Write {
+                    continue;
+                }
+                let outcome = flow.step();
+                stepped = true;
+                active |= matches!(outcome, Ok(Progress::Moved | Progress::Blocked));
+                self.settle(i, outcome);
+            }
+            if !active {
+                break;
+            }
+        }
+        if stepped {
+            // As iperf3 clears its write set: the next round's wait says who is.
+            for (i, slot) in self.slots.iter().enumerate() {
+                if let Slot::Live(flow) = slot {
+                    if flow.wants() == Want::Write {
+                        self.ready[i] = false;
+                    }
+                }
+            }
+        }
+        stepped
+    }
+
+    /// After the `i`th flow's step: a flow held until a time waits for
+    /// nothing until then; one that is done is retired; any other waits for
+    /// what it wants now.
+    fn settle(&mut self, i: usize, outcome: Result<Progress, EngineError>) {
+        let n = self.slots.len();
+        let slot = &mut self.slots[i];
+        match outcome {
+            Ok(Progress::Until(t)) => {
+                self.until[i] = Some(t);
+                self.ready[i] = false;
+                self.set.want(i, Want::Nothing);
+            }
+            Ok(Progress::Moved | Progress::Blocked) => {
+                if let Slot::Live(flow) = slot {
+                    self.set.want(i, flow.wants());
+                }
+            }
+            Ok(Progress::Done) | Err(_) => {
+                self.set.remove(i);
+                self.ready[i] = false;
+                retire(slot, outcome, n, self.stop);
+                *self.live -= 1;
+            }
+        }
+    }
 }
 
 /// Each slot's output, in order; a flow left unfinished is an error.
@@ -417,238 +551,5 @@ fn collect(slots: Vec<Slot>) -> Vec<Result<FlowOutput, EngineError>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::net::{TcpListener, TcpStream, UdpSocket};
-    use std::sync::Arc;
-
-    use netsonde_model::spec::{FlowDir, TestKind, TestSpec};
-    use netsonde_model::units::{BitRate, Bytes, Nanos};
-
-    use super::*;
-    use crate::stream::{TcpReceiver, TcpSender};
-    use crate::udp::{UdpReceiver, UdpSender};
-
-    fn ctx(spec: &Arc<TestSpec>, id: u32, stop: &Arc<AtomicBool>) -> FlowCtx {
-        FlowCtx {
-            id,
-            dir: FlowDir::Up,
-            spec: spec.clone(),
-            clock: FlowClock::new(Instant::now(), spec),
-            counters: Arc::default(),
-            stop: stop.clone(),
-            format: Default::default(),
-        }
-    }
-
-    fn spec(test: TestKind, size: u64) -> Arc<TestSpec> {
-        let mut s = TestSpec::new(test);
-        s.size = Bytes(size);
-        s.duration = Nanos::from_millis(300);
-        s.warmup = Nanos::from_millis(50);
-        s.tx_io = IoStrategy::Epoll;
-        s.rx_io = IoStrategy::Epoll;
-        s.verify = true;
-        Arc::new(s)
-    }
-
-    /// Both ends of three TCP streams on one thread: the group must interleave
-    /// them, or the senders fill their buffers and nothing drains them.
-    #[test]
-    fn one_thread_carries_both_ends_of_several_tcp_streams() {
-        let spec = spec(TestKind::TcpStream, 3000);
-        let stop = Arc::new(AtomicBool::new(false));
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut flows: Vec<Box<dyn Flow>> = Vec::new();
-        for id in 0..3 {
-            let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-            let (s, _) = l.accept().unwrap();
-            let cx = ctx(&spec, id, &stop);
-            flows.push(Box::new(TcpSender::new(c, &cx).unwrap()));
-            flows.push(Box::new(TcpReceiver::new(s, &cx).unwrap()));
-        }
-        let clock = FlowClock::new(Instant::now(), &spec);
-        let t = Instant::now();
-        let out = run_group(flows, clock, &stop);
-        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
-        assert_eq!(out.len(), 6);
-        for pair in out.chunks(2) {
-            let (tx, rx) = (pair[0].as_ref().unwrap(), pair[1].as_ref().unwrap());
-            assert!(tx.result.bytes_total.0 > 100_000, "{:?}", tx.result);
-            assert_eq!(tx.result.bytes_total, rx.result.bytes_total);
-            let io = rx.result.io.as_ref().unwrap();
-            assert_eq!(io.verify_errors, Some(0));
-            assert_eq!(io.thread_flows, Some(6));
-            assert!(tx.result.bytes.0 > 0 && tx.result.bytes < tx.result.bytes_total);
-        }
-        assert!(!stop.load(Ordering::Relaxed));
-    }
-
-    /// An iperf3 client's streams as iperf3 3.12's server reads them: the
-    /// three receivers on one thread, each read at most one message long, every
-    /// byte counted; their senders elsewhere, as the client is.
-    #[test]
-    fn one_select_loop_reads_several_streams_a_message_at_a_time() {
-        let senders = spec(TestKind::TcpStream, 3000);
-        let mut r = (*senders).clone();
-        r.rx_io = IoStrategy::Copy;
-        r.iperf3_io = true;
-        let receivers = Arc::new(r);
-        let stop = Arc::new(AtomicBool::new(false));
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut tx: Vec<Box<dyn Flow>> = Vec::new();
-        let mut rx: Vec<Box<dyn Flow>> = Vec::new();
-        for id in 0..3 {
-            let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-            let (s, _) = l.accept().unwrap();
-            tx.push(Box::new(
-                TcpSender::new(c, &ctx(&senders, id, &stop)).unwrap(),
-            ));
-            rx.push(Box::new(
-                TcpReceiver::new(s, &ctx(&receivers, id, &stop)).unwrap(),
-            ));
-        }
-        let clock = FlowClock::new(Instant::now(), &senders);
-        let (sent, got) = std::thread::scope(|scope| {
-            let sending = scope.spawn(|| run_group(tx, clock, &stop));
-            let got = run_select(rx, Vec::new(), clock, &stop);
-            (sending.join().unwrap(), got)
-        });
-        for (tx, rx) in sent.iter().zip(&got) {
-            let (tx, rx) = (tx.as_ref().unwrap(), rx.as_ref().unwrap());
-            assert!(tx.result.bytes_total.0 > 100_000, "{:?}", tx.result);
-            assert_eq!(tx.result.bytes_total, rx.result.bytes_total);
-            // No read is longer than a message (a message may take several).
-            assert!(
-                rx.result.calls * 3000 >= rx.result.bytes.0,
-                "{:?}",
-                rx.result
-            );
-            let io = rx.result.io.as_ref().unwrap();
-            assert!(
-                io.note.as_deref().unwrap_or("").contains("iperf3 3.12"),
-                "{io:?}"
-            );
-            assert_eq!(io.thread_flows, Some(3));
-        }
-        assert!(!stop.load(Ordering::Relaxed));
-    }
-
-    /// Paced UDP flows on one thread: the pacing timers and the FINs run in the
-    /// group, the datagrams arrive (loopback, low rate), and the receiver learns
-    /// the sender's count from the FIN.
-    #[test]
-    fn one_thread_paces_several_udp_streams() {
-        let mut s = (*spec(TestKind::UdpStream, 1000)).clone();
-        s.rate = Some(BitRate(20e6));
-        let spec = Arc::new(s);
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut flows: Vec<Box<dyn Flow>> = Vec::new();
-        for id in 0..2 {
-            let a = UdpSocket::bind("127.0.0.1:0").unwrap();
-            let b = UdpSocket::bind("127.0.0.1:0").unwrap();
-            a.connect(b.local_addr().unwrap()).unwrap();
-            b.connect(a.local_addr().unwrap()).unwrap();
-            let cx = ctx(&spec, id, &stop);
-            flows.push(Box::new(UdpSender::new(a, &cx).unwrap()));
-            flows.push(Box::new(UdpReceiver::new(b, None, &cx).unwrap()));
-        }
-        let clock = FlowClock::new(Instant::now(), &spec);
-        let out = run_group(flows, clock, &stop);
-        for pair in out.chunks(2) {
-            let (tx, rx) = (pair[0].as_ref().unwrap(), pair[1].as_ref().unwrap());
-            let sent = tx.result.datagrams_sent.unwrap();
-            // 20 Mbit/s of 1000-byte datagrams for 350 ms: about 875.
-            assert!((600..=1100).contains(&sent), "{sent}");
-            // The receiver learned the sender's count from its FIN. (On a starved
-            // host the pacer catches up in a burst that may overflow the receive
-            // buffer, so some loss is allowed, not a wrong count.)
-            let udp = rx.result.udp.as_ref().unwrap();
-            assert_eq!(udp.packets_total + udp.lost, sent, "{udp:?}");
-            assert!(udp.lost <= sent / 5, "{udp:?}");
-            assert_eq!(rx.result.io.as_ref().unwrap().verify_errors, Some(0));
-        }
-    }
-
-    /// Both ends of several request/response flows, TCP and UDP, on one thread:
-    /// every flow completes transactions, each requester's count matches its
-    /// responder's, and every measured one is timed.
-    #[test]
-    fn one_thread_serves_both_ends_of_request_response_flows() {
-        use crate::rr::{TcpRequester, TcpResponder, UdpRequester, UdpResponder};
-        let mut tcp = (*spec(TestKind::TcpRr, 1)).clone();
-        tcp.request_size = Bytes(100);
-        tcp.response_size = Bytes(3000);
-        let tcp = Arc::new(tcp);
-        let mut udp = (*tcp).clone();
-        udp.test = TestKind::UdpRr;
-        let udp = Arc::new(udp);
-        let stop = Arc::new(AtomicBool::new(false));
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut flows: Vec<Box<dyn Flow>> = Vec::new();
-        for id in 0..3 {
-            let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-            let (s, _) = l.accept().unwrap();
-            let cx = ctx(&tcp, id, &stop);
-            flows.push(Box::new(TcpRequester::new(c, &cx).unwrap()));
-            flows.push(Box::new(TcpResponder::new(s, &cx).unwrap()));
-            let a = UdpSocket::bind("127.0.0.1:0").unwrap();
-            let b = UdpSocket::bind("127.0.0.1:0").unwrap();
-            a.connect(b.local_addr().unwrap()).unwrap();
-            b.connect(a.local_addr().unwrap()).unwrap();
-            let cx = ctx(&udp, 10 + id, &stop);
-            flows.push(Box::new(UdpRequester::new(a, &cx).unwrap()));
-            flows.push(Box::new(UdpResponder::new(b, &cx).unwrap()));
-        }
-        let clock = FlowClock::new(Instant::now(), &tcp);
-        let t = Instant::now();
-        let out = run_group(flows, clock, &stop);
-        assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
-        for pair in out.chunks(2) {
-            let (req, resp) = (pair[0].as_ref().unwrap(), pair[1].as_ref().unwrap());
-            let n = req.result.transactions_total;
-            assert!(n > 50, "{:?}", req.result);
-            // The requester may end with one request answered but not yet read.
-            assert!(
-                resp.result.transactions_total.abs_diff(n) <= 1,
-                "{n} vs {:?}",
-                resp.result
-            );
-            let hist = req.latency.as_ref().unwrap();
-            assert_eq!(hist.len(), req.result.transactions, "{:?}", req.result);
-            assert_eq!(req.result.io.as_ref().unwrap().thread_flows, Some(12));
-        }
-    }
-
-    /// A flow that fails ends the others: the group returns promptly with the
-    /// error in that flow's place.
-    #[test]
-    fn a_failing_flow_stops_the_group() {
-        let spec = spec(TestKind::TcpStream, 1000);
-        let stop = Arc::new(AtomicBool::new(false));
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let (s, _) = l.accept().unwrap();
-        // The peer of the second sender is gone: its writes are reset.
-        let c2 = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let (s2, _) = l.accept().unwrap();
-        drop(s2);
-        let mut long = (*spec).clone();
-        long.duration = Nanos::from_secs(30);
-        let long = Arc::new(long);
-        let cx = ctx(&long, 0, &stop);
-        let flows: Vec<Box<dyn Flow>> = vec![
-            Box::new(TcpSender::new(c, &cx).unwrap()),
-            Box::new(TcpReceiver::new(s, &cx).unwrap()),
-            Box::new(TcpSender::new(c2, &ctx(&long, 1, &stop)).unwrap()),
-        ];
-        let t = Instant::now();
-        let out = run_group(flows, FlowClock::new(Instant::now(), &long), &stop);
-        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
-        assert!(stop.load(Ordering::Relaxed));
-        assert!(
-            matches!(out[2], Err(EngineError::PeerClosed { flow: 1 })),
-            "{:?}",
-            out[2]
-        );
-    }
-}
+#[path = "flow_tests.rs"]
+mod tests;

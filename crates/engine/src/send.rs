@@ -77,8 +77,9 @@ pub(crate) struct Sending {
     sent: u64,
     end: Option<Instant>,
     report: Option<IoReport>,
-    /// Its strategy is epoll: the socket stays non-blocking to the end, and the
-    /// flow group does the waiting.
+    /// Its strategy is epoll, or it is an iperf3 client's stream served as
+    /// iperf3 serves ([`crate::io::served_as_iperf3`]): the socket stays
+    /// non-blocking to the end, and the flow group does the waiting.
     grouped: bool,
     /// Its share of a test that ends by volume: it stops once it has sent this
     /// much in the measured interval.
@@ -115,7 +116,7 @@ impl Sending {
             sent: 0,
             end: None,
             report: None,
-            grouped: ctx.spec.tx_io == IoStrategy::Epoll,
+            grouped: ctx.spec.tx_io == IoStrategy::Epoll || io::served_as_iperf3(&ctx.spec, true),
             volume: ctx.spec.stream_volume().unwrap_or(u64::MAX),
         })
     }
@@ -171,6 +172,12 @@ impl Sending {
                 Sock::Udp(s) => s.set_nonblocking(false),
             };
         }
+    }
+
+    /// Whether the loop the flow runs in waits for its socket (a flow group's
+    /// epoll, or a `select`): the socket is non-blocking to the end.
+    pub(crate) fn waits_in_loop(&self) -> bool {
+        self.grouped
     }
 
     /// Whether sending has stopped.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use netsonde_model::result::Role;
 use netsonde_model::spec::IoStrategy;
 
-use crate::flow::{run_one, run_receiver, Flow, Progress};
+use crate::flow::{run_stream, Flow, Progress, Want};
 use crate::io::{self, Moved, Sock};
 use crate::meter::{FlowCtx, IdleLimit, Meter};
 use crate::send::{Gate, Sending};
@@ -20,12 +20,12 @@ use crate::{is_timeout, sockopt, EngineError, FlowOutput};
 /// Sends until the measured interval ends, then half-closes and waits for the
 /// receiver's close so that `TCP_INFO` covers every byte.
 pub fn tcp_send(sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    run_one(TcpSender::new(sock, ctx)?, ctx.spec.tx_io, ctx)
+    run_stream(TcpSender::new(sock, ctx)?, true, ctx)
 }
 
 /// Receives until end of stream (or the hard deadline).
 pub fn tcp_recv(sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
-    run_receiver(TcpReceiver::new(sock, ctx)?, ctx)
+    run_stream(TcpReceiver::new(sock, ctx)?, false, ctx)
 }
 
 #[derive(Debug)]
@@ -171,6 +171,14 @@ impl Flow for TcpSender {
         self.sock.as_fd()
     }
 
+    fn wants(&self) -> Want {
+        match self.state {
+            SendState::Sending => Want::Write,
+            SendState::Draining => Want::Read,
+            SendState::Done => Want::Nothing,
+        }
+    }
+
     #[inline]
     fn step(&mut self) -> Result<Progress, EngineError> {
         match self.state {
@@ -185,8 +193,10 @@ impl Flow for TcpSender {
                 }
                 // The peer's close is waited for in short steps, so a stop is
                 // seen within one (an iperf3 client closes its streams only
-                // after the results: a blocking read held the end 200 ms).
-                if !readable(&self.sock, DRAIN_STEP) {
+                // after the results: a blocking read held the end 200 ms). A
+                // sender whose loop waits for its socket with others' reads
+                // at once, and is blocked until the loop sees it readable.
+                if !self.s.waits_in_loop() && !readable(&self.sock, DRAIN_STEP) {
                     return Ok(Progress::Blocked);
                 }
                 return Ok(match (&self.sock).read(&mut self.scratch) {

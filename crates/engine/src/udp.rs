@@ -14,7 +14,7 @@ use netsonde_proto::message::{
 };
 
 use crate::datagram::{stamp, Format, FIN, HEADER};
-use crate::flow::{run_one, run_receiver, Flow, Progress};
+use crate::flow::{run_one, run_stream, Flow, Progress};
 use crate::io::{self, Sock};
 use crate::meter::{FlowCtx, IdleLimit, Meter};
 use crate::send::{Gate, Sending};
@@ -146,7 +146,7 @@ pub fn udp_recv(
     ready: Option<io::Ready>,
     ctx: &FlowCtx,
 ) -> Result<FlowOutput, EngineError> {
-    run_receiver(UdpReceiver::new(sock, ready, ctx)?, ctx)
+    run_stream(UdpReceiver::new(sock, ready, ctx)?, false, ctx)
 }
 
 /// FINs a sender sends, and how far apart.

@@ -25,7 +25,7 @@
 //!
 //! | strategy | TCP send | TCP receive | UDP send | UDP receive |
 //! |---|---|---|---|---|
-//! | copy | write | read of at least 1 MiB, woken per ~1 ms of data (SO_RCVLOWAT); with `iperf3_io` (iperf3 clients), as iperf3 3.12 reads: a ready stream read with `read(2)` until its message is whole or it is empty (`Nread`), the session's streams on one thread waiting in one `select(2)` before each round (`flow::run_select`) | send | recv |
+//! | copy | write; with `iperf3_io` (iperf3 clients), a TCP stream as iperf3 3.12 writes: the rest of its message with `write(2)` until it is whole or the socket is full (`Nwrite`), up to 10 a round | read of at least 1 MiB, woken per ~1 ms of data (SO_RCVLOWAT); with `iperf3_io` (iperf3 clients), as iperf3 3.12 reads: a ready stream read with `read(2)` until its message is whole or it is empty (`Nread`); the session's streams, sending and receiving, on one thread waiting in one `select(2)` before each round (`flow::run_select`) | send | recv |
 //! | epoll | non-blocking write; the flow group's shared ET epoll waits ([`crate::flow::run_group`]) | non-blocking read of one message, same | same | same |
 //! | busypoll | non-blocking spin, SO_BUSY_POLL | same | same | same |
 //! | batch | writev of up to 1023 messages (about 1 MiB) | large reads | UDP GSO (sendmmsg without it) | UDP GRO (recvmmsg without it) |
@@ -49,7 +49,7 @@ use std::io;
 use std::net::{TcpStream, UdpSocket};
 
 use netsonde_model::result::IoReport;
-use netsonde_model::spec::{IoStrategy, TestSpec};
+use netsonde_model::spec::{IoStrategy, TestKind, TestSpec};
 
 pub use plain::Waiter;
 
@@ -179,6 +179,22 @@ fn report(strategy: IoStrategy) -> IoReport {
     }
 }
 
+/// Whether a flow of `spec` that `sends` (else receives) is one of an iperf3
+/// client's streams served as iperf3 3.12's server serves them: on one thread
+/// with the session's other streams, waiting in one `select(2)` before every
+/// round ([`crate::flow::run_select`]), each ready stream read or written a
+/// message at a time ([`Waiter::Select`]). Its receivers
+/// with `copy`, TCP or UDP; its TCP senders with `copy` (iperf3's UDP senders
+/// block, paced by its timers: netsonde's pace on threads of their own).
+pub fn served_as_iperf3(spec: &TestSpec, sends: bool) -> bool {
+    spec.iperf3_io
+        && if sends {
+            spec.tx_io == IoStrategy::Copy && spec.test == TestKind::TcpStream
+        } else {
+            spec.rx_io == IoStrategy::Copy
+        }
+}
+
 /// Builds the sending strategy for a flow. UDP datagrams carry `format`'s header;
 /// iperf3's is written by the copy, epoll and busypoll strategies only.
 pub fn tx(
@@ -199,9 +215,9 @@ pub fn tx(
         ));
     }
     Ok(match strategy {
-        IoStrategy::Copy | IoStrategy::Epoll | IoStrategy::Busypoll => {
-            Box::new(plain::PlainTx::new(strategy, sock, size, format)?)
-        }
+        IoStrategy::Copy | IoStrategy::Epoll | IoStrategy::Busypoll => Box::new(
+            plain::PlainTx::new(strategy, sock, size, format, spec.iperf3_io)?,
+        ),
         IoStrategy::Batch => batch::tx(sock, size)?,
         IoStrategy::Zerocopy => Box::new(zerocopy::ZcTx::new(sock, size)?),
         IoStrategy::Sendfile | IoStrategy::Splice => {

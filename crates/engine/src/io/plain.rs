@@ -26,10 +26,11 @@ pub enum Waiter {
     /// others in one epoll.
     Caller,
     /// Non-blocking, a ready stream read as iperf3's `Nread` does (until its
-    /// message is whole or the socket is empty, with `read(2)`); the session's
-    /// streams wait together in one `select(2)` before every round of reads,
-    /// as iperf3's loop does ([`crate::flow::run_select`]): how an iperf3
-    /// client's streams are read.
+    /// message is whole or the socket is empty, with `read(2)`) and written as
+    /// its `Nwrite` does (the rest of the message, with `write(2)`, until it is
+    /// whole or the socket is full); the session's streams wait together in one
+    /// `select(2)` before every round, as iperf3's loop does
+    /// ([`crate::flow::run_select`]): how an iperf3 client's streams are served.
     Select,
 }
 
@@ -85,9 +86,9 @@ impl Waiter {
                     .into(),
             ),
             Waiter::Select => Some(
-                "read as iperf3 3.12 reads: the streams on one thread, each round after one \
-                 select over all of them, a ready stream read until its message is whole \
-                 or it is empty"
+                "served as iperf3 3.12 serves: the streams on one thread, each round after one \
+                 select over all of them, a ready stream read or written until its message \
+                 is whole or the socket is empty or full"
                     .into(),
             ),
             _ => None,
@@ -105,14 +106,18 @@ pub struct PlainTx {
 }
 
 impl PlainTx {
-    /// Builds it.
+    /// Builds it; `per_message`: a TCP stream of an iperf3 client's session,
+    /// written as iperf3 writes ([`Waiter::Select`]) with `copy`.
     pub fn new(
         strategy: IoStrategy,
         sock: Sock<'_>,
         size: usize,
         format: crate::datagram::Format,
+        per_message: bool,
     ) -> Result<PlainTx, super::IoError> {
+        let select = per_message && strategy == IoStrategy::Copy;
         let waiter = match sock {
+            Sock::Tcp(s) if select => sys::set_nonblocking(s).map(|()| Waiter::Select),
             Sock::Tcp(s) => Waiter::new(strategy, s),
             Sock::Udp(s) => Waiter::new(strategy, s),
         }
@@ -128,10 +133,55 @@ impl PlainTx {
     }
 }
 
+impl PlainTx {
+    /// The rest of the message written as iperf3 3.12's `Nwrite` writes it to
+    /// a ready stream: `write(2)` until it is whole or the socket is full
+    /// (`WouldBlock`, a call counted as made). A socket full at once is
+    /// `WouldBlock`.
+    fn send_block(&mut self, sock: &std::net::TcpStream) -> io::Result<Moved> {
+        let (mut bytes, mut calls) = (0, 0u64);
+        loop {
+            calls += 1;
+            match net::write_once(sock, &self.msg[self.off..]) {
+                // Never for a socket and a block that is not empty; said as
+                // the peer's close, as a send of nothing is.
+                Ok(0) => {
+                    return Ok(Moved {
+                        bytes,
+                        messages: 0,
+                        calls,
+                    })
+                }
+                Ok(n) => {
+                    bytes += n as u64;
+                    self.off += n;
+                    if self.off == self.msg.len() {
+                        self.off = 0;
+                        return Ok(Moved {
+                            bytes,
+                            messages: 1,
+                            calls,
+                        });
+                    }
+                }
+                Err(e) if bytes > 0 && is_empty(&e) => {
+                    return Ok(Moved {
+                        bytes,
+                        messages: 0,
+                        calls,
+                    })
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
 impl Tx for PlainTx {
     #[inline]
     fn send(&mut self, sock: Sock<'_>, seq: u64, tx_ns: u64) -> io::Result<Moved> {
         let r = match sock {
+            Sock::Tcp(s) if matches!(self.waiter, Waiter::Select) => return self.send_block(s),
             Sock::Tcp(s) => net::send_once(s, &self.msg[self.off..]),
             Sock::Udp(s) => {
                 self.format.stamp(&mut self.msg, seq, tx_ns);

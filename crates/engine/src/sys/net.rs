@@ -31,6 +31,12 @@ pub fn read_once(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
     Ok(rustix::io::read(fd, buf)?)
 }
 
+/// One `write(2)` on a socket, the call iperf3 writes its streams with (a
+/// peer gone is `EPIPE`: Rust ignores `SIGPIPE`).
+pub fn write_once(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
+    Ok(rustix::io::write(fd, buf)?)
+}
+
 // Kernel ABI constants (include/uapi), stable since the Linux versions noted.
 /// `SOL_SOCKET`.
 pub const SOL_SOCKET: i32 = libc::SOL_SOCKET;
