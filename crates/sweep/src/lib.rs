@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 pub mod axes;
+pub mod back_to_back;
 pub mod exec;
 pub mod fake;
 pub mod file;
