@@ -12,7 +12,9 @@
 # Run:  bash bench/iperf3-dropin.sh      (about 5 minutes with the defaults)
 # Environment: ROUNDS=7, TIME=2, NETSONDE=path; PIN=1 runs every server on
 # the last CPU and every client on CPU 0 (taskset), so both servers get the
-# same placement, not whatever the scheduler gives each.
+# same placement, not whatever the scheduler gives each; BASELINE=path adds
+# another netsonde build's server (an earlier commit's release binary) to
+# the same rounds, so a change is measured against it and iperf3 at once.
 set -euo pipefail
 ROUNDS=${ROUNDS:-7}
 TIME=${TIME:-2}
@@ -29,18 +31,27 @@ if [[ ${PIN:-0} == 1 ]]; then
   srv=(taskset -c "$last") cli=(taskset -c 0)
 fi
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+# Waits for the servers to exit, so a run that follows finds their ports free.
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+}
 trap cleanup EXIT
 "${srv[@]}" iperf3 -s -p 5401 >/dev/null 2>&1 & pids+=($!)
 "${srv[@]}" iperf3 -s -p 5404 >/dev/null 2>&1 & pids+=($!)
 "${srv[@]}" "$NETSONDE" server -p 5402 --no-store >/dev/null 2>&1 & pids+=($!)
 "${srv[@]}" "$NETSONDE" server -p 5403 --no-store --iperf3-fast-receiver >/dev/null 2>&1 & pids+=($!)
+ports=(5401 5402 5403 5404)
+if [[ -n ${BASELINE:-} ]]; then
+  "${srv[@]}" "$BASELINE" server -p 5405 --no-store >/dev/null 2>&1 & pids+=($!)
+  ports+=(5405)
+fi
 sleep 1
 cases=("default::" "-l 1K:-l 1K" "-R:-R" "-P 4:-P 4" "--bidir:--bidir")
 for r in $(seq "$ROUNDS"); do
   for c in "${cases[@]}"; do
     name=${c%%:*}; args=${c#*:}
-    for port in 5401 5402 5403 5404; do
+    for port in "${ports[@]}"; do
       # shellcheck disable=SC2086
       "${cli[@]}" iperf3 -c 127.0.0.1 -p "$port" -t "$TIME" -J $args >"$OUT/$port.$r.${name// /_}.json" 2>/dev/null || true
       sleep 0.2
@@ -65,14 +76,17 @@ def rate(path):
         return None
 print(f"{'case':<10} {'iperf3 -s':>14} {'netsonde':>14} {'fast recv':>14} {'iperf3 -s (B)':>14} "
       f"{'netsonde/iperf3':>16} {'fast/iperf3':>12} {'A/A':>6}")
+base = bool(glob.glob(f"{out}/5405.*.json"))
 for c in cases:
     med = {}
-    for port in (5401, 5402, 5403, 5404):
+    for port in (5401, 5402, 5403, 5404, 5405):
         v = [x for x in (rate(f"{out}/{port}.{r}.{c}.json") for r in range(1, rounds + 1)) if x]
         med[port] = statistics.median(v) if v else float("nan")
     g = lambda p: f"{med[p]/1e9:.2f} Gbit/s"
     print(f"{c.replace('_',' '):<10} {g(5401):>14} {g(5402):>14} {g(5403):>14} {g(5404):>14} "
-          f"{med[5402]/med[5401]:>16.3f} {med[5403]/med[5401]:>12.3f} {med[5404]/med[5401]:>6.3f}")
+          f"{med[5402]/med[5401]:>16.3f} {med[5403]/med[5401]:>12.3f} {med[5404]/med[5401]:>6.3f}"
+          + (f"   baseline/iperf3 {med[5405]/med[5401]:.3f}, netsonde/baseline {med[5402]/med[5405]:.3f}"
+             if base else ""))
 pin = "servers on the last CPU, clients on CPU 0" if os.environ.get("PIN") == "1" else "nothing pinned"
 print(f"medians of {rounds} interleaved runs of {os.environ.get('TIME','2')} s each; receiver's figure (sum_received); {pin}")
 EOF
