@@ -216,7 +216,7 @@ pub fn tx(
     }
     Ok(match strategy {
         IoStrategy::Copy | IoStrategy::Epoll | IoStrategy::Busypoll => Box::new(
-            plain::PlainTx::new(strategy, sock, size, format, spec.iperf3_io)?,
+            plain::PlainTx::new(strategy, sock, size, format, served_as_iperf3(spec, true))?,
         ),
         IoStrategy::Batch => batch::tx(sock, size)?,
         IoStrategy::Zerocopy => Box::new(zerocopy::ZcTx::new(sock, size)?),

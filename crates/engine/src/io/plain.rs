@@ -106,16 +106,16 @@ pub struct PlainTx {
 }
 
 impl PlainTx {
-    /// Builds it; `per_message`: a TCP stream of an iperf3 client's session,
-    /// written as iperf3 writes ([`Waiter::Select`]) with `copy`.
+    /// Builds it; `select`: a TCP stream of an iperf3 client's session,
+    /// written as iperf3 writes ([`Waiter::Select`];
+    /// [`super::served_as_iperf3`] says which).
     pub fn new(
         strategy: IoStrategy,
         sock: Sock<'_>,
         size: usize,
         format: crate::datagram::Format,
-        per_message: bool,
+        select: bool,
     ) -> Result<PlainTx, super::IoError> {
-        let select = per_message && strategy == IoStrategy::Copy;
         let waiter = match sock {
             Sock::Tcp(s) if select => sys::set_nonblocking(s).map(|()| Waiter::Select),
             Sock::Tcp(s) => Waiter::new(strategy, s),

@@ -136,6 +136,7 @@ impl SelectSet {
     /// call.
     pub fn wait(&mut self, timeout: &Timespec) -> io::Result<usize> {
         self.read.ready.copy_from_slice(&self.read.wanted);
+        // With no writers the write set is empty, and so is its copy.
         self.write.ready.copy_from_slice(&self.write.wanted);
         let write = (self.writers > 0).then_some(&mut self.write.ready[..]);
         // SAFETY: every descriptor in the sets is one of `self.fds`, which
@@ -149,9 +150,6 @@ impl SelectSet {
                 Some(timeout),
             )
         }?;
-        if self.writers == 0 {
-            self.write.ready.fill(FdSetElement::default());
-        }
         if self.also > 0 {
             // A socket another thread reads is its reader's once it is readable.
             let (by_fd, ready) = (&self.by_fd, &self.read.ready);
