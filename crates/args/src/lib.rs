@@ -217,7 +217,8 @@ pub enum SearchTest {
 pub struct StoreArgs {
     /// Results database: a SQLite file (default: the platform data directory,
     /// netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB
-    /// (password from PGPASSWORD).
+    /// (password from PGPASSWORD; TLS as libpq's ?sslmode=, sslrootcert=, sslcert=,
+    /// sslkey= say).
     #[arg(long, value_name = "PATH|URL", global = true)]
     pub db: Option<netsonde_store::Location>,
 }

@@ -38,6 +38,15 @@ pub enum StoreError {
         #[source]
         source: postgres::Error,
     },
+    /// The TLS to the PostgreSQL database could not be set up as its URL asks
+    /// (an option or a certificate file at fault).
+    #[error("TLS to the results store {target}: {reason}")]
+    Tls {
+        /// The database, its URL without the password.
+        target: String,
+        /// Which option or file, and what is wrong with it.
+        reason: String,
+    },
     /// A PostgreSQL statement failed.
     #[error("results store query failed (PostgreSQL)")]
     Postgres(#[from] postgres::Error),

@@ -47,6 +47,7 @@ mod db;
 mod error;
 mod location;
 mod pg;
+mod pg_tls;
 mod rows;
 pub mod schema;
 mod store;

@@ -5,6 +5,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use crate::pg_tls::TlsOptions;
+
 /// A store's place.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Location {
@@ -68,6 +70,7 @@ impl fmt::Display for Location {
 #[derive(Clone)]
 pub struct PgUrl {
     config: postgres::Config,
+    tls: TlsOptions,
     shown: String,
     raw: String,
 }
@@ -76,11 +79,18 @@ impl PgUrl {
     pub(crate) fn config(&self) -> &postgres::Config {
         &self.config
     }
+
+    /// Its TLS options as given (`sslmode`, `sslrootcert`, `sslcert`, `sslkey`).
+    pub(crate) fn tls(&self) -> &TlsOptions {
+        &self.tls
+    }
 }
 
 impl PartialEq for PgUrl {
     fn eq(&self, other: &PgUrl) -> bool {
-        self.shown == other.shown && self.config.get_password() == other.config.get_password()
+        self.shown == other.shown
+            && self.tls == other.tls
+            && self.config.get_password() == other.config.get_password()
     }
 }
 
@@ -88,7 +98,8 @@ impl FromStr for PgUrl {
     type Err = String;
 
     fn from_str(s: &str) -> Result<PgUrl, String> {
-        let config: postgres::Config = s
+        let (rest, tls) = TlsOptions::split(s).map_err(|e| format!("not a PostgreSQL URL: {e}"))?;
+        let config: postgres::Config = rest
             .parse()
             .map_err(|e| format!("not a PostgreSQL URL: {e}"))?;
         let hosts: Vec<String> = config
@@ -108,6 +119,7 @@ impl FromStr for PgUrl {
         let shown = format!("postgres://{user}{}/{db}", hosts.join(","));
         Ok(PgUrl {
             config,
+            tls,
             shown,
             raw: s.to_string(),
         })

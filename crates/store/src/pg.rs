@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use postgres::types::{to_sql_checked, IsNull, ToSql, Type};
-use postgres::{Client, NoTls};
+use postgres::Client;
 
 use crate::location::PgUrl;
 use crate::value::{Row, Value};
@@ -37,8 +37,13 @@ const LOCK_SPACE: i32 = 0x6e73_6465;
 /// How long connecting may take before it fails.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Connects, with `PGPASSWORD` as the password when the URL has none.
+/// Connects, with `PGPASSWORD` as the password when the URL has none, over TLS
+/// as its `sslmode` says ([`crate::pg_tls`]).
 pub(crate) fn connect(url: &PgUrl) -> Result<Client, StoreError> {
+    let (mode, tls) = crate::pg_tls::connector(url.tls()).map_err(|reason| StoreError::Tls {
+        target: url.to_string(),
+        reason,
+    })?;
     let mut config = url.config().clone();
     if config.get_password().is_none() {
         if let Some(pw) = std::env::var_os("PGPASSWORD") {
@@ -49,7 +54,8 @@ pub(crate) fn connect(url: &PgUrl) -> Result<Client, StoreError> {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
     config.application_name("netsonde");
-    config.connect(NoTls).map_err(|source| StoreError::Connect {
+    config.ssl_mode(mode);
+    config.connect(tls).map_err(|source| StoreError::Connect {
         target: url.to_string(),
         source,
     })

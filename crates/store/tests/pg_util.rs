@@ -52,6 +52,16 @@ impl Postgres {
     /// Starts a server, or says on stderr why none can start here and returns
     /// `None` (the caller skips).
     pub fn start(test: &str) -> Option<Postgres> {
+        Postgres::start_with(test, &|_| Ok(()))
+    }
+
+    /// As [`Postgres::start`], with `prepare` run on the data folder between
+    /// `initdb` and the start (configuration and files of its own; write them
+    /// with [`Postgres::private_file`]).
+    pub fn start_with(
+        test: &str,
+        prepare: &dyn Fn(&Postgres) -> Result<(), String>,
+    ) -> Option<Postgres> {
         let Some(bin) = bin_dir() else {
             eprintln!("{test}: skipped: PostgreSQL's initdb is not installed (apt-get install postgresql)");
             return None;
@@ -93,6 +103,10 @@ impl Postgres {
         );
         if let Err(why) = init {
             eprintln!("{test}: skipped: initdb failed: {why}");
+            return None;
+        }
+        if let Err(why) = prepare(&pg) {
+            eprintln!("{test}: skipped: the data folder could not be prepared: {why}");
             return None;
         }
         if let Err(why) = pg.pg_ctl_start() {
@@ -180,6 +194,49 @@ impl Postgres {
                 String::from_utf8_lossy(&out.stderr).trim()
             ))
         }
+    }
+
+    /// The port it listens on (127.0.0.1 only).
+    #[allow(dead_code)] // not every includer needs it
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Writes `name` in the data folder, readable by the server only (as
+    /// PostgreSQL wants a key file), and returns its path.
+    #[allow(dead_code)] // not every includer writes one
+    pub fn private_file(&self, name: &str, contents: &str) -> Result<PathBuf, String> {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.dir.join("data").join(name);
+        std::fs::write(&path, contents).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        if self.as_nobody {
+            std::os::unix::fs::chown(&path, Some(NOBODY), Some(NOBODY))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        Ok(path)
+    }
+
+    /// Appends `lines` to the data folder's `file` (`postgresql.conf`), or
+    /// replaces it when `replace` (`pg_hba.conf`).
+    #[allow(dead_code)] // not every includer configures one
+    pub fn configure(&self, file: &str, lines: &str, replace: bool) -> Result<(), String> {
+        use std::io::Write;
+        let path = self.dir.join("data").join(file);
+        let mut f = std::fs::OpenOptions::new()
+            .append(!replace)
+            .write(true)
+            .truncate(replace)
+            .open(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        writeln!(f, "{lines}").map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// The server's log so far.
+    #[allow(dead_code)] // not every includer reads it
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("log")).unwrap_or_default()
     }
 
     /// The URL of another database on this server, created empty.

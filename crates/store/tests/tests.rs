@@ -7,4 +7,5 @@ mod util;
 mod faults;
 mod migrations;
 mod postgres;
+mod postgres_tls;
 mod roundtrip;
