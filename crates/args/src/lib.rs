@@ -308,6 +308,13 @@ pub struct MeshArgs {
     /// (`netsonde-agents.netsonde.svc:5300`; see deploy/kubernetes).
     #[arg(long, value_name = "NAME[:PORT]")]
     pub agents_dns: Option<String>,
+    /// The ready endpoints of this Kubernetes Service are the agents, each
+    /// named by its node: listed through the API from inside the cluster (the
+    /// controller's Job, whose service account may list endpointslices; see
+    /// deploy/kubernetes). The namespace is the pod's own and the port the
+    /// endpoints' `control` port when not given.
+    #[arg(long, value_name = "[NAMESPACE/]SERVICE[:PORT]")]
+    pub agents_k8s: Option<String>,
     /// Which ordered pairs run: all-to-all, ring, star:NAME (every other agent
     /// to NAME) or pairs:SRC-DST,SRC-DST.
     #[arg(long, default_value = "all-to-all")]

@@ -1,5 +1,6 @@
-//! `netsonde mesh`'s plan: the agents of the command line, a file and a DNS
-//! name, and the sweep's flags once per pair of the pattern. The runner that
+//! `netsonde mesh`'s plan: the agents of the command line, a file, a DNS
+//! name and a Kubernetes Service, and the sweep's flags once per pair of the
+//! pattern. The runner that
 //! sends each point to its agents is `netsonde_run::agents`.
 
 use std::net::ToSocketAddrs;
@@ -25,6 +26,14 @@ fn agents(a: &MeshArgs, port: u16) -> anyhow::Result<Vec<Agent>> {
     }
     if let Some(name) = &a.agents_dns {
         list.extend(discover(name, port)?);
+    }
+    if let Some(svc) = &a.agents_k8s {
+        use netsonde_run::kube::{Access, KubeError, ServiceRef, SERVICE_ACCOUNT};
+        let svc: ServiceRef = svc
+            .parse()
+            .map_err(|e: KubeError| UsageError(e.to_string()))?;
+        let access = Access::in_cluster(std::path::Path::new(SERVICE_ACCOUNT))?;
+        list.extend(access.agents(&svc, port)?);
     }
     if list.len() > MAX_AGENTS {
         return Err(UsageError(format!("{} agents: at most {MAX_AGENTS}", list.len())).into());

@@ -242,13 +242,21 @@ fn the_kubernetes_manifests_render_and_hold_together() {
     // netsonde insists on.
     assert_eq!(count("defaultMode: 256"), 3);
     assert_eq!(count("limits:"), 3);
-    assert_eq!(count("namespace: netsonde"), 5);
+    // The namespace, 2 DaemonSets, 2 Services, the Job, and rbac.yaml's 3 and
+    // its binding's subject.
+    assert_eq!(count("namespace: netsonde"), 9);
+    // The Job's service account may list EndpointSlices, and nothing else.
+    assert_eq!(count("serviceAccountName: netsonde-mesh"), 1);
+    assert!(
+        y.contains("resources:\n  - endpointslices\n  verbs:\n  - list\n"),
+        "{y}"
+    );
     let args = container_args(&y);
     assert_eq!(args.len(), 3, "{args:?}");
-    // The Job finds the pod network's agents through their Service, on their port.
+    // The Job finds the pod network's agents through their Service.
     let job = args.iter().find(|a| a[0] == "mesh").unwrap();
-    let dns = &job[job.iter().position(|a| a == "--agents-dns").unwrap() + 1];
-    assert_eq!(dns, "netsonde-agents.netsonde.svc.cluster.local:5300");
+    let svc = &job[job.iter().position(|a| a == "--agents-k8s").unwrap() + 1];
+    assert_eq!(svc, "netsonde-agents");
     assert!(y.contains("name: netsonde-agents\n"), "{y}");
     // Every flag the manifests pass is one the command takes.
     for a in &args {

@@ -18,6 +18,8 @@
 //!   what measures it: [`real`] (the real client, its embedded server and the
 //!   lab's link; the scripted engine) or [`agents`] (a mesh's agents, one pair
 //!   at a time or in rounds).
+//! - [`kube`]: a mesh's agents, the ready endpoints of a Kubernetes Service
+//!   as the API lists them, each named by its node.
 //! - [`sessions`]: a client's test, and each iperf3 session a server ran,
 //!   stored as a run of one point.
 //! - [`study`]: a reference study run as this program's own commands into one
@@ -31,6 +33,7 @@ pub mod agents;
 mod client_error;
 pub mod compare;
 mod error;
+pub mod kube;
 pub mod output;
 pub mod real;
 pub mod sessions;
