@@ -1488,7 +1488,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__mesh)
-            opts="-p -t -v -h -V --agent --agents-file --agents-dns --pattern --concurrency --yes --metrics --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
+            opts="-p -t -v -h -V --agent --agents-file --agents-dns --agents-k8s --pattern --concurrency --yes --metrics --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --out --no-report --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1503,6 +1503,10 @@ _netsonde() {
                     return 0
                     ;;
                 --agents-dns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agents-k8s)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

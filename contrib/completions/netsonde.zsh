@@ -52,7 +52,7 @@ json\:"One JSON object per line"))' \
 '--max-session-memory=[Buffer memory one test may use (message sizes x flows x buffers, checked at setup) \[default\: half of what this process may use, at most 1 GiB\]]:MAX_SESSION_MEMORY:_default' \
 '--max-memory=[Buffer memory all running tests may use together \[default\: as --max-session-memory, times --max-tests, within half of what this process may use\]]:MAX_MEMORY:_default' \
 '--phase-timeout=[Deadline of every protocol phase (hello, authentication, setup, data connections, done) \[default\: 5 s for hello and done, 10 s for setup and data connections\]]:PHASE_TIMEOUT:_default' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--no-store[Do not store iperf3 clients'\'' sessions. By default each is stored as a run of one point (no netsonde client is there to store it)\: this end'\''s CPU and TCP_INFO, and what the iperf3 client reported of its side]' \
 '--iperf3-fast-receiver[Serve iperf3 clients with netsonde'\''s own receiver (1 MiB reads, woken once about 1 ms of data is queued). By default an iperf3 client'\''s streams are read as iperf3'\''s server reads them (one -l per read, woken per segment), so swapping \`iperf3 -s\` for \`netsonde server\` keeps its figures]' \
@@ -85,7 +85,7 @@ json\:"One JSON object per line"))' \
 '--max-session-memory=[Buffer memory one test may use (message sizes x flows x buffers, checked at setup) \[default\: half of what this process may use, at most 1 GiB\]]:MAX_SESSION_MEMORY:_default' \
 '--max-memory=[Buffer memory all running tests may use together \[default\: as --max-session-memory, times --max-tests, within half of what this process may use\]]:MAX_MEMORY:_default' \
 '--phase-timeout=[Deadline of every protocol phase (hello, authentication, setup, data connections, done) \[default\: 5 s for hello and done, 10 s for setup and data connections\]]:PHASE_TIMEOUT:_default' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--engine=[How jobs are measured\: \`real\`, or \`fake\` (a scripted report at once, no traffic; for testing controllers at scale)]:ENGINE:((real\:"Real tests, over sockets"
 fake\:"The scripted engine'\''s reports at once, no traffic"))' \
 '--fake-scale=[The fake engine'\''s speed factor (tests\: 1e6 makes an agent whose reports no link could produce)]:FAKE_SCALE:_default' \
@@ -105,6 +105,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--agent=[Agents, \`NAME=HOST\[\:PORT\]\` (repeat the flag or separate with commas); the name is the host when none is given]:NAME=HOST[:PORT]:_default' \
 '--agents-file=[A file of agents, one \`NAME=HOST\[\:PORT\]\` per line (# starts a comment)]:FILE:_files' \
 '--agents-dns=[Every address this name resolves to is an agent, named by its address\: a Kubernetes headless Service in front of the agents'\'' DaemonSet (\`netsonde-agents.netsonde.svc\:5300\`; see deploy/kubernetes)]:NAME[:PORT]:_default' \
+'--agents-k8s=[The ready endpoints of this Kubernetes Service are the agents, each named by its node\: listed through the API from inside the cluster (the controller'\''s Job, whose service account may list endpointslices; see deploy/kubernetes). The namespace is the pod'\''s own and the port the endpoints'\'' \`control\` port when not given]:[NAMESPACE/]SERVICE[:PORT]:_default' \
 '--pattern=[Which ordered pairs run\: all-to-all, ring, star\:NAME (every other agent to NAME) or pairs\:SRC-DST,SRC-DST]:PATTERN:_default' \
 '--concurrency=[Run up to N pairs at once, never two that share an agent, each round started at one moment (the hosts'\'' clocks synchronised, NTP or PTP); the start skew each round measured is stored with its tests. 1\: one pair at a time]:CONCURRENCY:_default' \
 '--metrics=[Serve OpenMetrics on \`http\://ADDR/metrics\` while the mesh runs\: the last result of each pair and test (goodput, latency, loss, CPU per KiB, verdict), as an agent'\''s \`--metrics\` serves its own jobs'\'']:ADDR:_default' \
@@ -130,7 +131,7 @@ _arguments "${_arguments_options[@]}" : \
 '--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:_default' \
 '--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:_default' \
 '(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
 '--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:((real\:"Real tests, over sockets"
 fake\:"The scripted engine'\''s reports at once, no traffic"))' \
@@ -169,7 +170,7 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--probe-rate=[Probes of each kind per second (1-100)]:PROBE_RATE:_default' \
 '--probe-idle=[Probing alone before and after the load]:PROBE_IDLE:_default' \
 '--plot=[Write the load-latency figure (latency over time with the phases shaded, each flow'\''s goodput, the distribution idle against loaded) to this SVG file]:FILE.svg:_files' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--rcv-window=[Receive buffer of the receiving end of each stream only (the sender keeps -w or the kernel'\''s default)\: a receiver window below the sender'\''s]:RCV_WINDOW:_default' \
 '-M+[TCP maximum segment size]:MSS:_default' \
 '--mss=[TCP maximum segment size]:MSS:_default' \
@@ -284,7 +285,7 @@ _arguments "${_arguments_options[@]}" : \
 '--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:_default' \
 '--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:_default' \
 '(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
 '--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:((real\:"Real tests, over sockets"
 fake\:"The scripted engine'\''s reports at once, no traffic"))' \
@@ -306,7 +307,7 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 ;;
 (run)
 _arguments "${_arguments_options[@]}" : \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
 '--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:((real\:"Real tests, over sockets"
 fake\:"The scripted engine'\''s reports at once, no traffic"))' \
@@ -346,7 +347,7 @@ tcp\:"One TCP connection\: loss is retransmitted segments"))' \
 '--repeat=[Search each frame size and strategy this many times, one search after another\: one search'\''s rate moves between runs (on loopback by 10% and more), so \`compare\` judges two searches by their repeats (5 a side let it judge a table of 7 sizes)]:REPEAT:_default' \
 '--label=[A label for the stored run]:LABEL:_default' \
 '--resume=[Go on with a stored search that was interrupted or left incomplete (run id, or \`last\`)\: its trials so far are kept and its searches pick up from them]:RUN:_default' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
 '--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:((real\:"Real tests, over sockets"
 fake\:"The scripted engine'\''s reports at once, no traffic"))' \
@@ -371,7 +372,7 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 ;;
 (runs)
 _arguments "${_arguments_options[@]}" : \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
@@ -391,7 +392,7 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (list)
 _arguments "${_arguments_options[@]}" : \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
@@ -403,7 +404,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (show)
 _arguments "${_arguments_options[@]}" : \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
@@ -416,7 +417,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (export)
 _arguments "${_arguments_options[@]}" : \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '(--json)--csv[CSV, one row per point and metric]' \
 '--json[JSON\: the analysed run]' \
@@ -431,7 +432,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (delete)
 _arguments "${_arguments_options[@]}" : \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
@@ -486,7 +487,7 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '--threshold=[Raise every metric'\''s smallest relative change that counts to at least this (5% or 0.05). Without it each kind of metric has its own\: throughput and median latency 5%, CPU 10%, tail latency 20% (docs/EXPERIMENTS.md)]:RATIO:_default' \
 '--min-change=[Raise every metric'\''s smallest relative change that counts to at least this (5% or 0.05). Without it each kind of metric has its own\: throughput and median latency 5%, CPU 10%, tail latency 20% (docs/EXPERIMENTS.md)]:RATIO:_default' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
@@ -503,7 +504,7 @@ _arguments "${_arguments_options[@]}" : \
 '--out=[Output folder (default netsonde-report-RUN)]:DIR:_files' \
 '--format=[Format]:FORMAT:((html\:"One self-contained HTML file, plus the SVG plots beside it"
 md\:"Markdown tables"))' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
@@ -517,7 +518,7 @@ md\:"Markdown tables"))' \
 (study)
 _arguments "${_arguments_options[@]}" : \
 '--out=[Output folder for the report and its figures (default study-NAME; for \`all\`, one folder per study under it, default studies/)]:DIR:_files' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--list[List the studies and their parts]' \
 '--quick[Fewer points, one repetition, short trials\: under two minutes, for CI]' \

@@ -1,7 +1,7 @@
 //! `netsonde mesh`'s plan: the agents of the command line, a file, a DNS
-//! name and a Kubernetes Service, and the sweep's flags once per pair of the
-//! pattern. The runner that
-//! sends each point to its agents is `netsonde_run::agents`.
+//! name and a Kubernetes Service (`netsonde_run::kube`), and the sweep's flags
+//! once per pair of the pattern. The runner that sends each point to its
+//! agents is `netsonde_run::agents`.
 
 use std::net::ToSocketAddrs;
 
