@@ -180,3 +180,24 @@ fn a_server_that_wants_a_client_certificate_gets_the_one_named() {
     let _ = std::fs::remove_file(cert);
     let _ = std::fs::remove_file(key);
 }
+
+#[test]
+fn a_server_without_tls_is_plain_by_default_and_refused_when_tls_is_required() {
+    let test = "a_server_without_tls_is_plain_by_default_and_refused_when_tls_is_required";
+    let Some(pg) = Postgres::start(test) else {
+        return;
+    };
+    // prefer (the default) falls back to plain TCP, as libpq does.
+    open(&pg.url).unwrap_or_else(|e| panic!("{}: {}", pg.url, chain(&e)));
+    let ca = file("plain-ca.pem", &Ca::new("netsonde test CA").pem);
+    for mode in ["require", "verify-full"] {
+        let url = format!("{}?sslmode={mode}&sslrootcert={}", pg.url, ca.display());
+        let e = open(&url).expect_err("no TLS, no connection");
+        assert!(
+            chain(&e).contains("server does not support TLS"),
+            "{url}: {}",
+            chain(&e)
+        );
+    }
+    let _ = std::fs::remove_file(ca);
+}
