@@ -229,7 +229,9 @@ pub(crate) fn connector(
         .map_err(|e| e.to_string())?
         .dangerous()
         .with_custom_certificate_verifier(verifier);
-    let config = match &r.client {
+    // Plain TCP reads no certificate file: a stale one must not stop it.
+    let client = r.client.as_ref().filter(|_| r.mode != SslMode::Disable);
+    let config = match client {
         None => builder.with_no_client_auth(),
         Some((cert, key)) => {
             let chain = CertificateDer::pem_file_iter(cert)
@@ -409,6 +411,18 @@ mod tests {
             .unwrap_err()
             .contains("without sslkey"));
         let _ = std::fs::remove_dir_all(&home);
+    }
+
+    #[test]
+    fn plain_tcp_reads_no_certificate_file() {
+        let url = "postgres://h/db?sslmode=disable&sslrootcert=/none/ca.pem\
+                   &sslcert=/none/c.pem&sslkey=/none/k.pem";
+        let (_, o) = TlsOptions::split(url).unwrap();
+        let (mode, _) = connector(&o).unwrap();
+        assert_eq!(mode, postgres::config::SslMode::Disable);
+        let (_, o) = TlsOptions::split(&url.replace("disable", "require")).unwrap();
+        let e = connector(&o).err().unwrap();
+        assert!(e.starts_with("sslrootcert /none/ca.pem:"), "{e}");
     }
 
     #[test]
