@@ -13,7 +13,8 @@
 #
 # Run:  bash bench/iperf3-dropin.sh      (about 5 minutes with the defaults)
 # Environment: ROUNDS=7, TIME=2, NETSONDE=path; CASES="-l 1K,-R" runs only
-# those of the five cases (named as in the table); PIN=1 runs every server on
+# those of the five cases (named as in the table); EXTRA="-w 2M" adds
+# options to every client run; PIN=1 runs every server on
 # the last CPU and every client on CPU 0 (taskset), so both servers get the
 # same placement, not whatever the scheduler gives each; BASELINE=path adds
 # another netsonde build's server (an earlier commit's release binary) to
@@ -62,7 +63,7 @@ for r in $(seq "$ROUNDS"); do
     for k in $(seq 0 $((n - 1))); do
       port=${ports[$(( (k + r) % n ))]}
       # shellcheck disable=SC2086
-      "${cli[@]}" iperf3 -c 127.0.0.1 -p "$port" -t "$TIME" -J $args >"$OUT/$port.$r.${name// /_}.json" 2>/dev/null || true
+      "${cli[@]}" iperf3 -c 127.0.0.1 -p "$port" -t "$TIME" -J $args ${EXTRA:-} >"$OUT/$port.$r.${name// /_}.json" 2>/dev/null || true
       sleep 0.2
     done
   done
