@@ -24,6 +24,8 @@ use netsonde_model::spec::{FlowDir, IoStrategy, TestKind, TestSpec};
 use netsonde_model::units::Nanos;
 use netsonde_proto::Token;
 
+use crate::cpu_watch::{sample_cpu, sleep_until, udp_baseline, CpuWatch, Last, ThreadFlows};
+
 /// Which end runs the flows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum End {
@@ -286,28 +288,6 @@ fn run_flow(work: Workload, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
     }
 }
 
-/// Sleeps until `at`, waking early when `stop` is set. Returns whether it stopped.
-fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
-    sleep_until_or(at, Duration::from_millis(50), &|| {
-        stop.load(Ordering::Relaxed)
-    })
-}
-
-/// Sleeps until `at`, waking early (within `step`) once `early` holds. Returns
-/// whether it woke early.
-fn sleep_until_or(at: Instant, step: Duration, early: &dyn Fn() -> bool) -> bool {
-    loop {
-        if early() {
-            return true;
-        }
-        let now = Instant::now();
-        if now >= at {
-            return false;
-        }
-        std::thread::sleep((at - now).min(step));
-    }
-}
-
 /// Starts every flow at `t0`: each on its own thread, pinned round-robin to
 /// `affinity` when it is not empty, except the flows that share epoll threads.
 pub fn start(
@@ -559,17 +539,6 @@ fn start_sampler(
     (done, thread)
 }
 
-/// A flow thread's id and the flows it runs.
-/// With no warm-up the measured interval starts with the flows: the UDP drop
-/// counters' baseline is read before they exist (a burst of a few datagrams is
-/// sent, and dropped, in microseconds). A load-latency test's load starts after
-/// its probes' idle phase: none then.
-fn udp_baseline(spec: &TestSpec) -> Option<netsonde_model::cpu::UdpDrops> {
-    (spec.warmup.0 == 0 && spec.probe.is_none())
-        .then(netsonde_cpu::snmp::read_udp_drops)
-        .flatten()
-}
-
 /// The interface the data connections use, whose NIC counters the CPU sampler
 /// reads at the start and the end of the interval.
 fn interface_of(plans: &[FlowPlan]) -> Option<String> {
@@ -583,70 +552,6 @@ fn interface_of(plans: &[FlowPlan]) -> Option<String> {
         })
         .and_then(|a| netsonde_cpu::interface_of(a.ip()))
 }
-
-/// A flow thread's last CPU clock reading: (tid, its CPU time, its task stats).
-type Last = (i32, Nanos, Option<netsonde_cpu::thread::TaskStat>);
-
-/// What the CPU sampler's thread watches.
-struct CpuWatch {
-    clock: FlowClock,
-    stop: Arc<AtomicBool>,
-    /// Each flow thread, as it registers.
-    tids: Arc<std::sync::Mutex<Vec<ThreadFlows>>>,
-    n_threads: usize,
-    /// The UDP drop counters when the flows started, for a test with no warm-up.
-    udp_at_start: Option<netsonde_model::cpu::UdpDrops>,
-    /// The interface whose NIC counters are read.
-    iface: Option<String>,
-    /// The test ends by volume: look often.
-    volume: bool,
-    /// Flow threads still running.
-    left: Arc<std::sync::atomic::AtomicUsize>,
-    /// Threads that ended before the sampler's last reading.
-    ended: Arc<std::sync::Mutex<Vec<Last>>>,
-}
-
-/// The CPU over the measured interval: from the end of warm-up (once every
-/// flow thread registered) to the end of the interval or of the last flow.
-fn sample_cpu(w: CpuWatch) -> Option<CpuReport> {
-    if sleep_until(w.clock.warm_end, &w.stop) {
-        return None;
-    }
-    // Every thread registers as it starts: long before the end of warm-up, but
-    // wait (briefly) for stragglers when there is none.
-    let registered = Instant::now() + std::time::Duration::from_millis(200);
-    let tids = loop {
-        let t = w.tids.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if t.len() >= w.n_threads || Instant::now() >= registered {
-            break t;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    };
-    let ids: Vec<i32> = tids.iter().map(|(t, _)| *t).collect();
-    let sampler = netsonde_cpu::CpuSampler::start_from(&ids, w.udp_at_start)
-        .ok()?
-        .watch(w.iface);
-    // A test that ends by volume ends when its flows do: look often enough that
-    // the CPU's interval is within 2 ms of the bytes'.
-    let step = Duration::from_millis(if w.volume { 2 } else { 50 });
-    sleep_until_or(w.clock.end, step, &|| {
-        w.stop.load(Ordering::Relaxed) || w.left.load(Ordering::Acquire) == 0
-    });
-    let mut report = sampler
-        .finish_with(&|tid| {
-            let e = w.ended.lock().unwrap_or_else(|e| e.into_inner());
-            e.iter().find(|(t, ..)| *t == tid).map(|(_, n, s)| (*n, *s))
-        })
-        .ok()?;
-    for t in &mut report.flow_threads {
-        if let Some((_, flows)) = tids.iter().find(|(tid, _)| *tid == t.tid) {
-            t.flows.clone_from(flows);
-        }
-    }
-    Some(report)
-}
-
-type ThreadFlows = (i32, Vec<u32>);
 
 /// One thread's work: a flow of its own, or a group sharing an epoll.
 fn run_thread(

@@ -31,6 +31,7 @@ pub mod budget;
 pub mod client;
 mod conn;
 pub mod control;
+mod cpu_watch;
 pub mod flows;
 pub mod health;
 mod intervals;

@@ -1,0 +1,109 @@
+//! The CPU sampler of a test's flows: it reads the flow threads' clocks over
+//! exactly the measured interval (from the end of warm-up to the end of the
+//! interval or of the last flow), and the sleeps the flow threads wait with.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use netsonde_engine::FlowClock;
+use netsonde_model::cpu::CpuReport;
+use netsonde_model::spec::TestSpec;
+use netsonde_model::units::Nanos;
+
+/// Sleeps until `at`, waking early when `stop` is set. Returns whether it stopped.
+pub(crate) fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
+    sleep_until_or(at, Duration::from_millis(50), &|| {
+        stop.load(Ordering::Relaxed)
+    })
+}
+
+/// Sleeps until `at`, waking early (within `step`) once `early` holds. Returns
+/// whether it woke early.
+pub(crate) fn sleep_until_or(at: Instant, step: Duration, early: &dyn Fn() -> bool) -> bool {
+    loop {
+        if early() {
+            return true;
+        }
+        let now = Instant::now();
+        if now >= at {
+            return false;
+        }
+        std::thread::sleep((at - now).min(step));
+    }
+}
+
+/// With no warm-up the measured interval starts with the flows: the UDP drop
+/// counters' baseline is read before they exist (a burst of a few datagrams is
+/// sent, and dropped, in microseconds). A load-latency test's load starts after
+/// its probes' idle phase: none then.
+pub(crate) fn udp_baseline(spec: &TestSpec) -> Option<netsonde_model::cpu::UdpDrops> {
+    (spec.warmup.0 == 0 && spec.probe.is_none())
+        .then(netsonde_cpu::snmp::read_udp_drops)
+        .flatten()
+}
+
+/// A flow thread's last CPU clock reading: (tid, its CPU time, its task stats).
+pub(crate) type Last = (i32, Nanos, Option<netsonde_cpu::thread::TaskStat>);
+
+/// What the CPU sampler's thread watches.
+pub(crate) struct CpuWatch {
+    pub(crate) clock: FlowClock,
+    pub(crate) stop: Arc<AtomicBool>,
+    /// Each flow thread, as it registers.
+    pub(crate) tids: Arc<std::sync::Mutex<Vec<ThreadFlows>>>,
+    pub(crate) n_threads: usize,
+    /// The UDP drop counters when the flows started, for a test with no warm-up.
+    pub(crate) udp_at_start: Option<netsonde_model::cpu::UdpDrops>,
+    /// The interface whose NIC counters are read.
+    pub(crate) iface: Option<String>,
+    /// The test ends by volume: look often.
+    pub(crate) volume: bool,
+    /// Flow threads still running.
+    pub(crate) left: Arc<std::sync::atomic::AtomicUsize>,
+    /// Threads that ended before the sampler's last reading.
+    pub(crate) ended: Arc<std::sync::Mutex<Vec<Last>>>,
+}
+
+/// The CPU over the measured interval: from the end of warm-up (once every
+/// flow thread registered) to the end of the interval or of the last flow.
+pub(crate) fn sample_cpu(w: CpuWatch) -> Option<CpuReport> {
+    if sleep_until(w.clock.warm_end, &w.stop) {
+        return None;
+    }
+    // Every thread registers as it starts: long before the end of warm-up, but
+    // wait (briefly) for stragglers when there is none.
+    let registered = Instant::now() + std::time::Duration::from_millis(200);
+    let tids = loop {
+        let t = w.tids.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if t.len() >= w.n_threads || Instant::now() >= registered {
+            break t;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    let ids: Vec<i32> = tids.iter().map(|(t, _)| *t).collect();
+    let sampler = netsonde_cpu::CpuSampler::start_from(&ids, w.udp_at_start)
+        .ok()?
+        .watch(w.iface);
+    // A test that ends by volume ends when its flows do: look often enough that
+    // the CPU's interval is within 2 ms of the bytes'.
+    let step = Duration::from_millis(if w.volume { 2 } else { 50 });
+    sleep_until_or(w.clock.end, step, &|| {
+        w.stop.load(Ordering::Relaxed) || w.left.load(Ordering::Acquire) == 0
+    });
+    let mut report = sampler
+        .finish_with(&|tid| {
+            let e = w.ended.lock().unwrap_or_else(|e| e.into_inner());
+            e.iter().find(|(t, ..)| *t == tid).map(|(_, n, s)| (*n, *s))
+        })
+        .ok()?;
+    for t in &mut report.flow_threads {
+        if let Some((_, flows)) = tids.iter().find(|(tid, _)| *tid == t.tid) {
+            t.flows.clone_from(flows);
+        }
+    }
+    Some(report)
+}
+
+/// A flow thread's id and the flows it runs.
+pub(crate) type ThreadFlows = (i32, Vec<u32>);
