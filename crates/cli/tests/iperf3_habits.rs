@@ -202,3 +202,81 @@ fn export_once_stored(srv: &ServerProc, db: &str) -> std::process::Output {
         Duration::from_secs(30),
     )
 }
+
+/// The sockets in a descriptor table (`/proc/PID[/task/TID]/fd`), each once
+/// however many descriptors it has, and whether the table holds anything but
+/// sockets above standard error.
+fn sockets_in(fd_dir: &std::path::Path) -> (Vec<String>, bool) {
+    let (mut socks, mut other) = (Vec::new(), false);
+    for e in std::fs::read_dir(fd_dir).into_iter().flatten().flatten() {
+        let target = std::fs::read_link(e.path()).unwrap_or_default();
+        let target = target.to_string_lossy();
+        let fd: u32 = e.file_name().to_string_lossy().parse().unwrap_or(0);
+        match target.strip_prefix("socket:") {
+            Some(inode) => socks.push(inode.to_string()),
+            None => other |= fd > 2,
+        }
+    }
+    socks.sort();
+    socks.dedup();
+    (socks, other)
+}
+
+/// An iperf3 client's streams are served on a thread whose descriptor table
+/// holds only the session's sockets (its streams, the listening socket and the
+/// control connection it waits on with them), as in iperf3's one thread, and
+/// the process's table no longer holds the streams; after the session the
+/// server has the descriptors it had before.
+#[test]
+fn an_iperf3_sessions_thread_has_a_descriptor_table_of_its_own() {
+    if iperf3().is_none() {
+        return;
+    }
+    let srv = ServerProc::start();
+    let pid = srv.child.id();
+    let proc_fd = std::path::PathBuf::from(format!("/proc/{pid}/fd"));
+    let before = std::fs::read_dir(&proc_fd).unwrap().count();
+    // A client that outlives a failed assertion ends by itself (`-t 3`).
+    let mut client = Command::new("iperf3")
+        .args(["-c", "127.0.0.1", "-p", &srv.port.to_string(), "-t", "3"])
+        .args(["-P", "2", "-l", "1K"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The thread whose table is not the process's, while the streams run.
+    let start = Instant::now();
+    let own = loop {
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "no thread of the server has a table of its own"
+        );
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+        let found = tasks.flatten().find_map(|t| {
+            let (socks, other) = sockets_in(&t.path().join("fd"));
+            (socks.len() == 4).then_some((socks, other))
+        });
+        if let Some(found) = found {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (shared, _) = sockets_in(&proc_fd);
+    let (socks, other) = own;
+    assert!(!other, "the session's thread holds more than its sockets");
+    let streams = socks.iter().filter(|s| !shared.contains(s)).count();
+    assert_eq!(
+        streams, 2,
+        "its sockets {socks:?}, the process's {shared:?}"
+    );
+    let status = client.wait().unwrap();
+    assert!(status.success(), "iperf3 -c: {status:?}");
+    let start = Instant::now();
+    while std::fs::read_dir(&proc_fd).unwrap().count() != before {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the server kept descriptors after the session"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -6,7 +6,7 @@
 //! list (or per online core without one), never more threads than flows.
 
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::sync::Arc;
@@ -589,6 +589,9 @@ fn run_thread(
             })
             .collect();
     }
+    if select {
+        own_table(&members, &also);
+    }
     // Build every flow of the group; one that cannot be built fails alone.
     let mut order = Vec::new();
     let mut failed = Vec::new();
@@ -610,6 +613,30 @@ fn run_thread(
     let mut out: Vec<_> = order.into_iter().zip(ran).collect();
     out.extend(failed);
     out
+}
+
+/// Gives an iperf3 session's thread a descriptor table that holds only its
+/// sockets, as iperf3's one thread has: each `select` and `read` then looks
+/// them up without taking a reference ([`netsonde_engine::own_table`], which
+/// has the figures). The thread holds no other descriptor yet: its flows are
+/// built after. A socket whose strategy was built beforehand (it may hold
+/// descriptors of its own) keeps the shared table, as does a thread whose
+/// table could not be copied: the same test, at the shared table's cost.
+fn own_table(members: &[Member], also: &[OwnedFd]) {
+    let fds: Option<Vec<BorrowedFd<'_>>> = members
+        .iter()
+        .map(|(_, socket, _)| match socket {
+            FlowSocket::Tcp(t) => Some(t.as_fd()),
+            FlowSocket::Udp(u) => Some(u.as_fd()),
+            FlowSocket::UdpReady(..) | FlowSocket::CrrConnect(..) | FlowSocket::CrrAccept(..) => {
+                None
+            }
+        })
+        .chain(also.iter().map(|f| Some(f.as_fd())))
+        .collect();
+    if let Some(fds) = fds {
+        let _ = netsonde_engine::own_table(&fds);
+    }
 }
 
 impl Running {

@@ -41,6 +41,7 @@ pub mod verify;
 use netsonde_model::result::FlowResult;
 
 pub use meter::{Boundary, FlowClock, FlowCounters, FlowCtx};
+pub use sys::fdtable::own_table;
 pub use sys::limit_malloc_arenas;
 
 /// A flow's figures, plus its latency histogram for requesters (merged by the

@@ -1,4 +1,5 @@
-//! The engine's only unsafe code: socket options that `socket2` does not wrap.
+//! The engine's only unsafe code: socket options that `socket2` does not wrap,
+//! and the calls it makes through `libc` and `rustix`'s unsafe functions.
 
 #![allow(unsafe_code)]
 
@@ -121,6 +122,7 @@ macro_rules! syscall {
     }};
 }
 
+pub mod fdtable;
 pub mod net;
 pub mod select;
 pub mod uring;
