@@ -76,6 +76,14 @@ fn open(url: &str) -> Result<Store, StoreError> {
     Store::open_at(&url.parse::<Location>().unwrap())
 }
 
+/// Opening `url` fails with one line that says `says`.
+fn refused(url: &str, says: &str) {
+    let e = open(url).err().unwrap_or_else(|| panic!("{url} connected"));
+    let line = chain(&e);
+    assert!(line.contains(says), "{url}: {line}");
+    assert!(!line.contains('\n'), "{line}");
+}
+
 /// The error's whole chain on one line, as the binary prints it.
 fn chain(e: &StoreError) -> String {
     let mut s = e.to_string();
@@ -136,12 +144,7 @@ fn the_store_connects_over_tls_as_sslmode_asks_and_checks_what_it_says() {
             "sslrootcert /nonexistent/ca.pem",
         ),
     ] {
-        let e = open(&url)
-            .err()
-            .unwrap_or_else(|| panic!("{url} connected"));
-        let line = chain(&e);
-        assert!(line.contains(says), "{url}: {line}");
-        assert!(!line.contains('\n'), "{line}");
+        refused(&url, says);
     }
     let _ = std::fs::remove_file(ca_file);
     let _ = std::fs::remove_file(other);
@@ -168,15 +171,9 @@ fn a_server_that_wants_a_client_certificate_gets_the_one_named() {
         "postgres://netsonde@127.0.0.1:{}/postgres?sslmode=require",
         pg.port()
     );
-    let e = open(&without).expect_err("no certificate, no connection");
-    assert!(chain(&e).contains("certificate"), "{}", chain(&e));
+    refused(&without, "certificate");
     let half = format!("{without}&sslcert={}", cert.display());
-    let e = open(&half).expect_err("a certificate without its key");
-    assert!(
-        chain(&e).contains("sslcert is given without sslkey"),
-        "{}",
-        chain(&e)
-    );
+    refused(&half, "sslcert is given without sslkey");
     let _ = std::fs::remove_file(cert);
     let _ = std::fs::remove_file(key);
 }
@@ -192,12 +189,7 @@ fn a_server_without_tls_is_plain_by_default_and_refused_when_tls_is_required() {
     let ca = file("plain-ca.pem", &Ca::new("netsonde test CA").pem);
     for mode in ["require", "verify-full"] {
         let url = format!("{}?sslmode={mode}&sslrootcert={}", pg.url, ca.display());
-        let e = open(&url).expect_err("no TLS, no connection");
-        assert!(
-            chain(&e).contains("server does not support TLS"),
-            "{url}: {}",
-            chain(&e)
-        );
+        refused(&url, "server does not support TLS");
     }
     let _ = std::fs::remove_file(ca);
 }
