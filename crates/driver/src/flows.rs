@@ -589,9 +589,11 @@ fn run_thread(
             })
             .collect();
     }
-    if select {
-        own_table(&members, &also);
-    }
+    let table = if select {
+        own_table(&members, &also)
+    } else {
+        Ok(())
+    };
     // Build every flow of the group; one that cannot be built fails alone.
     let mut order = Vec::new();
     let mut failed = Vec::new();
@@ -611,6 +613,21 @@ fn run_thread(
         run_group(built, clock, stop)
     };
     let mut out: Vec<_> = order.into_iter().zip(ran).collect();
+    if let Err(why) = table {
+        // The report says why this session's streams cost more per call.
+        for o in out.iter_mut().filter_map(|(_, r)| r.as_mut().ok()) {
+            let io = o.result.io.get_or_insert_with(Default::default);
+            let shared = format!(
+                "its thread shared the process's descriptor table ({why}): each call \
+                 looked its sockets up at a cost iperf3's one thread does not pay"
+            );
+            io.note = Some(
+                io.note
+                    .take()
+                    .map_or(shared.clone(), |n| format!("{n}; {shared}")),
+            );
+        }
+    }
     out.extend(failed);
     out
 }
@@ -621,8 +638,9 @@ fn run_thread(
 /// has the figures). The thread holds no other descriptor yet: its flows are
 /// built after. A socket whose strategy was built beforehand (it may hold
 /// descriptors of its own) keeps the shared table, as does a thread whose
-/// table could not be copied: the same test, at the shared table's cost.
-fn own_table(members: &[Member], also: &[OwnedFd]) {
+/// table could not be copied: the same test, at the shared table's cost, and
+/// the reason, which its flows' reports carry.
+fn own_table(members: &[Member], also: &[OwnedFd]) -> Result<(), String> {
     let fds: Option<Vec<BorrowedFd<'_>>> = members
         .iter()
         .map(|(_, socket, _)| match socket {
@@ -634,9 +652,8 @@ fn own_table(members: &[Member], also: &[OwnedFd]) {
         })
         .chain(also.iter().map(|f| Some(f.as_fd())))
         .collect();
-    if let Some(fds) = fds {
-        let _ = netsonde_engine::own_table(&fds);
-    }
+    let fds = fds.ok_or("a receiver built before the start may hold descriptors of its own")?;
+    netsonde_engine::own_table(&fds).map_err(|e| format!("no table of its own: {e}"))
 }
 
 impl Running {
