@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::util::supported;
-use crate::util::{bin, is_root, json, run, NsServer, VethPair};
+use crate::util::{in_netns, is_root, json, run, NsServer, VethPair};
 
 const ALL: [&str; 9] = [
     "copy", "epoll", "batch", "zerocopy", "sendfile", "splice", "uring", "busypoll", "auto",
@@ -413,10 +413,6 @@ fn every_strategy_across_a_veth_pair() {
     for tx in ALL.iter().filter(|s| ok.iter().any(|o| o == *s)) {
         let (rx, verify) = rx_for(tx);
         let mut args = vec![
-            "netns",
-            "exec",
-            &b,
-            bin(),
             "client",
             "10.204.0.1",
             "-l",
@@ -432,7 +428,7 @@ fn every_strategy_across_a_veth_pair() {
         if verify {
             args.push("--verify");
         }
-        let out = Command::new("ip").args(&args).output().unwrap();
+        let out = in_netns(&b).args(&args).output().unwrap();
         match serde_json::from_slice::<Value>(&out.stdout) {
             Ok(doc) if out.status.success() => check_tcp(&doc, tx, verify),
             _ => failures.push(format!("{tx}: {}", String::from_utf8_lossy(&out.stderr))),
@@ -440,10 +436,6 @@ fn every_strategy_across_a_veth_pair() {
     }
     for io in UDP.iter().filter(|s| ok.iter().any(|o| o == *s)) {
         let mut args = vec![
-            "netns",
-            "exec",
-            &b,
-            bin(),
             "client",
             "10.204.0.1",
             "-T",
@@ -461,7 +453,7 @@ fn every_strategy_across_a_veth_pair() {
         if *io != "zerocopy" {
             args.push("--verify");
         }
-        let out = Command::new("ip").args(&args).output().unwrap();
+        let out = in_netns(&b).args(&args).output().unwrap();
         match serde_json::from_slice::<Value>(&out.stdout) {
             Ok(doc) if out.status.success() => {
                 let d = &doc["directions"][0];
@@ -519,8 +511,8 @@ fn xdp_receives_every_datagram_the_veth_delivered() {
     let (a, b) = (pair.server.clone(), pair.client.clone());
     let server = NsServer::start(&a, "10.205.0.1");
     let before = rx_packets(&a, &pair.server_dev);
-    let out = Command::new("ip")
-        .args(["netns", "exec", &b, bin(), "client", "10.205.0.1"])
+    let out = in_netns(&b)
+        .args(["client", "10.205.0.1"])
         .args([
             "-u", "-l", "1400", "-b", "200M", "-t", "1", "--rx-io", "xdp",
         ])

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::lab_util::*;
-use crate::util::{bin, run};
+use crate::util::{in_netns, run, wrapped};
 
 #[test]
 fn a_larger_mtu_raises_udp_goodput_by_the_header_share_at_a_fixed_rate() {
@@ -366,26 +366,24 @@ fn the_lab_leaves_alone_what_it_did_not_make() {
 fn without_root_the_lab_says_so() {
     let Some(_g) = ready("not-root") else { return };
     // Run as nobody, with no capabilities.
-    let out = Command::new("setpriv")
-        .args([
+    let out = wrapped(
+        "setpriv",
+        &[
             "--reuid=65534",
             "--regid=65534",
             "--clear-groups",
             "--inh-caps=-all",
-        ])
-        .arg(bin())
-        .args(["lab", "run", "--", "client", "-t", "1"])
-        .output();
+        ],
+    )
+    .args(["lab", "run", "--", "client", "-t", "1"])
+    .output();
     let Ok(out) = out else {
         eprintln!("SKIPPED lab::not-root: setpriv is not installed");
         return;
     };
     let err = String::from_utf8_lossy(&out.stderr);
     if err.contains("Permission denied") && !err.contains("netsonde") {
-        eprintln!(
-            "SKIPPED lab::not-root: nobody cannot execute {}: {err}",
-            bin()
-        );
+        eprintln!("SKIPPED lab::not-root: nobody cannot execute netsonde: {err}");
         return;
     }
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -425,8 +423,7 @@ fn lab_up_keeps_a_lab_with_a_server_until_lab_down() {
     }
     let down = Down(name.clone());
     // A test from inside the client namespace, by hand.
-    let out = Command::new("ip")
-        .args(["netns", "exec", &format!("sonde-{name}-cli"), bin()])
+    let out = in_netns(&format!("sonde-{name}-cli"))
         .args([
             "client",
             "10.77.0.1",

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use crate::util::{bin, is_root, NsServer, VethPair};
+use crate::util::{in_netns, is_root, NsServer, VethPair};
 
 fn counter(ns: &str, dev: &str, name: &str) -> u64 {
     let out = Command::new("ip")
@@ -42,18 +42,8 @@ fn veth_goodput_matches_interface_counters() {
     let server = NsServer::start(&a, "10.203.0.1");
     let rx0 = counter(&a, &dev, "rx_bytes");
     let pk0 = counter(&a, &dev, "rx_packets");
-    let out = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &b,
-            bin(),
-            "client",
-            "10.203.0.1",
-            "-t",
-            "2",
-            "--json",
-        ])
+    let out = in_netns(&b)
+        .args(["client", "10.203.0.1", "-t", "2", "--json"])
         .output()
         .unwrap();
     let rx = counter(&a, &dev, "rx_bytes") - rx0;
@@ -135,12 +125,16 @@ fn iperf3_interop_matches_interface_counters() {
         c.args(["netns", "exec", ns]).args(args);
         c
     };
+    let netsonde_in = |ns: &str, args: &[&str]| {
+        let mut c = in_netns(ns);
+        c.args(args);
+        c
+    };
 
     // iperf3 -c against netsonde server.
-    let mut server = in_ns(
+    let mut server = netsonde_in(
         &a,
         &[
-            bin(),
             "server",
             "--bind",
             "10.204.0.1",
@@ -191,10 +185,9 @@ fn iperf3_interop_matches_interface_counters() {
     );
     let mut out = None;
     for _ in 0..50 {
-        let o = in_ns(
+        let o = netsonde_in(
             &b,
             &[
-                bin(),
                 "client",
                 "10.204.0.1",
                 "--peer",

@@ -16,7 +16,7 @@ use netsonde_model::units::{Bytes, Nanos};
 use netsonde_proto::{Frame, Message};
 use netsonde_store::{PointStatus, RunStatus, Store};
 
-use crate::util::{bin, run, Raw, ServerProc};
+use crate::util::{run, wrapped, Raw, ServerProc};
 
 fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("netsonde-reg-{name}-{}", std::process::id()));
@@ -477,14 +477,9 @@ fn under_a_512_mib_address_space_the_server_survives_every_setup() {
         .local_addr()
         .unwrap()
         .port();
-    let mut child = Command::new("sh")
-        .args([
-            "-c",
-            &format!(
-                "ulimit -v 524288 && exec {} server --bind 127.0.0.1 --port {port}",
-                bin()
-            ),
-        ])
+    let port = port.to_string();
+    let mut child = wrapped("sh", &["-c", r#"ulimit -v 524288 && exec "$0" "$@""#])
+        .args(["server", "--bind", "127.0.0.1", "--port", &port])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();

@@ -38,7 +38,7 @@ fn garbage_is_dropped_and_the_server_keeps_serving() {
 #[test]
 fn a_vanished_client_does_not_leave_the_server_busy() {
     let srv = ServerProc::start();
-    let mut child = std::process::Command::new(crate::util::bin())
+    let mut child = crate::util::cmd()
         .args(["client", "127.0.0.1", "--port", &srv.port(), "-t", "30"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -79,7 +79,7 @@ fn a_vanished_client_does_not_leave_the_server_busy() {
 fn second_client_is_told_busy() {
     let srv = ServerProc::start();
     let port = srv.port();
-    let mut first = std::process::Command::new(crate::util::bin())
+    let mut first = crate::util::cmd()
         .args([
             "client",
             "127.0.0.1",

@@ -2,16 +2,16 @@
 //! at once, and every reader (runs, report, compare) reading it, against a real
 //! throw-away server.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use crate::pg_util::Postgres;
-use crate::util::{bin, run};
+use crate::util::{cmd, run};
 
 /// Starts `netsonde sweep --engine fake --no-report --repeat 3` with `args`,
 /// its output piped.
 fn fake_sweep(args: &[&str]) -> std::process::Child {
-    Command::new(bin())
+    cmd()
         .args(["sweep", "--engine", "fake", "--no-report", "--repeat", "3"])
         .args(args)
         .stdin(Stdio::null())

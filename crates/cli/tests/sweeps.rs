@@ -628,3 +628,53 @@ fn sigterm_stops_cleanly_and_keeps_results() {
     assert!((5..36).contains(&reps), "{reps}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Issue 41: a test that runs netsonde with no `--db` and no `--out` writes its
+/// run and report into this test process's sandbox, never into the user's
+/// data directory or the checkout (`.ci/run` checks the user's store before and
+/// after the whole suite; this checks where the defaults lead).
+#[test]
+fn a_test_run_with_the_defaults_stays_in_the_sandbox() {
+    let sandbox = crate::util::sandbox();
+    let done = run(
+        &[
+            "sweep",
+            "--engine",
+            "fake",
+            "--repeat",
+            "1",
+            "--sizes",
+            "1K",
+            "--tests",
+            "tcp-stream",
+        ],
+        Duration::from_secs(120),
+    );
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&done.stdout),
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(done.status.success(), "{out}");
+    let run: String = out
+        .lines()
+        .filter(|l| l.contains(" stored in "))
+        .find_map(|l| l.strip_prefix("run "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no stored run in: {out}"))
+        .to_string();
+    let db = sandbox.join("data/netsonde/netsonde.db");
+    assert!(
+        db.is_file(),
+        "the default store is not {}: {out}",
+        db.display()
+    );
+    let report = sandbox.join(format!("work/netsonde-report-{run}/report.html"));
+    assert!(report.is_file(), "no report at {}: {out}", report.display());
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("netsonde-report-{run}"));
+    assert!(
+        !here.exists(),
+        "a report folder in the checkout: {}",
+        here.display()
+    );
+}

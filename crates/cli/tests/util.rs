@@ -8,19 +8,56 @@ use std::time::{Duration, Instant};
 use netsonde_model::spec::TestSpec;
 use netsonde_proto::{Frame, FrameDecoder, Hello, Message};
 
-pub fn bin() -> &'static str {
+/// The binary's path: private, so that every netsonde a test starts goes through
+/// [`cmd`] or [`wrapped`] and runs in this process's [`sandbox`] (the compiler
+/// checks that no test starts one another way).
+fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_netsonde")
 }
 
-/// The binary, with its default results store in this test process's own folder:
-/// every `client` stores its test, and tests must not fill the user's store.
+/// This test process's own folder for what netsonde writes by default: `data/`
+/// is the data directory (so the default results store is
+/// `data/netsonde/netsonde.db`) and `work/` the working directory (where a
+/// sweep's default `netsonde-report-N/` goes). Tests must never touch the
+/// user's store or working tree.
+pub fn sandbox() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("netsonde-tests-{}", std::process::id()));
+        for sub in ["data", "work"] {
+            std::fs::create_dir_all(dir.join(sub)).expect("create the test sandbox");
+        }
+        dir
+    })
+}
+
+/// Points `c` (netsonde, or a wrapper that starts it and passes its environment
+/// and working directory on: `ip netns exec`, `sh`, `setpriv`) at the sandbox.
+fn isolate(c: &mut Command) -> &mut Command {
+    c.env("XDG_DATA_HOME", sandbox().join("data"))
+        .current_dir(sandbox().join("work"))
+}
+
+/// The binary, in this test process's [`sandbox`].
 pub fn cmd() -> Command {
     let mut c = Command::new(bin());
-    c.env(
-        "XDG_DATA_HOME",
-        std::env::temp_dir().join(format!("netsonde-tests-{}", std::process::id())),
-    );
+    isolate(&mut c);
     c
+}
+
+/// `PROGRAM BEFORE... netsonde`, in the [`sandbox`]: netsonde started through a
+/// wrapper (`ip netns exec NS`, `setpriv ...`, `sh -c 'ulimit ...; exec "$0" "$@"'`);
+/// netsonde's own arguments follow with `.args`.
+pub fn wrapped(program: &str, before: &[&str]) -> Command {
+    let mut c = Command::new(program);
+    c.args(before).arg(bin());
+    isolate(&mut c);
+    c
+}
+
+/// `ip netns exec NS netsonde`, in the [`sandbox`].
+pub fn in_netns(ns: &str) -> Command {
+    wrapped("ip", &["netns", "exec", ns])
 }
 
 /// Runs netsonde with `args`, failing the test if it takes longer than `limit`.
@@ -308,23 +345,9 @@ impl NsServer {
 
     /// `netsonde COMMAND` (server or agent) in `ns` on port 5300.
     pub fn start_as(ns: &str, command: &str, bind: &str, extra: &[&str]) -> NsServer {
-        let mut child = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                ns,
-                bin(),
-                command,
-                "--bind",
-                bind,
-                "--port",
-                "5300",
-            ])
+        let mut child = in_netns(ns)
+            .args([command, "--bind", bind, "--port", "5300"])
             .args(extra)
-            .env(
-                "XDG_DATA_HOME",
-                std::env::temp_dir().join(format!("netsonde-tests-{}", std::process::id())),
-            )
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn server in namespace");
