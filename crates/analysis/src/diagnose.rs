@@ -24,27 +24,32 @@
 //!    spin by design and are left out;
 //! 7. **NIC, interrupt core**: the core that took most of the NIC's interrupts
 //!    was saturated, mostly in softirq;
-//! 8. **CPU, one core**: a core of either end at 90% busy or more, named with its
-//!    side and whether user, system or softirq time filled it (a saturated
-//!    receiver also fills the sender's buffer, so CPU comes before the window
-//!    rules);
-//! 9. **receiver window**: TCP_INFO says the receiver's advertised window held the
+//! 8. **receiver window**: TCP_INFO says the receiver's advertised window held the
 //!    sender 30% of its busy time or more;
-//! 10. **sender buffer**: the sender's socket buffer did (`sndbuf_limited`);
-//! 11. **window**: a window was set (`-w`, `--rcv-window`) and goodput reached 80%
+//! 9. **sender buffer**: the sender's socket buffer did (`sndbuf_limited`);
+//! 10. **window**: a window was set (`-w`, `--rcv-window`) and goodput reached 80%
 //!     of the *granted* window over the RTT (never more than 110% of it: a
 //!     goodput above window/RTT means the window figure is not the one in force);
-//! 12. **NIC, drops**: the NIC's receive ring or a core's backlog dropped packets
+//! 11. **NIC, drops**: the NIC's receive ring or a core's backlog dropped packets
 //!     and the test lost more than 0.1%: the drops are the loss's cause;
-//! 13. **loss**: UDP loss over 0.1%, or TCP retransmitted over 0.1% of its
+//! 12. **loss**: UDP loss over 0.1%, or TCP retransmitted over 0.1% of its
 //!     segments *and* the goodput within reach of what that loss allows (within
 //!     4x either way of the Mathis bound `MSS/RTT · 1.22/√p`); far below it,
 //!     something else held the flow; far above it, its congestion control (BBR)
 //!     did not back off on loss: either way loss was not the limit;
+//! 13. **CPU, one core**: a core of either end at 90% busy or more, named with its
+//!     side and whether user, system or softirq time filled it, when the test's
+//!     share of that host's busy time is the majority; when it is not, **host
+//!     busy with other work**, naming the processes that ran most, with the
+//!     rules that came within reach as candidates. A busy core is circumstantial:
+//!     the direct evidence above (TCP_INFO's limits, window/RTT, loss by Mathis,
+//!     pacing) decides first, and only the test's own saturated thread (rule 6)
+//!     comes before it;
 //! 14. **round trip** (request/response tests): the transactions ran one at a time
 //!     per flow at 90% of flows/latency or more;
 //! 15. otherwise **no single bottleneck**, with the candidates that came within
-//!     reach of their rule (70% of its threshold).
+//!     reach of their rule (70% of its threshold; every rule with a threshold
+//!     names itself so).
 //!
 //! Every NIC finding the verdict does not rest on (an offload off, a cross-NUMA
 //! placement, drops the test did not feel, softirq time squeezes) is one of its
@@ -97,6 +102,11 @@ pub const MATHIS_SHARE: f64 = 0.25;
 /// bound.
 pub const RTT_SHARE: f64 = 0.90;
 
+/// A busy core names the test only when the test's share of its host's busy
+/// time is at least this, in percent (the majority); below it, the host was
+/// busy with other work.
+pub const MAJORITY_PCT: f64 = 50.0;
+
 /// Within this share of a rule's threshold, the rule is a candidate.
 pub const NEAR: f64 = 0.70;
 
@@ -132,12 +142,12 @@ const RULES: [Rule; 14] = [
     application,
     busy_thread,
     nic_irq_core,
-    busy_core,
     receiver_window,
     sender_buffer,
     window,
     nic_drops,
     loss,
+    busy_core,
     round_trip,
 ];
 
@@ -310,9 +320,12 @@ fn link_overload(d: &DiagnosisInput, _: &mut Vec<String>) -> Option<Diagnosis> {
     })
 }
 
-fn application(d: &DiagnosisInput, _: &mut Vec<String>) -> Option<Diagnosis> {
+fn application(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
     let paced = positive(d.paced_bps)?;
     let g = d.goodput_bps;
+    if (NEAR * PACED_SHARE * paced..PACED_SHARE * paced).contains(&g) {
+        near.push(Bottleneck::Application.name());
+    }
     (g >= PACED_SHARE * paced).then(|| {
         verdict(
             Bottleneck::Application,
@@ -493,11 +506,14 @@ fn busy_core(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
         }
         return None;
     }
-    let kind = c.kind();
     let core = c
         .core
         .map(|n| format!("core {n}"))
         .unwrap_or("a core".into());
+    if let Some(t) = c.test_pct.filter(|t| *t < MAJORITY_PCT) {
+        return Some(host_busy(side, &core, c, t, near));
+    }
+    let kind = c.kind();
     let split = if kind.is_some() {
         format!(
             " (user {:.0}%, system {:.0}%, irq+softirq {:.0}%)",
@@ -527,6 +543,32 @@ fn busy_core(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
         format!("{side} {core} was {:.1}% busy{split}", c.busy),
         advice,
     ))
+}
+
+/// The busy core's host was mostly busy with other work: the test got what was
+/// left. The rules that came within reach are its candidates.
+fn host_busy(side: &str, core: &str, c: &CoreLoad, test: f64, near: &[String]) -> Diagnosis {
+    let who = if c.foreign.is_empty() {
+        String::new()
+    } else {
+        format!("; most: {}", c.foreign.join(", "))
+    };
+    let mut v = verdict(
+        Bottleneck::HostBusy {
+            side: side.into(),
+            core: c.core,
+            test_pct: test,
+        },
+        format!(
+            "{side} {core} was {:.1}% busy, but the test was only {test:.0}% of the host's \
+             busy time: other processes and their traffic had the rest{who}",
+            c.busy
+        ),
+        "measure on a quieter host, or pin the test to cores the other work does not use \
+         (-A, --server-affinity)",
+    );
+    v.candidates = near.to_vec();
+    v
 }
 
 fn receiver_window(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
@@ -575,11 +617,19 @@ fn sender_buffer(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis
     None
 }
 
-fn window(d: &DiagnosisInput, _: &mut Vec<String>) -> Option<Diagnosis> {
+fn window(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
     let (w, rtt) = (positive(d.window_bytes)?, positive(d.rtt_ns)?);
     let g = d.goodput_bps;
     let window_rate = w * 8.0 / (rtt * 1e-9);
     let share = g / window_rate;
+    if (NEAR * WINDOW_SHARE..WINDOW_SHARE).contains(&share) {
+        near.push(format!(
+            "{} ({:.0}% of window/RTT = {})",
+            Bottleneck::Window.name(),
+            100.0 * share,
+            rate(window_rate)
+        ));
+    }
     (WINDOW_SHARE..=WINDOW_ABOVE).contains(&share).then(|| {
         let source = if d.window_source.is_empty() {
             String::new()
@@ -672,11 +722,14 @@ fn loss(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
     ))
 }
 
-fn round_trip(d: &DiagnosisInput, _: &mut Vec<String>) -> Option<Diagnosis> {
+fn round_trip(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
     let (tps, bound) = (
         positive(d.transactions_per_sec)?,
         positive(d.round_trip_bound)?,
     );
+    if (NEAR * RTT_SHARE * bound..RTT_SHARE * bound).contains(&tps) {
+        near.push(Bottleneck::RoundTrip.name());
+    }
     (tps >= RTT_SHARE * bound).then(|| {
         verdict(
             Bottleneck::RoundTrip,

@@ -20,6 +20,15 @@ pub struct CoreLoad {
     pub sys: f64,
     /// irq + softirq share, percent.
     pub softirq: f64,
+    /// The test's share of its host's busy time, percent (both ends' on one
+    /// host): whether the busy core was the test's or other work's. `None` where
+    /// not known (a sweep's stored metric, a report before the attribution).
+    #[serde(default)]
+    pub test_pct: Option<f64>,
+    /// The other processes that ran most on the host, as the foreign-load
+    /// warning names them.
+    #[serde(default)]
+    pub foreign: Vec<String>,
 }
 
 impl CoreLoad {

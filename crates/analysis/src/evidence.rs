@@ -26,7 +26,9 @@ fn role_name(r: Role) -> &'static str {
 }
 
 /// The busiest core of one end.
-fn busiest_core(side: &SideResult) -> Option<CoreLoad> {
+/// The busiest core of one end, with the test's share of that end's host
+/// (`test_pct`, from the attribution's costs) and who else ran there.
+fn busiest_core(side: &SideResult, peer: &SideResult, test_pct: Option<f64>) -> Option<CoreLoad> {
     let cpu = side.cpu.as_ref()?;
     let c = cpu
         .cores
@@ -38,7 +40,30 @@ fn busiest_core(side: &SideResult) -> Option<CoreLoad> {
         user: c.user.0 + c.nice.0,
         sys: c.sys.0,
         softirq: c.irq.0 + c.softirq.0,
+        test_pct,
+        foreign: cpu.foreign_named(peer.cpu.as_ref().map(|p| p.pid)),
     })
+}
+
+/// The test's share of an end's host's busy time, percent: on one host, both
+/// ends' CPU over the host's. Only from the attribution that apportions the
+/// kernel's work (a cost with its stack share); `None` before it.
+fn test_pct(r: &TestReport, server: bool, one_host: bool) -> Option<f64> {
+    let cost = |c: &Option<netsonde_model::result::SideCost>| {
+        c.as_ref()
+            .filter(|c| c.stack_share.is_some())
+            .and_then(|c| Some((c.test_cores?, c.busy_cores)))
+    };
+    let (test, busy) = match (one_host, server) {
+        (true, _) => {
+            let (a, busy) = cost(&r.client_cost)?;
+            let (b, _) = cost(&r.server_cost)?;
+            (a + b, busy)
+        }
+        (false, false) => cost(&r.client_cost)?,
+        (false, true) => cost(&r.server_cost)?,
+    };
+    (busy > 0.0).then(|| (100.0 * test / busy).min(100.0))
 }
 
 /// Each flow thread of one end, with what its flows did.
@@ -291,12 +316,12 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
         goodput_bps: goodput,
         line_rate_bps: line,
         theoretical_bps: theoretical,
-        client_core: busiest_core(&r.client),
+        client_core: busiest_core(&r.client, &r.server, test_pct(r, false, one_host)),
         // One host: one /proc/stat, read by both ends.
         server_core: if one_host {
             None
         } else {
-            busiest_core(&r.server)
+            busiest_core(&r.server, &r.client, test_pct(r, true, one_host))
         },
         one_host,
         threads,

@@ -8,6 +8,7 @@
 #[path = "util.rs"]
 mod util;
 
+mod busy_host;
 mod cpu_attribution;
 mod fleet_heavy;
 #[allow(dead_code)]

@@ -47,6 +47,7 @@ pub fn cpu_delta(
         udp_drops: None,
         flow_threads: Vec::new(),
         nic: None,
+        ..CpuReport::default()
     }
 }
 

@@ -2,8 +2,11 @@
 //!
 //! Every user process's CPU time (`utime` + `stime` in `/proc/PID/stat`, in clock
 //! ticks) except this process's own, summed at the start and at the end of an
-//! interval. Kernel threads are left out: on a host that runs a network test, their
-//! busy time (ksoftirqd, the NIC's workers) is network work done for the test.
+//! interval. Kernel threads are left out: their busy time (ksoftirqd, the NIC's
+//! workers), with the interrupt work no process is charged for, is the kernel's
+//! network work, which `netsonde-model`'s attribution shares between the test and
+//! the foreign load by the test's share of the bytes the host's interfaces
+//! counted (read here too, over every network namespace a process is in).
 //! Processes that start during the interval count all their time; those that exit
 //! during it count nothing, so the figure can only err low.
 
@@ -11,6 +14,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Mutex;
 
+use netsonde_model::cpu::ForeignProcess;
 use netsonde_model::units::Nanos;
 
 /// Other processes that are part of the test, not foreign load: a peer tool's
@@ -112,61 +116,206 @@ pub fn listener_of(addr: SocketAddr) -> Option<u32> {
 /// `PF_KTHREAD` in `/proc/PID/stat`'s flags: a kernel thread.
 const PF_KTHREAD: u64 = 0x0020_0000;
 
-/// CPU ticks of every other user process, by pid.
+/// What one other process ran: its CPU ticks, its name and the core it last ran on.
+#[derive(Debug, Clone, Default)]
+struct Proc {
+    ticks: u64,
+    name: String,
+    core: Option<u32>,
+}
+
+/// What the rest of the host did, read at one instant: every other user
+/// process's CPU ticks (by pid, with its name and last core), the processes that
+/// are part of the test ([`count_as_test`]) apart, and the bytes every network
+/// interface of every network namespace a process is in had counted (received
+/// plus sent): the traffic the host's stack handled, against which a test's
+/// share of the kernel's network work is taken.
 #[derive(Debug, Clone, Default)]
 pub struct Others {
-    ticks: HashMap<u32, u64>,
+    procs: HashMap<u32, Proc>,
+    partners: HashMap<u32, u64>,
+    /// Interface bytes summed over the namespaces found; `None` when not even
+    /// this process's namespace could be read.
+    stack_bytes: Option<u64>,
+}
+
+/// One `/proc/PID/stat` line's fields that matter here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatLine {
+    /// The command name (`comm`).
+    pub name: String,
+    /// The kernel's task flags (`PF_KTHREAD` marks a kernel thread).
+    pub flags: u64,
+    /// utime + stime, in clock ticks.
+    pub ticks: u64,
+    /// The core it last ran on (field 39).
+    pub core: Option<u32>,
 }
 
 /// One `/proc/PID/stat` line: its flags and utime + stime in ticks.
 pub fn parse_stat(line: &str) -> Option<(u64, u64)> {
+    parse_stat_line(line).map(|s| (s.flags, s.ticks))
+}
+
+/// One `/proc/PID/stat` line, whole.
+pub fn parse_stat_line(line: &str) -> Option<StatLine> {
     // The command name is in parentheses and may hold spaces or parentheses.
-    let rest = &line[line.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // After the name: state is field 3, flags 9, utime 14, stime 15.
+    let open = line.find('(')?;
+    let close = line.rfind(')')?;
+    let name = line.get(open + 1..close)?.to_string();
+    let f: Vec<&str> = line[close + 1..].split_whitespace().collect();
+    // After the name: state is field 3, flags 9, utime 14, stime 15, processor 39.
     let flags = f.get(6)?.parse().ok()?;
     let utime: u64 = f.get(11)?.parse().ok()?;
     let stime: u64 = f.get(12)?.parse().ok()?;
-    Some((flags, utime + stime))
+    Some(StatLine {
+        name,
+        flags,
+        ticks: utime + stime,
+        core: f.get(36).and_then(|c| c.parse().ok()),
+    })
+}
+
+/// The bytes every interface of a `/proc/net/dev` table counted, received plus
+/// sent.
+pub fn parse_net_dev(text: &str) -> Option<u64> {
+    let mut total = None;
+    for line in text.lines().skip(2) {
+        let Some((_, fields)) = line.split_once(':') else {
+            continue;
+        };
+        let f: Vec<u64> = fields
+            .split_whitespace()
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        // rx: bytes packets errs drop fifo frame compressed multicast; tx: bytes ...
+        if let (Some(rx), Some(tx)) = (f.first(), f.get(8)) {
+            total = Some(total.unwrap_or(0u64) + rx + tx);
+        }
+    }
+    total
+}
+
+/// The network namespace of process `pid`, by its inode (`net:[N]`).
+fn netns_of(pid: &str) -> Option<String> {
+    let link = std::fs::read_link(format!("/proc/{pid}/ns/net")).ok()?;
+    Some(link.to_string_lossy().into_owned())
 }
 
 impl Others {
-    /// Reads every process's figures now.
+    /// Reads every process's figures, and every namespace's interfaces, now.
     pub fn read() -> Others {
         let me = std::process::id();
         let ours = part_of_test();
-        let mut ticks = HashMap::new();
+        let mut out = Others::default();
+        let mut seen_ns = std::collections::HashSet::new();
+        let mut add_ns = |out: &mut Others, pid: &str| {
+            // A namespace is read through the first process found in it.
+            let Some(ns) = netns_of(pid) else { return };
+            if seen_ns.insert(ns) {
+                let dev = std::fs::read_to_string(format!("/proc/{pid}/net/dev")).ok();
+                if let Some(b) = dev.as_deref().and_then(parse_net_dev) {
+                    out.stack_bytes = Some(out.stack_bytes.unwrap_or(0) + b);
+                }
+            }
+        };
+        add_ns(&mut out, "self");
         let Ok(dir) = std::fs::read_dir("/proc") else {
-            return Others { ticks };
+            return out;
         };
         for e in dir.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            let Some(name) = e.file_name().to_str().map(str::to_owned) else {
                 continue;
             };
-            if pid == me || ours.contains(&pid) {
+            let Ok(pid) = name.parse::<u32>() else {
+                continue;
+            };
+            if pid == me {
                 continue;
             }
             let Ok(line) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
                 continue;
             };
-            if let Some((flags, t)) = parse_stat(&line) {
-                if flags & PF_KTHREAD == 0 {
-                    ticks.insert(pid, t);
-                }
+            let Some(st) = parse_stat_line(&line) else {
+                continue;
+            };
+            if st.flags & PF_KTHREAD != 0 {
+                continue;
+            }
+            add_ns(&mut out, &name);
+            if ours.contains(&pid) {
+                out.partners.insert(pid, st.ticks);
+            } else {
+                out.procs.insert(
+                    pid,
+                    Proc {
+                        ticks: st.ticks,
+                        name: st.name,
+                        core: st.core,
+                    },
+                );
             }
         }
-        Others { ticks }
+        out
+    }
+
+    fn ticks_to_nanos(ticks: u64) -> Nanos {
+        Nanos(ticks.saturating_mul(1_000_000_000) / crate::thread::clock_ticks())
     }
 
     /// The CPU time the other processes ran between `self` (earlier) and `later`.
     pub fn since(&self, later: &Others) -> Nanos {
-        let hz = crate::thread::clock_ticks();
         let ticks: u64 = later
-            .ticks
+            .procs
             .iter()
-            .map(|(pid, &t)| t.saturating_sub(self.ticks.get(pid).copied().unwrap_or(0)))
+            .map(|(pid, p)| {
+                p.ticks
+                    .saturating_sub(self.procs.get(pid).map_or(0, |q| q.ticks))
+            })
             .sum();
-        Nanos(ticks.saturating_mul(1_000_000_000) / hz)
+        Others::ticks_to_nanos(ticks)
+    }
+
+    /// The CPU time the processes that are part of the test (a peer tool's
+    /// server, the lab's emulator) ran between `self` and `later`.
+    pub fn partners_since(&self, later: &Others) -> Nanos {
+        let ticks: u64 = later
+            .partners
+            .iter()
+            .map(|(pid, t)| t.saturating_sub(self.partners.get(pid).copied().unwrap_or(0)))
+            .sum();
+        Others::ticks_to_nanos(ticks)
+    }
+
+    /// The bytes the host's interfaces counted between `self` and `later`: a
+    /// namespace that appeared in between counts all its bytes, one that
+    /// vanished none, so the figure errs either way by what such namespaces
+    /// carried (a test's lab is set up before its interval and torn down after).
+    pub fn stack_bytes_since(&self, later: &Others) -> Option<u64> {
+        Some(later.stack_bytes?.saturating_sub(self.stack_bytes?))
+    }
+
+    /// The `n` other processes that ran most between `self` and `later`, with
+    /// the core each last ran on: who the foreign load was.
+    pub fn top_since(&self, later: &Others, n: usize) -> Vec<ForeignProcess> {
+        let mut v: Vec<ForeignProcess> = later
+            .procs
+            .iter()
+            .filter_map(|(pid, p)| {
+                let t = p
+                    .ticks
+                    .saturating_sub(self.procs.get(pid).map_or(0, |q| q.ticks));
+                (t > 0).then(|| ForeignProcess {
+                    pid: *pid,
+                    name: p.name.clone(),
+                    cpu: Others::ticks_to_nanos(t),
+                    core: p.core,
+                })
+            })
+            .collect();
+        v.sort_by(|a, b| b.cpu.cmp(&a.cpu).then(a.pid.cmp(&b.pid)));
+        v.truncate(n);
+        v
     }
 }
 
@@ -232,7 +381,7 @@ mod tests {
         let until = Instant::now() + Duration::from_secs(5);
         let mut x = 0u64;
         let mut after = Others::read();
-        while Instant::now() < until && after.ticks.get(&pid).copied().unwrap_or(0) < 10 {
+        while Instant::now() < until && after.procs.get(&pid).map_or(0, |p| p.ticks) < 10 {
             for _ in 0..1_000_000 {
                 x = std::hint::black_box(x.wrapping_add(1));
             }
@@ -241,10 +390,15 @@ mod tests {
         let _ = child.kill();
         let _ = child.wait();
         assert!(
-            after.ticks.get(&pid).copied().unwrap_or(0) >= 10,
+            after.procs.get(&pid).map_or(0, |p| p.ticks) >= 10,
             "{after:?}"
         );
-        assert!(!after.ticks.contains_key(&std::process::id()));
+        assert!(!after.procs.contains_key(&std::process::id()));
+        let top = before.top_since(&after, 3);
+        assert!(
+            top.iter().any(|p| p.pid == pid && p.name == "sh"),
+            "{top:?}"
+        );
         assert!(before.since(&after) >= Nanos::from_millis(100));
     }
 }

@@ -132,7 +132,11 @@ impl CpuSampler {
         let mut report = cpu_delta(&self.stat, &stat, &self.rusage, &rusage, elapsed);
         report.threads = threads;
         report.flow_threads = flow_threads;
-        report.others = Some(self.others.since(&crate::processes::Others::read()));
+        let others = crate::processes::Others::read();
+        report.others = Some(self.others.since(&others));
+        report.partners = Some(self.others.partners_since(&others));
+        report.stack_bytes = self.others.stack_bytes_since(&others);
+        report.foreign_top = self.others.top_since(&others, 3);
         report.pid = std::process::id();
         report.udp_drops = self.udp.zip(crate::snmp::read_udp_drops()).map(|(a, b)| {
             netsonde_model::cpu::UdpDrops {

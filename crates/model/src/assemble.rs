@@ -82,10 +82,15 @@ impl TestReport {
         for (name, cost) in [("client", &client_cost), ("server", &server_cost)] {
             if let Some(f) = cost.as_ref().and_then(|c| c.foreign_cores) {
                 if f >= FOREIGN_LOAD {
+                    let side = if name == "client" { &client } else { &server };
                     warnings.push(Warning::ForeignLoad {
                         side: name.into(),
                         cores: f,
                         busy_cores: cost.as_ref().map_or(0.0, |c| c.busy_cores),
+                        top: side.cpu.as_ref().map_or_else(Vec::new, |c| {
+                            let peer = if name == "client" { &server } else { &client };
+                            c.foreign_named(peer.cpu.as_ref().map(|p| p.pid))
+                        }),
                     });
                 }
             }
@@ -361,16 +366,80 @@ fn caveats(
     out
 }
 
-fn side_cost(
+/// Bytes of headers a packet carries beyond its payload, for the test's share of
+/// the bytes the host's interfaces counted: IPv4 (20), TCP with timestamps (32)
+/// and Ethernet (14). A UDP datagram carries 42; the difference is within the
+/// model's error (docs/DIAGNOSIS.md).
+const HEADER_BYTES: f64 = 66.0;
+
+/// The packets the test sent over the measured interval, both ends: each stream
+/// sender's segments (`tcpi_data_segs_out`, scaled to the interval) or its
+/// messages (datagrams, or writes where TCP_INFO was not read), and every
+/// request and response.
+fn test_packets(side: &SideResult, peer: &SideResult) -> f64 {
+    side.flows
+        .iter()
+        .chain(&peer.flows)
+        .filter(|f| f.role != Role::Receiver)
+        .map(|f| {
+            let segs = f.tcp_info.as_ref().and_then(|t| t.data_segs_out);
+            match segs {
+                Some(n) if f.bytes_total.0 > 0 => {
+                    n as f64 * f.bytes.0 as f64 / f.bytes_total.0 as f64
+                }
+                _ => f.messages as f64,
+            }
+        })
+        .sum()
+}
+
+/// The test's share of the kernel's network work on this end's host: the bytes
+/// its packets put on the host's interfaces (payload and headers; on one host,
+/// each counted as sent and again as received, as loopback and a veth pair
+/// count them) over the bytes every interface of every namespace counted.
+/// `None` when the interfaces were not read.
+fn stack_share(
+    cpu: &crate::cpu::CpuReport,
     side: &SideResult,
     peer: &SideResult,
     one_host: bool,
     moved: u64,
-    transactions: Option<u64>,
-) -> Option<SideCost> {
-    let cpu = side.cpu.as_ref()?;
-    let elapsed_us = cpu.elapsed.0 as f64 / 1e3;
-    let busy_us = cpu.busy_time().0 as f64 / 1e3;
+) -> Option<f64> {
+    let host = cpu.stack_bytes?;
+    let crossings = if one_host { 2.0 } else { 1.0 };
+    let test = crossings * (moved as f64 + HEADER_BYTES * test_packets(side, peer));
+    Some(if host == 0 {
+        // No interface counted anything: whatever the kernel did was not
+        // another flow's.
+        1.0
+    } else {
+        (test / host as f64).clamp(0.0, 1.0)
+    })
+}
+
+/// The test's CPU and the foreign load on one end, in cores, and the test's
+/// share of the kernel's network work (docs/DIAGNOSIS.md, "Whose CPU"):
+///
+/// - the test's own: its flow threads' CPU clocks, and the rest of its process
+///   (control, sampler); when one process is both ends, half of that rest;
+/// - the processes that are part of the test (a peer tool's server, the lab's
+///   emulator), halved between the ends on one host;
+/// - the kernel's work outside any process (interrupts, softirq on idle cores,
+///   ksoftirqd and other kernel threads: the host's busy time less every
+///   process's), times the test's share of the bytes the interfaces counted,
+///   halved between the ends on one host.
+///
+/// The foreign load is the other processes (less the peer, when it is another
+/// process on this host) and the rest of the kernel's work. Reports taken before
+/// the interfaces were read keep the older model (the rest of the host's busy
+/// time is the test's).
+fn attribute(
+    cpu: &crate::cpu::CpuReport,
+    side: &SideResult,
+    peer: &SideResult,
+    one_host: bool,
+    moved: u64,
+) -> (Option<f64>, Option<f64>, Option<f64>) {
     let cores = |n: Nanos| {
         if cpu.elapsed.0 == 0 {
             0.0
@@ -379,18 +448,46 @@ fn side_cost(
         }
     };
     let peer_cpu = peer.cpu.as_ref().filter(|_| one_host);
-    // Foreign: the host's other user processes, less the peer when it is another
-    // process on this host.
-    let foreign_cores = cpu.others.map(|o| {
-        let peer_process = peer_cpu
-            .filter(|p| p.pid != cpu.pid)
-            .map_or(0.0, |p| cores(Nanos(p.process.user.0 + p.process.sys.0)));
-        (cores(o) - peer_process).clamp(0.0, cpu.busy_cores)
-    });
-    // The test: the rest of the host's busy time (its threads, interrupts, kernel
-    // threads), shared between the ends when they share the host: each keeps its
-    // own threads and half of the rest.
+    let same_process = peer_cpu.is_some_and(|p| p.pid == cpu.pid);
+    // The peer, when it is another process on this host: in `others`, not foreign.
+    let peer_process = peer_cpu
+        .filter(|_| !same_process)
+        .map_or(0.0, |p| cores(Nanos(p.process.user.0 + p.process.sys.0)));
     let own = cpu.thread_cores();
+    let share = stack_share(cpu, side, peer, one_host, moved);
+    if let (Some(others), Some(own), Some(share), Some(partners)) =
+        (cpu.others, own, share, cpu.partners)
+    {
+        let half = if one_host { 0.5 } else { 1.0 };
+        let process = cores(Nanos(cpu.process.user.0 + cpu.process.sys.0));
+        // On one host, a process one end knows is part of the test (the lab's
+        // emulator, which the client's process started) is the other end's too:
+        // out of its others.
+        let known = cores(partners);
+        let partners = peer_cpu
+            .and_then(|p| p.partners)
+            .map_or(known, |p| known.max(cores(p)));
+        let others = (cores(others) - (partners - known)).max(0.0);
+        let rest = if same_process {
+            let peer_own = peer_cpu.and_then(|p| p.thread_cores()).unwrap_or(0.0);
+            (process - own - peer_own).max(0.0) / 2.0
+        } else {
+            (process - own).max(0.0)
+        };
+        let kernel = (cpu.busy_cores - process - others - partners).max(0.0);
+        let test = own + rest + half * (partners + share * kernel);
+        let foreign = (others - peer_process).max(0.0) + (1.0 - share) * kernel;
+        return (
+            Some(test.min(cpu.busy_cores)),
+            Some(foreign.clamp(0.0, cpu.busy_cores)),
+            Some(share),
+        );
+    }
+    // The older model: the host's other user processes are foreign, the rest of
+    // its busy time the test's.
+    let foreign_cores = cpu
+        .others
+        .map(|o| (cores(o) - peer_process).clamp(0.0, cpu.busy_cores));
     let test_cores = match (foreign_cores, own) {
         (Some(f), Some(own)) => {
             let host_test = (cpu.busy_cores - f).max(0.0);
@@ -408,6 +505,20 @@ fn side_cost(
         }
         _ => None,
     };
+    (test_cores, foreign_cores, None)
+}
+
+fn side_cost(
+    side: &SideResult,
+    peer: &SideResult,
+    one_host: bool,
+    moved: u64,
+    transactions: Option<u64>,
+) -> Option<SideCost> {
+    let cpu = side.cpu.as_ref()?;
+    let elapsed_us = cpu.elapsed.0 as f64 / 1e3;
+    let busy_us = cpu.busy_time().0 as f64 / 1e3;
+    let (test_cores, foreign_cores, stack_share) = attribute(cpu, side, peer, one_host, moved);
     let test_us = test_cores.map_or(busy_us, |c| c * elapsed_us);
     let messages: u64 = side.flows.iter().map(|f| f.messages).sum();
     let calls: u64 = side.flows.iter().map(|f| f.calls).sum();
@@ -424,6 +535,7 @@ fn side_cost(
         busy_cores: cpu.busy_cores,
         test_cores,
         foreign_cores,
+        stack_share,
         us_per_kib: per_kib(test_us),
         us_per_transaction: transactions.and_then(|t| ratio(test_us, t)),
         system_us_per_kib: per_kib(busy_us),
@@ -438,3 +550,7 @@ fn side_cost(
         },
     })
 }
+
+#[cfg(test)]
+#[path = "assemble_tests.rs"]
+mod tests;

@@ -102,6 +102,34 @@ pub struct CpuReport {
     /// `None` where not taken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nic: Option<crate::nic::NicActivity>,
+    /// CPU time of the other processes that are part of the test (a peer tool's
+    /// server on this host, the lab's emulator); `None` where not taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partners: Option<Nanos>,
+    /// Bytes the host's network interfaces counted over the interval, received
+    /// plus sent, summed over every network namespace a process is in: the
+    /// traffic the host's stack handled, the test's and everyone else's.
+    /// `None` where not taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_bytes: Option<u64>,
+    /// The other processes that ran most over the interval (at most three):
+    /// who the foreign load was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_top: Vec<ForeignProcess>,
+}
+
+/// Another process on the host and what it ran over the measured interval.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ForeignProcess {
+    /// Its process id.
+    pub pid: u32,
+    /// Its command name.
+    pub name: String,
+    /// CPU time it ran (user and system, at the kernel's tick).
+    pub cpu: Nanos,
+    /// The core it last ran on at the end of the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core: Option<u32>,
 }
 
 /// One flow thread's CPU time over the measured interval, from its own clock.
@@ -158,6 +186,28 @@ impl CpuReport {
             .iter()
             .map(|c| (c.irq.0 + c.softirq.0) / 100.0)
             .sum()
+    }
+
+    /// The other processes that ran most, each as `name (pid N): C cores, last
+    /// on core K`, leaving out `peer` (the other end's process on this host).
+    pub fn foreign_named(&self, peer: Option<u32>) -> Vec<String> {
+        let secs = self.elapsed.0.max(1) as f64;
+        self.foreign_top
+            .iter()
+            .filter(|p| Some(p.pid) != peer)
+            .map(|p| {
+                let core = p
+                    .core
+                    .map(|c| format!(", last on core {c}"))
+                    .unwrap_or_default();
+                format!(
+                    "{} (pid {}): {:.2} cores{core}",
+                    p.name,
+                    p.pid,
+                    p.cpu.0 as f64 / secs
+                )
+            })
+            .collect()
     }
 
     /// The process's CPU time as a percentage of one core.

@@ -74,6 +74,17 @@ pub enum Bottleneck {
         /// The evidence, as the NIC rule found it.
         finding: crate::nic::NicFinding,
     },
+    /// A core of one end was (nearly) fully busy, but mostly with work that was
+    /// not the test's: the host was busy with other processes or their traffic,
+    /// and the test got what was left.
+    HostBusy {
+        /// `client` or `server` (`host` when both ends share it).
+        side: String,
+        /// The busy core.
+        core: Option<u32>,
+        /// The test's share of the host's busy time, percent.
+        test_pct: f64,
+    },
     /// None of the rules held.
     Unknown,
 }
@@ -106,6 +117,7 @@ impl Bottleneck {
             Bottleneck::Loss => "loss-bound".into(),
             Bottleneck::RoundTrip => "round-trip-bound".into(),
             Bottleneck::Nic { side, finding } => format!("NIC-bound ({side}, {})", finding.name()),
+            Bottleneck::HostBusy { side, .. } => format!("host busy with other work ({side})"),
             Bottleneck::Unknown => "no single bottleneck".into(),
         }
     }

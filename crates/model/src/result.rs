@@ -342,15 +342,17 @@ pub struct RrSummary {
 
 /// CPU cost on one end, and whose it is.
 ///
-/// **Foreign load** is the CPU the host's other user processes ran over the
-/// measured interval (`/proc/PID/stat` of every process but this one, less the peer
-/// when it is another process on the same host; kernel threads are not foreign:
-/// ksoftirqd and the NIC's workers do the test's network work). The **test's CPU**
-/// is the rest of the host's busy time: its flow threads (their own CPU clocks), the
-/// irq and softirq time outside any process, and kernel threads; when both ends
-/// share the host, each keeps its own threads' time and half of the rest. Service
-/// demand is the test's CPU per KiB or transaction; the system-wide figure
-/// (netperf's definition, foreign load included) stands beside it.
+/// The **test's CPU** is its flow threads' own CPU clocks and the rest of its
+/// process, the processes that are part of it (a peer tool's server, the lab's
+/// emulator), and its share of the kernel's network work outside any process
+/// (interrupts, softirq on idle cores, ksoftirqd and other kernel threads),
+/// apportioned by the test's share of the bytes the host's interfaces counted
+/// ([`SideCost::stack_share`]); when both ends share the host, each takes half of
+/// what is not its own. **Foreign load** is the host's other processes (less the
+/// peer when it is another process on the same host) and the rest of the
+/// kernel's work. docs/DIAGNOSIS.md ("Whose CPU") gives the model and its error.
+/// Service demand is the test's CPU per KiB or transaction; the system-wide
+/// figure (netperf's definition, foreign load included) stands beside it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SideCost {
     /// Busy cores over the measured interval (system-wide).
@@ -362,6 +364,11 @@ pub struct SideCost {
     /// Busy cores that belong to neither end of the test.
     #[serde(default)]
     pub foreign_cores: Option<f64>,
+    /// The test's share of the bytes the host's network interfaces counted over
+    /// the interval (0 to 1): its share of the kernel's network work. `None`
+    /// where the interfaces were not read (reports before this figure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_share: Option<f64>,
     /// Microseconds of the test's CPU per KiB moved, both directions counted
     /// (service demand); the system-wide figure when the test's is unknown.
     pub us_per_kib: Option<f64>,
@@ -504,6 +511,10 @@ pub enum Warning {
         cores: f64,
         /// Busy cores system-wide.
         busy_cores: f64,
+        /// The other processes that ran most, each as `name (pid N): C cores, last
+        /// on core K`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        top: Vec<String>,
     },
 }
 
@@ -643,11 +654,18 @@ impl std::fmt::Display for Warning {
                 side,
                 cores,
                 busy_cores,
-            } => write!(
-                f,
-                "{side}: {cores:.2} of {busy_cores:.2} busy cores on the host were neither end's \
-                 (foreign load)"
-            ),
+                top,
+            } => {
+                write!(
+                    f,
+                    "{side}: {cores:.2} of {busy_cores:.2} busy cores on the host were neither \
+                     end's (foreign load)"
+                )?;
+                if !top.is_empty() {
+                    write!(f, "; most: {}", top.join(", "))?;
+                }
+                Ok(())
+            }
             Warning::CpuSaturated { side, core, busy } => {
                 write!(f, "{side}: core {core} was {busy} busy")
             }

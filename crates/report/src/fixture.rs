@@ -60,6 +60,7 @@ fn cpu(busy: f64) -> CpuReport {
         udp_drops: None,
         flow_threads: Vec::new(),
         nic: None,
+        ..CpuReport::default()
     }
 }
 

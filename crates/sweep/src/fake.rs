@@ -119,6 +119,7 @@ fn cpu(busy: f64, secs: f64) -> CpuReport {
         udp_drops: None,
         flow_threads: Vec::new(),
         nic: None,
+        ..CpuReport::default()
     }
 }
 
