@@ -134,6 +134,8 @@ pub fn practical_change(metric: Metric) -> f64 {
         | Metric::ServerCpuMaxCore => 0.10,
         Metric::Retransmits | Metric::Loss => 0.25,
         Metric::IntervalCv | Metric::BufferDelay => 0.50,
+        // Context for the CPU metrics; `run::compare` does not compare it.
+        Metric::ForeignCores => 0.10,
         Metric::TcpEfficiency | Metric::TransferTimeRatio => 0.05,
         Metric::WindowGranted => 0.0,
     }
@@ -168,8 +170,12 @@ pub enum Verdict {
     Better,
     /// A significant change in the bad direction: a regression.
     Worse,
-    /// No significant change.
+    /// No significant change, and the change within its practical threshold.
     Same,
+    /// A change beyond its practical threshold that the repetitions cannot
+    /// call significant (too few of them, or too scattered): neither a
+    /// regression nor "same"; measure more repetitions.
+    Undecided,
     /// Not judged, and left out of the family: see the delta's [`NotJudged`].
     NotJudged,
 }
@@ -189,6 +195,26 @@ pub enum NotJudged {
         /// The fewest it needs.
         need: u64,
     },
+    /// A CPU metric of two runs whose foreign load differs by
+    /// [`FOREIGN_DIFFERS`] cores or more: other work moved it, not the change.
+    ForeignLoadDiffers {
+        /// The CPU metric.
+        metric: Metric,
+        /// The baseline's median foreign load, in cores.
+        a: f64,
+        /// The candidate's.
+        b: f64,
+    },
+    /// A CPU metric whose repetitions, in either run, spread wider than the
+    /// change between the runs: the change is inside the noise.
+    Spread {
+        /// The CPU metric.
+        metric: Metric,
+        /// The wider run's spread, (max − min) / median.
+        spread: f64,
+        /// The change's size, |rel_change|.
+        change: f64,
+    },
     /// A repetition does not say how many samples its percentile rests on (a run
     /// stored before `transactions` was recorded).
     SamplesUnknown {
@@ -207,6 +233,16 @@ impl NotJudged {
                 "lengthen --time, or compare a lower percentile".into()
             }
             NotJudged::SamplesUnknown { .. } => "measure both runs again with this version".into(),
+            NotJudged::ForeignLoadDiffers { .. } => {
+                "compare CPU between runs on equally quiet hosts (the foreign-load warning \
+                 says how busy each was)"
+                    .into()
+            }
+            NotJudged::Spread { .. } => {
+                "more repetitions (--repeat), or a quieter host: the repetitions scatter more \
+                 than the change"
+                    .into()
+            }
         }
     }
 }
@@ -223,6 +259,22 @@ impl std::fmt::Display for NotJudged {
                 f,
                 "{metric} rests on as few as {fewest} {samples} in a repetition (needs ≥ {need} \
                  in each: {MIN_TAIL_SAMPLES} beyond the percentile)"
+            ),
+            NotJudged::ForeignLoadDiffers { metric, a, b } => write!(
+                f,
+                "{metric}: the foreign load differs between the runs ({a:.2} against {b:.2} \
+                 busy cores that were neither end's)"
+            ),
+            NotJudged::Spread {
+                metric,
+                spread,
+                change,
+            } => write!(
+                f,
+                "{metric}: the repetitions spread over {:.0}% of the median, wider than the \
+                 {:.0}% change",
+                100.0 * spread,
+                100.0 * change
             ),
             NotJudged::SamplesUnknown { metric, samples } => write!(
                 f,
@@ -302,6 +354,59 @@ fn thin_samples<'a>(metric: Metric, reps: impl Iterator<Item = &'a Metrics>) -> 
     })
 }
 
+/// Foreign loads (busy cores neither end's) that differ by this much make two
+/// runs' CPU figures incomparable: the foreign-load warning's own threshold.
+pub const FOREIGN_DIFFERS: f64 = netsonde_model::result::FOREIGN_LOAD;
+
+/// Why a CPU `metric`'s comparison says nothing about the change: the runs'
+/// foreign loads differ, or either run's repetitions spread wider than the
+/// change. `None` for every other metric, and for CPU figures that compare.
+fn cpu_incomparable(
+    metric: Metric,
+    (a, b): (&[Metrics], &[Metrics]),
+    (va, vb): (&[f64], &[f64]),
+    median_a: f64,
+    rel_change: f64,
+) -> Option<NotJudged> {
+    if !metric.is_cpu() {
+        return None;
+    }
+    let foreign = |reps: &[Metrics]| {
+        let v: Vec<f64> = reps
+            .iter()
+            .filter_map(|r| r.value(Metric::ForeignCores))
+            .collect();
+        estimate(&v).map(|e| e.median)
+    };
+    if let (Some(fa), Some(fb)) = (foreign(a), foreign(b)) {
+        if (fa - fb).abs() >= FOREIGN_DIFFERS {
+            return Some(NotJudged::ForeignLoadDiffers {
+                metric,
+                a: fa,
+                b: fb,
+            });
+        }
+    }
+    let spread = |v: &[f64]| {
+        let (lo, hi) = v
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
+                (l.min(*x), h.max(*x))
+            });
+        if median_a == 0.0 || v.len() < 2 {
+            0.0
+        } else {
+            (hi - lo) / median_a.abs()
+        }
+    };
+    let wider = spread(va).max(spread(vb));
+    (wider > rel_change.abs()).then_some(NotJudged::Spread {
+        metric,
+        spread: wider,
+        change: rel_change.abs(),
+    })
+}
+
 /// Compares the repetitions `b` of a candidate against those of a baseline `a`
 /// for `metric`, each repetition's value taken from its [`Metrics`]. `None` when
 /// either side has no finite value. A percentile whose repetitions rest on too few
@@ -312,7 +417,8 @@ pub fn delta(metric: Metric, a: &[Metrics], b: &[Metrics]) -> Option<Delta> {
         |reps: &[Metrics]| -> Vec<f64> { reps.iter().filter_map(|r| r.value(metric)).collect() };
     let (va, vb) = (values(a), values(b));
     let (ea, eb, rel_change, p_lower, p_higher) = ranked(&va, &vb)?;
-    let not_judged = thin_samples(metric, a.iter().chain(b));
+    let not_judged = thin_samples(metric, a.iter().chain(b))
+        .or_else(|| cpu_incomparable(metric, (a, b), (&va, &vb), ea.median, rel_change));
     let (p_worse, p_better) = if metric.higher_is_better() {
         (p_lower, p_higher)
     } else {
@@ -417,6 +523,12 @@ fn holm<T: Judged>(deltas: &mut [T], alpha: f64) {
                     Verdict::Better
                 });
             }
+        }
+    }
+    // A change beyond its threshold that is not significant is not "same".
+    for d in deltas.iter_mut() {
+        if d.verdict() == Verdict::Same && d.gain().abs() > d.min_change() {
+            d.set(Verdict::Undecided);
         }
     }
 }

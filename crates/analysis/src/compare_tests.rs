@@ -80,14 +80,22 @@ fn a_29_percent_drop_at_three_repetitions_is_seen_when_alone() {
 }
 
 #[test]
-fn overlapping_repetitions_are_the_same() {
-    // A 10% drop in the medians, but the repetitions interleave.
+fn overlapping_repetitions_are_undecided_never_the_same() {
+    // A 10% drop in the medians, but the repetitions interleave: beyond
+    // goodput's 5% and not significant, so undecided, not "same".
     let d = judged(
         Metric::Goodput,
         &[9.0, 10.0, 11.0, 12.0],
         &[8.0, 9.5, 10.5, 8.5],
     );
     assert!(!d.significant);
+    assert_eq!(d.verdict, Verdict::Undecided);
+    // Within the threshold, the same.
+    let d = judged(
+        Metric::Goodput,
+        &[9.0, 10.0, 11.0, 12.0],
+        &[9.5, 10.2, 10.5, 11.8],
+    );
     assert_eq!(d.verdict, Verdict::Same);
 }
 
@@ -109,7 +117,9 @@ fn a_family_needs_enough_repetitions() {
         delta_of(Metric::MessagesPerSec, &a, &b).unwrap(),
     ];
     judge(&mut two, FAMILY_ALPHA, None);
-    assert!(two.iter().all(|d| d.verdict == Verdict::Same));
+    // Issue 35: with --repeat 3 a large change cannot be significant, and is
+    // undecided, never "same".
+    assert!(two.iter().all(|d| d.verdict == Verdict::Undecided));
     assert_eq!(reps_for(1, 0.05), 3);
     assert_eq!(reps_for(2, 0.05), 4);
     assert_eq!(reps_for(12, 0.05), 5);
@@ -141,7 +151,7 @@ fn repeated_searches_are_judged_like_repetitions() {
     // One search a side: no p-value small enough, however far apart.
     let mut one = vec![search_delta(Goal::Ndr, &[100e3], &[50e3]).unwrap()];
     judge_searches(&mut one, FAMILY_ALPHA, None);
-    assert_eq!(one[0].verdict, Verdict::Same);
+    assert_eq!(one[0].verdict, Verdict::Undecided);
     assert!(search_delta(Goal::Ndr, &[], &[1.0]).is_none());
 }
 
@@ -277,7 +287,9 @@ fn an_unjudged_percentile_stays_out_of_the_family() {
     assert!(thin[1..].iter().all(|d| d.verdict == Verdict::NotJudged));
     let thick = family(20_000.0);
     assert_eq!(family_size(&thick), 4);
-    assert!(thick.iter().all(|d| d.verdict == Verdict::Same));
+    // The 15% drop no longer passes among four: undecided; the rest the same.
+    assert_eq!(thick[0].verdict, Verdict::Undecided);
+    assert!(thick[1..].iter().all(|d| d.verdict == Verdict::Same));
 }
 
 #[test]
@@ -313,4 +325,59 @@ fn a_change_must_pass_its_own_metric_threshold() {
     let mut ds = vec![delta_of(Metric::Goodput, &a, &b6).unwrap()];
     judge(&mut ds, FAMILY_ALPHA, Some(0.10));
     assert_eq!((ds[0].verdict, ds[0].min_change), (Verdict::Same, 0.10));
+}
+
+/// Issue 35: a CPU metric is not compared between runs whose foreign load
+/// differs, nor when its repetitions scatter wider than the change; the same
+/// rise under the same load, tight repetitions, is a regression.
+#[test]
+fn cpu_figures_compare_only_under_the_same_load_and_beyond_their_spread() {
+    let with_foreign = |values: &[f64], foreign: f64| -> Vec<Metrics> {
+        values
+            .iter()
+            .map(|v| {
+                [
+                    (Metric::ClientUsPerKib, *v),
+                    (Metric::ForeignCores, foreign),
+                ]
+                .into_iter()
+                .collect()
+            })
+            .collect()
+    };
+    let a = [1.00, 1.02, 0.98, 1.01, 0.99];
+    let b = [1.50, 1.52, 1.48, 1.51, 1.49];
+    let judge_one = |a: &[Metrics], b: &[Metrics]| {
+        let mut ds = vec![delta(Metric::ClientUsPerKib, a, b).unwrap()];
+        judge(&mut ds, FAMILY_ALPHA, None);
+        ds.remove(0)
+    };
+    let same_load = judge_one(&with_foreign(&a, 0.0), &with_foreign(&b, 0.05));
+    assert_eq!(same_load.verdict, Verdict::Worse, "{same_load:?}");
+    let busier = judge_one(&with_foreign(&a, 0.0), &with_foreign(&b, 0.9));
+    assert_eq!(busier.verdict, Verdict::NotJudged);
+    assert!(matches!(
+        busier.not_judged,
+        Some(NotJudged::ForeignLoadDiffers { .. })
+    ));
+    // Service demand that swung 0.09 to 43.75 us/KiB across repetitions.
+    let wild = [0.09, 5.0, 43.75, 1.2, 0.4];
+    let scattered = judge_one(&with_foreign(&a, 0.0), &with_foreign(&wild, 0.0));
+    assert!(
+        matches!(scattered.not_judged, Some(NotJudged::Spread { .. })),
+        "{scattered:?}"
+    );
+    // Goodput is not a CPU figure: the foreign load does not stop it.
+    let g = |v: &[f64], f: f64| -> Vec<Metrics> {
+        v.iter()
+            .map(|x| {
+                [(Metric::Goodput, *x), (Metric::ForeignCores, f)]
+                    .into_iter()
+                    .collect()
+            })
+            .collect()
+    };
+    let mut ds = vec![delta(Metric::Goodput, &g(&b, 0.0), &g(&a, 0.9)).unwrap()];
+    judge(&mut ds, FAMILY_ALPHA, None);
+    assert_eq!(ds[0].verdict, Verdict::Worse);
 }

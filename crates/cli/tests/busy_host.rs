@@ -185,3 +185,84 @@ fn induced_bottlenecks_are_each_diagnosed_on_a_busy_host() {
     before.assert_restored();
     assert!(misses.is_empty(), "{misses:#?}");
 }
+
+/// Issue 35: `compare` does not cry wolf on a busy host. Ten pairs of identical
+/// 5-repetition loopback sweeps under the same background load: no regression
+/// (exit 0, no "REGRESSION" line) in any pair, without retries. Then a real
+/// change in the lab, a link 30% slower under the same load: caught as a
+/// regression of goodput, with the right sign.
+#[test]
+fn compare_under_the_same_load_finds_no_regression_and_a_slower_link() {
+    let Some(_g) = ready("busy-host-compare") else {
+        return;
+    };
+    let before = Before::take();
+    let dir = std::env::temp_dir().join(format!("netsonde-busy-aa-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("aa.db");
+    let db = db.to_str().unwrap();
+    let sweep = |prefix: &[&str]| {
+        let mut args: Vec<&str> = prefix.to_vec();
+        args.extend_from_slice(&[
+            "sweep",
+            "--tests",
+            "tcp-stream,tcp-rr",
+            "--directions",
+            "out",
+            "--sizes",
+            "1K,64K",
+            "--repeat",
+            "5",
+            "-t",
+            "0.3",
+            "--warmup",
+            "0.1",
+            "--no-report",
+            "--db",
+            db,
+        ]);
+        let out = crate::util::run(&args, Duration::from_secs(300));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let compare = |a: usize, b: usize| {
+        let (a, b) = (a.to_string(), b.to_string());
+        let out = crate::util::run(&["compare", &a, &b, "--db", db], Duration::from_secs(60));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (out.status.code(), text)
+    };
+    let load = Load::start();
+    let mut alarms = Vec::new();
+    for pair in 0..10 {
+        sweep(&[]);
+        sweep(&[]);
+        let (code, text) = compare(2 * pair + 1, 2 * pair + 2);
+        eprintln!("A/A pair {}: exit {code:?}\n{text}", pair + 1);
+        if code != Some(0) || text.contains("REGRESSION") {
+            alarms.push(format!("pair {}: exit {code:?}\n{text}", pair + 1));
+        }
+    }
+    // The same sweep through a lab link, then through one 30% slower.
+    let lab = |rate: &str| sweep(&["lab", "run", "--rate", rate, "--"]);
+    lab("100M");
+    lab("70M");
+    let (code, text) = compare(21, 22);
+    eprintln!("100M against 70M: exit {code:?}\n{text}");
+    drop(load);
+    before.assert_restored();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(alarms.is_empty(), "A/A regressions: {alarms:#?}");
+    assert_eq!(code, Some(3), "a 30% slower link is a regression: {text}");
+    let goodput = text
+        .lines()
+        .find(|l| l.contains("goodput") && l.contains("REGRESSION"))
+        .unwrap_or_else(|| panic!("no goodput regression: {text}"));
+    assert!(
+        goodput.contains("-2") || goodput.contains("-3"),
+        "{goodput}"
+    );
+}

@@ -197,6 +197,11 @@ impl Metrics {
                 m.put(max_core, max);
             }
         }
+        let foreign = [&r.client_cost, &r.server_cost]
+            .into_iter()
+            .filter_map(|c| c.as_ref()?.foreign_cores)
+            .reduce(f64::max);
+        m.put(Metric::ForeignCores, foreign);
         let srtts: Vec<f64> = r
             .client
             .flows
@@ -381,11 +386,15 @@ pub enum Metric {
     BufferDelay,
     /// RFC 6349 transfer time ratio.
     TransferTimeRatio,
+    /// Busy cores on the test's hosts that were neither end's (the larger of the
+    /// two ends'): the foreign load. Context for the CPU metrics, which are not
+    /// compared between runs whose foreign load differs; never compared itself.
+    ForeignCores,
 }
 
 impl Metric {
     /// Every metric, in report order.
-    pub const ALL: [Metric; 29] = [
+    pub const ALL: [Metric; 30] = [
         Metric::Goodput,
         Metric::GoodputOut,
         Metric::GoodputIn,
@@ -415,6 +424,7 @@ impl Metric {
         Metric::TcpEfficiency,
         Metric::BufferDelay,
         Metric::TransferTimeRatio,
+        Metric::ForeignCores,
     ];
 
     /// The name stored in [`Metrics`] and the store.
@@ -449,6 +459,7 @@ impl Metric {
             Metric::TcpEfficiency => "tcp_efficiency",
             Metric::BufferDelay => "buffer_delay",
             Metric::TransferTimeRatio => "transfer_time_ratio",
+            Metric::ForeignCores => "foreign_cores",
         }
     }
 
@@ -470,7 +481,7 @@ impl Metric {
             | Metric::LatencyP999
             | Metric::Srtt
             | Metric::BaseRtt => Unit::Nanos,
-            Metric::ClientBusyCores | Metric::ServerBusyCores => Unit::Cores,
+            Metric::ClientBusyCores | Metric::ServerBusyCores | Metric::ForeignCores => Unit::Cores,
             Metric::ClientUsPerKib | Metric::ServerUsPerKib => Unit::UsPerKib,
             Metric::ClientUsPerTrans | Metric::ServerUsPerTrans => Unit::Micros,
             Metric::ClientCpuMaxCore
@@ -495,6 +506,22 @@ impl Metric {
                 | Metric::TransactionsPerSec
                 | Metric::Transactions
                 | Metric::TcpEfficiency
+        )
+    }
+
+    /// Whether it is a CPU figure: one that other work on the host moves, so
+    /// that it is compared only between runs under the same foreign load.
+    pub fn is_cpu(self) -> bool {
+        matches!(
+            self,
+            Metric::ClientBusyCores
+                | Metric::ServerBusyCores
+                | Metric::ClientUsPerKib
+                | Metric::ServerUsPerKib
+                | Metric::ClientUsPerTrans
+                | Metric::ServerUsPerTrans
+                | Metric::ClientCpuMaxCore
+                | Metric::ServerCpuMaxCore
         )
     }
 

@@ -36,6 +36,7 @@ fn verdict(v: Verdict, p_worse: f64, p_better: f64) -> (&'static str, f64) {
         Verdict::Better => ("better", p_better),
         Verdict::Worse => ("REGRESSION", p_worse),
         Verdict::Same => ("same", p_worse.min(p_better)),
+        Verdict::Undecided => ("undecided", p_worse.min(p_better)),
         Verdict::NotJudged => ("not judged", p_worse.min(p_better)),
     }
 }
@@ -185,7 +186,7 @@ fn searches(o: &mut String, c: &Comparison, s: &SearchComparison) {
         // A search's rate has no sample count to fall short of: never "not judged".
         let v = match d.verdict {
             Verdict::NotJudged => Verdict::Same,
-            v @ (Verdict::Better | Verdict::Worse | Verdict::Same) => v,
+            v @ (Verdict::Better | Verdict::Worse | Verdict::Same | Verdict::Undecided) => v,
         };
         let (word, p) = verdict(v, d.p_worse, d.p_better);
         o.push_str(&format!(
