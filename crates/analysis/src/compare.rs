@@ -20,7 +20,15 @@
 //!   every repetition's percentile rests on enough samples ([`samples_needed`]);
 //!   one that does not is [`Verdict::NotJudged`], with the reason
 //!   ([`NotJudged`]), and is left out of Holm's family, so it neither raises an
-//!   alarm nor dilutes the others.
+//!   alarm nor dilutes the others;
+//! - **the host** behind a CPU figure: busy cores, service demand and the busiest
+//!   core are judged only between runs whose foreign load (the stored
+//!   `foreign_cores`) differs by less than [`FOREIGN_DIFFERS`], and only when
+//!   neither run's repetitions spread (max − min over the baseline's median)
+//!   wider than the change; otherwise not judged, with the reason;
+//! - **undecided**: a change beyond its practical threshold that does not pass
+//!   the test is [`Verdict::Undecided`], never "same": with 3 repetitions a
+//!   side even a 30% drop cannot be significant, and saying "same" would hide it.
 //!
 //! Few repetitions cannot reach significance: the smallest p-value of n against n
 //! repetitions is `1 / C(2n, n)` (0.05 at 3 against 3), so [`reps_for`] says how
