@@ -26,6 +26,29 @@ pub struct LinearFit {
 }
 
 impl LinearFit {
+    /// The fewest points a line must be fitted to for its fit to say anything: a
+    /// line through two points fits them exactly (R² = 1 whatever they are).
+    pub const MIN_JUDGED: usize = 3;
+
+    /// Whether it rests on enough points to be judged ([`LinearFit::MIN_JUDGED`]).
+    pub fn judged(&self) -> bool {
+        self.n >= LinearFit::MIN_JUDGED
+    }
+
+    /// Its R² as a report shows it: `R² = 0.9876`, or why there is none worth
+    /// showing.
+    pub fn r2_text(&self) -> String {
+        if self.judged() {
+            format!("R² = {:.4}", self.r2)
+        } else {
+            format!(
+                "no R²: a line through {} points fits them exactly (needs ≥ {} sizes)",
+                self.n,
+                LinearFit::MIN_JUDGED
+            )
+        }
+    }
+
     /// The fitted y at `x`.
     pub fn predict(&self, x: f64) -> f64 {
         self.slope * x + self.intercept
@@ -98,6 +121,21 @@ pub fn predicted_throughput(fit: &LinearFit, size_bytes: f64) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_line_through_two_points_is_not_judged() {
+        let two = super::fit_linear(&[1.0, 2.0], &[5.0, 3.0]).unwrap();
+        assert_eq!(two.r2, 1.0);
+        assert!(!two.judged());
+        assert!(two.r2_text().starts_with("no R²"), "{}", two.r2_text());
+        let three = super::fit_linear(&[1.0, 2.0, 3.0], &[1.0, 2.1, 2.9]).unwrap();
+        assert!(three.judged());
+        assert!(
+            three.r2_text().starts_with("R² = 0.99"),
+            "{}",
+            three.r2_text()
+        );
+    }
+
     use super::*;
 
     const SIZES: [f64; 8] = [

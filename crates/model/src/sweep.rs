@@ -654,7 +654,9 @@ impl Quality {
                 "lengthen --time or add --warmup so the rate settles".into()
             }
             Quality::CpuSaturated { .. } => {
-                "the point is CPU-bound: compare service demand, or pin with --affinity".into()
+                "a core was saturated, which the other points may not share: the verdict says \
+                 whether it was the limit; compare service demand, or pin with --affinity"
+                    .into()
             }
             Quality::TooFewRepetitions { need, .. } => format!("use --repeat {need} or more"),
             Quality::HighVariance { need, .. } if *need <= MANY_REPETITIONS => format!(

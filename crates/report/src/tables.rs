@@ -342,11 +342,11 @@ fn fit_table(s: &RunView, out: &mut Vec<Table>) {
         out.push(t(
             "Latency model",
             &format!(
-                "{}: one-way latency (half the ping-pong p50) = {:.4} ns/B × B + {} (R² = {:.4}). The one-in-flight bound B / (a·B + b) is the throughput of one message at a time (stop and wait): a lower bound for a stream, which keeps many messages in flight, not a prediction of it.",
+                "{}: one-way latency (half the ping-pong p50) = {:.4} ns/B × B + {} ({}). The one-in-flight bound B / (a·B + b) is the throughput of one message at a time (stop and wait): a lower bound for a stream, which keeps many messages in flight, not a prediction of it.",
                 f.config,
                 f.fit.slope,
                 ns(f.fit.intercept),
-                f.fit.r2
+                f.fit.r2_text()
             ),
             &["size", "measured", "fitted", "residual", "one-in-flight bound", "measured stream throughput"],
             rows,

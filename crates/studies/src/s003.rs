@@ -70,12 +70,12 @@ type TcpPoint = (f64, f64, f64, Option<f64>);
 
 fn analyse(d: &Data) -> Analysis {
     let mut a = Analysis::default();
-    let (tcp, mut impossible) = tcp_points(d);
+    let (tcp, mut impossible, dropped) = tcp_points(d);
     let best = tcp.iter().copied().max_by(|x, y| x.2.total_cmp(&y.2));
     best_per_mtu(&mut a, &tcp, best);
     window_over_rtt(&mut a, &tcp);
     let measured_rtt = bdp(&mut a, best);
-    largest_mtu_and_window(&mut a, &tcp, best);
+    largest_mtu_and_window(&mut a, &tcp, &dropped, best);
     udp(d, &mut a);
     dual(d, &mut a, &mut impossible);
     caveats(d, &mut a, &impossible, measured_rtt);
@@ -83,10 +83,12 @@ fn analyse(d: &Data) -> Analysis {
 }
 
 /// Every TCP one-way point of the window and MTU parts, (mtu, window, goodput,
-/// srtt), and the points left out as physically impossible.
-fn tcp_points(d: &Data) -> (Vec<TcpPoint>, Vec<String>) {
+/// srtt), and the points left out as physically impossible: as text, and as
+/// (mtu, window).
+fn tcp_points(d: &Data) -> (Vec<TcpPoint>, Vec<String>, Vec<(f64, f64)>) {
     let mut tcp: Vec<TcpPoint> = Vec::new();
     let mut impossible = Vec::new();
+    let mut dropped = Vec::new();
     for part in ["windows", "mtus"] {
         if let Some(s) = d.sweeps.get(part) {
             for p in points(s, &[]) {
@@ -107,6 +109,7 @@ fn tcp_points(d: &Data) -> (Vec<TcpPoint>, Vec<String>) {
                             rate(Some(g)),
                             rate(Some(c))
                         ));
+                        dropped.push((m, w));
                         continue;
                     }
                     tcp.push((m, w, g, p.median(Metric::Srtt.name())));
@@ -114,7 +117,7 @@ fn tcp_points(d: &Data) -> (Vec<TcpPoint>, Vec<String>) {
             }
         }
     }
-    (tcp, impossible)
+    (tcp, impossible, dropped)
 }
 
 /// The best per configuration.
@@ -238,14 +241,41 @@ fn bdp(a: &mut Analysis, best: Option<TcpPoint>) -> Option<f64> {
 }
 
 /// The best came with the largest MTU and window.
-fn largest_mtu_and_window(a: &mut Analysis, tcp: &[TcpPoint], best: Option<TcpPoint>) {
+/// A finding whose own points were left out as physically impossible was not
+/// validly measured: it is "not measured", with the points that say why.
+fn largest_mtu_and_window(
+    a: &mut Analysis,
+    tcp: &[TcpPoint],
+    dropped: &[(f64, f64)],
+    best: Option<TcpPoint>,
+) {
     let claim = "The best throughput comes with the largest MTU (9000) and window (256 MB)";
     let criterion = "the MTU 9000 / largest-window point within 5% of the best point";
     let largest = tcp
         .iter()
+        .map(|t| (t.0, t.1))
+        .chain(dropped.iter().copied())
         .filter(|t| t.0 == 9000.0)
         .map(|t| t.1)
         .fold(0.0, f64::max);
+    if dropped.contains(&(9000.0, largest)) {
+        let windows: Vec<String> = dropped
+            .iter()
+            .filter(|t| t.0 == 9000.0)
+            .map(|t| Bytes(t.1 as u64).to_string())
+            .collect();
+        a.findings.push(Finding::not_measured(
+            claim,
+            criterion,
+            format!(
+                "the MTU 9000 points at {} were left out as physically impossible (above the \
+                 link's ceiling: see the caveats), so the point the claim is about was not \
+                 validly measured",
+                windows.join(" and ")
+            ),
+        ));
+        return;
+    }
     let top = tcp
         .iter()
         .find(|t| t.0 == 9000.0 && t.1 == largest)

@@ -1,6 +1,6 @@
 //! 004: end-to-end latency and data-passing semantics (Brustoloni and Steenkiste).
 
-use netsonde_analysis::fit::fit_linear;
+use netsonde_analysis::fit::{fit_linear, LinearFit};
 use netsonde_model::sweep::Metric;
 use netsonde_model::units::Bytes;
 use netsonde_report::plot::AxisUnit;
@@ -88,10 +88,7 @@ fn model(d: &Data, io: &'static str) -> Option<Model> {
             fit_y.push(b * 8.0 / g * 1e9);
         }
     }
-    if fit_x.len() < 2 {
-        return None;
-    }
-    let f = fit_linear(&fit_x, &fit_y)?;
+    let f = fit_linear(&fit_x, &fit_y).filter(LinearFit::judged)?;
     let t = f.predict(PREDICT_AT);
     (t > 0.0).then(|| Model {
         io,
@@ -130,6 +127,15 @@ fn latency_line(d: &Data, a: &mut Analysis) {
     let claim = "Latency grows as a straight line in message size, latency = a·B + b";
     let criterion = "the least-squares line over the ping-pong sizes explains R² ≥ 0.95 of the variance; in part from 0.8";
     a.findings.push(match fit {
+        Some(f) if !f.fit.judged() => Finding::not_measured(
+            claim,
+            criterion,
+            &format!(
+                "{}: a line through so few sizes cannot be judged (run the study without \
+                 --quick)",
+                f.fit.r2_text()
+            ),
+        ),
         Some(f) => Finding {
             claim: claim.into(),
             criterion: criterion.into(),
@@ -219,7 +225,17 @@ fn stream_model(d: &Data, a: &mut Analysis) -> Vec<Model> {
         "prediction within 15% of the measurement for every semantics; in part for some";
     let judged: Vec<&Model> = models.iter().filter(|m| m.measured.is_finite()).collect();
     a.findings.push(if judged.is_empty() {
-        Finding::not_measured(claim, criterion, "the stream part did not run")
+        Finding::not_measured(
+            claim,
+            criterion,
+            &format!(
+                "the stream part did not run, or measured fewer than {} sizes from {} below \
+                 {}: a line through fewer fits any points (run the study without --quick)",
+                LinearFit::MIN_JUDGED,
+                Bytes(FIT_FROM as u64),
+                Bytes(PREDICT_AT as u64)
+            ),
+        )
     } else {
         let ok = judged
             .iter()

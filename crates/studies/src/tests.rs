@@ -449,6 +449,77 @@ fn a_model_that_misses_the_measurement_contradicts_004() {
     assert_eq!(verdict(&a, "Memory-copy"), Verdict::DoesNotHold);
 }
 
+/// Issue 35: 003's claim about MTU 9000 with a 256 MB window is "not measured"
+/// when that point was left out as physically impossible (above the link's
+/// ceiling), never judged against the largest window that was left.
+#[test]
+fn a_claim_whose_point_was_impossible_is_not_measured_003() {
+    let mut d = Data::default();
+    d.sweeps.insert(
+        "windows",
+        run(
+            Some(1e9),
+            &[
+                (
+                    &[("mtu", "1500"), ("window", "16777216")],
+                    &[(Metric::Goodput, 600e6), (Metric::Srtt, 230e6)],
+                ),
+                (
+                    &[("mtu", "9000"), ("window", "16777216")],
+                    &[(Metric::Goodput, 400e6), (Metric::Srtt, 230e6)],
+                ),
+                (
+                    &[("mtu", "9000"), ("window", "268435456")],
+                    &[(Metric::Goodput, 1.13e9), (Metric::Srtt, 230e6)],
+                ),
+            ],
+        ),
+    );
+    let a = (s003::DEF.analyse)(&d);
+    assert_eq!(verdict(&a, "The best throughput"), Verdict::NotMeasured);
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.claim.starts_with("The best throughput"))
+        .unwrap();
+    assert!(f.evidence.contains("256 MiB"), "{}", f.evidence);
+}
+
+/// Issue 35: `study 004 --quick` fits two sizes; a line through two points is
+/// not judged, and says why.
+#[test]
+fn a_line_through_two_sizes_is_not_judged_004() {
+    let g = |b: f64| b * 8.0 / (1000.0 + 0.1 * b) * 1e9;
+    let axes: Vec<String> = [8192.0, 61440.0, 16384.0]
+        .iter()
+        .map(|b| format!("{b}"))
+        .collect();
+    let vals: Vec<[(Metric, f64); 1]> = [8192.0, 61440.0, 16384.0]
+        .iter()
+        .map(|b| [(Metric::Goodput, g(*b))])
+        .collect();
+    let rows: Vec<[(&str, &str); 2]> = axes
+        .iter()
+        .map(|a| [("io", "copy"), ("size", a.as_str())])
+        .collect();
+    // 8 KiB and 16 KiB to fit, 60 KiB to predict: two sizes.
+    let pts: Vec<Pt> = rows
+        .iter()
+        .zip(&vals)
+        .map(|(a, v)| (&a[..], &v[..]))
+        .collect();
+    let mut d = Data::default();
+    d.sweeps.insert("stream", run(None, &pts));
+    let a = (s004::DEF.analyse)(&d);
+    assert_eq!(verdict(&a, "The linear model"), Verdict::NotMeasured);
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.claim.starts_with("The linear model"))
+        .unwrap();
+    assert!(f.evidence.contains("fewer than 3 sizes"), "{}", f.evidence);
+}
+
 #[test]
 fn the_report_says_each_verdict_and_cites_the_seed() {
     let d = Data::default();
