@@ -130,7 +130,7 @@ fn latency_line(d: &Data, a: &mut Analysis) {
         Some(f) if !f.fit.judged() => Finding::not_measured(
             claim,
             criterion,
-            &format!(
+            format!(
                 "{}: a line through so few sizes cannot be judged (run the study without \
                  --quick)",
                 f.fit.r2_text()
@@ -228,7 +228,7 @@ fn stream_model(d: &Data, a: &mut Analysis) -> Vec<Model> {
         Finding::not_measured(
             claim,
             criterion,
-            &format!(
+            format!(
                 "the stream part did not run, or measured fewer than {} sizes from {} below \
                  {}: a line through fewer fits any points (run the study without --quick)",
                 LinearFit::MIN_JUDGED,
