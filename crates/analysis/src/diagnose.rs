@@ -349,7 +349,7 @@ fn busy_thread(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> 
             .filter(|o| o.demand() >= THREAD_BUSY_PCT)
             .map(|o| format!("{} flow thread {:?} at {:.1}%", o.side, o.flows, o.demand()))
             .collect();
-        return Some(thread_verdict(t, &also));
+        return Some(thread_verdict(t, &also, d.datagrams));
     }
     if let Some(p) = d
         .peer_process
@@ -371,7 +371,13 @@ fn busy_thread(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> 
     None
 }
 
-fn thread_verdict(t: &ThreadLoad, also: &[String]) -> Diagnosis {
+/// A UDP sender's advice: datagrams are at most 64 KiB, so fewer calls per
+/// byte come from batching, not from larger writes.
+const DATAGRAM_SENDER_ADVICE: &str = "fewer system calls per datagram: --io batch (sendmmsg) \
+     or gso, larger datagrams (at most -l 63K; -l 1472 fits a 1500 B MTU unfragmented), or more \
+     streams (-P 2) on more cores";
+
+fn thread_verdict(t: &ThreadLoad, also: &[String], datagrams: bool) -> Diagnosis {
     let kind = t.kind();
     let split = match (t.user, t.sys) {
         (Some(u), Some(s)) => format!(
@@ -422,6 +428,7 @@ fn thread_verdict(t: &ThreadLoad, also: &[String]) -> Diagnosis {
              spread the flows over cores (-P 2)"
         }
         (Some(CpuKind::User), _) => "less work per byte in the application: larger messages (-l)",
+        (_, "sender") if datagrams => DATAGRAM_SENDER_ADVICE,
         (_, "sender") => {
             "fewer system calls and copies per byte: larger writes (-l 256K), --tx-io \
              zerocopy or sendfile; or more streams (-P 2) on more cores: one thread goes no \
@@ -527,7 +534,11 @@ fn busy_core(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
             "spread the receive work over cores: more streams (-P 2), or RPS \
              (/sys/class/net/DEV/queues/rx-0/rps_cpus)"
         }
+        Some(CpuKind::User) if d.datagrams => {
+            "less work per datagram in the application: larger datagrams (at most -l 63K)"
+        }
         Some(CpuKind::User) => "less work per byte in the application: larger messages (-l 128K)",
+        _ if d.datagrams => DATAGRAM_SENDER_ADVICE,
         _ => {
             "fewer system calls per byte: --io batch (or auto), larger messages (-l 128K), or \
              more streams on more cores (-P 2)"

@@ -771,3 +771,33 @@ fn a_window_within_reach_is_a_candidate() {
         vec![Bottleneck::Application.name()]
     );
 }
+
+/// Issue 35: a UDP sender is never told to write 256 KiB: datagrams are at
+/// most 64 KiB, so its advice is batching and datagram size.
+#[test]
+fn a_udp_senders_advice_speaks_of_datagrams() {
+    let d = DiagnosisInput {
+        goodput_bps: 3e9,
+        one_host: true,
+        threads: vec![thread("client", "sender", 99.0, 2.0, 97.0)],
+        datagrams: true,
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert!(matches!(v.bottleneck, Bottleneck::Cpu { .. }), "{v}");
+    assert!(
+        !v.advice.contains("256K") && !v.advice.contains("128K"),
+        "{v}"
+    );
+    assert!(v.advice.contains("--io batch"), "{v}");
+    let d = DiagnosisInput {
+        client_core: Some(CoreLoad {
+            busy: 97.0,
+            sys: 90.0,
+            ..CoreLoad::default()
+        }),
+        datagrams: true,
+        ..base()
+    };
+    assert!(!diagnose(&d).advice.contains("128K"), "{}", diagnose(&d));
+}

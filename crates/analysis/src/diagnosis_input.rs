@@ -195,6 +195,10 @@ pub struct DiagnosisInput {
     pub spurious_pct: Option<f64>,
     /// Loss, percent (UDP).
     pub loss_pct: Option<f64>,
+    /// The test moved datagrams (UDP): messages are at most 64 KiB, and advice
+    /// speaks of datagrams, not writes.
+    #[serde(default)]
+    pub datagrams: bool,
     /// What the UDP senders offered in the measured interval, bit/s.
     #[serde(default)]
     pub offered_bps: Option<f64>,

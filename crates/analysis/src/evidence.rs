@@ -336,6 +336,7 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
         retransmit_pct: (segments > 0.0).then(|| 100.0 * retrans as f64 / segments),
         spurious_pct: (segments > 0.0).then(|| 100.0 * spurious as f64 / segments),
         loss_pct: loss,
+        datagrams: !spec.test.is_tcp() && !spec.test.is_rr(),
         offered_bps: offered(r),
         paced_bps: spec
             .rate

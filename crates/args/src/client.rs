@@ -10,6 +10,9 @@ use super::*;
 
 /// `netsonde client`.
 #[derive(Debug, Args)]
+// The probe options need probes: --probe, or --rrul, which probes.
+#[group(skip)]
+#[command(group(clap::ArgGroup::new("probing").args(["probe", "rrul"]).multiple(true)))]
 pub struct ClientArgs {
     /// Server host. Without it, an embedded server runs on loopback in this process.
     /// iperf3's `-c HOST` works too: `netsonde -c HOST` is `netsonde client HOST`.
@@ -59,10 +62,10 @@ pub struct ClientArgs {
     #[arg(long)]
     pub probe: bool,
     /// Probes of each kind per second (1-100).
-    #[arg(long, default_value_t = 20, requires = "probe")]
+    #[arg(long, default_value_t = 20, requires = "probing")]
     pub probe_rate: u32,
     /// Probing alone before and after the load.
-    #[arg(long, default_value = "2", value_parser = parse_time, requires = "probe")]
+    #[arg(long, default_value = "2", value_parser = parse_time, requires = "probing")]
     pub probe_idle: Nanos,
     /// Write the load-latency figure (latency over time with the phases shaded,
     /// each flow's goodput, the distribution idle against loaded) to this SVG file.

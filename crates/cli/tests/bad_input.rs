@@ -274,3 +274,36 @@ fn usage_version_and_ratios_are_said_plainly() {
         "iperf3 runs stream tests only",
     );
 }
+
+/// Issue 35: the probe options need probes, which `--rrul` runs as `--probe`
+/// does: `--rrul --probe-idle 0.5` is taken, `--probe-idle` alone refused.
+#[test]
+fn rrul_takes_the_probe_options() {
+    fails(
+        &["client", "--probe-idle", "0.2", "-t", "1"],
+        2,
+        "<--probe|--rrul>",
+    );
+    let out = run(
+        &[
+            "client",
+            "--rrul",
+            "--probe-idle",
+            "0.5",
+            "--probe-rate",
+            "10",
+            "-t",
+            "0.5",
+            "--no-store",
+            "--json",
+        ],
+        Duration::from_secs(60),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert!(
+        doc["load"].is_object() || doc["spec"]["probe"].is_object(),
+        "{doc}"
+    );
+}
