@@ -277,10 +277,19 @@ fn link(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
     let max = ceiling(d)?;
     let g = d.goodput_bps;
     if g >= LINK_SHARE * max {
+        // Above the ceiling (and under the input-error bound): a shaper's burst,
+        // or its overhead charged once per GSO packet, let a little more through
+        // within one test. Said in the verdict line itself.
+        let above = if g > max {
+            "; above 100%: the shaper's burst, and an overhead charged once per GSO packet, \
+             let up to 2% more through within one test: quote the link's rate"
+        } else {
+            ""
+        };
         return Some(verdict(
             Bottleneck::Link,
             format!(
-                "goodput {} is {:.1}% of the link's ceiling {} after header overhead{}",
+                "goodput {} is {:.1}% of the link's ceiling {} after header overhead{}{above}",
                 rate(g),
                 100.0 * g / max,
                 rate(max),

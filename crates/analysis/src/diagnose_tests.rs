@@ -61,6 +61,18 @@ fn link() {
         ..base()
     };
     assert_eq!(kind(&d), Bottleneck::Link);
+    assert!(!diagnose(&d).evidence.contains("above 100%"));
+    // 100.5% of the ceiling: the verdict line itself says why.
+    let d = DiagnosisInput {
+        goodput_bps: 9.415e9 * 1.005,
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_eq!(v.bottleneck, Bottleneck::Link);
+    assert!(
+        v.evidence.contains("100.5%") && v.evidence.contains("shaper's burst"),
+        "{v}"
+    );
 }
 
 #[test]

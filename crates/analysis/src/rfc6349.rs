@@ -16,7 +16,9 @@
 //!   senders' smoothed RTT at the end of the transfer as the mean. Over a
 //!   baseline below [`HOST_RTT`] (loopback, the lab without delay, one switch)
 //!   the arithmetic is kept but flagged `host_queueing`: the added delay is the
-//!   host's own queues, and a tiny base makes its percentage huge.
+//!   host's own queues, and a tiny base makes its percentage huge. Not where the
+//!   lab shapes the link: its shaper's queue is a path buffer, whatever the
+//!   baseline.
 //! - Maximum achievable throughput uses the payload the segments carried on the
 //!   wire (a clamped MSS pays its headers per segment; see
 //!   [`crate::link::segment_payload`]).
@@ -56,6 +58,8 @@ pub fn rfc6349(r: &TestReport, line_rate_bps: Option<f64>) -> Option<Rfc6349> {
         bdp: rate.map(|r| Bytes(bdp_bytes(r, baseline.0 as f64) as u64)),
         ideal: ideal.map(BitRate),
         transfer_time_ratio: ideal.filter(|_| goodput > 0.0).map(|i| i / goodput),
-        host_queueing: baseline < HOST_RTT,
+        // A link the lab shapes queues in its shaper, a path buffer, however
+        // short the baseline: host queueing only where no such link is known.
+        host_queueing: baseline < HOST_RTT && !(rate.is_some() && line_rate_bps.is_none()),
     })
 }

@@ -534,3 +534,26 @@ fn a_sweep_over_link_axes_rebuilds_the_link_per_point_and_records_it() {
     let _ = std::fs::remove_dir_all(&dir);
     before.assert_restored();
 }
+
+/// Issue 35: in a rate-limited lab the buffer delay is the shaper's queue, a
+/// path buffer, not host queueing, however short the baseline round trip; and
+/// a goodput above the ceiling says why in the verdict line itself.
+#[test]
+fn a_shaped_links_queue_is_a_path_buffer() {
+    let Some(_g) = ready("path-buffer") else {
+        return;
+    };
+    let doc = lab_json(&["--rate", "100M"], &["-t", "2"]);
+    let m = &doc["rfc6349"];
+    assert_eq!(m["host_queueing"], false, "{m}");
+    assert!(m["bdp"].as_u64().is_some(), "{m}");
+    let ev = doc["diagnosis"]["evidence"].as_str().unwrap_or("");
+    let pct: f64 = ev
+        .split("% of the link's ceiling")
+        .next()
+        .and_then(|p| p.rsplit(' ').next()?.parse().ok())
+        .unwrap_or(0.0);
+    if pct > 100.0 {
+        assert!(ev.contains("shaper's burst"), "{ev}");
+    }
+}

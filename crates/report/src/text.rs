@@ -440,6 +440,11 @@ fn verdict(o: &mut String, r: &TestReport, _opts: &TextOptions) {
                  queues, not a path buffer)",
                 netsonde_model::result::HOST_RTT
             ));
+        } else if m.buffer_delay_pct >= 100.0 {
+            parts[2].push_str(&format!(
+                " (the mean RTT is {:.1}x the baseline: the bottleneck's queue, a path buffer)",
+                m.mean_rtt.0 as f64 / m.baseline_rtt.0.max(1) as f64
+            ));
         }
         if let Some(e) = m.tcp_efficiency_pct {
             parts.push(format!("TCP efficiency {e:.3}%"));
