@@ -205,9 +205,24 @@ fn directions(o: &mut String, r: &TestReport, opts: &TextOptions) {
                 } else {
                     "measured interval"
                 };
+                // GSO and GRO hand the stack one buffer for many datagrams: the
+                // rate is of datagrams, which on loopback never crossed as packets.
+                let coalesced = r
+                    .client
+                    .flows
+                    .iter()
+                    .chain(&r.server.flows)
+                    .filter_map(|f| f.io.as_ref())
+                    .filter_map(|io| io.note.as_deref())
+                    .any(|n| n.contains("GSO") || n.contains("GRO"));
+                let per_sec = if coalesced {
+                    "datagrams/s (GSO/GRO: counted as datagrams; the stack moved them as fewer, larger packets, which on loopback and veth never became wire packets)"
+                } else {
+                    "datagrams/s"
+                };
                 let _ = writeln!(
                     o,
-                    "{:<15} datagrams sent {sent}  received {}  lost {} ({})  duplicate {}  reordered {}  jitter {}  {:.0} pkt/s  ({counted}; whole test: sent {}, received {})",
+                    "{:<15} datagrams sent {sent}  received {}  lost {} ({})  duplicate {}  reordered {} (late arrivals, RFC 4737)  jitter {}  {:.0} {per_sec}  ({counted}; whole test: sent {}, received {})",
                     "",
                     u.packets,
                     u.lost,
