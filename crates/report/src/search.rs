@@ -178,7 +178,11 @@ pub fn text(
             r.outcome
                 .ndr
                 .lower
-                .map_or("-".into(), |n| format!("{:.1}%", 100.0 * n / l))
+                // Above the link's rate: marked here, explained in the notes.
+                .map_or("-".into(), |n| {
+                    let mark = if n > l { "*" } else { "" };
+                    format!("{:.1}%{mark}", 100.0 * n / l)
+                })
         ),
         None => String::new(),
     };
@@ -383,7 +387,7 @@ fn notes(s: &mut String, trial: Nanos, tcp: bool, link_bps: Option<f64>, rows: &
         {
             let _ = writeln!(
                 s,
-                "an NDR above the link's rate passed because the link's queue and its \
+                "*: an NDR above the link's rate passed because the link's queue and its \
                  shaper's burst absorbed the excess within one trial of {trial}: the longer \
                  the trials (--trial), the less they can hide"
             );
@@ -442,6 +446,28 @@ mod tests {
                 repeats: Vec::new(),
             },
         }
+    }
+
+    /// Issue 35: an NDR above the link's frame rate is marked in its own row,
+    /// and the mark explained.
+    #[test]
+    fn an_ndr_above_the_links_rate_is_marked_in_its_row() {
+        let link = 100e6 / (1538.0 * 8.0);
+        let rows = [row("copy", "copy", link * 1.024, vec![], Some(link))];
+        let t = text(
+            &SearchConfig::default(),
+            Nanos::from_secs(1),
+            Nanos::from_millis(250),
+            false,
+            Some(100e6),
+            &rows,
+        );
+        let line = t
+            .lines()
+            .find(|l| l.contains("102.4%"))
+            .unwrap_or_else(|| panic!("{t}"));
+        assert!(line.contains("102.4%*"), "{line}");
+        assert!(t.contains("*: an NDR above the link's rate passed"), "{t}");
     }
 
     #[test]
