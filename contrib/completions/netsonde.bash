@@ -254,7 +254,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__agent)
-            opts="-p -B -v -h -V --port --bind --auth-key --metrics --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --iperf3-fast-receiver --db --engine --fake-scale --logfile --verbose --help --version"
+            opts="-p -B -v -h -V --port --bind --auth-key --metrics --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --iperf3-fast-receiver --db --engine --fake-scale --allow-targets --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -341,6 +341,10 @@ _netsonde() {
                     return 0
                     ;;
                 --fake-scale)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow-targets)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

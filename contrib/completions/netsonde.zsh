@@ -89,6 +89,7 @@ json\:"One JSON object per line"))' \
 '--engine=[How jobs are measured\: \`real\`, or \`fake\` (a scripted report at once, no traffic; for testing controllers at scale)]:ENGINE:((real\:"Real tests, over sockets"
 fake\:"The scripted engine'\''s reports at once, no traffic"))' \
 '--fake-scale=[The fake engine'\''s speed factor (tests\: 1e6 makes an agent whose reports no link could produce)]:FAKE_SCALE:_default' \
+'*--allow-targets=[The targets this agent may test\: addresses and networks, comma-separated (10.0.0.0/8,192.0.2.7,fd00\:\:/8). A job for any other address is refused before a packet leaves. Without it, any target (said at start)]:LIST:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--no-store[Do not store iperf3 clients'\'' sessions. By default each is stored as a run of one point (no netsonde client is there to store it)\: this end'\''s CPU and TCP_INFO, and what the iperf3 client reported of its side]' \
 '--iperf3-fast-receiver[Serve iperf3 clients with netsonde'\''s own receiver (1 MiB reads, woken once about 1 ms of data is queued). By default an iperf3 client'\''s streams are read as iperf3'\''s server reads them (one -l per read, woken per segment), so swapping \`iperf3 -s\` for \`netsonde server\` keeps its figures]' \

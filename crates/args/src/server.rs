@@ -20,6 +20,19 @@ pub struct AgentArgs {
     /// no link could produce).
     #[arg(long, default_value_t = 1.0, hide = true)]
     pub fake_scale: f64,
+    /// The targets this agent may test: addresses and networks, comma-separated
+    /// (10.0.0.0/8,192.0.2.7,fd00::/8). A job for any other address is refused
+    /// before a packet leaves. Without it, any target (said at start).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_target)]
+    pub allow_targets: Option<Vec<ipnet::IpNet>>,
+}
+
+/// One `--allow-targets` entry: a network (`10.0.0.0/8`) or one address.
+fn parse_target(s: &str) -> Result<ipnet::IpNet, String> {
+    let s = s.trim();
+    s.parse::<ipnet::IpNet>()
+        .or_else(|_| s.parse::<IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("'{s}' is neither an address nor a network (ADDR/PREFIX)"))
 }
 
 /// `netsonde server`.

@@ -39,6 +39,7 @@ fn config(a: &ClientArgs) -> anyhow::Result<ClientConfig> {
         connect_timeout: a
             .connect_timeout
             .map_or(client::CONNECT_TIMEOUT, |t| t.as_duration()),
+        cancel: None,
     })
 }
 

@@ -54,6 +54,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    warn_password_on_command_line();
     match run(cli) {
         Ok(Exit::Ok) => ExitCode::SUCCESS,
         Ok(Exit::Regressed) => ExitCode::from(3),
@@ -194,8 +195,25 @@ fn family(host: Option<String>, v4: bool, v6: bool) -> anyhow::Result<Option<Str
     Ok(Some(ip.to_string()))
 }
 
+/// The command line as stored with a run and shown in its reports: a
+/// PostgreSQL URL's password hidden (`netsonde_store::secrets::redact`).
 fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
+    std::env::args()
+        .map(|a| netsonde_store::secrets::redact(&a).0)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Warns once when a PostgreSQL URL on the command line carries a password:
+/// other users see it in the process list.
+fn warn_password_on_command_line() {
+    if std::env::args().any(|a| netsonde_store::secrets::redact(&a).1) {
+        eprintln!(
+            "netsonde: warning: the password in the PostgreSQL URL is visible to other users in \
+             the process list (it is never stored or shown); use PGPASSWORD, a passfile \
+             (~/.pgpass or PGPASSFILE) or PGSERVICE instead"
+        );
+    }
 }
 
 fn sweep_request(
@@ -350,7 +368,10 @@ fn run_file(a: args::RunArgs) -> anyhow::Result<Exit> {
 
 /// `netsonde runs`: list, show, export or delete stored runs.
 fn runs_cmd(a: args::RunsArgs) -> anyhow::Result<Exit> {
-    let mut store = runs::open_store(a.store.db.as_ref())?;
+    let mut store = match a.command {
+        args::RunsCommand::Delete { .. } => runs::open_store(a.store.db.as_ref())?,
+        _ => runs::open_store_read_only(a.store.db.as_ref())?,
+    };
     let out = match a.command {
         args::RunsCommand::List => runs::list(&store)?,
         args::RunsCommand::Show { run } => {
@@ -404,7 +425,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Run(a) => run_file(a),
         Command::Runs(a) => runs_cmd(a),
         Command::Compare(a) => {
-            let store = runs::open_store(a.store.db.as_ref())?;
+            let store = runs::open_store_read_only(a.store.db.as_ref())?;
             let ra = runs::run_id(&store, Some(&a.run_a))?;
             let rb = runs::run_id(&store, Some(&a.run_b))?;
             let (text, regressed) = runs::compare(&store, ra, rb, a.threshold)?;
@@ -417,7 +438,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             c => Exit::Code(c),
         }),
         Command::Report(a) => {
-            let store = runs::open_store(a.store.db.as_ref())?;
+            let store = runs::open_store_read_only(a.store.db.as_ref())?;
             let id = runs::run_id(&store, a.run.as_deref())?;
             let dir = a.out.unwrap_or_else(|| runs::default_report_dir(id));
             let path = runs::write_report(&store, id, &dir, a.format)?;
@@ -427,7 +448,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Server(a) => server_cmd::run(a, None).map(|()| Exit::Ok),
         Command::Agent(a) => {
             let jobs = netsonde_run::real::agent_measure(a.engine, a.fake_scale);
-            server_cmd::run(a.server, Some(jobs)).map(|()| Exit::Ok)
+            server_cmd::run(a.server, Some((jobs, a.allow_targets))).map(|()| Exit::Ok)
         }
         Command::Mesh(a) => mesh_cmd(*a),
         Command::Completions { shell } => {

@@ -13,6 +13,14 @@ pub fn open_store(db: Option<&Location>) -> anyhow::Result<Store> {
     Ok(netsonde_run::open_store(&at)?)
 }
 
+/// Opens the store at `--db` or the default location to read only: `runs
+/// list|show|export`, `report` and `compare` write nothing, so a store on a
+/// read-only mount serves them.
+pub fn open_store_read_only(db: Option<&Location>) -> anyhow::Result<Store> {
+    let at = db.cloned().unwrap_or_else(Location::default_file);
+    Ok(netsonde_run::open_store_read_only(&at)?)
+}
+
 /// Resolves `latest` or a number.
 pub fn run_id(store: &Store, arg: Option<&str>) -> anyhow::Result<RunId> {
     match arg {

@@ -42,6 +42,12 @@ fn config(a: &ServerArgs) -> anyhow::Result<ServerConfig> {
                     .max(session_memory.0),
             )
         }),
+        // The metrics endpoint's connections and its listener.
+        other_fds: if a.metrics.is_some() {
+            crate::metrics_http::MAX_CONNECTIONS + 1
+        } else {
+            0
+        },
     };
     if let Some(t) = a.phase_timeout {
         cfg.deadlines.hello = t;
@@ -72,7 +78,7 @@ fn own_name(bind: std::net::IpAddr) -> String {
 
 /// Serves until told to stop; an agent (`jobs`: how it measures them) also
 /// takes jobs from a controller that holds its key.
-pub fn run(a: ServerArgs, jobs: Option<agent::Measure>) -> anyhow::Result<()> {
+pub fn run(a: ServerArgs, jobs: Option<(agent::Measure, agent::Targets)>) -> anyhow::Result<()> {
     let mut cfg = config(&a)?;
     if jobs.is_some() && cfg.auth_key.is_none() {
         return Err(args::UsageError(
@@ -87,7 +93,16 @@ pub fn run(a: ServerArgs, jobs: Option<agent::Measure>) -> anyhow::Result<()> {
         .metrics
         .map(|_| netsonde_run::agents::keep_job_results(results.clone(), own_name(a.bind)));
     let is_agent = jobs.is_some();
-    cfg.jobs = jobs.map(|measure| agent::handler(on_report, measure));
+    // Said after the listening line, which scripts wait for first.
+    let targets = jobs.as_ref().map(|(_, allow)| match allow {
+        None => "any (restrict them with --allow-targets)".to_string(),
+        Some(nets) => nets
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    });
+    cfg.jobs = jobs.map(|(measure, allow)| agent::handler(on_report, measure, allow));
     let bind = cfg.bind;
     let storer = if a.no_store {
         None
@@ -111,6 +126,9 @@ pub fn run(a: ServerArgs, jobs: Option<agent::Measure>) -> anyhow::Result<()> {
         },
         a.max_tests
     );
+    if let Some(t) = targets {
+        eprintln!("netsonde: agent targets: {t}");
+    }
     if let Some(addr) = a.metrics {
         let health = server.health();
         let render =

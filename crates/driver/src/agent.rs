@@ -52,6 +52,7 @@ pub fn request(
         peer: Peer::Netsonde,
         local: Default::default(),
         connect_timeout: CONNECT_TIMEOUT,
+        cancel: None,
     };
     let connect = |source| ClientError::Connect { addr, source };
     let stream = cfg.connect_control(addr).map_err(connect)?;
@@ -130,10 +131,39 @@ fn code_of(e: &ClientError) -> (ErrorCode, Option<u64>) {
 /// at its time, run as a client against its target, and its report sent back.
 /// `on_report`, when given, sees each job's report and its target
 /// (`HOST:PORT`) before it is sent back (`--metrics` keeps the last of each).
-pub fn handler(on_report: Option<OnReport>, measure: Measure) -> JobHandler {
+pub fn handler(on_report: Option<OnReport>, measure: Measure, allow: Targets) -> JobHandler {
     JobHandler(std::sync::Arc::new(move |ctl, s, job, ctx| {
-        serve(ctl, s, job, ctx, on_report.as_ref(), &measure)
+        serve(ctl, s, job, ctx, on_report.as_ref(), &measure, &allow)
     }))
+}
+
+/// The targets an agent may test (`--allow-targets`): `None` allows any.
+pub type Targets = Option<Vec<ipnet::IpNet>>;
+
+/// Whether `job`'s target is one the agent may test, or why not: its name is
+/// resolved here, and every address it resolves to must be allowed, so a name
+/// cannot lead the agent elsewhere.
+fn allowed(job: &Job, allow: &Targets) -> Result<(), String> {
+    let Some(nets) = allow else {
+        return Ok(());
+    };
+    use std::net::ToSocketAddrs;
+    let addrs: Vec<SocketAddr> = (job.target_host.as_str(), job.target_port)
+        .to_socket_addrs()
+        .map_err(|e| format!("target {}: {e}", job.target_host))?
+        .collect();
+    match addrs
+        .iter()
+        .find(|a| !nets.iter().any(|n| n.contains(&a.ip())))
+    {
+        _ if addrs.is_empty() => Err(format!("target {} has no address", job.target_host)),
+        Some(a) => Err(format!(
+            "target {} ({}) is not among this agent's --allow-targets",
+            job.target_host,
+            a.ip()
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Runs a job's test as a client: [`real`] measures; a caller may script it
@@ -157,6 +187,7 @@ fn serve(
     ctx: ServeCtx<'_>,
     on_report: Option<&OnReport>,
     measure: &Measure,
+    allow: &Targets,
 ) {
     let log = ctx.log;
     log.test = Some(job.spec.clone());
@@ -173,6 +204,9 @@ fn serve(
     };
     if let Err((code, why)) = check(&job, s.authenticated()) {
         return refuse(ctl, s, log, code, why, None);
+    }
+    if let Err(why) = allowed(&job, allow) {
+        return refuse(ctl, s, log, ErrorCode::BadSpec, why, None);
     }
     let _held = match (ctx.admit)(&job.spec) {
         Ok(h) => h,
@@ -195,6 +229,13 @@ fn serve(
         peer: Peer::Netsonde,
         local: Default::default(),
         connect_timeout: CONNECT_TIMEOUT,
+        cancel: None,
+    };
+    // The controller's departure stops the test at once, freeing the slot.
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let cfg = ClientConfig {
+        cancel: Some(cancel.clone()),
+        ..cfg
     };
     let started = unix_ms();
     let began = Instant::now();
@@ -219,13 +260,17 @@ fn serve(
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
         }
-        // Once the controller is gone the client still ends at its own deadline.
+        // Once the controller is gone the test is stopped: nobody wants its
+        // report, and it holds the slot.
         if !s.is_over() {
             for ev in ctl.pump(s, Duration::from_millis(1)) {
                 if let Event::Failed(e) = ev {
                     gone.get_or_insert(e);
                 }
             }
+        }
+        if gone.is_some() || s.is_over() {
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     };
     log.seconds = began.elapsed().as_secs_f64();

@@ -106,8 +106,12 @@ pub fn run(
         plans,
         &spec.client_affinity,
     );
-    let (running, server, intervals) = supervise(&mut ctl, &mut s, running, &spec, on_interval)
-        .map_err(|e| session_error(addr, e))?;
+    let cancel = cfg.cancel.as_deref();
+    let (running, server, intervals) =
+        supervise(&mut ctl, &mut s, running, &spec, cancel, on_interval).map_err(|e| match e {
+            Ended::Session(e) => session_error(addr, e),
+            Ended::Cancelled => ClientError::Cancelled,
+        })?;
     let load_clock = running.clock;
     let finished = running.finish();
     if let Some(e) = finished.error {
@@ -163,7 +167,52 @@ pub fn run(
         l.same_clock = report.client.same_clock(&report.server);
         l
     });
+    whole(&report)?;
     Ok(report)
+}
+
+/// A flow whose measured interval ran for less than this share of the test's
+/// time ended early: the test was cut short.
+pub const CUT_SHORT: f64 = 0.9;
+
+/// The shortfall a flow's interval may have whatever the test's length: a
+/// thread's start and stop on a loaded host.
+const SHORTFALL_FLOOR: Duration = Duration::from_millis(50);
+
+/// Whether a report is a whole test: the server's side is there, and every
+/// flow of a test that ends by time measured (nearly) all of it: short by no
+/// more than 10% of it, 50 ms, or (request/response) twice its longest
+/// transaction. A test cut
+/// short is an error that says which flow and how much, never a result.
+fn whole(report: &TestReport) -> Result<(), ClientError> {
+    if report.server.flows.is_empty() && !report.client.flows.is_empty() {
+        return Err(ClientError::Incomplete(
+            "the server reported no flows: its side of the test is missing".into(),
+        ));
+    }
+    let spec = &report.spec;
+    if spec.volume.is_some() {
+        return Ok(());
+    }
+    let asked = spec.duration;
+    // A request/response flow's interval starts and ends with whole
+    // transactions: it may fall short by the longest one at either edge
+    // (timed at the requester).
+    let longest = report.rr.as_ref().map_or(0, |rr| rr.latency.max.0);
+    let may_miss = ((1.0 - CUT_SHORT) * asked.0 as f64)
+        .max(SHORTFALL_FLOOR.as_nanos() as f64)
+        .max(2.0 * longest as f64);
+    for (side, r) in [("client", &report.client), ("server", &report.server)] {
+        for f in &r.flows {
+            if (asked.0 as f64) - (f.elapsed.0 as f64) > may_miss {
+                return Err(ClientError::Incomplete(format!(
+                    "the {side}'s flow {} measured {} of the {} asked: the test was cut short",
+                    f.id, f.elapsed, asked
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Opens a load-latency test's probe connections: the kept TCP connection and
@@ -301,17 +350,32 @@ fn server_reason(
     None
 }
 
-/// Waits for the local flows and the server's results, making interval records.
+/// Why a test ended before its results.
+enum Ended {
+    /// The session failed.
+    Session(ProtoError),
+    /// Whoever ran it stopped it ([`ClientConfig::cancel`]).
+    Cancelled,
+}
+
+/// Waits for the local flows and the server's results, making interval records;
+/// `cancel`, once set, stops the flows and ends the test.
 fn supervise(
     ctl: &mut Control,
     s: &mut ClientSession,
     mut running: Running,
     spec: &TestSpec,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
     on_interval: &mut dyn FnMut(&IntervalRecord),
-) -> Result<Supervised, ProtoError> {
+) -> Result<Supervised, Ended> {
     let mut intervals = Intervals::new(&running, spec);
     let mut server = None;
     loop {
+        if cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
+            running.stop();
+            let _ = running.finish();
+            return Err(Ended::Cancelled);
+        }
         intervals.tick(&running, on_interval);
         let wait = intervals.wait();
         if s.is_over() {
@@ -323,7 +387,7 @@ fn supervise(
                 Event::Failed(e) => {
                     running.stop();
                     let _ = running.finish();
-                    return Err(e);
+                    return Err(Ended::Session(e));
                 }
                 _ => {}
             }

@@ -37,6 +37,10 @@ pub struct ClientConfig {
     pub local: Local,
     /// Deadline of the control connection's connect.
     pub connect_timeout: Duration,
+    /// Set from another thread to end the test before its time: its flows stop
+    /// and it fails with [`ClientError::Cancelled`] (an agent whose controller
+    /// went away frees its test slot at once). `None`: it runs to its end.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Where a client's connections come from (iperf3's `-B` and `--cport`); by
@@ -139,6 +143,14 @@ pub enum ClientError {
         /// The server.
         addr: SocketAddr,
     },
+    /// The test ran, but not whole: a flow ended early, or the server's side is
+    /// missing. Its figures are not a result.
+    #[error("incomplete test: {0}")]
+    Incomplete(String),
+    /// The test was stopped before its end by whoever ran it
+    /// ([`ClientConfig::cancel`]).
+    #[error("the test was stopped before its end")]
+    Cancelled,
     /// An agent's job report is for another test than the job's, or holds
     /// figures no link could produce ([`crate::vet`]); nothing of it is kept.
     #[error("{addr} sent a job report this controller does not believe: {why}")]

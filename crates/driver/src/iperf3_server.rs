@@ -120,6 +120,9 @@ pub(crate) struct ServeCtx<'a> {
     /// beside the streams, so the wait they are read in does too
     /// ([`netsonde_engine::flow::run_select`]).
     pub listening: Option<Arc<OwnedFd>>,
+    /// The connection came in past the per-address cap (these are its words):
+    /// it may be a running session's stream, and nothing else.
+    pub streams_only: Option<String>,
 }
 
 /// How a server serves iperf3 clients.
@@ -168,6 +171,12 @@ pub(crate) fn serve(
     let local = SocketAddr::new(local.ip().to_canonical(), local.port());
     // A data connection of a running session goes to it (it checks the address).
     let stream = cx.registry.hand_over(&cookie, stream, seq)?;
+    if let Some(reason) = &cx.streams_only {
+        drop(stream);
+        log.outcome = "refused";
+        log.reason = reason.clone();
+        return Some(());
+    }
     run_session(stream, (peer, local), cookie, m, ServeCtx { log, ..cx });
     Some(())
 }
@@ -187,6 +196,7 @@ fn run_session(
         sink,
         opts,
         listening,
+        streams_only: _,
     } = cx;
     let started = Instant::now();
     let _ = ctl.set_nodelay(true);

@@ -31,6 +31,10 @@ pub struct Limits {
     pub max_session_memory: Bytes,
     /// Buffer memory all running sessions may take together.
     pub max_memory: Bytes,
+    /// Descriptors the process holds outside sessions and control connections
+    /// (the `--metrics` endpoint's connections): reserved, so a session never
+    /// takes them.
+    pub other_fds: usize,
 }
 
 impl Default for Limits {
@@ -45,6 +49,7 @@ impl Default for Limits {
             max_per_address: 8,
             max_session_memory: crate::budget::default_memory(),
             max_memory: crate::budget::default_memory(),
+            other_fds: 0,
         }
     }
 }
@@ -216,6 +221,13 @@ impl AddressTable {
         }
         *n += 1;
         true
+    }
+
+    /// Takes a slot past the cap: a connection let in to see whether it is a
+    /// running session's stream (freed with [`AddressTable::leave`] as any).
+    pub fn force_enter(&self, ip: IpAddr) {
+        let mut m = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        *m.entry(ip).or_insert(0) += 1;
     }
 
     /// Frees a slot.

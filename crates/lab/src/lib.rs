@@ -30,6 +30,7 @@ mod cmd;
 pub mod control;
 pub mod emulator;
 pub mod error;
+pub mod host_settings;
 pub mod probe;
 pub mod qdisc;
 pub mod session;
@@ -39,4 +40,5 @@ pub mod topology;
 
 pub use error::{EmulatorError, LabError, Result};
 pub use state::{Kind, StateDir};
+pub use sys::die_with_parent;
 pub use topology::{clean, down, CleanReport, Lab, Side, CLIENT_ADDR, SERVER_ADDR};

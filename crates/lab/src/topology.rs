@@ -570,6 +570,9 @@ pub struct CleanReport {
     pub foreign: Vec<String>,
     /// Errors met on the way.
     pub errors: Vec<String>,
+    /// Host settings a killed run had changed, put back
+    /// ([`crate::host_settings::restore_orphans`]).
+    pub restored: Vec<String>,
 }
 
 impl std::fmt::Display for CleanReport {
@@ -585,7 +588,10 @@ impl std::fmt::Display for CleanReport {
         for ns in &self.foreign {
             writeln!(f, "left alone: namespace {ns} (not made by the lab)")?;
         }
-        if self.removed.is_empty() {
+        for r in &self.restored {
+            writeln!(f, "host setting: {r}")?;
+        }
+        if self.removed.is_empty() && self.restored.is_empty() {
             writeln!(f, "nothing to clean")?;
         }
         Ok(())
@@ -598,7 +604,10 @@ impl std::fmt::Display for CleanReport {
 pub fn clean(dir: &StateDir, all: bool) -> Result<CleanReport> {
     probe::require_root()?;
     let _lock = dir.lock()?;
-    let mut rep = CleanReport::default();
+    let mut rep = CleanReport {
+        restored: crate::host_settings::restore_orphans(dir),
+        ..CleanReport::default()
+    };
     let mut claimed: Vec<String> = Vec::new();
     for (path, st) in dir.load_all() {
         let st = match st {

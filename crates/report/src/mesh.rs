@@ -337,7 +337,10 @@ fn verdicts(m: &Matrix) -> Vec<(&str, &str, String)> {
                 Cell::Measured {
                     verdict: Some(v), ..
                 } => v.clone(),
-                Cell::Failed(why) => format!("failed: {why}"),
+                // A reason that says "failed" already is not said twice.
+                Cell::Failed(why) => {
+                    format!("failed: {}", why.strip_prefix("failed: ").unwrap_or(why))
+                }
                 Cell::Measured { verdict: None, .. } => return None,
             };
             Some((src.as_str(), dst.as_str(), what))

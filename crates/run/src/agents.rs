@@ -30,9 +30,13 @@ pub struct AgentRunner {
     key: Key,
     /// The pair of the point being run (set by `prepare`).
     pair: Option<(Agent, Agent)>,
-    /// Agents that did not answer a connection this run, and why: their later
-    /// jobs fail at once instead of waiting for the same timeout again.
+    /// Agents marked down this run, and why: their later pairs fail at once
+    /// (skipped, not counted towards giving up) instead of waiting for the same
+    /// timeout again, and the pairs of healthy agents are all measured.
     silent: BTreeMap<String, String>,
+    /// Jobs in a row whose target a source could not test (the source answered,
+    /// the job failed), by target: [`TARGET_STRIKES`] mark it down.
+    strikes: BTreeMap<String, (u32, String)>,
     /// `mesh --metrics`: each pair's last result, served while the mesh runs.
     results: Option<Arc<LastResults>>,
 }
@@ -59,6 +63,7 @@ impl AgentRunner {
             key,
             pair: None,
             silent: BTreeMap::new(),
+            strikes: BTreeMap::new(),
             results,
         }
     }
@@ -84,12 +89,12 @@ impl AgentRunner {
         Ok((agent("src")?, agent("dst")?))
     }
 
-    /// An agent that did not answer earlier in this run fails its pair at once.
+    /// A pair with an agent marked down is skipped at once, with why.
     fn check_answering(&self, src: &Agent, dst: &Agent) -> Result<(), RunError> {
         for a in [src, dst] {
             if let Some(why) = self.silent.get(&a.name) {
-                return Err(RunError::failed(format!(
-                    "agent {} did not answer earlier in this run: {why}",
+                return Err(RunError::skipped(format!(
+                    "agent {} is marked down in this run: {why}",
                     a.name
                 )));
             }
@@ -97,21 +102,66 @@ impl AgentRunner {
         Ok(())
     }
 
-    /// What a job's answer makes of the measurement; a source that did not
-    /// answer is remembered.
+    /// What a job's answer makes of the measurement, judged per agent: a
+    /// source that did not answer as an agent does (no connection, no hello,
+    /// silence past a deadline, bytes that are not the protocol, a report no
+    /// link could produce) is marked down at once; a target that sources could
+    /// not test [`TARGET_STRIKES`] times in a row, with no success between, is
+    /// marked down too. A success clears both agents' strikes.
     fn outcome(
         &mut self,
         src: &Agent,
+        dst: &Agent,
         r: Result<JobReport, ClientError>,
     ) -> Result<JobReport, RunError> {
-        match r {
-            Ok(done) => Ok(done),
-            Err(e @ ClientError::Connect { .. }) => {
-                self.silent.insert(src.name.clone(), e.to_string());
-                Err(RunError::failed(format!("agent {}: {e}", src.name)))
+        let e = match r {
+            Ok(done) => {
+                self.strikes.remove(&src.name);
+                self.strikes.remove(&dst.name);
+                return Ok(done);
             }
-            Err(e) => Err(crate::client_error::run_error(e)),
+            Err(e) => e,
+        };
+        if source_at_fault(&e) {
+            let why = format!("agent {}: {e}", src.name);
+            self.silent.insert(src.name.clone(), e.to_string());
+            return Err(RunError::failed(why));
         }
+        let run_error = crate::client_error::run_error(e);
+        if let RunError::Failed(cause) = &run_error {
+            let strikes = self
+                .strikes
+                .entry(dst.name.clone())
+                .or_insert((0, String::new()));
+            strikes.0 += 1;
+            strikes.1 = format!("{} could not test it: {cause}", src.name);
+            if strikes.0 >= TARGET_STRIKES {
+                let why = format!(
+                    "{} jobs in a row could not test it, the last: {}",
+                    strikes.0, strikes.1
+                );
+                self.silent.insert(dst.name.clone(), why);
+            }
+        }
+        Err(run_error)
+    }
+}
+
+/// Jobs in a row that could not test a target, from any source, before it is
+/// marked down.
+pub const TARGET_STRIKES: u32 = 2;
+
+/// Whether a job's error is its source agent's own: it did not answer as an
+/// agent does. An error the agent reported (the job ran and failed) is not.
+fn source_at_fault(e: &ClientError) -> bool {
+    match e {
+        ClientError::Connect { .. }
+        | ClientError::Silent { .. }
+        | ClientError::Unbelievable { .. } => true,
+        ClientError::Session { source, .. } => {
+            !matches!(source, netsonde_proto::ProtoError::Remote { .. })
+        }
+        _ => false,
     }
 }
 
@@ -220,7 +270,13 @@ impl BatchRunner for AgentRunner {
         });
         let done: Vec<Result<JobReport, RunError>> = answers
             .into_iter()
-            .map(|a| a.and_then(|(src, r)| self.outcome(&src, r)))
+            .zip(&pairs)
+            .map(|(a, pair)| {
+                a.and_then(|(src, r)| match pair {
+                    Ok((_, dst)) => self.outcome(&src, dst, r),
+                    Err(e) => Err(e.clone()),
+                })
+            })
             .collect();
         let starts: Vec<u64> = done
             .iter()
@@ -275,7 +331,7 @@ impl Runner for AgentRunner {
             job,
             Default::default(),
         );
-        let report = self.outcome(&src, r)?.report;
+        let report = self.outcome(&src, &dst, r)?.report;
         Ok(self.finish(report, &src, &dst))
     }
 }

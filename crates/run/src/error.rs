@@ -60,3 +60,12 @@ pub fn open_store(at: &Location) -> Result<Store, OpenError> {
         source,
     })
 }
+
+/// Opens the store at `at` to read only ([`Store::open_read_only`]), or says
+/// where it failed.
+pub fn open_store_read_only(at: &Location) -> Result<Store, OpenError> {
+    Store::open_read_only(at).map_err(|source| OpenError {
+        at: at.clone(),
+        source,
+    })
+}

@@ -42,7 +42,7 @@ pub mod sweep;
 mod view;
 
 pub use client_error::run_error;
-pub use error::{open_store, OpenError, SweepError};
+pub use error::{open_store, open_store_read_only, OpenError, SweepError};
 pub use view::view;
 
 use std::collections::BTreeMap;
@@ -492,7 +492,7 @@ impl Sink for StoreSink<'_> {
         let kind = match error {
             RunError::Busy { .. } => FailureKind::Busy,
             RunError::Refused(_) => FailureKind::Refused,
-            RunError::Failed(_) => FailureKind::Failed,
+            RunError::Failed(_) | RunError::Skipped(_) => FailureKind::Failed,
         };
         self.store
             .record_failure(

@@ -125,6 +125,7 @@ impl Runner for RealRunner {
             peer: self.peer,
             local: Default::default(),
             connect_timeout: client::CONNECT_TIMEOUT,
+            cancel: None,
         };
         let mut report = client::run(&cfg, &mut |_| {}).map_err(crate::client_error::run_error)?;
         report.link = self.lab.as_ref().and_then(|l| l.current.clone());

@@ -136,57 +136,56 @@ pub fn index(base: &Path, quick: bool, done: &[(StudyDef, Vec<Finding>)]) -> Str
     index
 }
 
-/// A sysctl raised for the study's run and put back when dropped: on success, on
-/// error and after an interrupted part (the signal only sets a flag here).
+/// The study's socket buffer ceilings raised for its run, put back when
+/// dropped (on success, on error and after an interrupted part), with what was
+/// done said through `note`. The old values are recorded in the lab's state
+/// folder before they change, so a study killed with SIGKILL leaves them to
+/// the next study's start or `lab clean` ([`netsonde_lab::host_settings`]).
 struct Raised<'a> {
-    restore: Vec<(PathBuf, String)>,
+    settings: netsonde_lab::host_settings::Raised,
     note: &'a dyn Fn(&str),
 }
 
 impl<'a> Raised<'a> {
     fn raise(keys: &[&str], at_least: u64, note: &'a dyn Fn(&str)) -> (Raised<'a>, Option<u64>) {
-        let mut restore = Vec::new();
-        let mut in_force = None;
+        use netsonde_lab::host_settings::{self, Outcome};
+        let dir = netsonde_lab::StateDir::default();
+        for said in host_settings::restore_orphans(&dir) {
+            note(&format!("study: a killed run's host setting: {said}"));
+        }
+        let mut settings = host_settings::Raised::default();
+        let mut in_force: Option<u64> = None;
         for k in keys {
-            let path = Path::new("/proc/sys").join(k.replace('.', "/"));
-            let Ok(old) = std::fs::read_to_string(&path) else {
-                continue;
-            };
-            let old = old.trim().to_string();
-            let mut now = old.parse::<u64>().ok();
-            if now.is_some_and(|v| v < at_least) {
-                match std::fs::write(&path, at_least.to_string()) {
-                    Ok(()) => {
-                        note(&format!(
-                            "study: {k} raised from {old} to {at_least} for this run"
-                        ));
-                        restore.push((path, old));
-                        now = Some(at_least);
-                    }
-                    Err(e) => note(&format!(
-                        "study: {k} stays {old} ({e}): larger windows will be capped"
-                    )),
+            let now = match host_settings::raise(&dir, &mut settings, k, at_least) {
+                Outcome::Raised { old, new } => {
+                    note(&format!(
+                        "study: {k} raised from {old} to {new} for this run"
+                    ));
+                    Some(new)
                 }
-            }
+                Outcome::AlreadyAtLeast(v) => Some(v),
+                Outcome::Unchanged(why) => {
+                    let was = std::fs::read_to_string(host_settings::sysctl_path(k)).ok();
+                    note(&format!(
+                        "study: {k} stays {} ({why}): larger windows will be capped",
+                        was.as_deref().map_or("as it is", str::trim)
+                    ));
+                    was.and_then(|v| v.trim().parse().ok())
+                }
+            };
             in_force = match (in_force, now) {
-                (Some(a), Some(b)) => Some(std::cmp::min(a, b)),
+                (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
         }
-        (Raised { restore, note }, in_force)
+        (Raised { settings, note }, in_force)
     }
 }
 
 impl Drop for Raised<'_> {
     fn drop(&mut self) {
-        for (path, old) in &self.restore {
-            match std::fs::write(path, old) {
-                Ok(()) => (self.note)(&format!("study: {} restored to {old}", path.display())),
-                Err(e) => (self.note)(&format!(
-                    "study: could not restore {} to {old}: {e}",
-                    path.display()
-                )),
-            }
+        for said in self.settings.restore() {
+            (self.note)(&format!("study: {said}"));
         }
     }
 }
@@ -200,6 +199,8 @@ fn child(
 ) -> Result<(Option<i32>, String), StudyRunError> {
     let mut c = Command::new(exe);
     c.args(args).stdin(Stdio::null()).stderr(Stdio::inherit());
+    // A study killed with SIGKILL takes its parts with it.
+    netsonde_lab::die_with_parent(&mut c);
     if !capture {
         let status = c.status().map_err(io("starting a study part"))?;
         return Ok((status.code(), String::new()));

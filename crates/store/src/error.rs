@@ -38,6 +38,14 @@ pub enum StoreError {
         #[source]
         source: postgres::Error,
     },
+    /// The PostgreSQL database did not answer in time.
+    #[error("the results store {target}: {what}")]
+    Timeout {
+        /// The database, its URL without the password.
+        target: String,
+        /// What did not finish, and within how long.
+        what: String,
+    },
     /// The TLS to the PostgreSQL database could not be set up as its URL asks
     /// (an option or a certificate file at fault).
     #[error("TLS to the results store {target}: {reason}")]
@@ -82,6 +90,19 @@ pub enum StoreError {
     )]
     NewerSchema {
         /// `PRAGMA user_version` of the file.
+        found: i64,
+        /// [`crate::Store::SCHEMA_VERSION`].
+        supported: u32,
+    },
+    /// A store opened to read only was written by an older netsonde: reading it
+    /// needs its schema migrated, which only a command that writes does.
+    #[error(
+        "results store has schema version {found}, this netsonde reads version {supported}: \
+         open it once with a command that writes (netsonde runs delete, a sweep) where it is \
+         writable, to migrate it"
+    )]
+    OlderSchema {
+        /// The schema version found.
         found: i64,
         /// [`crate::Store::SCHEMA_VERSION`].
         supported: u32,

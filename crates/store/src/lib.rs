@@ -50,6 +50,7 @@ mod pg;
 mod pg_tls;
 mod rows;
 pub mod schema;
+pub mod secrets;
 mod store;
 mod value;
 

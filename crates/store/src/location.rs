@@ -97,11 +97,46 @@ impl PartialEq for PgUrl {
 impl FromStr for PgUrl {
     type Err = String;
 
+    /// A `service=NAME` parameter (or `PGSERVICE`) fills what the URL leaves
+    /// out (host, port, dbname, user, password, connect_timeout) from libpq's
+    /// connection service file ([`crate::secrets::service`]).
     fn from_str(s: &str) -> Result<PgUrl, String> {
         let (rest, tls) = TlsOptions::split(s).map_err(|e| format!("not a PostgreSQL URL: {e}"))?;
-        let config: postgres::Config = rest
+        let (rest, service) = crate::secrets::split_service(&rest);
+        let mut config: postgres::Config = rest
             .parse()
             .map_err(|e| format!("not a PostgreSQL URL: {e}"))?;
+        if let Some(name) = service.or_else(|| std::env::var("PGSERVICE").ok()) {
+            for (k, v) in crate::secrets::service(&name)? {
+                match k.as_str() {
+                    "host" if config.get_hosts().is_empty() => {
+                        config.host(&v);
+                    }
+                    "port" if config.get_ports().is_empty() => {
+                        config.port(
+                            v.parse()
+                                .map_err(|_| format!("service {name}: port '{v}'"))?,
+                        );
+                    }
+                    "dbname" if config.get_dbname().is_none() => {
+                        config.dbname(&v);
+                    }
+                    "user" if config.get_user().is_none() => {
+                        config.user(&v);
+                    }
+                    "password" if config.get_password().is_none() => {
+                        config.password(&v);
+                    }
+                    "connect_timeout" if config.get_connect_timeout().is_none() => {
+                        let secs: u64 = v
+                            .parse()
+                            .map_err(|_| format!("service {name}: connect_timeout '{v}'"))?;
+                        config.connect_timeout(std::time::Duration::from_secs(secs));
+                    }
+                    _ => {}
+                }
+            }
+        }
         let hosts: Vec<String> = config
             .get_hosts()
             .iter()

@@ -34,11 +34,21 @@ const _: () = assert!(PG_MIGRATIONS.len() == crate::MIGRATIONS.len());
 /// the run's id, or 0 for migrations.
 const LOCK_SPACE: i32 = 0x6e73_6465;
 
-/// How long connecting may take before it fails.
+/// How long connecting may take before it fails, unless the URL says
+/// (`connect_timeout`): the TCP connection, TLS and the server's greeting all
+/// within it.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Connects, with `PGPASSWORD` as the password when the URL has none, over TLS
-/// as its `sslmode` says ([`crate::pg_tls`]).
+/// How long one statement may run on the server before it cancels it
+/// (`statement_timeout`), unless the URL's `options` set one.
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Connects, over TLS as its `sslmode` says ([`crate::pg_tls`]), with the
+/// password from the URL, else `PGPASSWORD`, else the passfile
+/// ([`crate::secrets::passfile_password`]). The whole of connecting (a server
+/// that accepts TCP and never answers included) is bounded by the connect
+/// timeout, and each statement by [`STATEMENT_TIMEOUT`] on the server's side;
+/// a lost server is noticed by TCP keepalives.
 pub(crate) fn connect(url: &PgUrl) -> Result<Client, StoreError> {
     let (mode, tls) = crate::pg_tls::connector(url.tls()).map_err(|reason| StoreError::Tls {
         target: url.to_string(),
@@ -48,17 +58,71 @@ pub(crate) fn connect(url: &PgUrl) -> Result<Client, StoreError> {
     if config.get_password().is_none() {
         if let Some(pw) = std::env::var_os("PGPASSWORD") {
             config.password(pw.as_encoded_bytes());
+        } else if let Some(pw) = passfile(&config) {
+            config.password(pw);
         }
     }
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(CONNECT_TIMEOUT);
+    let deadline = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(CONNECT_TIMEOUT);
+    config.connect_timeout(deadline);
+    if config.get_options().is_none() {
+        config.options(&format!(
+            "-c statement_timeout={}",
+            STATEMENT_TIMEOUT.as_millis()
+        ));
     }
+    config.keepalives(true);
+    config.keepalives_idle(Duration::from_secs(30));
     config.application_name("netsonde");
     config.ssl_mode(mode);
-    config.connect(tls).map_err(|source| StoreError::Connect {
-        target: url.to_string(),
-        source,
-    })
+    // The driver's timeout covers the TCP connection only: a server that takes
+    // it and never answers would hold connect() for ever. A thread of its own
+    // connects; past the deadline it is left to finish or fail on its own.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("pg-connect".into())
+        .spawn(move || {
+            let _ = tx.send(config.connect(tls));
+        })
+        .map_err(|e| StoreError::Timeout {
+            target: url.to_string(),
+            what: format!("connecting (no thread: {e})"),
+        })?;
+    match rx.recv_timeout(deadline) {
+        Ok(r) => r.map_err(|source| StoreError::Connect {
+            target: url.to_string(),
+            source,
+        }),
+        Err(_) => Err(StoreError::Timeout {
+            target: url.to_string(),
+            what: format!(
+                "no answer within {} s of connecting (set ?connect_timeout=SECONDS)",
+                deadline.as_secs_f64()
+            ),
+        }),
+    }
+}
+
+/// The passfile's password for `config`'s first host, port, database and user
+/// (libpq's defaults: port 5432, the database named as the user, the user as
+/// `PGUSER` or the login).
+fn passfile(config: &postgres::Config) -> Option<String> {
+    let host = match config.get_hosts().first()? {
+        postgres::config::Host::Tcp(h) => h.clone(),
+        postgres::config::Host::Unix(_) => "localhost".into(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let user = config
+        .get_user()
+        .map(str::to_owned)
+        .or_else(|| std::env::var("PGUSER").ok())
+        .or_else(|| std::env::var("USER").ok())?;
+    let db = config.get_dbname().map_or(user.clone(), str::to_owned);
+    crate::secrets::passfile_password(&host, port, &db, &user)
+        .ok()
+        .flatten()
 }
 
 /// Applies the migrations the database lacks.
@@ -90,6 +154,11 @@ pub(crate) fn migrate(client: &mut Client) -> Result<(), StoreError> {
         )?;
         tx.commit()?;
     }
+}
+
+/// The database's schema is this build's (for a store opened to read only).
+pub(crate) fn check_version(client: &mut Client) -> Result<(), StoreError> {
+    crate::schema::version_is_current(schema_version(client)?)
 }
 
 /// The database's schema version.

@@ -45,6 +45,22 @@ pub(crate) fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.pragma_query_value(None, "user_version", |row| row.get(0))
 }
 
+/// A database opened to read only is this build's schema: a newer one is not
+/// understood, an older one not migrated (nothing is written).
+pub(crate) fn check_version(conn: &Connection) -> Result<(), StoreError> {
+    version_is_current(user_version(conn)?)
+}
+
+/// Whether a schema version found in a store is this build's, or why not.
+pub(crate) fn version_is_current(found: i64) -> Result<(), StoreError> {
+    let supported = Store::SCHEMA_VERSION;
+    match u32::try_from(found) {
+        Ok(v) if v == supported => Ok(()),
+        Ok(v) if v < supported => Err(StoreError::OlderSchema { found, supported }),
+        _ => Err(StoreError::NewerSchema { found, supported }),
+    }
+}
+
 /// Applies the migrations the database lacks.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     let supported = Store::SCHEMA_VERSION;

@@ -43,6 +43,12 @@ pub enum RunError {
     /// lab could not build.
     #[error(transparent)]
     Failed(Cause),
+    /// Not tried: a party of the point is already known to be down (a mesh's
+    /// agent that stopped answering). It is stored as a failure, with why, and
+    /// neither counts towards giving up nor proves anything answers: the other
+    /// points, between healthy parties, are always measured.
+    #[error(transparent)]
+    Skipped(Cause),
 }
 
 impl RunError {
@@ -54,6 +60,11 @@ impl RunError {
     /// A failure, for the runner's own error.
     pub fn failed(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> RunError {
         RunError::Failed(Cause::new(e))
+    }
+
+    /// A point not tried, for the runner's own reason.
+    pub fn skipped(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> RunError {
+        RunError::Skipped(Cause::new(e))
     }
 }
 
@@ -537,9 +548,11 @@ impl<'a> Settle<'a> {
             .map_err(ExecError::Sink)?;
         schedule.failed(idx);
         self.failed.insert(idx);
-        // A refusal is the point's own, and proves the server answers.
+        // A refusal is the point's own, and proves the server answers; a point
+        // skipped for a party known down proves nothing either way.
         self.in_a_row = match error {
             RunError::Refused(_) => 0,
+            RunError::Skipped(_) => self.in_a_row,
             _ => self.in_a_row + 1,
         };
         self.out.failures.push(Failure { idx, rep, error });

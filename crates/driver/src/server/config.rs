@@ -90,7 +90,7 @@ impl Shared {
                 // control connection.
                 threads: limits.max_tests as u64 * (2 * u64::from(limits.max_parallel) + 3)
                     + limits.max_connections as u64,
-                fds: crate::budget::fd_budget(limits.max_connections),
+                fds: crate::budget::fd_budget(limits.max_connections + limits.other_fds),
             },
         ));
         Shared {

@@ -196,18 +196,25 @@ impl Server {
                 }
                 Err(e) => return Err(ServerError::Accept(e)),
             };
+            // Past the per-address cap a connection is still let in, to see
+            // whether it is a running iperf3 session's stream (its client opens
+            // them on the control port): an admitted session's connections are
+            // never refused by the cap; anything else is, by its thread.
+            let mut over_cap = None;
             let refuse = if shared.connections.load(Ordering::Acquire) >= limits.max_connections {
                 Some(format!(
                     "server busy: {} connections already",
                     limits.max_connections
                 ))
-            } else if !shared.addresses.enter(peer.ip(), limits.max_per_address) {
-                Some(format!(
-                    "too many connections from {} (at most {})",
-                    peer.ip(),
-                    limits.max_per_address
-                ))
             } else {
+                if !shared.addresses.enter(peer.ip(), limits.max_per_address) {
+                    shared.addresses.force_enter(peer.ip());
+                    over_cap = Some(format!(
+                        "too many connections from {} (at most {})",
+                        peer.ip(),
+                        limits.max_per_address
+                    ));
+                }
                 None
             };
             if let Some(reason) = refuse {
@@ -227,7 +234,7 @@ impl Server {
             std::thread::spawn(move || {
                 let started = Instant::now();
                 // An iperf3 stream handed to its session has nothing to log.
-                if let Some(mut entry) = serve_connection(stream, peer, seq, &shared) {
+                if let Some(mut entry) = serve_connection(stream, peer, seq, &shared, over_cap) {
                     entry.peer = peer.to_string();
                     entry.seconds = started.elapsed().as_secs_f64();
                     shared.log(&entry);

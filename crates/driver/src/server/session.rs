@@ -364,11 +364,14 @@ fn accept_flows(
 
 /// Runs one control connection to its end; returns its log record (none for an
 /// iperf3 data connection, which goes to its session).
+/// `over_cap`: the connection came in past the per-address cap, whose words
+/// these are: only a running iperf3 session's stream may pass.
 pub(super) fn serve_connection(
     stream: TcpStream,
     peer: SocketAddr,
     seq: u64,
     shared: &Arc<Shared>,
+    over_cap: Option<String>,
 ) -> Option<SessionLog> {
     let mut log = SessionLog {
         outcome: "dropped",
@@ -420,9 +423,16 @@ pub(super) fn serve_connection(
                     json_output: shared.cfg.log == LogFormat::Json,
                 },
                 listening,
+                streams_only: over_cap,
             },
         );
         return handed.map(|()| log);
+    }
+    if let Some(reason) = over_cap {
+        super::refuse_connection(stream, &reason);
+        log.outcome = "refused";
+        log.reason = reason;
+        return Some(log);
     }
     Some(serve_connection_netsonde(stream, peer, shared, log))
 }
