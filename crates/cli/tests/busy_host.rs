@@ -16,29 +16,26 @@ use serde_json::Value;
 use crate::lab_util::*;
 
 /// Other work on the host for as long as it lives: a netsonde client moving
-/// paced traffic on loopback (another process, 120 s at most) and two threads
-/// that each spin 4 ms and sleep 4 ms (about half of each of two cores), for at
-/// most 10 minutes. Dropping it stops both.
+/// paced traffic on loopback (another process, started again each time its
+/// 60 s are over) and two threads that each spin 4 ms and sleep 4 ms (about
+/// half of each of two cores); all of it for at most 10 minutes. Dropping it
+/// stops both.
 struct Load {
-    traffic: Child,
     stop: Arc<AtomicBool>,
-    hogs: Vec<std::thread::JoinHandle<()>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
 }
+
+/// The longest a load runs, whatever happens to the test.
+const LOAD_LIMIT: Duration = Duration::from_secs(600);
 
 impl Load {
     fn start() -> Load {
-        let traffic = crate::util::cmd()
-            .args(["client", "-t", "120", "-b", "2G", "--no-store"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the other traffic");
         let stop = Arc::new(AtomicBool::new(false));
-        let hogs = (0..2)
+        let until = Instant::now() + LOAD_LIMIT;
+        let mut threads: Vec<std::thread::JoinHandle<()>> = (0..2)
             .map(|_| {
                 let stop = stop.clone();
                 std::thread::spawn(move || {
-                    let until = Instant::now() + Duration::from_secs(600);
                     let mut x = 0u64;
                     while !stop.load(Ordering::Relaxed) && Instant::now() < until {
                         let spin = Instant::now() + Duration::from_millis(4);
@@ -50,23 +47,38 @@ impl Load {
                 })
             })
             .collect();
+        let traffic_stop = stop.clone();
+        threads.push(std::thread::spawn(move || {
+            while !traffic_stop.load(Ordering::Relaxed) && Instant::now() < until {
+                let Ok(mut child): std::io::Result<Child> = crate::util::cmd()
+                    .args(["client", "-t", "60", "-b", "2G", "--no-store"])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                else {
+                    return;
+                };
+                while !traffic_stop.load(Ordering::Relaxed)
+                    && Instant::now() < until
+                    && matches!(child.try_wait(), Ok(None))
+                {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }));
         // Let the traffic reach its rate before the first measurement.
         std::thread::sleep(Duration::from_secs(1));
-        Load {
-            traffic,
-            stop,
-            hogs,
-        }
+        Load { stop, threads }
     }
 }
 
 impl Drop for Load {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        let _ = self.traffic.kill();
-        let _ = self.traffic.wait();
-        for h in self.hogs.drain(..) {
-            let _ = h.join();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
         }
     }
 }

@@ -273,7 +273,7 @@ fn the_kubernetes_manifests_render_and_hold_together() {
 }
 
 /// One HTTP GET on loopback: the body, or why not.
-fn http_get(addr: &str, path: &str) -> Result<String, String> {
+pub(crate) fn http_get(addr: &str, path: &str) -> Result<String, String> {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(Duration::from_secs(10)))

@@ -105,3 +105,84 @@ fn every_reference_study_runs_quick_and_reports_its_findings() {
     assert!(String::from_utf8_lossy(&runs.stdout).contains("study 004"));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Issue 36.4: a study killed with SIGKILL after raising the socket buffer
+/// ceilings leaves them raised no longer than until `lab clean` (or the next
+/// study's start) puts them back from its record; its parts die with it.
+#[test]
+fn a_killed_study_leaves_no_host_setting_changed_nor_a_part_running() {
+    let Some(_lab) = crate::lab_util::ready("study-killed") else {
+        return;
+    };
+    use std::io::BufRead;
+    let read = || {
+        std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let before = read();
+    let d = std::env::temp_dir().join(format!("netsonde-study-kill-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let mut study = crate::util::cmd()
+        .args([
+            "study",
+            "003",
+            "--quick",
+            "--out",
+            d.join("out").to_str().unwrap(),
+        ])
+        .args(["--db", d.join("s.db").to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(study.stderr.take().unwrap()).lines();
+    let raised = lines
+        .by_ref()
+        .take(200)
+        .map_while(Result::ok)
+        .any(|l| l.contains("net.core.rmem_max raised"));
+    // Its parts, a moment into the first.
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = study.id();
+    let parts: Vec<u32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| {
+                    let rest = s[s.rfind(')')? + 1..].to_string();
+                    rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+                })
+                == Some(pid)
+        })
+        .collect();
+    study.kill().unwrap();
+    study.wait().unwrap();
+    std::thread::spawn(move || lines.for_each(drop));
+    if !raised {
+        eprintln!("SKIPPED studies::study-killed: rmem_max was already {before}: nothing raised");
+        return;
+    }
+    assert_ne!(read(), before, "raised while the study ran");
+    // Its parts die with it.
+    std::thread::sleep(Duration::from_millis(1000));
+    for p in &parts {
+        let alive =
+            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| !s.contains(") Z "));
+        assert!(!alive, "part {p} of the killed study still runs");
+    }
+    let out = run(&["lab", "clean"], Duration::from_secs(60));
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("net.core.rmem_max restored to {before}")),
+        "{said}"
+    );
+    assert_eq!(read(), before);
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -10,6 +10,7 @@ mod bad_input;
 mod control_plane;
 mod figures;
 mod fleet;
+mod fleet_attacks;
 #[allow(dead_code)]
 mod fleet_util;
 mod golden;
