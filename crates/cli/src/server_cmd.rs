@@ -66,14 +66,17 @@ fn config(a: &ServerArgs) -> anyhow::Result<ServerConfig> {
 
 /// This host's name in metrics: the address it listens on, or its host name
 /// when it listens on every address.
-fn own_name(bind: std::net::IpAddr) -> String {
-    if bind.is_unspecified() {
+/// With its port, so agents that share an address (one host, a NAT) are told
+/// apart, as their targets are (`HOST:PORT`).
+fn own_name(bind: std::net::IpAddr, port: u16) -> String {
+    let host = if bind.is_unspecified() {
         std::fs::read_to_string("/proc/sys/kernel/hostname")
             .map(|h| h.trim().to_string())
             .unwrap_or_else(|_| "localhost".into())
     } else {
         bind.to_string()
-    }
+    };
+    format!("{host}:{port}")
 }
 
 /// Serves until told to stop; an agent (`jobs`: how it measures them) also
@@ -91,7 +94,7 @@ pub fn run(a: ServerArgs, jobs: Option<(agent::Measure, agent::Targets)>) -> any
     let results = Arc::new(netsonde_run::agents::LastResults::default());
     let on_report = a
         .metrics
-        .map(|_| netsonde_run::agents::keep_job_results(results.clone(), own_name(a.bind)));
+        .map(|_| netsonde_run::agents::keep_job_results(results.clone(), own_name(a.bind, a.port)));
     let is_agent = jobs.is_some();
     // Said after the listening line, which scripts wait for first.
     let targets = jobs.as_ref().map(|(_, allow)| match allow {

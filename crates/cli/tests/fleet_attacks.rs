@@ -316,6 +316,25 @@ fn a_store_on_a_read_only_mount_can_be_read() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
+/// A mesh's arguments for one short tcp-stream of 128 KiB writes, `secs` long,
+/// between `agents`.
+fn one_stream<'a>(agents: &'a str, secs: &'a str) -> Vec<&'a str> {
+    vec![
+        "--agent",
+        agents,
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "128K",
+        "-t",
+        secs,
+        "--warmup",
+        "0",
+        "--repeat",
+        "1",
+    ]
+}
+
 /// Issue 36.5: among five agents one is dead, one stopped (SIGSTOP) and one
 /// answers garbage: every healthy pair is measured, each bad agent is marked
 /// down with why and its pairs fail (pending for a resume), and the mesh does
@@ -399,22 +418,7 @@ fn a_job_stops_when_its_controller_goes() {
     let agents = crate::fleet_util::agent_list(&[&a, &b]);
     let db = dir.join("mesh.db");
     let mut controller = spawn_mesh(
-        &[
-            "--agent",
-            &agents,
-            "--tests",
-            "tcp-stream",
-            "--sizes",
-            "128K",
-            "-t",
-            "20",
-            "--warmup",
-            "0",
-            "--repeat",
-            "1",
-            "--pattern",
-            "pairs:a-b",
-        ],
+        &[one_stream(&agents, "20"), vec!["--pattern", "pairs:a-b"]].concat(),
         &db,
         &k,
     );
@@ -445,22 +449,7 @@ fn a_job_stops_when_its_controller_goes() {
     );
     // The slot is free: a job runs now, without a busy wait.
     let out = crate::fleet_util::mesh(
-        &[
-            "--agent",
-            &agents,
-            "--tests",
-            "tcp-stream",
-            "--sizes",
-            "128K",
-            "-t",
-            "0.5",
-            "--warmup",
-            "0",
-            "--repeat",
-            "1",
-            "--pattern",
-            "pairs:a-b",
-        ],
+        &[one_stream(&agents, "0.5"), vec!["--pattern", "pairs:a-b"]].concat(),
         &dir.join("again.db"),
         &k,
     );
@@ -482,24 +471,7 @@ fn an_agent_tests_only_the_targets_it_allows() {
     let open = crate::util::ServerProc::agent_with(&k, &["--allow-targets", "127.0.0.0/8,::1"]);
     let agents = crate::fleet_util::agent_list(&[&strict, &open]);
     let db = dir.join("mesh.db");
-    let out = crate::fleet_util::mesh(
-        &[
-            "--agent",
-            &agents,
-            "--tests",
-            "tcp-stream",
-            "--sizes",
-            "128K",
-            "-t",
-            "0.3",
-            "--warmup",
-            "0",
-            "--repeat",
-            "1",
-        ],
-        &db,
-        &k,
-    );
+    let out = crate::fleet_util::mesh(&one_stream(&agents, "0.3"), &db, &k);
     let err = String::from_utf8_lossy(&out.stderr);
     let got = pairs(&db);
     let (a_to_b, b_to_a) = (

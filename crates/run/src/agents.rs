@@ -383,8 +383,10 @@ pub fn keep_job_results(results: Arc<LastResults>, me: String) -> agent::OnRepor
     Arc::new(move |report: &TestReport, target: &str| {
         let mut r = report.clone();
         netsonde_analysis::finish(&mut r, None);
-        let dst = target.rsplit_once(':').map_or(target, |(h, _)| h);
+        // HOST:PORT, so agents sharing an address stay apart.
         let now = unix_now();
-        results.record(netsonde_report::openmetrics::pair_result(&me, dst, &r, now));
+        results.record(netsonde_report::openmetrics::pair_result(
+            &me, target, &r, now,
+        ));
     })
 }
