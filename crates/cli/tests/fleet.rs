@@ -394,12 +394,12 @@ fn prometheus_scrapes_the_agents_health_and_last_results() {
     // The agents' own text, then what Prometheus made of it.
     let text = http_get(&ma, "/metrics").unwrap();
     assert!(
-        text.contains("netsonde_pair_goodput_bits_per_second{"),
+        text.contains("netsonde_pair_goodput_bytes_per_second{"),
         "{text}"
     );
     let until = std::time::Instant::now() + Duration::from_secs(30);
     let goodput = loop {
-        let g = prom.query("netsonde_pair_goodput_bits_per_second");
+        let g = prom.query("netsonde_pair_goodput_bytes_per_second");
         if g.len() == 2 || std::time::Instant::now() > until {
             break g;
         }
@@ -534,7 +534,7 @@ fn a_mesh_serves_each_pairs_last_result_while_it_runs() {
         &db,
         &k,
     );
-    let wanted = r#"netsonde_pair_goodput_bits_per_second{src="a",dst="b",test="tcp-stream out"}"#;
+    let wanted = r#"netsonde_pair_goodput_bytes_per_second{src="a",dst="b",test="tcp-stream out"}"#;
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let mut seen = String::new();
     while std::time::Instant::now() < deadline && running.try_wait().unwrap().is_none() {

@@ -125,12 +125,13 @@ fn results(reg: &mut Registry, results: &[PairResult]) {
     for r in results {
         let l = labels(&[("src", &r.src), ("dst", &r.dst), ("test", &r.test)]);
         for (g, v) in [
-            (&goodput, r.goodput_bps),
+            // Base units, as Prometheus asks: bytes and seconds.
+            (&goodput, r.goodput_bps.map(|b| b / 8.0)),
             (&p50, r.latency_p50_s),
             (&p99, r.latency_p99_s),
             (&loss, r.loss_ratio),
             (&rpm, r.rpm),
-            (&cpu, r.client_us_per_kib),
+            (&cpu, r.client_us_per_kib.map(|us| us * 1e-6 / 1024.0)),
             (&at, Some(r.at_unix_s as f64)),
         ] {
             if let Some(v) = v {
@@ -148,7 +149,7 @@ fn results(reg: &mut Registry, results: &[PairResult]) {
         reg,
         "netsonde_pair_goodput",
         "Last goodput of the pair's test, all directions",
-        Unit::Other("bits_per_second".into()),
+        Unit::Other("bytes_per_second".into()),
         goodput,
     );
     with_unit(
@@ -177,9 +178,11 @@ fn results(reg: &mut Registry, results: &[PairResult]) {
         "Last responsiveness, round trips per minute (--probe)",
         rpm,
     );
-    reg.register(
-        "netsonde_pair_client_us_per_kib",
-        "Last client CPU microseconds per KiB moved",
+    with_unit(
+        reg,
+        "netsonde_pair_client_cpu",
+        "Last client CPU time per byte moved (service demand)",
+        Unit::Other("seconds_per_byte".into()),
         cpu,
     );
     reg.register(
@@ -246,7 +249,7 @@ mod tests {
             text.contains(r#"netsonde_budget{resource="memory_bytes",of="held"} 1048576"#),
             "{text}"
         );
-        assert!(text.contains(r#"netsonde_pair_goodput_bits_per_second{src="h1",dst="h2",test="tcp-stream out"} 94000000"#), "{text}");
+        assert!(text.contains(r#"netsonde_pair_goodput_bytes_per_second{src="h1",dst="h2",test="tcp-stream out"} 11750000"#), "{text}");
         assert!(
             text.contains(
                 r#"netsonde_pair_verdict{src="h1",dst="h2",test="tcp-stream out",verdict="link"} 1"#
