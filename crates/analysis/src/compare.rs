@@ -25,7 +25,9 @@
 //!   core are judged only between runs whose foreign load (the stored
 //!   `foreign_cores`) differs by less than [`FOREIGN_DIFFERS`], and only when
 //!   neither run's repetitions spread (max − min over the baseline's median)
-//!   wider than the change; otherwise not judged, with the reason;
+//!   wider than the change; otherwise not judged, with the reason. On a busy
+//!   host (either run's foreign load 0.15 cores or more) every metric's change
+//!   must exceed that spread: back-to-back runs drift with the other work;
 //! - **undecided**: a change beyond its practical threshold that does not pass
 //!   the test is [`Verdict::Undecided`], never "same": with 3 repetitions a
 //!   side even a 30% drop cannot be significant, and saying "same" would hide it.
@@ -213,8 +215,9 @@ pub enum NotJudged {
         /// The candidate's.
         b: f64,
     },
-    /// A CPU metric whose repetitions, in either run, spread wider than the
-    /// change between the runs: the change is inside the noise.
+    /// A CPU metric (or any metric of runs on a busy host) whose repetitions,
+    /// in either run, spread wider than the change between the runs: the
+    /// change is inside the noise.
     Spread {
         /// The CPU metric.
         metric: Metric,
@@ -366,9 +369,10 @@ fn thin_samples<'a>(metric: Metric, reps: impl Iterator<Item = &'a Metrics>) -> 
 /// runs' CPU figures incomparable: the foreign-load warning's own threshold.
 pub const FOREIGN_DIFFERS: f64 = netsonde_model::result::FOREIGN_LOAD;
 
-/// Why a CPU `metric`'s comparison says nothing about the change: the runs'
-/// foreign loads differ, or either run's repetitions spread wider than the
-/// change. `None` for every other metric, and for CPU figures that compare.
+/// Why a `metric`'s comparison says nothing about the change: for a CPU
+/// figure, the runs' foreign loads differ, or either run's repetitions spread
+/// wider than the change; for any figure of runs on a busy host (foreign load
+/// of 0.15 cores or more), the spread. `None` when it compares.
 fn cpu_incomparable(
     metric: Metric,
     (a, b): (&[Metrics], &[Metrics]),
@@ -376,9 +380,6 @@ fn cpu_incomparable(
     median_a: f64,
     rel_change: f64,
 ) -> Option<NotJudged> {
-    if !metric.is_cpu() {
-        return None;
-    }
     let foreign = |reps: &[Metrics]| {
         let v: Vec<f64> = reps
             .iter()
@@ -386,7 +387,14 @@ fn cpu_incomparable(
             .collect();
         estimate(&v).map(|e| e.median)
     };
-    if let (Some(fa), Some(fb)) = (foreign(a), foreign(b)) {
+    let (fa, fb) = (foreign(a), foreign(b));
+    // On a busy host back-to-back runs drift apart with the other work's
+    // phase: there every metric's change must exceed its runs' own spread.
+    let busy = fa.into_iter().chain(fb).any(|f| f >= FOREIGN_DIFFERS);
+    if !metric.is_cpu() && !busy {
+        return None;
+    }
+    if let (Some(fa), Some(fb)) = (fa.filter(|_| metric.is_cpu()), fb) {
         if (fa - fb).abs() >= FOREIGN_DIFFERS {
             return Some(NotJudged::ForeignLoadDiffers {
                 metric,

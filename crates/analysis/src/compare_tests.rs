@@ -381,3 +381,33 @@ fn cpu_figures_compare_only_under_the_same_load_and_beyond_their_spread() {
     judge(&mut ds, FAMILY_ALPHA, None);
     assert_eq!(ds[0].verdict, Verdict::Worse);
 }
+
+/// Issue 35's A/A under load, as CI met it: two back-to-back runs on a busy
+/// host drifted 7.6% apart in goodput, every repetition of one above every one
+/// of the other (p 0.004), each run spreading 6-9%. On a busy host a change
+/// inside the runs' own spread is not judged; on a quiet one it is.
+#[test]
+fn on_a_busy_host_a_drift_inside_the_spread_is_no_regression() {
+    let run = |v: &[f64], foreign: f64| -> Vec<Metrics> {
+        v.iter()
+            .map(|x| {
+                [(Metric::Goodput, *x), (Metric::ForeignCores, foreign)]
+                    .into_iter()
+                    .collect()
+            })
+            .collect()
+    };
+    let a = [11.7, 11.87, 12.57, 11.75, 11.9];
+    let b = [10.97, 10.66, 11.65, 11.0, 10.5];
+    let judged_with = |foreign: f64| {
+        let mut ds = vec![delta(Metric::Goodput, &run(&a, foreign), &run(&b, foreign)).unwrap()];
+        judge(&mut ds, FAMILY_ALPHA, None);
+        ds.remove(0)
+    };
+    let busy = judged_with(1.0);
+    assert!(
+        matches!(busy.not_judged, Some(NotJudged::Spread { .. })),
+        "{busy:?}"
+    );
+    assert_eq!(judged_with(0.0).verdict, Verdict::Worse);
+}
