@@ -220,6 +220,8 @@ fn serve(
             std::thread::sleep(left.min(tick));
         }
     }
+    // The controller's departure stops the test at once, freeing the slot.
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let cfg = ClientConfig {
         host: Some(job.target_host.clone()),
         port: job.target_port,
@@ -229,13 +231,7 @@ fn serve(
         peer: Peer::Netsonde,
         local: Default::default(),
         connect_timeout: CONNECT_TIMEOUT,
-        cancel: None,
-    };
-    // The controller's departure stops the test at once, freeing the slot.
-    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let cfg = ClientConfig {
         cancel: Some(cancel.clone()),
-        ..cfg
     };
     let started = unix_ms();
     let began = Instant::now();
