@@ -27,7 +27,8 @@
 //!   neither run's repetitions spread (max − min over the baseline's median)
 //!   wider than the change; otherwise not judged, with the reason. On a busy
 //!   host (either run's foreign load 0.15 cores or more) every metric's change
-//!   must exceed that spread: back-to-back runs drift with the other work;
+//!   must exceed the two runs' spreads added: back-to-back runs each drift
+//!   with the other work's phase;
 //! - **undecided**: a change beyond its practical threshold that does not pass
 //!   the test is [`Verdict::Undecided`], never "same": with 3 repetitions a
 //!   side even a 30% drop cannot be significant, and saying "same" would hide it.
@@ -415,7 +416,15 @@ fn cpu_incomparable(
             (hi - lo) / median_a.abs()
         }
     };
-    let wider = spread(va).max(spread(vb));
+    // On a busy host the two runs' spreads add up: each moves with the other
+    // work's phase on its own (an A/A pair's client CPU per KiB drifted 38%
+    // with spreads of 25% and 30%); on a quiet host a CPU figure's change must
+    // exceed the wider one.
+    let wider = if busy {
+        spread(va) + spread(vb)
+    } else {
+        spread(va).max(spread(vb))
+    };
     (wider > rel_change.abs()).then_some(NotJudged::Spread {
         metric,
         spread: wider,
