@@ -82,6 +82,9 @@ async fn accept_loop(listener: std::net::TcpListener, render: Render) {
                 if open.len() >= MAX_CONNECTIONS {
                     if let Some(oldest) = open.pop_front() {
                         oldest.abort();
+                        // Let the runtime drop it (and close its socket) now,
+                        // before the next accept.
+                        tokio::task::yield_now().await;
                     }
                 }
                 let render = render.clone();
