@@ -152,11 +152,6 @@ pub struct StatLine {
     pub core: Option<u32>,
 }
 
-/// One `/proc/PID/stat` line: its flags and utime + stime in ticks.
-pub fn parse_stat(line: &str) -> Option<(u64, u64)> {
-    parse_stat_line(line).map(|s| (s.flags, s.ticks))
-}
-
 /// One `/proc/PID/stat` line, whole.
 pub fn parse_stat_line(line: &str) -> Option<StatLine> {
     // The command name is in parentheses and may hold spaces or parentheses.
@@ -329,12 +324,14 @@ mod tests {
     fn stat_lines_parse_whatever_the_name() {
         let line =
             "1234 (a (weird) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 40 0 0 20 0 1 0 5 0 0";
-        assert_eq!(parse_stat(line), Some((4194560, 290)));
+        let st = parse_stat_line(line).unwrap();
+        assert_eq!((st.flags, st.ticks), (4194560, 290));
+        assert_eq!(st.name, "a (weird) name");
         let kthread = "12 (ksoftirqd/0) S 2 0 0 0 -1 69238848 0 0 0 0 7 31 0 0 20 0 1 0 5 0 0";
-        let (flags, t) = parse_stat(kthread).unwrap();
-        assert!(flags & PF_KTHREAD != 0);
-        assert_eq!(t, 38);
-        assert_eq!(parse_stat("garbage"), None);
+        let st = parse_stat_line(kthread).unwrap();
+        assert!(st.flags & PF_KTHREAD != 0);
+        assert_eq!(st.ticks, 38);
+        assert_eq!(parse_stat_line("garbage"), None);
     }
 
     #[test]

@@ -50,9 +50,6 @@ pub enum Outcome {
 #[derive(Debug, Default)]
 pub struct Raised {
     records: Vec<(PathBuf, Record)>,
-    /// What putting them back did, one line each (filled when dropped is too
-    /// late to read; [`Raised::restore`] returns them).
-    pub said: Vec<String>,
 }
 
 /// The file of `key`'s setting under `/proc/sys`.
@@ -150,10 +147,11 @@ impl Raised {
     }
 }
 
+/// Puts the settings back if [`Raised::restore`] was not called; what it did is
+/// lost with it, so a caller that says what it did calls `restore` itself.
 impl Drop for Raised {
     fn drop(&mut self) {
-        let said = self.restore();
-        self.said.extend(said);
+        self.restore();
     }
 }
 
