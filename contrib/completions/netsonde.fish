@@ -99,28 +99,28 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l agent -d 'Age
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l agents-file -d 'A file of agents, one `NAME=HOST[:PORT]` per line (# starts a comment)' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l agents-dns -d 'Every address this name resolves to is an agent, named by its address: a Kubernetes headless Service in front of the agents\' DaemonSet (`netsonde-agents.netsonde.svc:5300`; see deploy/kubernetes)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l agents-k8s -d 'The ready endpoints of this Kubernetes Service are the agents, each named by its node: listed through the API from inside the cluster (the controller\'s Job, whose service account may list endpointslices; see deploy/kubernetes). The namespace is the pod\'s own and the port the endpoints\' `control` port when not given' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l pattern -d 'Which ordered pairs run: all-to-all, ring, star:NAME (every other agent to NAME) or pairs:SRC-DST,SRC-DST' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l pattern -d 'Which ordered pairs run: all-to-all, ring, star:NAME (every other agent to NAME) or pairs:SRC-DST,SRC-DST' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l concurrency -d 'Run up to N pairs at once, never two that share an agent, each round started at one moment (the hosts\' clocks synchronised, NTP or PTP); the start skew each round measured is stored with its tests. 1: one pair at a time' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l metrics -d 'Serve OpenMetrics on `http://ADDR/metrics` while the mesh runs: the last result of each pair and test (goodput, latency, loss, CPU per KiB, verdict), as an agent\'s `--metrics` serves its own jobs\'' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l directions -d 'Directions: out,in,bidir' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l sizes -d 'Message sizes: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l windows -d 'Windows: default,64K,256K' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l parallel -d 'Parallel streams: 1,2,4' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l io -d 'I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`)' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l pacing -d 'Pacing per stream, an axis on any path: 100M,1G,0 (0: unpaced; stream tests)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l directions -d 'Directions: out,in,bidir' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l sizes -d 'Message sizes: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l windows -d 'Windows: default,64K,256K' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l parallel -d 'Parallel streams: 1,2,4' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l io -d 'I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`)' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l pacing -d 'Pacing per stream, an axis on any path: 100M,1G,0 (0: unpaced; stream tests)' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l repeat -d 'Repetitions per point' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -s t -l time -d 'Measured time per repetition' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l warmup -d 'Warm-up per repetition' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -s t -l time -d 'Measured time per repetition' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l warmup -d 'Warm-up per repetition' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l seed -d 'Seed of the randomised run order' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l line-rate -d 'Line rate for efficiency figures: 10G' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l label -d 'A label for `runs list`' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l mtus -d 'Lab link axis (inside `netsonde lab run`): MTUs, 1500,9000,65535' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l rates -d 'Lab link axis: rates, 100M,1G (0 is unlimited)' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l delays -d 'Lab link axis: one-way delays each way, 0,10ms,100ms' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l losses -d 'Lab link axis: random losses each way, 0,1% (Gilbert-Elliott in a file)' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l queues -d 'Lab link axis: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l line-rate -d 'Line rate for efficiency figures: 10G' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l label -d 'A label for `runs list`' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l mtus -d 'Lab link axis (inside `netsonde lab run`): MTUs, 1500,9000,65535' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l rates -d 'Lab link axis: rates, 100M,1G (0 is unlimited)' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l delays -d 'Lab link axis: one-way delays each way, 0,10ms,100ms' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l losses -d 'Lab link axis: random losses each way, 0,1% (Gilbert-Elliott in a file)' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l queues -d 'Lab link axis: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l resume -d 'Finish an interrupted run (number or `latest`)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD; TLS as libpq\'s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
@@ -134,6 +134,8 @@ iperf3\t'An unmodified `iperf3 -s`'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l yes -d 'Run a mesh whose measuring time is estimated at over an hour'
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l no-report -d 'Do not write a report'
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -s q -l quiet -d 'End with only where the report and the run are, not the summary of every point'
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l json -d 'End with the summary as one JSON document on standard output (the progress and the report\'s path go to standard error)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -s V -l version -d 'Print version'
@@ -212,6 +214,7 @@ busypoll\t''
 auto\t''
 xdp\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l iperf3-fast-receiver -d 'With --peer iperf3: receive with netsonde\'s own receiver (reads of up to 1 MiB, woken once about 1 ms of data is queued) instead of as iperf3\'s client reads (one -l per read, woken per segment, the session\'s streams on one thread), which is the default so that swapping `iperf3 -c` for `netsonde -c` keeps its -R and --bidir figures'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s u -l udp -d 'UDP, as iperf3\'s -u: the same as --test udp-stream'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s 4 -l ipv4 -d 'Only IPv4 addresses of HOST'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s 6 -l ipv6 -d 'Only IPv6 addresses of HOST (`[::1]` or `::1` work as HOST too)'
@@ -239,24 +242,24 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -s v -l verbose 
 complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l directions -d 'Directions: out,in,bidir' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l sizes -d 'Message sizes: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l windows -d 'Windows: default,64K,256K' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l parallel -d 'Parallel streams: 1,2,4' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l io -d 'I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`)' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l pacing -d 'Pacing per stream, an axis on any path: 100M,1G,0 (0: unpaced; stream tests)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l directions -d 'Directions: out,in,bidir' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l sizes -d 'Message sizes: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l windows -d 'Windows: default,64K,256K' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l parallel -d 'Parallel streams: 1,2,4' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l io -d 'I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`)' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l pacing -d 'Pacing per stream, an axis on any path: 100M,1G,0 (0: unpaced; stream tests)' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l repeat -d 'Repetitions per point' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s t -l time -d 'Measured time per repetition' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l warmup -d 'Warm-up per repetition' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s t -l time -d 'Measured time per repetition' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l warmup -d 'Warm-up per repetition' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l seed -d 'Seed of the randomised run order' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l line-rate -d 'Line rate for efficiency figures: 10G' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l label -d 'A label for `runs list`' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l mtus -d 'Lab link axis (inside `netsonde lab run`): MTUs, 1500,9000,65535' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l rates -d 'Lab link axis: rates, 100M,1G (0 is unlimited)' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l delays -d 'Lab link axis: one-way delays each way, 0,10ms,100ms' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l losses -d 'Lab link axis: random losses each way, 0,1% (Gilbert-Elliott in a file)' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l queues -d 'Lab link axis: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l line-rate -d 'Line rate for efficiency figures: 10G' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l label -d 'A label for `runs list`' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l mtus -d 'Lab link axis (inside `netsonde lab run`): MTUs, 1500,9000,65535' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l rates -d 'Lab link axis: rates, 100M,1G (0 is unlimited)' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l delays -d 'Lab link axis: one-way delays each way, 0,10ms,100ms' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l losses -d 'Lab link axis: random losses each way, 0,1% (Gilbert-Elliott in a file)' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l queues -d 'Lab link axis: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l resume -d 'Finish an interrupted run (number or `latest`)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD; TLS as libpq\'s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l out -d 'Report folder (default netsonde-report-RUN)' -r -F
@@ -269,6 +272,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l peer -d 'Wha
 iperf3\t'An unmodified `iperf3 -s`'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l no-report -d 'Do not write a report'
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s q -l quiet -d 'End with only where the report and the run are, not the summary of every point'
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l json -d 'End with the summary as one JSON document on standard output (the progress and the report\'s path go to standard error)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s V -l version -d 'Print version'
@@ -283,6 +288,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l peer -d 'What 
 iperf3\t'An unmodified `iperf3 -s`'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l no-report -d 'Do not write a report'
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -s q -l quiet -d 'End with only where the report and the run are, not the summary of every point'
+complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l json -d 'End with the summary as one JSON document on standard output (the progress and the report\'s path go to standard error)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -s V -l version -d 'Print version'
@@ -332,8 +339,9 @@ iperf3\t'An unmodified `iperf3 -s`'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l back-to-back -d 'Also find the longest burst at the sender\'s full rate that loses nothing (RFC 2544 §26.4 back-to-back frames), after NDR and PDR'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l latency -d 'Also measure latency beside a load at 10, 50, 90 and 100% of the NDR found (RFC 2544 §26.2): UDP probes echoed by the server, 100 a second, alone for 0.5 s and then beside at least 2 s of the load; round-trip percentiles and the one-way delay on one clock'
-complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l json -d 'Print one JSON document instead of text'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l no-report -d 'Do not write a report'
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s q -l quiet -d 'End with only where the report and the run are, not the summary of every point'
+complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l json -d 'End with the summary as one JSON document on standard output (the progress and the report\'s path go to standard error)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -s V -l version -d 'Print version'
@@ -343,7 +351,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "list" -d 'One line per run, newest first'
-complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "show" -d 'A run\'s tables (Markdown)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "show" -d 'A run\'s summary: one line per point (figures, CPU, verdict), the warnings, as a sweep ends with it; --full for every table (Markdown)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "export" -d 'A run\'s points and statistics as CSV or JSON'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "delete" -d 'Delete a run and everything recorded for it'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and not __fish_seen_subcommand_from list show export delete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -354,6 +362,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD; TLS as libpq\'s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -l full -d 'Every table of the report, as Markdown'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -l json -d 'The summary as one JSON document'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
@@ -370,7 +380,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from delete" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "list" -d 'One line per run, newest first'
-complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "show" -d 'A run\'s tables (Markdown)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "show" -d 'A run\'s summary: one line per point (figures, CPU, verdict), the warnings, as a sweep ends with it; --full for every table (Markdown)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "export" -d 'A run\'s points and statistics as CSV or JSON'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete a run and everything recorded for it'
 complete -c netsonde -n "__fish_netsonde_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -393,6 +403,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l db -d 'Resul
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l list -d 'List the studies and their parts'
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l quick -d 'Fewer points, one repetition, short trials: under two minutes, for CI'
+complete -c netsonde -n "__fish_netsonde_using_subcommand study" -s q -l quiet -d 'End with only the findings and where the report is, not each part\'s summary'
+complete -c netsonde -n "__fish_netsonde_using_subcommand study" -l json -d 'End with each part\'s summary and the findings as one JSON document'
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand study" -s V -l version -d 'Print version'
@@ -501,7 +513,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server agent mesh client keygen caps sweep run search runs compare report study lab completions man help" -f -a "man" -d 'Write the man pages (netsonde.1 and one per command) into DIR'
 complete -c netsonde -n "__fish_netsonde_using_subcommand help; and not __fish_seen_subcommand_from server agent mesh client keygen caps sweep run search runs compare report study lab completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "list" -d 'One line per run, newest first'
-complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "show" -d 'A run\'s tables (Markdown)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "show" -d 'A run\'s summary: one line per point (figures, CPU, verdict), the warnings, as a sweep ends with it; --full for every table (Markdown)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "export" -d 'A run\'s points and statistics as CSV or JSON'
 complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "delete" -d 'Delete a run and everything recorded for it'
 complete -c netsonde -n "__fish_netsonde_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "run" -d 'Build a lab, run a client or sweep invocation in it against a server in it, and tear it down: `netsonde lab run --rate 200M --delay 10ms -- client -T tcp-rr`'

@@ -107,30 +107,30 @@ _arguments "${_arguments_options[@]}" : \
 '--agents-file=[A file of agents, one \`NAME=HOST\[\:PORT\]\` per line (# starts a comment)]:FILE:_files' \
 '--agents-dns=[Every address this name resolves to is an agent, named by its address\: a Kubernetes headless Service in front of the agents'\'' DaemonSet (\`netsonde-agents.netsonde.svc\:5300\`; see deploy/kubernetes)]:NAME[:PORT]:_default' \
 '--agents-k8s=[The ready endpoints of this Kubernetes Service are the agents, each named by its node\: listed through the API from inside the cluster (the controller'\''s Job, whose service account may list endpointslices; see deploy/kubernetes). The namespace is the pod'\''s own and the port the endpoints'\'' \`control\` port when not given]:[NAMESPACE/]SERVICE[:PORT]:_default' \
-'--pattern=[Which ordered pairs run\: all-to-all, ring, star\:NAME (every other agent to NAME) or pairs\:SRC-DST,SRC-DST]:PATTERN:_default' \
+'--pattern=[Which ordered pairs run\: all-to-all, ring, star\:NAME (every other agent to NAME) or pairs\:SRC-DST,SRC-DST]:PATTERN:' \
 '--concurrency=[Run up to N pairs at once, never two that share an agent, each round started at one moment (the hosts'\'' clocks synchronised, NTP or PTP); the start skew each round measured is stored with its tests. 1\: one pair at a time]:CONCURRENCY:_default' \
 '--metrics=[Serve OpenMetrics on \`http\://ADDR/metrics\` while the mesh runs\: the last result of each pair and test (goodput, latency, loss, CPU per KiB, verdict), as an agent'\''s \`--metrics\` serves its own jobs'\'']:ADDR:_default' \
 '-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
-'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr]:TESTS:_default' \
-'--directions=[Directions\: out,in,bidir]:DIRECTIONS:_default' \
-'--sizes=[Message sizes\: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K]:SIZES:_default' \
-'--windows=[Windows\: default,64K,256K]:WINDOWS:_default' \
-'--parallel=[Parallel streams\: 1,2,4]:PARALLEL:_default' \
-'--io=[I/O strategies to compare\: copy,batch,zerocopy,uring,auto (see \`netsonde caps\`)]:IO:_default' \
-'--pacing=[Pacing per stream, an axis on any path\: 100M,1G,0 (0\: unpaced; stream tests)]:PACING:_default' \
+'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr]:TESTS:' \
+'--directions=[Directions\: out,in,bidir]:DIRECTIONS:' \
+'--sizes=[Message sizes\: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K]:SIZES:' \
+'--windows=[Windows\: default,64K,256K]:WINDOWS:' \
+'--parallel=[Parallel streams\: 1,2,4]:PARALLEL:' \
+'--io=[I/O strategies to compare\: copy,batch,zerocopy,uring,auto (see \`netsonde caps\`)]:IO:' \
+'--pacing=[Pacing per stream, an axis on any path\: 100M,1G,0 (0\: unpaced; stream tests)]:PACING:' \
 '--repeat=[Repetitions per point]:REPEAT:_default' \
-'-t+[Measured time per repetition]:TIME:_default' \
-'--time=[Measured time per repetition]:TIME:_default' \
-'--warmup=[Warm-up per repetition]:WARMUP:_default' \
+'-t+[Measured time per repetition]:TIME:' \
+'--time=[Measured time per repetition]:TIME:' \
+'--warmup=[Warm-up per repetition]:WARMUP:' \
 '--seed=[Seed of the randomised run order]:SEED:_default' \
-'--line-rate=[Line rate for efficiency figures\: 10G]:LINE_RATE:_default' \
-'--label=[A label for \`runs list\`]:LABEL:_default' \
-'--mtus=[Lab link axis (inside \`netsonde lab run\`)\: MTUs, 1500,9000,65535]:MTUS:_default' \
-'--rates=[Lab link axis\: rates, 100M,1G (0 is unlimited)]:RATES:_default' \
-'--delays=[Lab link axis\: one-way delays each way, 0,10ms,100ms]:DELAYS:_default' \
-'--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:_default' \
-'--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:_default' \
+'--line-rate=[Line rate for efficiency figures\: 10G]:LINE_RATE:' \
+'--label=[A label for \`runs list\`]:LABEL:' \
+'--mtus=[Lab link axis (inside \`netsonde lab run\`)\: MTUs, 1500,9000,65535]:MTUS:' \
+'--rates=[Lab link axis\: rates, 100M,1G (0 is unlimited)]:RATES:' \
+'--delays=[Lab link axis\: one-way delays each way, 0,10ms,100ms]:DELAYS:' \
+'--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:' \
+'--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:' \
 '(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
 '--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
@@ -144,6 +144,9 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--yes[Run a mesh whose measuring time is estimated at over an hour]' \
 '--no-report[Do not write a report]' \
+'(--json)-q[End with only where the report and the run are, not the summary of every point]' \
+'(--json)--quiet[End with only where the report and the run are, not the summary of every point]' \
+'--json[End with the summary as one JSON document on standard output (the progress and the report'\''s path go to standard error)]' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
@@ -209,6 +212,7 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--tx-io=[I/O strategy of the sending flows (overrides --io)]:TX_IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
 '--rx-io=[I/O strategy of the receiving flows (overrides --io)]:RX_IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'--iperf3-fast-receiver[With --peer iperf3\: receive with netsonde'\''s own receiver (reads of up to 1 MiB, woken once about 1 ms of data is queued) instead of as iperf3'\''s client reads (one -l per read, woken per segment, the session'\''s streams on one thread), which is the default so that swapping \`iperf3 -c\` for \`netsonde -c\` keeps its -R and --bidir figures]' \
 '(-T --test)-u[UDP, as iperf3'\''s -u\: the same as --test udp-stream]' \
 '(-T --test)--udp[UDP, as iperf3'\''s -u\: the same as --test udp-stream]' \
 '(-6 --ipv6)-4[Only IPv4 addresses of HOST]' \
@@ -266,25 +270,25 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
-'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr]:TESTS:_default' \
-'--directions=[Directions\: out,in,bidir]:DIRECTIONS:_default' \
-'--sizes=[Message sizes\: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K]:SIZES:_default' \
-'--windows=[Windows\: default,64K,256K]:WINDOWS:_default' \
-'--parallel=[Parallel streams\: 1,2,4]:PARALLEL:_default' \
-'--io=[I/O strategies to compare\: copy,batch,zerocopy,uring,auto (see \`netsonde caps\`)]:IO:_default' \
-'--pacing=[Pacing per stream, an axis on any path\: 100M,1G,0 (0\: unpaced; stream tests)]:PACING:_default' \
+'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr]:TESTS:' \
+'--directions=[Directions\: out,in,bidir]:DIRECTIONS:' \
+'--sizes=[Message sizes\: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K]:SIZES:' \
+'--windows=[Windows\: default,64K,256K]:WINDOWS:' \
+'--parallel=[Parallel streams\: 1,2,4]:PARALLEL:' \
+'--io=[I/O strategies to compare\: copy,batch,zerocopy,uring,auto (see \`netsonde caps\`)]:IO:' \
+'--pacing=[Pacing per stream, an axis on any path\: 100M,1G,0 (0\: unpaced; stream tests)]:PACING:' \
 '--repeat=[Repetitions per point]:REPEAT:_default' \
-'-t+[Measured time per repetition]:TIME:_default' \
-'--time=[Measured time per repetition]:TIME:_default' \
-'--warmup=[Warm-up per repetition]:WARMUP:_default' \
+'-t+[Measured time per repetition]:TIME:' \
+'--time=[Measured time per repetition]:TIME:' \
+'--warmup=[Warm-up per repetition]:WARMUP:' \
 '--seed=[Seed of the randomised run order]:SEED:_default' \
-'--line-rate=[Line rate for efficiency figures\: 10G]:LINE_RATE:_default' \
-'--label=[A label for \`runs list\`]:LABEL:_default' \
-'--mtus=[Lab link axis (inside \`netsonde lab run\`)\: MTUs, 1500,9000,65535]:MTUS:_default' \
-'--rates=[Lab link axis\: rates, 100M,1G (0 is unlimited)]:RATES:_default' \
-'--delays=[Lab link axis\: one-way delays each way, 0,10ms,100ms]:DELAYS:_default' \
-'--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:_default' \
-'--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:_default' \
+'--line-rate=[Line rate for efficiency figures\: 10G]:LINE_RATE:' \
+'--label=[A label for \`runs list\`]:LABEL:' \
+'--mtus=[Lab link axis (inside \`netsonde lab run\`)\: MTUs, 1500,9000,65535]:MTUS:' \
+'--rates=[Lab link axis\: rates, 100M,1G (0 is unlimited)]:RATES:' \
+'--delays=[Lab link axis\: one-way delays each way, 0,10ms,100ms]:DELAYS:' \
+'--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:' \
+'--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:' \
 '(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
 '--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
@@ -297,6 +301,9 @@ fake\:"The scripted engine'\''s reports at once, no traffic"))' \
 iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--no-report[Do not write a report]' \
+'(--json)-q[End with only where the report and the run are, not the summary of every point]' \
+'(--json)--quiet[End with only where the report and the run are, not the summary of every point]' \
+'--json[End with the summary as one JSON document on standard output (the progress and the report'\''s path go to standard error)]' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
@@ -319,6 +326,9 @@ fake\:"The scripted engine'\''s reports at once, no traffic"))' \
 iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--no-report[Do not write a report]' \
+'(--json)-q[End with only where the report and the run are, not the summary of every point]' \
+'(--json)--quiet[End with only where the report and the run are, not the summary of every point]' \
+'--json[End with the summary as one JSON document on standard output (the progress and the report'\''s path go to standard error)]' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
@@ -360,8 +370,10 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--back-to-back[Also find the longest burst at the sender'\''s full rate that loses nothing (RFC 2544 §26.4 back-to-back frames), after NDR and PDR]' \
 '--latency[Also measure latency beside a load at 10, 50, 90 and 100% of the NDR found (RFC 2544 §26.2)\: UDP probes echoed by the server, 100 a second, alone for 0.5 s and then beside at least 2 s of the load; round-trip percentiles and the one-way delay on one clock]' \
-'--json[Print one JSON document instead of text]' \
 '--no-report[Do not write a report]' \
+'(--json)-q[End with only where the report and the run are, not the summary of every point]' \
+'(--json)--quiet[End with only where the report and the run are, not the summary of every point]' \
+'--json[End with the summary as one JSON document on standard output (the progress and the report'\''s path go to standard error)]' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
@@ -407,6 +419,8 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'(--json)--full[Every table of the report, as Markdown]' \
+'--json[The summary as one JSON document]' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
@@ -523,6 +537,9 @@ _arguments "${_arguments_options[@]}" : \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--list[List the studies and their parts]' \
 '--quick[Fewer points, one repetition, short trials\: under two minutes, for CI]' \
+'(--json)-q[End with only the findings and where the report is, not each part'\''s summary]' \
+'(--json)--quiet[End with only the findings and where the report is, not each part'\''s summary]' \
+'--json[End with each part'\''s summary and the findings as one JSON document]' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help]' \
@@ -1077,7 +1094,7 @@ _netsonde__subcmd__help__subcmd__run_commands() {
 _netsonde__subcmd__help__subcmd__runs_commands() {
     local commands; commands=(
 'list:One line per run, newest first' \
-'show:A run'\''s tables (Markdown)' \
+'show:A run'\''s summary\: one line per point (figures, CPU, verdict), the warnings, as a sweep ends with it; --full for every table (Markdown)' \
 'export:A run'\''s points and statistics as CSV or JSON' \
 'delete:Delete a run and everything recorded for it' \
     )
@@ -1255,7 +1272,7 @@ _netsonde__subcmd__run_commands() {
 _netsonde__subcmd__runs_commands() {
     local commands; commands=(
 'list:One line per run, newest first' \
-'show:A run'\''s tables (Markdown)' \
+'show:A run'\''s summary\: one line per point (figures, CPU, verdict), the warnings, as a sweep ends with it; --full for every table (Markdown)' \
 'export:A run'\''s points and statistics as CSV or JSON' \
 'delete:Delete a run and everything recorded for it' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -1276,7 +1293,7 @@ _netsonde__subcmd__runs__subcmd__export_commands() {
 _netsonde__subcmd__runs__subcmd__help_commands() {
     local commands; commands=(
 'list:One line per run, newest first' \
-'show:A run'\''s tables (Markdown)' \
+'show:A run'\''s summary\: one line per point (figures, CPU, verdict), the warnings, as a sweep ends with it; --full for every table (Markdown)' \
 'export:A run'\''s points and statistics as CSV or JSON' \
 'delete:Delete a run and everything recorded for it' \
 'help:Print this message or the help of the given subcommand(s)' \

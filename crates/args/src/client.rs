@@ -24,6 +24,13 @@ pub struct ClientArgs {
     /// this end is measured as always, the server's side is what iperf3 reports).
     #[arg(long, value_enum, default_value = "netsonde")]
     pub peer: PeerArg,
+    /// With --peer iperf3: receive with netsonde's own receiver (reads of up
+    /// to 1 MiB, woken once about 1 ms of data is queued) instead of as
+    /// iperf3's client reads (one -l per read, woken per segment, the session's
+    /// streams on one thread), which is the default so that swapping `iperf3
+    /// -c` for `netsonde -c` keeps its -R and --bidir figures.
+    #[arg(long)]
+    pub iperf3_fast_receiver: bool,
     /// Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3,
     /// whose -T is a title.)
     #[arg(short = 'T', long, default_value = "tcp-stream", value_parser = TEST)]
@@ -291,7 +298,19 @@ impl ClientArgs {
         }
         s.parallel = self.parallel.unwrap_or(if self.rrul { 4 } else { 1 });
         self.timing(&mut s);
-        s.interval = self.interval;
+        if self.iperf3_fast_receiver && self.peer != PeerArg::Iperf3 {
+            return Err(UsageError(
+                "--iperf3-fast-receiver is for --peer iperf3 (a netsonde server's client \
+                 always reads with netsonde's receiver)"
+                    .into(),
+            ));
+        }
+        // Against iperf3, read as its client reads unless told otherwise.
+        s.iperf3_io = self.peer == PeerArg::Iperf3 && !self.iperf3_fast_receiver;
+        // iperf3 3.17's JSON stream has a line a second unless told otherwise.
+        s.interval = self
+            .interval
+            .or(self.json_stream.then(|| Nanos::from_secs(1)));
         if self.probe || self.rrul {
             s.probe = Some(netsonde_model::spec::ProbeSpec {
                 rate: self.probe_rate,

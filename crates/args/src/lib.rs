@@ -189,9 +189,6 @@ pub struct SearchArgs {
     /// judge a table of 7 sizes).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
-    /// Print one JSON document instead of text.
-    #[arg(long)]
-    pub json: bool,
     /// A label for the stored run.
     #[arg(long, default_value = "search")]
     pub label: String,
@@ -232,59 +229,59 @@ pub struct SweepArgs {
     #[arg(short, long)]
     pub port: Option<u16>,
     /// Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr.
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub tests: Option<String>,
     /// Directions: out,in,bidir.
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub directions: Option<String>,
     /// Message sizes: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K.
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub sizes: Option<String>,
     /// Windows: default,64K,256K.
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub windows: Option<String>,
     /// Parallel streams: 1,2,4.
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub parallel: Option<String>,
     /// I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`).
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub io: Option<String>,
     /// Pacing per stream, an axis on any path: 100M,1G,0 (0: unpaced; stream tests).
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub pacing: Option<String>,
     /// Repetitions per point.
     #[arg(long)]
     pub repeat: Option<u32>,
     /// Measured time per repetition.
-    #[arg(short = 't', long)]
+    #[arg(short = 't', long, value_hint = clap::ValueHint::Other)]
     pub time: Option<String>,
     /// Warm-up per repetition.
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub warmup: Option<String>,
     /// Seed of the randomised run order.
     #[arg(long)]
     pub seed: Option<u64>,
     /// Line rate for efficiency figures: 10G.
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub line_rate: Option<String>,
     /// A label for `runs list`.
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub label: Option<String>,
     /// Lab link axis (inside `netsonde lab run`): MTUs, 1500,9000,65535.
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub mtus: Option<String>,
     /// Lab link axis: rates, 100M,1G (0 is unlimited).
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub rates: Option<String>,
     /// Lab link axis: one-way delays each way, 0,10ms,100ms.
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub delays: Option<String>,
     /// Lab link axis: random losses each way, 0,1% (Gilbert-Elliott in a file).
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub losses: Option<String>,
     /// Lab link axis: bottleneck queues each way, 10p,1000p (packets), 64K
     /// (bytes) or 5ms,50ms (time at the rate).
-    #[arg(long)]
+    #[arg(long, value_hint = clap::ValueHint::Other)]
     pub queues: Option<String>,
     /// Finish an interrupted run (number or `latest`).
     #[arg(long, value_name = "RUN", conflicts_with_all = ["tests", "directions", "sizes", "windows", "parallel", "repeat", "time", "warmup", "seed", "line_rate", "mtus", "rates", "delays", "losses", "queues"])]
@@ -293,8 +290,10 @@ pub struct SweepArgs {
     pub common: SweepCommon,
 }
 
-/// `netsonde mesh`.
+/// `netsonde mesh`. It takes the sweep's flags but not its HOST: a mesh runs
+/// between its agents.
 #[derive(Debug, Args)]
+#[command(mut_arg("host", |a| a.hide(true)))]
 pub struct MeshArgs {
     /// Agents, `NAME=HOST[:PORT]` (repeat the flag or separate with commas);
     /// the name is the host when none is given.
@@ -317,7 +316,7 @@ pub struct MeshArgs {
     pub agents_k8s: Option<String>,
     /// Which ordered pairs run: all-to-all, ring, star:NAME (every other agent
     /// to NAME) or pairs:SRC-DST,SRC-DST.
-    #[arg(long, default_value = "all-to-all")]
+    #[arg(long, default_value = "all-to-all", value_hint = clap::ValueHint::Other)]
     pub pattern: String,
     /// Run up to N pairs at once, never two that share an agent, each round
     /// started at one moment (the hosts' clocks synchronised, NTP or PTP); the
@@ -351,6 +350,14 @@ pub struct SweepCommon {
     /// Do not write a report.
     #[arg(long)]
     pub no_report: bool,
+    /// End with only where the report and the run are, not the summary of
+    /// every point.
+    #[arg(short, long, conflicts_with = "json")]
+    pub quiet: bool,
+    /// End with the summary as one JSON document on standard output (the
+    /// progress and the report's path go to standard error).
+    #[arg(long)]
+    pub json: bool,
     /// Measurement engine: `real`, or `fake` (scripted, deterministic; for tests).
     #[arg(long, default_value = "real", hide = true, value_parser = parse::engine())]
     pub engine: netsonde_run::Engine,
@@ -393,10 +400,17 @@ pub struct RunsArgs {
 pub enum RunsCommand {
     /// One line per run, newest first.
     List,
-    /// A run's tables (Markdown).
+    /// A run's summary: one line per point (figures, CPU, verdict), the
+    /// warnings, as a sweep ends with it; --full for every table (Markdown).
     Show {
         /// Run number or `latest`.
         run: String,
+        /// Every table of the report, as Markdown.
+        #[arg(long, conflicts_with = "json")]
+        full: bool,
+        /// The summary as one JSON document.
+        #[arg(long)]
+        json: bool,
     },
     /// A run's points and statistics as CSV or JSON.
     Export {
@@ -448,6 +462,13 @@ pub struct StudyArgs {
     /// `all`, one folder per study under it, default studies/).
     #[arg(long, value_name = "DIR")]
     pub out: Option<std::path::PathBuf>,
+    /// End with only the findings and where the report is, not each part's
+    /// summary.
+    #[arg(short, long, conflicts_with = "json")]
+    pub quiet: bool,
+    /// End with each part's summary and the findings as one JSON document.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub store: StoreArgs,
 }

@@ -43,8 +43,21 @@ fn config(a: &ClientArgs) -> anyhow::Result<ClientConfig> {
     })
 }
 
-/// Runs the test `a` describes; `verbose` adds the hosts' facts to a text report.
+/// Runs the test `a` describes; `verbose` adds the hosts' facts to a text
+/// report. A failure is also written in the JSON output asked for (`-J`'s
+/// `error`), as iperf3 writes it, for the scripts that read it.
 pub fn run(a: ClientArgs, verbose: bool) -> anyhow::Result<()> {
+    let output = a.output();
+    let done = test(a, verbose);
+    if let Err(e) = &done {
+        if let Some(doc) = output.error(&crate::one_line(e)) {
+            let _ = std::io::stdout().write_all(doc.as_bytes());
+        }
+    }
+    done
+}
+
+fn test(a: ClientArgs, verbose: bool) -> anyhow::Result<()> {
     let cfg = config(&a)?;
     let output = a.output();
     let mut stdout = std::io::stdout().lock();

@@ -1,7 +1,8 @@
 //! The `netsonde` binary: argument parsing and wiring only. Errors from the library
 //! crates arrive typed; here they get context, are printed once on one line, and
 //! map to the exit code: 0 success; 1 the test failed, or a sweep was interrupted
-//! or could not record; 2 bad arguments (or a sweep with nothing to measure);
+//! or could not record; 2 bad arguments (or a sweep with nothing to measure), or
+//! a request refused before any traffic (the server's limits, busy, another key);
 //! 3 `compare` found a regression; 4 a sweep ended with points still pending
 //! because measurements failed (every measured repetition is kept; `--resume`
 //! finishes it).
@@ -61,9 +62,25 @@ fn main() -> ExitCode {
         Ok(Exit::Code(c)) => ExitCode::from(c),
         Err(e) => {
             eprintln!("netsonde: error: {}", one_line(&e));
-            let usage = e.downcast_ref::<args::UsageError>().is_some();
-            ExitCode::from(if usage { 2 } else { 1 })
+            ExitCode::from(exit_code(&e))
         }
+    }
+}
+
+/// An error's exit status: 2 for bad arguments, files or settings and for a
+/// request refused before any traffic (`ClientError::refused_before_traffic`:
+/// the server's limits, a busy server, a key or version that does not match);
+/// 1 for the rest (the test failed once running, the store, the system).
+fn exit_code(e: &anyhow::Error) -> u8 {
+    let refused = e.chain().any(|c| {
+        c.downcast_ref::<args::UsageError>().is_some()
+            || c.downcast_ref::<netsonde_driver::client::ClientError>()
+                .is_some_and(|c| c.refused_before_traffic())
+    });
+    if refused {
+        2
+    } else {
+        1
     }
 }
 
@@ -90,20 +107,62 @@ fn parse_args() -> Result<Cli, clap::Error> {
         cmd.allow_negative_numbers(true).mut_subcommands(negatives)
     }
     let mut cmd = negatives(Cli::command());
-    let matches = cmd.try_get_matches_from_mut(iperf3_habits(std::env::args_os()))?;
+    let commands: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    let argv = iperf3_habits(std::env::args_os().collect(), &commands)
+        .map_err(|e| cmd.error(clap::error::ErrorKind::ValueValidation, e))?;
+    let matches = cmd.try_get_matches_from_mut(argv)?;
     Cli::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))
 }
 
-/// iperf3's habit of naming the role by a flag: `netsonde -c HOST ...` is
-/// `netsonde client HOST ...` and `netsonde -s ...` is `netsonde server ...`.
-fn iperf3_habits(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
-    let mut v: Vec<std::ffi::OsString> = args.collect();
-    match v.get(1).and_then(|a| a.to_str()) {
-        Some("-c" | "--client") => v[1] = "client".into(),
-        Some("-s" | "--server") => v[1] = "server".into(),
-        _ => {}
+/// iperf3's habit of naming the role by a flag, anywhere on the line as
+/// iperf3 takes it: `netsonde -p 5201 -R -c HOST ...` is `netsonde client -p
+/// 5201 -R HOST ...` and `netsonde -D -s` is `netsonde server -D`
+/// (`--client HOST`, `--client=HOST` and `-cHOST` too). A line that starts
+/// with a command is left alone. `-c` without a host is refused: `netsonde
+/// client` without one tests loopback, which an iperf3 user did not ask for.
+fn iperf3_habits(
+    mut v: Vec<std::ffi::OsString>,
+    commands: &[String],
+) -> Result<Vec<std::ffi::OsString>, String> {
+    let first = v.get(1).and_then(|a| a.to_str()).unwrap_or_default();
+    if commands.iter().any(|c| c == first) {
+        return Ok(v);
     }
-    v
+    let role = v.iter().enumerate().skip(1).find_map(|(i, a)| {
+        let a = a.to_str()?;
+        match a {
+            "-c" | "--client" => Some((i, "client", None)),
+            "-s" | "--server" => Some((i, "server", None)),
+            _ => {
+                let host = a
+                    .strip_prefix("--client=")
+                    .or_else(|| a.strip_prefix("-c").filter(|h| !h.starts_with('-')))?;
+                Some((i, "client", Some(host.to_string())))
+            }
+        }
+    });
+    let Some((i, role, host)) = role else {
+        return Ok(v);
+    };
+    match host {
+        Some(h) if !h.is_empty() => v[i] = h.into(),
+        _ => {
+            v.remove(i);
+            let next = v.get(i).and_then(|a| a.to_str());
+            if role == "client" && next.is_none_or(|n| n.starts_with('-')) {
+                return Err(
+                    "-c needs the server's host, as iperf3's does (`netsonde client` \
+                            with no host tests loopback against an embedded server)"
+                        .into(),
+                );
+            }
+        }
+    }
+    v.insert(1, role.into());
+    Ok(v)
 }
 
 /// Writes `netsonde.1` and `netsonde-COMMAND.1` for each command into `dir`;
@@ -248,7 +307,7 @@ fn sweep_request(
         resume,
         out: c.out,
         no_report: c.no_report,
-        stdout_is_data: false,
+        ending: sweep::Ending::of(c.quiet, c.json),
     })
 }
 
@@ -329,14 +388,7 @@ fn mesh_cmd(a: args::MeshArgs) -> anyhow::Result<Exit> {
         eprintln!("netsonde: metrics on http://{bound}/metrics");
         req.run.mesh_results = Some(results);
     }
-    let (run, end) = sweep::sweep(req)?;
-    let store = runs::open_store(db.as_ref())?;
-    let view = runs::view(&store, run)?;
-    let matrices: Vec<String> = netsonde_report::mesh::matrices(&view)
-        .iter()
-        .map(netsonde_report::mesh::text)
-        .collect();
-    print!("{}", matrices.join("\n"));
+    let (_, end) = sweep::sweep(req)?;
     Ok(sweep_exit(end))
 }
 
@@ -374,9 +426,9 @@ fn runs_cmd(a: args::RunsArgs) -> anyhow::Result<Exit> {
     };
     let out = match a.command {
         args::RunsCommand::List => runs::list(&store)?,
-        args::RunsCommand::Show { run } => {
+        args::RunsCommand::Show { run, full, json } => {
             let id = runs::run_id(&store, Some(&run))?;
-            runs::show(&store, id)?
+            runs::show(&store, id, full, json, a.store.db.as_ref())?
         }
         args::RunsCommand::Export { run, csv, json } => {
             if !csv && !json {
@@ -473,5 +525,41 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             Ok(Exit::Ok)
         }
         Command::Client(a) => client_cmd::run(*a, verbose).map(|()| Exit::Ok),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::iperf3_habits;
+
+    fn habits(line: &str) -> Result<String, String> {
+        let commands = ["client", "server", "sweep"].map(String::from);
+        let v = line.split(' ').map(std::ffi::OsString::from).collect();
+        iperf3_habits(v, &commands).map(|v| {
+            v.iter()
+                .map(|a| a.to_str().unwrap())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    }
+
+    /// Issue 37.3: iperf3 takes its options in any order.
+    #[test]
+    fn the_role_flag_may_come_anywhere() {
+        let ok = |a: &str, b: &str| assert_eq!(habits(a).as_deref(), Ok(b), "{a}");
+        ok("netsonde -c h -t 5", "netsonde client h -t 5");
+        ok("netsonde -p 5201 -c h", "netsonde client -p 5201 h");
+        ok("netsonde -R -c h -P 2", "netsonde client -R h -P 2");
+        ok("netsonde --client=h -R", "netsonde client h -R");
+        ok("netsonde -ch -R", "netsonde client h -R");
+        ok("netsonde -p 5202 -s", "netsonde server -p 5202");
+        ok("netsonde --server -p 1", "netsonde server -p 1");
+        // A command first is left alone.
+        ok("netsonde sweep -s 5", "netsonde sweep -s 5");
+        ok("netsonde client -c", "netsonde client -c");
+        for bad in ["netsonde -c", "netsonde -R -c", "netsonde -c -R"] {
+            let e = habits(bad).unwrap_err();
+            assert!(e.contains("-c needs the server's host"), "{bad}: {e}");
+        }
     }
 }

@@ -23,7 +23,7 @@ fn examples(name: &str) -> Vec<(&'static str, &'static str)> {
 const EXIT_STATUS: [(&str, &str); 5] = [
     ("0", "success"),
     ("1", "the test, the store or the system failed (the reason is on one line on standard error)"),
-    ("2", "bad arguments, files or settings, or a request refused before any traffic"),
+    ("2", "bad arguments, files or settings, or a request refused before any traffic: the server's limits, a busy server, a key or protocol version that does not match"),
     ("3", "compare: the second run regressed"),
     ("4", "a sweep, search or study ended incomplete (what was measured is stored; --resume finishes it)"),
 ];

@@ -102,9 +102,30 @@ pub fn default_report_dir(id: RunId) -> PathBuf {
     PathBuf::from(format!("netsonde-report-{id}"))
 }
 
-/// `runs show`: the Markdown report on stdout.
-pub fn show(store: &Store, id: RunId) -> anyhow::Result<String> {
-    Ok(netsonde_report::markdown::render(&view(store, id)?))
+/// `runs show`: the summary a run ended with (fitted to the terminal, or as
+/// JSON), or with `full` every table of its report as Markdown.
+pub fn show(
+    store: &Store,
+    id: RunId,
+    full: bool,
+    json: bool,
+    db: Option<&Location>,
+) -> anyhow::Result<String> {
+    let view = view(store, id)?;
+    if full {
+        return Ok(netsonde_report::markdown::render(&view));
+    }
+    let mut summary = netsonde_report::summary::Summary::of(&view);
+    summary.store = Some(
+        db.cloned()
+            .unwrap_or_else(Location::default_file)
+            .to_string(),
+    );
+    Ok(if json {
+        serde_json::to_string_pretty(&summary)? + "\n"
+    } else {
+        netsonde_report::summary::text(&summary, terminal_width())
+    })
 }
 
 /// `runs export --csv | --json`.
@@ -127,4 +148,15 @@ pub fn compare(
 ) -> anyhow::Result<(String, bool)> {
     let c = netsonde_run::compare::compare(store, a, b, floor)?;
     Ok((netsonde_report::compare::text(&c), c.regressed()))
+}
+
+/// The terminal's width when standard output is one, else
+/// [`netsonde_report::summary::WIDTH`].
+pub fn terminal_width() -> usize {
+    let out = std::io::stdout();
+    rustix::termios::tcgetwinsize(&out)
+        .ok()
+        .map(|w| usize::from(w.ws_col))
+        .filter(|&c| c > 0)
+        .unwrap_or(netsonde_report::summary::WIDTH)
 }

@@ -1,12 +1,8 @@
 //! `netsonde search`: a run whose points (frame size x strategy) are each
 //! searched for their loss-free rate ([`netsonde_sweep::search`]) through the
-//! sweep's pipeline, so every trial is stored and a search resumes; then prints
-//! what it found from the store.
+//! sweep's pipeline, so every trial is stored and a search resumes; it ends
+//! with the sweep's summary, whose table for a search is what each point found.
 
-use std::io::Write;
-
-use anyhow::Context;
-use netsonde_model::spec::TestKind;
 use netsonde_model::units::Bytes;
 use netsonde_sweep::search::SearchConfig;
 use netsonde_sweep::search_plan::SearchPlan;
@@ -59,8 +55,6 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         searches: a.repeat,
         ..SearchConfig::default()
     };
-    let db = a.common.store.db.clone();
-    let json = a.json;
     let mut req = crate::sweep_request(
         plan,
         crate::default_host(a.host),
@@ -69,37 +63,16 @@ pub(crate) fn run(a: SearchArgs) -> anyhow::Result<bool> {
         a.resume,
         a.common,
     )?;
-    req.stdout_is_data = json;
     req.run.search = Some(cfg);
-    let (run, end) = crate::sweep::sweep(req)?;
-    let store = crate::runs::open_store(db.as_ref())?;
-    let (stored, _) = netsonde_run::load(&store, run)?;
-    let Some(cfg) = stored.search else {
+    let (summary, end) = crate::sweep::sweep(req)?;
+    let Some(part) = &summary.search else {
         return Err(UsageError(format!(
-            "run {run} is a sweep, not a search: resume it with `netsonde sweep --resume {run}`"
+            "run {} is a sweep, not a search: resume it with `netsonde sweep --resume {}`",
+            summary.run, summary.run
         ))
         .into());
     };
-    let study = crate::runs::view(&store, run)?;
-    let link_bps = store
-        .run(run)?
-        .link_json
-        .and_then(|j| serde_json::from_str::<netsonde_model::link::LinkRecord>(&j).ok())
-        .and_then(|l| l.rate_bps());
-    let rows = netsonde_report::search::rows(&study, link_bps);
-    let trial = stored.plan.base.duration;
-    let warmup = stored.plan.base.warmup;
-    let mut out = std::io::stdout().lock();
-    let converged =
-        end == netsonde_run::sweep::SweepEnd::Complete && rows.iter().all(|r| r.outcome.converged);
-    if json {
-        let doc = netsonde_report::search::json(run, &cfg, trial, warmup, &rows);
-        writeln!(out, "{doc}").context("writing the result")?;
-        return Ok(converged);
-    }
-    let tcp = stored.plan.base.test == TestKind::TcpStream;
-    let text = netsonde_report::search::text(&cfg, trial, warmup, tcp, link_bps, &rows);
-    out.write_all(text.as_bytes())
-        .context("writing the result")?;
-    Ok(converged)
+    // Converged: every point's search found its rates.
+    Ok(end == netsonde_run::sweep::SweepEnd::Complete
+        && part.searches.iter().all(|r| r.outcome.converged))
 }

@@ -1,16 +1,19 @@
 //! `netsonde sweep`, `run FILE.toml`, `search` and `mesh` at the terminal: the
 //! run (`netsonde_run::sweep`) with a progress bar and signal handlers, then its
-//! report written and how it ended said.
+//! report written and its summary shown (`netsonde_report::summary`), as
+//! `runs show` shows it.
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::io::Write;
+
 use anyhow::Context;
+use netsonde_report::summary::Summary;
 use netsonde_run::sweep::{SweepEnd, SweepRequest};
 use netsonde_run::SweepError;
-use netsonde_store::RunId;
 use netsonde_sweep::exec::Progress;
 use netsonde_sweep::Point;
 
@@ -27,9 +30,31 @@ pub struct Request {
     pub out: Option<PathBuf>,
     /// Write no report.
     pub no_report: bool,
-    /// Standard output carries one document (`search --json`): the report's
-    /// path and the store go to standard error.
-    pub stdout_is_data: bool,
+    /// How the run ends on standard output.
+    pub ending: Ending,
+}
+
+/// What a run ends with on standard output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Its summary fitted to the terminal (`netsonde_report::summary`), then
+    /// where the report and the run are.
+    Summary,
+    /// Only where the report and the run are (`--quiet`).
+    Quiet,
+    /// The summary as one JSON document (`--json`); the rest on standard error.
+    Json,
+}
+
+impl Ending {
+    /// From `--quiet` and `--json`.
+    pub fn of(quiet: bool, json: bool) -> Ending {
+        match (quiet, json) {
+            (_, true) => Ending::Json,
+            (true, false) => Ending::Quiet,
+            (false, false) => Ending::Summary,
+        }
+    }
 }
 
 /// The progress bar; with `every`, a line per measurement above it (a search's
@@ -39,11 +64,21 @@ struct Bar {
     every: bool,
 }
 
-/// A point's axes as a short label: `udp-stream out size 18 io batch`.
+/// A point's axes as a short label: `udp-stream out size 18 io batch`, a
+/// mesh's pair first (`a→b tcp-stream ...`).
 fn point_label(point: &Point) -> String {
     let a = &point.axes;
     let get = |k: &str| a.get(k).map(String::as_str).unwrap_or("");
-    let mut l = format!("{} {} size {}", get("test"), get("direction"), get("size"));
+    let mut l = match (a.get("src"), a.get("dst")) {
+        (Some(s), Some(d)) => format!("{s}→{d} "),
+        _ => String::new(),
+    };
+    l.push_str(&format!(
+        "{} {} size {}",
+        get("test"),
+        get("direction"),
+        get("size")
+    ));
     if let Some(io) = a.get("io") {
         l.push_str(&format!(" io {io}"));
     }
@@ -97,9 +132,10 @@ fn cli_error(e: SweepError) -> anyhow::Error {
     }
 }
 
-/// Runs a sweep (new or resumed) and says how it ended. An interruption is an
-/// error, after keeping every completed repetition and writing the report.
-pub fn sweep(mut req: Request) -> anyhow::Result<(RunId, SweepEnd)> {
+/// Runs a sweep (new or resumed) and ends with its summary (as
+/// `req.ending` says). An interruption is an error, after keeping every
+/// completed repetition, writing the report and the summary.
+pub fn sweep(mut req: Request) -> anyhow::Result<(Summary, SweepEnd)> {
     let mut store = runs::open_store(Some(&req.run.db))?;
     if let Some(r) = &req.resume {
         req.run.resume = Some(runs::run_id(&store, Some(r))?);
@@ -125,26 +161,37 @@ pub fn sweep(mut req: Request) -> anyhow::Result<(RunId, SweepEnd)> {
     bar.finish_and_clear();
     let done = done.map_err(cli_error)?;
     eprintln!("{}", done.summary);
-    let say = |line: String| {
-        if req.stdout_is_data {
-            eprintln!("{line}");
-        } else {
-            println!("{line}");
-        }
-    };
+    let mut summary = Summary::of(&runs::view(&store, done.run)?);
     if !req.no_report {
         let dir = req
             .out
             .clone()
             .unwrap_or_else(|| runs::default_report_dir(done.run));
         let path = runs::write_report(&store, done.run, &dir, runs::Format::Html)?;
-        say(format!("report: {}", path.display()));
+        summary.report = Some(path.display().to_string());
     }
-    say(format!("run {} stored in {}", done.run, req.run.db));
+    summary.store = Some(req.run.db.to_string());
+    end_with(&summary, req.ending)?;
     match (done.end, done.unfinished) {
         (SweepEnd::Interrupted, Some(why)) => anyhow::bail!("{why}"),
         (_, Some(why)) => eprintln!("netsonde: {why}"),
         (_, None) => {}
     }
-    Ok((done.run, done.end))
+    Ok((summary, done.end))
+}
+
+/// Writes a run's ending on standard output: its summary, its two lines, or
+/// its JSON document (whose two lines go to standard error).
+pub fn end_with(summary: &Summary, ending: Ending) -> anyhow::Result<()> {
+    let out = match ending {
+        Ending::Summary => netsonde_report::summary::text(summary, runs::terminal_width()),
+        Ending::Quiet => summary.footer(),
+        Ending::Json => {
+            eprint!("{}", summary.footer());
+            serde_json::to_string_pretty(summary)? + "\n"
+        }
+    };
+    std::io::stdout()
+        .write_all(out.as_bytes())
+        .context("writing the summary")
 }

@@ -61,7 +61,10 @@ fn a_mesh_measures_every_ordered_pair_through_its_agents() {
     );
     let html = std::fs::read_to_string(rep.join("report.html")).unwrap();
     assert_eq!(html.matches("<table class=\"heat\">").count(), 1, "{html}");
-    assert_eq!(html.matches("background:hsl(210,65%").count(), 6, "{html}");
+    // Six shaded pairs in the grid (the legend's scale below it is not one).
+    let grid = html.split("<p class=\"legend\">").next().unwrap();
+    assert_eq!(grid.matches("background:hsl(210,65%").count(), 6, "{html}");
+    assert!(html.contains("<p class=\"legend\">shade: the pair's share"));
     assert_eq!(html.matches("<td class=\"none\">").count(), 3, "{html}");
     // Each agent ran its jobs as a client and served the others' tests.
     std::thread::sleep(Duration::from_millis(200));

@@ -672,7 +672,7 @@ fn a_sweep_runs_against_an_iperf3_server() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     let shown = crate::util::run(
-        &["runs", "show", "latest", "--db", db],
+        &["runs", "show", "latest", "--full", "--db", db],
         Duration::from_secs(30),
     );
     let shown = String::from_utf8_lossy(&shown.stdout);

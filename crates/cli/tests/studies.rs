@@ -45,6 +45,16 @@ fn every_reference_study_runs_quick_and_reports_its_findings() {
         );
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "study {id}: {:?}\n{stderr}", o.status);
+        // Issue 42: it ends with each part's summary, then the findings and
+        // where the report is.
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(stdout.starts_with("== part "), "study {id}: {stdout}");
+        assert!(stdout.contains("\nfindings:\n"), "study {id}: {stdout}");
+        let last = stdout.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with(&format!("study {id}: ")) && last.contains("report: "),
+            "study {id}: {stdout}"
+        );
         let md = std::fs::read_to_string(out.join("report.md")).unwrap();
         for section in [
             "## Then and now",

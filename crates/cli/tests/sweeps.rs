@@ -88,8 +88,10 @@ fn fake_sweep_store_report_pipeline() {
     let json: serde_json::Value =
         serde_json::from_str(&ok(&["runs", "export", "latest", "--json", "--db", s(&db)])).unwrap();
     assert!(json["fit"]["fit"]["r2"].as_f64().unwrap() > 0.9);
-    let show = ok(&["runs", "show", "1", "--db", s(&db)]);
+    let show = ok(&["runs", "show", "1", "--full", "--db", s(&db)]);
     assert!(show.contains("# netsonde run 1"));
+    let show = ok(&["runs", "show", "1", "--db", s(&db)]);
+    assert!(show.starts_with("run 1 "), "{show}");
     ok(&["runs", "delete", "1", "--db", s(&db)]);
     let out = run(
         &["runs", "show", "1", "--db", s(&db)],

@@ -17,6 +17,7 @@ mod golden;
 mod io_strategies;
 mod iperf3;
 mod iperf3_habits;
+mod iperf3_swap;
 mod lab;
 mod lab_physics;
 #[allow(dead_code)]
@@ -28,4 +29,5 @@ mod searches;
 mod server;
 mod shared_store;
 mod studies;
+mod summaries;
 mod sweeps;

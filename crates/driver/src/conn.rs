@@ -197,6 +197,41 @@ pub enum ClientError {
     },
 }
 
+impl ClientError {
+    /// Whether the request was refused before any test traffic: what was
+    /// asked (the spec, a core, the key) or the server's answer to it (its
+    /// limits, busy, another key, another version). The binary exits 2 on
+    /// these, as on bad arguments; a test that failed once running exits 1.
+    pub fn refused_before_traffic(&self) -> bool {
+        use netsonde_proto::iperf3::Iperf3Error;
+        match self {
+            ClientError::Spec(_)
+            | ClientError::Affinity { .. }
+            | ClientError::Busy { .. }
+            | ClientError::Refused { .. }
+            | ClientError::Iperf3NeedsHost => true,
+            ClientError::Session { source, .. } => matches!(
+                source,
+                ProtoError::VersionMismatch { .. }
+                    | ProtoError::ClientHasNoKey
+                    | ProtoError::ServerNeedsKey
+                    | ProtoError::ServerNotAuthenticating
+                    | ProtoError::AuthFailed
+                    | ProtoError::Remote {
+                        code: ErrorCode::AuthRequired
+                            | ErrorCode::AuthFailed
+                            | ErrorCode::VersionMismatch
+                            | ErrorCode::BadSpec
+                            | ErrorCode::Busy,
+                        ..
+                    }
+            ),
+            ClientError::Iperf3 { source, .. } => matches!(source, Iperf3Error::Denied),
+            _ => false,
+        }
+    }
+}
+
 pub(crate) fn session_error(addr: SocketAddr, e: ProtoError) -> ClientError {
     match e {
         ProtoError::Remote {

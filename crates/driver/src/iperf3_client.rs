@@ -18,9 +18,7 @@ use crate::flows::{self, End, Finished, FlowPlan, FlowSocket};
 
 use crate::conn::{connect_tcp, resolve, ClientConfig, ClientError};
 use crate::intervals::{volume_moved, Intervals};
-use crate::iperf3::{
-    flush, no_totals_after_omit, peer_report, peer_side, pump, results_of, udp_socket,
-};
+use crate::iperf3::{flush, judge_totals, peer_report, peer_side, pump, results_of, udp_socket};
 
 /// Opens the client's streams as iperf3 does.
 fn connect_streams(
@@ -227,7 +225,7 @@ pub fn run_client(
         None,
     );
     report.peer = Some(peer_report(&r));
-    no_totals_after_omit(&mut report);
+    judge_totals(&mut report);
     Ok(report)
 }
 

@@ -20,9 +20,7 @@ use socket2::Socket;
 use crate::flows::{self, End, FlowPlan, FlowSocket};
 
 use crate::intervals::Intervals;
-use crate::iperf3::{
-    flush, no_totals_after_omit, peer_report, peer_side, pump, results_of, udp_socket,
-};
+use crate::iperf3::{flush, judge_totals, peer_report, peer_side, pump, results_of, udp_socket};
 use crate::policy::SessionSink;
 
 /// Tells an iperf3 client that this server (which requires netsonde's key)
@@ -345,7 +343,7 @@ fn session_report(
         None,
     );
     report.peer = Some(peer_report(r));
-    no_totals_after_omit(&mut report);
+    judge_totals(&mut report);
     report
 }
 

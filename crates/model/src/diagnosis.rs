@@ -121,6 +121,31 @@ impl Bottleneck {
             Bottleneck::Unknown => "no single bottleneck".into(),
         }
     }
+
+    /// The verdict in a few words, for a table's narrow column
+    /// (`CPU client sys`, `receive window`).
+    pub fn short(&self) -> String {
+        match self {
+            Bottleneck::LineRateBelowGoodput { .. } => "input error".into(),
+            Bottleneck::Link => "link".into(),
+            Bottleneck::Application => "paced".into(),
+            Bottleneck::Cpu { side, cpu, .. } => match cpu {
+                Some(CpuKind::Softirq) => format!("CPU {side} softirq"),
+                Some(CpuKind::User) => format!("CPU {side} user"),
+                Some(CpuKind::System) => format!("CPU {side} sys"),
+                None => format!("CPU {side}"),
+            },
+            Bottleneck::LinkOverload { .. } => "link overloaded".into(),
+            Bottleneck::ReceiverWindow => "receive window".into(),
+            Bottleneck::SenderBuffer => "send buffer".into(),
+            Bottleneck::Window => "socket buffer".into(),
+            Bottleneck::Loss => "loss".into(),
+            Bottleneck::RoundTrip => "round trip".into(),
+            Bottleneck::Nic { side, .. } => format!("NIC {side}"),
+            Bottleneck::HostBusy { side, .. } => format!("host busy {side}"),
+            Bottleneck::Unknown => "no single limit".into(),
+        }
+    }
 }
 
 impl fmt::Display for Bottleneck {

@@ -204,63 +204,200 @@ pub fn rr_report() -> TestReport {
     )
 }
 
-/// A deterministic sweep, run through the scripted engine: stream tests in three
-/// directions and two windows, and an RR test, over four sizes.
-pub fn study() -> crate::view::RunView {
-    use crate::view::{PointView, RunMeta, RunView};
-    use netsonde_sweep::exec::summarize;
-    use netsonde_sweep::exec::Runner;
+/// A plan's points measured by the scripted engine; each point in `failed`
+/// failed with a reason instead; with `diagnose`, each done point carries the
+/// verdict of its first repetition.
+fn fake_points(
+    plan: &netsonde_sweep::Plan,
+    failed: &[u32],
+    diagnose: bool,
+) -> Vec<crate::view::PointView> {
+    use netsonde_sweep::exec::{summarize, Runner};
     use netsonde_sweep::fake::FakeRunner;
 
-    let mut plan = netsonde_sweep::Plan::default_characterization();
-    plan.directions = vec![Direction::Out, Direction::In, Direction::Bidir];
-    plan.sizes = netsonde_sweep::axes::parse_sizes("64..16K*4").unwrap();
-    plan.windows = vec![Some(Bytes(16 * 1024)), Some(Bytes(64 * 1024))];
-    plan.line_rate = Some(BitRate(1e10));
     let (points, _) = plan.points();
     let mut runner = FakeRunner::new(42);
-    let views = points
+    let line_rate = plan.line_rate.map(|r| r.bps());
+    points
         .iter()
         .map(|p| {
-            let reps: Vec<_> = (0..plan.repeat)
-                .map(|_| netsonde_model::sweep::Metrics::from_report(&runner.run(&p.spec).unwrap()))
-                .collect();
-            PointView {
+            let base = crate::view::PointView {
                 diagnosis: None,
                 search: None,
                 idx: p.idx,
                 axes: p.axes.clone(),
                 spec: p.spec.clone(),
+                status: "failed".into(),
+                reason: Some("agent c did not answer within 10 s".into()),
+                summary: None,
+            };
+            if failed.contains(&p.idx) {
+                return base;
+            }
+            let reports: Vec<_> = (0..plan.repeat)
+                .map(|_| runner.run(&p.spec).unwrap())
+                .collect();
+            let reps: Vec<_> = reports
+                .iter()
+                .map(netsonde_model::sweep::Metrics::from_report)
+                .collect();
+            crate::view::PointView {
+                diagnosis: diagnose.then(|| {
+                    netsonde_analysis::diagnose(&netsonde_analysis::input_from_report(
+                        &reports[0],
+                        line_rate,
+                    ))
+                }),
                 status: "done".into(),
                 reason: None,
                 summary: Some(summarize(&p.spec, &reps)),
+                ..base
             }
         })
-        .collect();
+        .collect()
+}
+
+/// A fixture run's metadata.
+fn meta(id: i64, label: &str, plan: &netsonde_sweep::Plan) -> crate::view::RunMeta {
     let mut h = host("client");
     h.interface = Some(InterfaceFacts {
         name: "veth0".into(),
         mtu: 1500,
         nic: None,
     });
-    RunView::build(
-        RunMeta {
-            id: 7,
-            label: "fixture".into(),
-            created_at: 1_700_000_000,
-            tool_version: "0.1.0".into(),
-            command: "netsonde sweep --fake".into(),
-            status: "complete".into(),
-            client_host: Some(h),
-            server_host: Some(host("server")),
-            line_rate: plan.line_rate.map(|r| r.bps()),
-            repeat: plan.repeat,
-            link: None,
-            link_rtt_ns: None,
-            mesh_agents: Vec::new(),
-        },
-        views,
+    crate::view::RunMeta {
+        id,
+        label: label.into(),
+        created_at: 1_700_000_000,
+        tool_version: "0.1.0".into(),
+        command: "netsonde sweep --fake".into(),
+        status: "complete".into(),
+        client_host: Some(h),
+        server_host: Some(host("server")),
+        line_rate: plan.line_rate.map(|r| r.bps()),
+        repeat: plan.repeat,
+        link: None,
+        link_rtt_ns: None,
+        mesh_agents: Vec::new(),
+        search: None,
+    }
+}
+
+/// A deterministic sweep, run through the scripted engine: stream tests in three
+/// directions and two windows, and an RR test, over four sizes.
+pub fn study() -> crate::view::RunView {
+    let mut plan = netsonde_sweep::Plan::default_characterization();
+    plan.directions = vec![Direction::Out, Direction::In, Direction::Bidir];
+    plan.sizes = netsonde_sweep::axes::parse_sizes("64..16K*4").unwrap();
+    plan.windows = vec![Some(Bytes(16 * 1024)), Some(Bytes(64 * 1024))];
+    plan.line_rate = Some(BitRate(1e10));
+    crate::view::RunView::build(meta(7, "fixture", &plan), fake_points(&plan, &[], false))
+}
+
+/// The scripted engine's default sweep, each point with its verdict.
+pub fn sweep() -> crate::view::RunView {
+    let plan = netsonde_sweep::Plan::default_characterization();
+    crate::view::RunView::build(
+        meta(3, "characterization", &plan),
+        fake_points(&plan, &[], true),
     )
+}
+
+/// A mesh of three agents, all to all, a stream and an RR test of 64 KiB;
+/// the pair c -> a failed.
+pub fn mesh() -> crate::view::RunView {
+    use netsonde_sweep::mesh::{Agent, Mesh, Pattern};
+    let mut plan = netsonde_sweep::Plan::default_characterization();
+    plan.sizes = vec![Bytes(1024), Bytes(64 * 1024)];
+    plan.tests = vec![TestKind::TcpStream];
+    let agents = ["a=10.0.0.1", "b=10.0.0.2", "c=10.0.0.3"]
+        .iter()
+        .map(|a| Agent::parse(a, 5300).unwrap())
+        .collect();
+    plan.mesh = Some(Mesh::new(agents, Pattern::parse("all-to-all").unwrap()).unwrap());
+    let points = fake_points(&plan, &[], true);
+    let failed: Vec<u32> = points
+        .iter()
+        .filter(|p| p.axes.get("src").is_some_and(|s| s == "c") && p.axes["dst"] == "a")
+        .map(|p| p.idx)
+        .collect();
+    let mut m = meta(5, "mesh", &plan);
+    m.mesh_agents = vec!["a".into(), "b".into(), "c".into()];
+    crate::view::RunView::build(m, fake_points(&plan, &failed, true))
+}
+
+/// A UDP loss-free rate search of two frame sizes by two strategies: the
+/// large frames found, the small ones' search spent its trials, and one
+/// strategy's sender the limit.
+pub fn search() -> crate::view::RunView {
+    use netsonde_model::search::{Bounds, SearchConfig, SearchOutcome, Trial};
+    use netsonde_sweep::search_plan::SearchPlan;
+    let plan = SearchPlan {
+        tcp: false,
+        frames: Some(vec![64, 1518]),
+        io: vec!["copy".parse().unwrap(), "batch".parse().unwrap()],
+        tx_io: None,
+        trial: Nanos::from_secs(1),
+        warmup: Nanos::from_millis(250),
+        window: Some(Bytes(4 << 20)),
+        back_to_back: false,
+    }
+    .plan()
+    .unwrap();
+    let (points, _) = plan.points();
+    let trial = |pps: f64, lost: u64| Trial {
+        asked_pps: Some(pps),
+        offered_pps: pps,
+        sent: pps as u64,
+        lost,
+        rcvbuf_errors: Some(lost),
+        sndbuf_errors: Some(0),
+        ring_drops: None,
+    };
+    let views = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let ndr = [310e3, 820e3, 81.2e3, 81.2e3][i % 4];
+            let bounds = |lower: f64| Bounds {
+                lower: Some(lower),
+                upper: Some(lower * 1.008),
+                found: true,
+            };
+            crate::view::PointView {
+                diagnosis: None,
+                idx: p.idx,
+                axes: p.axes.clone(),
+                spec: p.spec.clone(),
+                status: "done".into(),
+                reason: None,
+                summary: None,
+                search: Some(SearchOutcome {
+                    ndr: bounds(ndr),
+                    pdr: bounds(ndr * 1.02),
+                    sender_bound: i == 3,
+                    trials: vec![
+                        trial(ndr * 2.0, 1000),
+                        trial(ndr, 0),
+                        trial(ndr * 1.008, 12),
+                    ],
+                    converged: i != 0,
+                    back_to_back: None,
+                    latency: Vec::new(),
+                    repeats: Vec::new(),
+                }),
+            }
+        })
+        .collect();
+    let mut m = meta(9, "search", &plan);
+    m.search = Some(crate::view::SearchMeta {
+        config: SearchConfig::default(),
+        trial: Nanos::from_secs(1),
+        warmup: Nanos::from_millis(250),
+        tcp: false,
+        link_bps: None,
+    });
+    crate::view::RunView::build(m, views)
 }
 
 /// A load-latency test (`--probe`): [`stream_report`] with 20 ms round trips

@@ -17,7 +17,9 @@ th{background:#f0f0f0}.note{color:#555;font-size:.9em}\
 .plots{display:flex;flex-wrap:wrap;gap:12px}.plot{border:1px solid #ddd}\
 code{background:#f4f4f4;padding:1px 4px}\
 table.heat td{text-align:center;min-width:6em}table.heat td.out{outline:3px solid #c0392b}\
-table.heat td.failed{background:#eee;color:#777}table.heat td.none{color:#bbb}";
+table.heat td.failed{background:#eee;color:#777}table.heat td.none{color:#bbb}\
+p.legend .scale i{display:inline-block;width:1.2em;height:0.9em;vertical-align:middle}\
+p.legend .out{outline:2px solid #c0392b}p.legend .failed{background:#eee;color:#777}";
 
 /// Renders the whole report.
 pub fn render(s: &RunView) -> String {

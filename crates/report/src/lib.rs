@@ -13,7 +13,10 @@
 //!   as the HTML report's heat maps.
 //! - [`openmetrics`]: what `--metrics` serves: a server's health and the last
 //!   result of each pair and test, in the OpenMetrics text format.
-//! - [`search`]: a loss-free rate search's rows, tables and `--json` document.
+//! - [`search`]: a loss-free rate search's rows and tables.
+//! - [`summary`]: what a sweep, a search and a mesh end with on the terminal and
+//!   `runs show` prints (one line per point, the warnings once, where the report
+//!   and the run are), as text fitted to a width or as one JSON document.
 //!
 //! Every renderer has a golden test over fixed inputs.
 #![forbid(unsafe_code)]
@@ -23,6 +26,7 @@ pub mod csv;
 pub mod figure;
 pub mod html;
 pub mod json;
+mod layout;
 pub mod load_plot;
 pub mod markdown;
 mod markup;
@@ -32,6 +36,7 @@ pub mod output;
 pub mod plot;
 pub mod raster;
 pub mod search;
+pub mod summary;
 pub mod tables;
 pub mod text;
 pub mod view;

@@ -88,6 +88,9 @@ impl Matrix {
     }
 }
 
+/// A matrix's cells by (source, destination).
+type Cells = BTreeMap<(String, String), Cell>;
+
 /// The matrices of a mesh run, one per test point (the axes other than the
 /// pair); none for a run that is not a mesh.
 pub fn matrices(view: &RunView) -> Vec<Matrix> {
@@ -95,27 +98,14 @@ pub fn matrices(view: &RunView) -> Vec<Matrix> {
     if names.is_empty() {
         return Vec::new();
     }
-    let mut tables: BTreeMap<String, BTreeMap<(String, String), Cell>> = BTreeMap::new();
+    let mut tables: Vec<(String, Cells)> = Vec::new();
+    let lab = crate::view::Labeler::new(&view.points);
     for p in &view.points {
         let (Some(src), Some(dst)) = (p.axes.get("src"), p.axes.get("dst")) else {
             continue;
         };
-        // The test first, then what else varies (the pair is the matrix's).
-        const FIRST: [&str; 3] = ["test", "direction", "size"];
-        let title: Vec<String> = FIRST
-            .iter()
-            .filter_map(|k| p.axes.get(*k).map(|v| (*k, v)))
-            .chain(
-                p.axes
-                    .iter()
-                    .map(|(k, v)| (k.as_str(), v))
-                    .filter(|(k, _)| !FIRST.contains(k) && !["src", "dst"].contains(k)),
-            )
-            .map(|(k, v)| match k {
-                "test" | "direction" => v.clone(),
-                _ => format!("{k} {v}"),
-            })
-            .collect();
+        // What varies in the run but the pair, which is the matrix's.
+        let title = lab.label(p, &["src", "dst"]);
         let cell = match (p.status.as_str(), &p.summary) {
             ("done", Some(_)) => Cell::Measured {
                 goodput: p.median(Metric::Goodput.name()).filter(|g| *g > 0.0),
@@ -130,10 +120,16 @@ pub fn matrices(view: &RunView) -> Vec<Matrix> {
                     .unwrap_or_else(|| format!("{status} (not measured)")),
             ),
         };
-        tables
-            .entry(title.join(" "))
-            .or_default()
-            .insert((src.clone(), dst.clone()), cell);
+        // In the order the points come (the plan's: sizes ascending), not
+        // the titles' alphabetical one.
+        let at = match tables.iter().position(|(t, _)| *t == title) {
+            Some(i) => i,
+            None => {
+                tables.push((title, BTreeMap::new()));
+                tables.len() - 1
+            }
+        };
+        tables[at].1.insert((src.clone(), dst.clone()), cell);
     }
     tables
         .into_iter()
@@ -206,8 +202,8 @@ fn grid(m: &Matrix) -> String {
     if cells.values().any(outlier) {
         out.push_str("<<: under a quarter of the median of the pairs\n");
     }
-    for (src, dst, what) in verdicts(m) {
-        let _ = writeln!(out, "{src} -> {dst}: {what}");
+    for (who, what) in verdicts(m) {
+        let _ = writeln!(out, "{who}: {what}");
     }
     out
 }
@@ -327,23 +323,36 @@ impl Matrix {
     }
 }
 
-/// Each measured pair's verdict and each failed pair's reason:
-/// (source, destination, what).
-fn verdicts(m: &Matrix) -> Vec<(&str, &str, String)> {
-    m.cells
-        .iter()
-        .filter_map(|((src, dst), c)| {
-            let what = match c {
-                Cell::Measured {
-                    verdict: Some(v), ..
-                } => v.clone(),
-                // A reason that says "failed" already is not said twice.
-                Cell::Failed(why) => {
-                    format!("failed: {}", why.strip_prefix("failed: ").unwrap_or(why))
-                }
-                Cell::Measured { verdict: None, .. } => return None,
+/// Each verdict or failure once, with the pairs that got it, in the order
+/// first met: (what, pairs); `every pair` when all of the matrix's got it.
+fn verdicts(m: &Matrix) -> Vec<(String, String)> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for ((src, dst), c) in &m.cells {
+        let what = match c {
+            Cell::Measured {
+                verdict: Some(v), ..
+            } => v.clone(),
+            // A reason that says "failed" already is not said twice.
+            Cell::Failed(why) => {
+                format!("failed: {}", why.strip_prefix("failed: ").unwrap_or(why))
+            }
+            Cell::Measured { verdict: None, .. } => continue,
+        };
+        let pair = format!("{src} -> {dst}");
+        match groups.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, pairs)) => pairs.push(pair),
+            None => groups.push((what, vec![pair])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(what, pairs)| {
+            let who = if pairs.len() == m.cells.len() && pairs.len() > 1 {
+                "every pair".to_string()
+            } else {
+                pairs.join(", ")
             };
-            Some((src.as_str(), dst.as_str(), what))
+            (who, what)
         })
         .collect()
 }
@@ -455,11 +464,31 @@ fn heat_map(m: &Matrix) -> String {
         o.push_str("</tr>\n");
     }
     o.push_str("</table>\n");
+    // What the shades mean: a scale from nothing to the fastest pair.
+    let _ = writeln!(
+        o,
+        "<p class=\"legend\">shade: the pair's share of the fastest \
+         <span class=\"scale\">{}</span> {}; <span class=\"out\">outlined</span>: under a \
+         quarter of the median; <span class=\"failed\">grey</span>: failed; ·: not a pair of \
+         the pattern</p>",
+        [0.0, 0.25, 0.5, 0.75, 1.0]
+            .iter()
+            .map(|f| {
+                let light = 95.0 - 60.0 * f;
+                format!(
+                    "<i style=\"background:hsl(210,65%,{light:.0}%)\" title=\"{:.0}%\"></i>",
+                    100.0 * f
+                )
+            })
+            .collect::<String>(),
+        if max > 0.0 { m.show(max) } else { "-".into() }
+    );
     let lines = verdicts(m);
     if !lines.is_empty() {
         o.push_str("<ul class=\"note\">");
-        for (src, dst, what) in lines {
-            let _ = write!(o, "<li>{} → {}: {}</li>", esc(src), esc(dst), esc(&what));
+        for (who, what) in lines {
+            let who = who.replace(" -> ", " → ");
+            let _ = write!(o, "<li>{}: {}</li>", esc(&who), esc(&what));
         }
         o.push_str("</ul>\n");
     }
@@ -510,15 +539,23 @@ mod tests {
             m.contains("h3 -> h1: failed: agent h3 did not answer"),
             "{m}"
         );
-        assert!(m.contains("h1 -> h2: link-bound"), "{m}");
+        // One line per verdict, with its pairs.
+        assert!(
+            m.contains("h1 -> h2, h1 -> h3, h2 -> h1, h2 -> h3, h3 -> h2: link-bound"),
+            "{m}"
+        );
         // The diagonal is not a pair.
         assert_eq!(m.lines().nth(2).unwrap().matches('·').count(), 1, "{m}");
         // The heat map: one outlined outlier, one failure, three diagonal cells,
         // the fastest pairs darkest, verdicts as tooltips and below.
-        assert_eq!(html.matches("class=\"out\"").count(), 1, "{html}");
-        assert_eq!(html.matches("class=\"failed\"").count(), 1, "{html}");
-        assert_eq!(html.matches("class=\"none\"").count(), 3, "{html}");
-        assert_eq!(html.matches("hsl(210,65%,35%)").count(), 4, "{html}");
+        let (grid, legend) = html.split_once("<p class=\"legend\">").unwrap();
+        assert_eq!(grid.matches("class=\"out\"").count(), 1, "{html}");
+        assert_eq!(grid.matches("class=\"failed\"").count(), 1, "{html}");
+        assert_eq!(grid.matches("class=\"none\"").count(), 3, "{html}");
+        assert_eq!(grid.matches("hsl(210,65%,35%)").count(), 4, "{html}");
+        // The legend: the scale from nothing to the fastest pair, and the marks.
+        assert!(legend.contains("hsl(210,65%,95%)") && legend.contains("940.00 Mbit/s"));
+        assert!(legend.contains("outlined") && legend.contains("failed"), "{legend}");
         assert!(html.contains("title=\"link-bound\">95.00 Mbit/s"), "{html}");
         assert!(
             html.contains("<li>h3 → h1: failed: agent h3 did not answer</li>"),

@@ -45,6 +45,32 @@ impl Output {
         })
     }
 
+    /// What is written when the test fails, if anything, beside the one line
+    /// on standard error: as iperf3 does, a `-J` document with `error` (and
+    /// the empty `start`, `intervals` and `end` iperf3 gives), the stream's
+    /// `error` event, or an `error` record. Text writes none.
+    pub fn error(self, message: &str) -> Option<String> {
+        match self {
+            Output::Text => None,
+            Output::Json => Some(
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "start": {},
+                    "intervals": [],
+                    "end": {},
+                    "error": message,
+                }))
+                .expect("a JSON value")
+                    + "\n",
+            ),
+            Output::Jsonl => Some(
+                serde_json::json!({"schema_version": 1, "type": "error", "error": message})
+                    .to_string()
+                    + "\n",
+            ),
+            Output::JsonStream => Some(json::stream_event("error", &message) + "\n"),
+        }
+    }
+
     /// The finished report.
     pub fn report(self, opts: &TextOptions, report: &TestReport) -> String {
         match self {
@@ -53,5 +79,29 @@ impl Output {
             Output::Jsonl => json::summary_line(report) + "\n",
             Output::JsonStream => json::stream_event("end", report) + "\n",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 37.4: scripts read iperf3's `error`; every JSON output says it.
+    #[test]
+    fn a_failure_is_a_document_in_every_json_output() {
+        assert_eq!(Output::Text.error("x"), None);
+        let doc: serde_json::Value =
+            serde_json::from_str(&Output::Json.error("cannot connect").unwrap()).unwrap();
+        assert_eq!(doc["error"], "cannot connect");
+        assert!(doc["intervals"].as_array().unwrap().is_empty());
+        let ev: serde_json::Value =
+            serde_json::from_str(&Output::JsonStream.error("boom").unwrap()).unwrap();
+        assert_eq!(
+            (ev["event"].as_str(), ev["data"].as_str()),
+            (Some("error"), Some("boom"))
+        );
+        let rec: serde_json::Value =
+            serde_json::from_str(&Output::Jsonl.error("boom").unwrap()).unwrap();
+        assert_eq!(rec["type"], "error");
     }
 }

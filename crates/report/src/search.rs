@@ -4,13 +4,11 @@
 
 use std::fmt::Write;
 
-use netsonde_model::search::{
-    frame_of, Bounds, Goal, SearchConfig, SearchOutcome, Trial, WIRE_GAP,
-};
-use netsonde_model::units::{BitRate, Nanos, PacketRate};
+use netsonde_model::search::{frame_of, Bounds, Goal, SearchOutcome, Trial, WIRE_GAP};
+use netsonde_model::units::{Nanos, PacketRate};
 use serde::Serialize;
 
-use crate::view::RunView;
+use crate::view::{RunView, SearchMeta};
 
 /// One frame size and strategy's result.
 #[derive(Debug, Serialize)]
@@ -48,25 +46,26 @@ impl SearchRow {
 /// Bits per second on an Ethernet line for `pps` frames of `frame` bytes
 /// (preamble and inter-frame gap included).
 fn wire(pps: f64, frame: u32) -> String {
-    BitRate(pps * f64::from(frame + WIRE_GAP) * 8.0).to_string()
+    crate::layout::bit_rate(pps * f64::from(frame + WIRE_GAP) * 8.0)
 }
 
-/// Where the packets at the upper bound were lost.
-fn where_lost(o: &SearchOutcome, tcp: bool, link_pps: Option<f64>) -> String {
+/// Where the packets at the upper bound were lost, in a few words
+/// ([`LOST_WHERE`] says what each means).
+pub(crate) fn where_lost(o: &SearchOutcome, tcp: bool, link_pps: Option<f64>) -> String {
     if o.sender_bound {
         // A shaped link's qdisc on the sending host holds an unpaced sender to
         // the link's rate instead of dropping.
         if let (Some(n), Some(l)) = (o.ndr.lower, link_pps) {
             if n >= 0.98 * l {
-                return "link (nothing lost: its qdisc held the sender to its rate)".into();
+                return "link's qdisc".into();
             }
         }
-        return "sender (nothing lost unpaced)".into();
+        return "none: the sender".into();
     }
     if tcp {
         // A retransmission says a segment (or its ACK) was lost or late, not
         // where.
-        return "path: retransmitted segments".into();
+        return "path: retransmits".into();
     }
     let lossy: Vec<&Trial> = o.trials.iter().filter(|t| t.lost > 0).collect();
     let (lost, rcv, snd, ring) = lossy.iter().fold((0, 0, 0, 0), |a, t| {
@@ -80,19 +79,55 @@ fn where_lost(o: &SearchOutcome, tcp: bool, link_pps: Option<f64>) -> String {
     if lost == 0 {
         "-".into()
     } else if rcv * 10 >= lost * 9 {
-        "receiver (RcvbufErrors)".into()
+        "receiver socket".into()
     } else if ring * 10 >= lost * 9 {
-        "receiver (AF_XDP rings)".into()
+        "AF_XDP rings".into()
     } else if snd * 10 >= lost * 9 {
         // The kernel counts a datagram a qdisc or device queue dropped on the
         // sending host as a send-buffer error too.
-        "sending host: socket or queue (SndbufErrors)".into()
+        "sending host".into()
     } else {
         format!(
-            "path: {:.0}% not in the hosts' UDP counters",
+            "path ({:.0}% unseen)",
             100.0 * (lost.saturating_sub(rcv + snd + ring)) as f64 / lost as f64
         )
     }
+}
+
+/// What [`where_lost`]'s words mean (a path's share is any number).
+const LOST_WHERE: [(&str, &str); 7] = [
+    (
+        "receiver socket",
+        "its receive buffer overflowed (RcvbufErrors)",
+    ),
+    ("AF_XDP rings", "the receiver's rings were full"),
+    (
+        "sending host",
+        "a socket or queue there dropped (SndbufErrors)",
+    ),
+    (
+        "path (",
+        "that share of the loss is in no host's UDP counters",
+    ),
+    ("none: the sender", "nothing was lost even unpaced"),
+    (
+        "link's qdisc",
+        "a shaped link held the unpaced sender to its rate",
+    ),
+    (
+        "path: retransmits",
+        "TCP resent segments, which does not say where",
+    ),
+];
+
+/// The note on the words in the table's last column, those used only.
+fn lost_where_note(used: &[String]) -> Option<String> {
+    let said: Vec<String> = LOST_WHERE
+        .iter()
+        .filter(|(w, _)| used.iter().any(|u| u.starts_with(w)))
+        .map(|(w, m)| format!("{}: {m}", w.trim_end_matches(" (")))
+        .collect();
+    (!said.is_empty()).then(|| format!("lost where: {}", said.join("; ")))
 }
 
 /// The searched points of `study`, one row each; `link_bps` is the lab link's
@@ -117,124 +152,90 @@ pub fn rows(study: &RunView, link_bps: Option<f64>) -> Vec<SearchRow> {
         .collect()
 }
 
-/// The `--json` document of run `run`'s rows.
-pub fn json(
-    run: i64,
-    cfg: &SearchConfig,
-    trial: Nanos,
-    warmup: Nanos,
-    rows: &[SearchRow],
-) -> serde_json::Value {
-    serde_json::json!({
-        "schema_version": 1,
-        "run": run,
-        "config": cfg,
-        "trial": trial,
-        "warmup": warmup,
-        "searches": rows,
-    })
-}
-
-/// The tables a search prints: NDR and PDR per row, with the lab link's bound
-/// where there is one and where the loss was; then back-to-back bursts,
-/// repeated searches and latency at rate when measured; then what the columns
-/// mean and the caveats that apply. `tcp`: a TCP search's rows.
+/// A search's rows as text, fitted to `width` columns: its settings in a line;
+/// per frame size and strategy (point `points[i]` is `rows[i]`) NDR, in
+/// datagrams (segments) per second and on the wire, PDR, the share of the lab
+/// link's frame rate where there is one, and where the loss was; then bursts
+/// and repeated searches where measured, and what the figures mean.
 pub fn text(
-    cfg: &SearchConfig,
-    trial: Nanos,
-    warmup: Nanos,
-    tcp: bool,
-    link_bps: Option<f64>,
+    meta: &SearchMeta,
+    run: i64,
+    points: &[u32],
     rows: &[SearchRow],
+    width: usize,
 ) -> String {
     let mut s = String::new();
+    let cfg = &meta.config;
     let _ = writeln!(
         s,
-        "\nloss-free rate (RFC 2544 throughput), {}; trials of {} after {} warm-up; \
+        "loss-free rate (RFC 2544 throughput), {}; trials of {} after {} warm-up; \
          precision {:.2}%, PDR at {:.2}% loss, NDR confirmed by {} trial(s)",
-        if tcp {
+        if meta.tcp {
             "one TCP connection over IPv4, a segment per message; loss: retransmitted \
              segments over the connection, warm-up included"
         } else {
             "UDP over IPv4"
         },
-        trial,
-        warmup,
+        meta.trial,
+        meta.warmup,
         100.0 * cfg.precision,
         100.0 * cfg.loss_ratio,
         cfg.final_trials
     );
-    let w = rows
-        .iter()
-        .map(|r| r.label().len())
-        .max()
-        .unwrap_or(0)
-        .max(8);
-    // On a lab link: its frame rate per size, and NDR's share of it.
-    let link = |r: &SearchRow| match r.link_pps {
-        Some(l) => format!(
-            " {:>13} {:>7}",
-            PacketRate(l).to_string(),
-            r.outcome
-                .ndr
-                .lower
-                // Above the link's rate: marked here, explained in the notes.
-                .map_or("-".into(), |n| {
+    let s = crate::layout::wrapped(&s, width, "");
+    let mut s = s;
+    let link = meta.link_bps.is_some();
+    let mut table = vec![{
+        let mut h = vec!["#", "frame", "io", "NDR", "on the wire", "PDR"];
+        if link {
+            h.push("NDR/link");
+        }
+        h.extend(["trials", "lost where"]);
+        h.into_iter().map(String::from).collect::<Vec<_>>()
+    }];
+    for (r, point) in rows.iter().zip(points) {
+        let o = &r.outcome;
+        let rate = |b: &Bounds| b.lower.map_or("none".into(), |v| PacketRate(v).to_string());
+        let mut cells = vec![
+            point.to_string(),
+            format!("{} B", r.frame),
+            r.label(),
+            // Not converged: marked, and explained under the table.
+            format!("{}{}", rate(&o.ndr), if o.converged { "" } else { "?" }),
+            o.ndr.lower.map_or("-".into(), |v| wire(v, r.frame)),
+            rate(&o.pdr),
+        ];
+        if link {
+            // Above the link's rate: marked here, explained in the notes.
+            cells.push(match (o.ndr.lower, r.link_pps) {
+                (Some(n), Some(l)) => {
                     let mark = if n > l { "*" } else { "" };
                     format!("{:.1}%{mark}", 100.0 * n / l)
-                })
-        ),
-        None => String::new(),
-    };
-    let _ = writeln!(
-        s,
-        "{:>6} {:>7} {:<w$} {:>13} {:>16} {:>13} {:>16}{} {:>6}  lost where",
-        "frame",
-        "payload",
-        "io",
-        "NDR",
-        "NDR on the wire",
-        "PDR",
-        "PDR on the wire",
-        if link_bps.is_some() {
-            format!(" {:>13} {:>7}", "link's rate", "NDR/it")
-        } else {
-            String::new()
-        },
-        "trials"
-    );
-    for r in rows {
-        let o = &r.outcome;
-        let show = |b: &Bounds| match b.lower {
-            Some(v) => (PacketRate(v).to_string(), wire(v, r.frame)),
-            None => ("none".into(), "-".into()),
-        };
-        let (n, nw) = show(&o.ndr);
-        let (p, pw) = show(&o.pdr);
-        let _ = writeln!(
-            s,
-            "{:>4} B {:>5} B {:<w$} {:>13} {:>16} {:>13} {:>16}{} {:>6}  {}{}",
-            r.frame,
-            r.payload,
-            r.label(),
-            n,
-            nw,
-            p,
-            pw,
-            link(r),
-            o.trials.len(),
-            where_lost(o, tcp, r.link_pps),
-            if o.converged {
-                ""
-            } else {
-                "  (not converged: trial budget spent)"
-            }
+                }
+                _ => "-".into(),
+            });
+        }
+        cells.push(
+            o.searches()
+                .map(|x| x.trials.len())
+                .sum::<usize>()
+                .to_string(),
         );
+        cells.push(where_lost(o, meta.tcp, r.link_pps));
+        table.push(cells);
     }
+    s.push_str(&crate::layout::columns(&table, &[2], width));
     back_to_back(&mut s, rows);
     repeated(&mut s, rows);
-    latency_at_rate(&mut s, rows);
-    notes(&mut s, trial, tcp, link_bps, rows);
+    if rows.iter().any(|r| !r.outcome.latency.is_empty()) {
+        let _ = writeln!(
+            s,
+            "latency at rate (RFC 2544 §26.2): in the report, or `netsonde runs show {run} --full`"
+        );
+    }
+    for n in notes(meta.trial, meta.tcp, meta.link_bps, rows) {
+        s.push_str(&crate::layout::wrapped(&n, width, "- "));
+    }
     s
 }
 
@@ -311,105 +312,71 @@ fn repeated(s: &mut String, rows: &[SearchRow]) {
     }
 }
 
-/// Latency beside a load at shares of the NDR.
-fn latency_at_rate(s: &mut String, rows: &[SearchRow]) {
-    let latency: Vec<_> = rows
-        .iter()
-        .filter(|r| !r.outcome.latency.is_empty())
-        .collect();
-    if !latency.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nlatency at rate (RFC 2544 §26.2): UDP probes' round trip, idle and beside the load; \
-             one-way: the median in the load's direction"
-        );
-        let _ = writeln!(
-            s,
-            "{:>6} {:<8} {:>6} {:>13} {:>7} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
-            "frame",
-            "io",
-            "of NDR",
-            "load",
-            "lost",
-            "idle p50",
-            "p50",
-            "p90",
-            "p99",
-            "one-way",
-            "probes"
-        );
-        for r in latency {
-            for l in &r.outcome.latency {
-                let at = |p: Option<netsonde_model::units::Nanos>| {
-                    p.map_or("-".to_string(), |v| v.to_string())
-                };
-                let (p50, p90, p99, n) = match &l.loaded {
-                    Some(p) => (at(p.p50), at(p.p90), at(p.p99), p.answered.to_string()),
-                    None => ("-".into(), "-".into(), "-".into(), "0".into()),
-                };
-                let _ = writeln!(
-                    s,
-                    "{:>4} B {:<8} {:>5.0}% {:>13} {:>6.3}% {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
-                    r.frame,
-                    r.label(),
-                    100.0 * l.fraction,
-                    PacketRate(l.trial.offered_pps()).to_string(),
-                    100.0 * l.trial.loss_ratio(),
-                    at(l.idle.as_ref().and_then(|p| p.p50)),
-                    p50,
-                    p90,
-                    p99,
-                    l.one_way_ms
-                        .map_or("-".to_string(), |ms| format!("{:.3} ms", ms)),
-                    n
-                );
-            }
-        }
-    }
-}
-
-/// What the columns mean, and the caveats that apply.
-fn notes(s: &mut String, trial: Nanos, tcp: bool, link_bps: Option<f64>, rows: &[SearchRow]) {
-    let _ = writeln!(
-        s,
+/// What the columns mean, and the caveats that apply, a line each.
+fn notes(trial: Nanos, tcp: bool, link_bps: Option<f64>, rows: &[SearchRow]) -> Vec<String> {
+    let mut n = vec![
         "NDR/PDR: offered packets per second as the sender sent them; on the wire: that \
          rate of Ethernet frames with preamble and gap (frame + 20 B)"
-    );
+            .to_string(),
+    ];
+    let used: Vec<String> = rows
+        .iter()
+        .map(|r| where_lost(&r.outcome, tcp, r.link_pps))
+        .collect();
+    n.extend(lost_where_note(&used));
+    if rows.iter().any(|r| !r.outcome.converged) {
+        n.push(
+            "?: not converged, the trial budget (--max-trials) was spent before the bounds \
+             came within the precision: the NDR shown is the highest that passed"
+                .into(),
+        );
+    }
     if link_bps.is_some() {
-        let _ = writeln!(
-            s,
-            "link's rate: the lab link's frame rate at each size (its rate over frame + 20 B), \
-             which no loss-free rate can pass; NDR/it: NDR's share of it"
+        n.push(
+            "NDR/link: NDR's share of the lab link's frame rate at each size (its rate over \
+             frame + 20 B), which no loss-free rate can pass"
+                .into(),
         );
         if rows
             .iter()
             .any(|r| matches!((r.outcome.ndr.lower, r.link_pps), (Some(n), Some(l)) if n > l))
         {
-            let _ = writeln!(
-                s,
+            n.push(format!(
                 "*: an NDR above the link's rate passed because the link's queue and its \
                  shaper's burst absorbed the excess within one trial of {trial}: the longer \
                  the trials (--trial), the less they can hide"
-            );
+            ));
         }
     }
     if rows
         .iter()
         .any(|r| !tcp && matches!(r.tx_io.as_str(), "batch" | "auto"))
     {
-        let _ = writeln!(
-            s,
+        n.push(
             "batch (and auto, which may pick it) sends UDP GSO: the kernel cuts a super-packet \
              into frames only where a device needs them; across loopback or a veth pair it \
              stays whole (unless an XDP program there needs frames), so its rates count \
              datagrams, not frames that crossed a wire"
+                .into(),
         );
     }
+    n
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use netsonde_model::search::SearchConfig;
+
+    fn meta(warmup: Nanos, link_bps: Option<f64>) -> SearchMeta {
+        SearchMeta {
+            config: SearchConfig::default(),
+            trial: Nanos::from_secs(1),
+            warmup,
+            tcp: false,
+            link_bps,
+        }
+    }
 
     fn trial(offered: f64, lost: u64, ring: Option<u64>) -> Trial {
         Trial {
@@ -455,12 +422,11 @@ mod tests {
         let link = 100e6 / (1538.0 * 8.0);
         let rows = [row("copy", "copy", link * 1.024, vec![], Some(link))];
         let t = text(
-            &SearchConfig::default(),
-            Nanos::from_secs(1),
-            Nanos::from_millis(250),
-            false,
-            Some(100e6),
+            &meta(Nanos::from_millis(250), Some(100e6)),
+            1,
+            &[0],
             &rows,
+            120,
         );
         let line = t
             .lines()
@@ -481,20 +447,22 @@ mod tests {
             Some(link),
         )];
         let t = text(
-            &SearchConfig::default(),
-            Nanos::from_secs(1),
-            Nanos::from_millis(250),
-            false,
-            Some(100e6),
+            &meta(Nanos::from_millis(250), Some(100e6)),
+            1,
+            &[0],
             &rows,
+            120,
         );
         let line = t.lines().find(|l| l.contains("xdp (tx batch)")).unwrap();
         assert!(
-            line.contains("8.1 kpps") && line.contains("98.4%"),
+            line.contains("8.0 kpps") && line.contains("98.4%"),
             "{line}"
         );
-        assert!(line.contains("receiver (AF_XDP rings)"), "{line}");
-        assert!(t.contains("link's rate: the lab link's frame rate"), "{t}");
+        assert!(line.contains("AF_XDP rings"), "{line}");
+        assert!(
+            t.contains("NDR/link: NDR's share of the lab link's frame rate"),
+            "{t}"
+        );
         // A GSO sender's rates are datagrams', said under the table.
         assert!(
             t.contains("batch (and auto, which may pick it) sends UDP GSO"),
@@ -513,14 +481,7 @@ mod tests {
             vec![trial(8200.0, 0, None)],
             Some(link),
         )];
-        let t = text(
-            &SearchConfig::default(),
-            Nanos::from_secs(1),
-            Nanos::ZERO,
-            false,
-            Some(100e6),
-            &above,
-        );
+        let t = text(&meta(Nanos::ZERO, Some(100e6)), 1, &[0], &above, 120);
         assert!(t.contains("100.7%"), "{t}");
         assert!(t.contains("an NDR above the link's rate passed"), "{t}");
         assert!(!t.contains("sends UDP GSO"), "{t}");
@@ -531,23 +492,10 @@ mod tests {
             vec![trial(8000.0, 0, None)],
             None,
         )];
-        let t = text(
-            &SearchConfig::default(),
-            Nanos::from_secs(1),
-            Nanos::ZERO,
-            false,
-            None,
-            &plain,
-        );
-        assert!(!t.contains("link's rate") && !t.contains("NDR/it"), "{t}");
-        let doc = json(
-            7,
-            &SearchConfig::default(),
-            Nanos::ZERO,
-            Nanos::ZERO,
-            &plain,
-        );
-        assert_eq!(doc["searches"][0]["io"], "copy");
-        assert!(doc["searches"][0].get("link_pps").is_none(), "{doc}");
+        let t = text(&meta(Nanos::ZERO, None), 1, &[0], &plain, 120);
+        assert!(!t.contains("link's") && !t.contains("NDR/link"), "{t}");
+        let doc = serde_json::to_value(&plain).unwrap();
+        assert_eq!(doc[0]["io"], "copy");
+        assert!(doc[0].get("link_pps").is_none(), "{doc}");
     }
 }

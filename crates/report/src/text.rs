@@ -150,6 +150,19 @@ fn header(o: &mut String, r: &TestReport, _opts: &TextOptions) {
                     .map(|c| format!("; congestion control {c}"))
                     .unwrap_or_default(),
             );
+            // Which receiver this end used: the figures of -R and --bidir
+            // depend on it.
+            let _ = writeln!(
+                o,
+                "this end reads {}",
+                if r.spec.iperf3_io {
+                    "as iperf3 does (one message per read, woken per segment); \
+                     --iperf3-fast-receiver reads with netsonde's receiver"
+                } else {
+                    "with netsonde's receiver (up to 1 MiB per read, woken per ~1 ms of data), \
+                     not as iperf3 does (--iperf3-fast-receiver)"
+                }
+            );
         }
     }
 }

@@ -116,10 +116,15 @@ impl RealRunner {
 
 impl Runner for RealRunner {
     fn run(&mut self, spec: &TestSpec) -> Result<TestReport, RunError> {
+        let mut spec = spec.clone();
+        // Against `iperf3 -s`, read as iperf3's client reads (`netsonde
+        // client --peer iperf3` does unless told otherwise): a sweep compares
+        // what an iperf3 user would measure.
+        spec.iperf3_io |= self.peer == client::Peer::Iperf3;
         let cfg = ClientConfig {
             host: Some(self.host.clone()),
             port: self.port,
-            spec: spec.clone(),
+            spec,
             deadlines: Default::default(),
             auth_key: self.key.clone(),
             peer: self.peer,

@@ -91,6 +91,8 @@ pub struct StudyOutcome {
     pub secs: f64,
     /// Whether a signal stopped it (the report covers the parts that ran).
     pub interrupted: bool,
+    /// Each part's stored run, by the part's name, in the study's order.
+    pub runs: Vec<(&'static str, i64)>,
 }
 
 /// `study --list`.
@@ -190,8 +192,9 @@ impl Drop for Raised<'_> {
     }
 }
 
-/// Runs `exe` with `args`; its stdout is returned when `capture`, else shown.
-/// Returns the exit code (`None`: killed by a signal).
+/// Runs `exe` with `args`; its stdout is returned when `capture`, else shown
+/// on standard error with its progress (the study's standard output is its
+/// summary at the end). Returns the exit code (`None`: killed by a signal).
 fn child(
     exe: &Path,
     args: &[String],
@@ -202,7 +205,15 @@ fn child(
     // A study killed with SIGKILL takes its parts with it.
     netsonde_lab::die_with_parent(&mut c);
     if !capture {
-        let status = c.status().map_err(io("starting a study part"))?;
+        use std::os::fd::AsFd;
+        let stderr = std::io::stderr()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(io("starting a study part"))?;
+        let status = c
+            .stdout(Stdio::from(stderr))
+            .status()
+            .map_err(io("starting a study part"))?;
         return Ok((status.code(), String::new()));
     }
     let out = c.output().map_err(io("starting a study part"))?;
@@ -213,22 +224,27 @@ fn child(
 }
 
 /// A `search --json` document's rows, or why it is not one.
-fn search_rows(json: &str) -> Result<Vec<SearchRow>, String> {
+fn search_rows(json: &str) -> Result<(i64, Vec<SearchRow>), String> {
     let doc: serde_json::Value = serde_json::from_str(json.trim())
         .map_err(|e| format!("reading the search's result: {e}"))?;
     let rows = doc["searches"]
         .as_array()
         .ok_or("the search's result has no searches")?;
-    Ok(rows
-        .iter()
-        .map(|r| SearchRow {
-            frame: r["frame"].as_u64().unwrap_or(0) as u32,
-            io: r["io"].as_str().unwrap_or("").to_string(),
-            ndr_pps: r["ndr"]["lower"].as_f64(),
-            pdr_pps: r["pdr"]["lower"].as_f64(),
-            converged: r["converged"].as_bool().unwrap_or(false),
-        })
-        .collect())
+    let run = doc["run"]
+        .as_i64()
+        .ok_or("the search's result names no run")?;
+    Ok((
+        run,
+        rows.iter()
+            .map(|r| SearchRow {
+                frame: r["frame"].as_u64().unwrap_or(0) as u32,
+                io: r["io"].as_str().unwrap_or("").to_string(),
+                ndr_pps: r["ndr"]["lower"].as_f64(),
+                pdr_pps: r["pdr"]["lower"].as_f64(),
+                converged: r["converged"].as_bool().unwrap_or(false),
+            })
+            .collect(),
+    ))
 }
 
 /// The best stream goodput in the store's measured runs other than `mine`.
@@ -323,6 +339,8 @@ struct StudyRun<'a> {
     data: Data,
     commands: BTreeMap<&'static str, String>,
     runs: BTreeMap<&'static str, i64>,
+    /// The search parts' runs (their rows are in `data`).
+    search_runs: BTreeMap<&'static str, i64>,
     failed: usize,
     note: &'a dyn Fn(&str),
 }
@@ -341,7 +359,9 @@ impl StudyRun<'_> {
         if part.lab {
             args.extend(["lab", "run", &f, "--"].map(String::from));
         }
-        args.extend(["run", &f, "--db", &dbs, "--no-report"].map(String::from));
+        // The study ends with each part's summary: the part says only where
+        // its run is.
+        args.extend(["run", &f, "--db", &dbs, "--no-report", "--quiet"].map(String::from));
         let before = newest_run(&self.db)?;
         let (code, _) = child(&self.opts.exe, &args, false)?;
         self.commands
@@ -393,8 +413,9 @@ impl StudyRun<'_> {
         self.commands
             .insert(part.name, shown(&args, &self.out, &dbs));
         match (code, search_rows(&stdout)) {
-            (Some(0 | 4), Ok(rows)) => {
+            (Some(0 | 4), Ok((id, rows))) => {
                 self.data.searches.insert(part.name, rows);
+                self.search_runs.insert(part.name, id);
             }
             (code, rows) => {
                 self.failed += 1;
@@ -492,6 +513,7 @@ pub fn run_study(
         },
         commands: BTreeMap::new(),
         runs: BTreeMap::new(),
+        search_runs: BTreeMap::new(),
         failed: 0,
         note,
     };
@@ -520,8 +542,17 @@ pub fn run_study(
     }
     drop(raised);
     let failed = run.failed;
+    let runs = def
+        .parts
+        .iter()
+        .filter_map(|p| {
+            let id = run.runs.get(p.name).or(run.search_runs.get(p.name))?;
+            Some((p.name, *id))
+        })
+        .collect();
     let (report, findings) = run.report(&figures_dir)?;
     Ok(StudyOutcome {
+        runs,
         parts: def.parts.len(),
         failed,
         findings,
@@ -574,10 +605,11 @@ fn run_after(db: &Location, before: i64, label: &str) -> Result<Option<i64>, Stu
 mod tests {
     #[test]
     fn a_search_document_becomes_rows() {
-        let rows = super::search_rows(
-            r#"{"schema_version":1,"searches":[{"frame":4096,"payload":4054,"io":"copy","ndr":{"lower":1000.5,"upper":1010.0,"found":true},"pdr":{"lower":null},"converged":true}]}"#,
+        let (run, rows) = super::search_rows(
+            r#"{"schema_version":1,"run":12,"searches":[{"frame":4096,"payload":4054,"io":"copy","ndr":{"lower":1000.5,"upper":1010.0,"found":true},"pdr":{"lower":null},"converged":true}]}"#,
         )
         .unwrap();
+        assert_eq!(run, 12);
         assert_eq!(rows[0].frame, 4096);
         assert_eq!(rows[0].ndr_pps, Some(1000.5));
         assert_eq!(rows[0].pdr_pps, None);

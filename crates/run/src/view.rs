@@ -5,7 +5,7 @@
 
 use netsonde_model::host::HostFacts;
 use netsonde_model::sweep::PointSummary;
-use netsonde_report::view::{PointView, RunMeta, RunView};
+use netsonde_report::view::{PointView, RunMeta, RunView, SearchMeta};
 use netsonde_store::{RunId, Store};
 
 use netsonde_sweep::search;
@@ -108,6 +108,13 @@ pub fn view(store: &Store, id: RunId) -> Result<RunView, PipelineError> {
                     .map(|a| a.name.clone())
                     .filter(|n| m.pairs.iter().any(|(s, d)| s == n || d == n))
                     .collect()
+            }),
+            search: plan.search.map(|config| SearchMeta {
+                config,
+                trial: plan.plan.base.duration,
+                warmup: plan.plan.base.warmup,
+                tcp: plan.plan.base.test == netsonde_model::spec::TestKind::TcpStream,
+                link_bps: link.as_ref().and_then(|l| l.rate_bps()),
             }),
         },
         points,

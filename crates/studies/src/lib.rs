@@ -19,6 +19,7 @@ use netsonde_report::view::{PlotSpec, PointView, RunView};
 use netsonde_sweep::file::Experiment;
 use serde::{Deserialize, Serialize};
 
+pub mod ending;
 mod s000;
 mod s001;
 mod s002;

@@ -79,6 +79,7 @@ fn run(line_rate: Option<f64>, pts: &[Pt]) -> RunView {
             link: None,
             link_rtt_ns: None,
             mesh_agents: Vec::new(),
+            search: None,
         },
         points,
     )
@@ -539,4 +540,35 @@ fn the_report_says_each_verdict_and_cites_the_seed() {
     assert!(md.contains("## Then and now") && md.contains("67 µs"));
     assert!(md.contains("**not measured**"));
     assert!(md.contains("Regenerate: `netsonde study 001`"));
+}
+
+/// A study part's run: UDP goodput and CPU at three datagram sizes.
+pub(crate) fn sweep_view() -> RunView {
+    let pts: [Pt; 3] = [
+        (
+            &[("test", "udp-stream"), ("size", "64")],
+            &[
+                (Metric::Goodput, 310e6),
+                (Metric::ClientUsPerKib, 3.1),
+                (Metric::ServerUsPerKib, 2.7),
+            ],
+        ),
+        (
+            &[("test", "udp-stream"), ("size", "1472")],
+            &[
+                (Metric::Goodput, 2.41e9),
+                (Metric::ClientUsPerKib, 0.31),
+                (Metric::ServerUsPerKib, 0.29),
+            ],
+        ),
+        (
+            &[("test", "udp-stream"), ("size", "16384")],
+            &[
+                (Metric::Goodput, 2.39e9),
+                (Metric::ClientUsPerKib, 0.12),
+                (Metric::ServerUsPerKib, 0.11),
+            ],
+        ),
+    ];
+    run(Some(2.4e9), &pts)
 }

@@ -464,7 +464,16 @@ pub enum SpecError {
         value: Bytes,
     },
     /// The duration was zero or longer than [`MAX_DURATION`].
-    #[error("{what} must be between {min} and 24 h, got {value}")]
+    #[error(
+        "{what} must be between {min} and 24 h, got {}",
+        if value.0 == 0 {
+            "0 (iperf3's -t 0 runs until stopped; netsonde needs an end: a time, or -n/-k \
+             to end by volume)"
+                .to_string()
+        } else {
+            value.to_string()
+        }
+    )]
     DurationOutOfRange {
         /// Which option.
         what: &'static str,

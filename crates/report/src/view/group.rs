@@ -44,15 +44,21 @@ impl Labeler {
 
     pub(crate) fn label(&self, p: &PointView, skip: &[&str]) -> String {
         let mut parts = Vec::new();
+        let varies = |k: &str| !skip.contains(&k) && self.varying.iter().any(|v| v == k);
+        // A mesh's pair first, as `a→b`.
+        if varies("src") || varies("dst") {
+            let get = |k: &str| p.axes.get(k).map(String::as_str).unwrap_or("?");
+            parts.push(format!("{}→{}", get("src"), get("dst")));
+        }
         // The core axes in a fixed order, then any other axis (io, link axes) by name.
         const CORE: [&str; 5] = ["test", "direction", "size", "window", "parallel"];
         let others = self
             .varying
             .iter()
             .map(String::as_str)
-            .filter(|k| !CORE.contains(k));
+            .filter(|k| !CORE.contains(k) && !["src", "dst"].contains(k));
         for k in CORE.into_iter().chain(others) {
-            if skip.contains(&k) || !self.varying.iter().any(|v| v == k) {
+            if !varies(k) {
                 continue;
             }
             let v = p.axes.get(k).map(String::as_str).unwrap_or("?");

@@ -15,7 +15,8 @@ pub(crate) use group::axis_num;
 pub use group::search_key;
 pub use types::*;
 
-use group::{groups, Labeler};
+use group::groups;
+pub(crate) use group::Labeler;
 
 impl RunView {
     /// Analyses a run.
@@ -95,7 +96,10 @@ impl RunView {
         if self.points.iter().any(|p| p.search.is_some()) {
             "each point searched for its loss-free rate".into()
         } else {
-            format!("{} repetitions per point", self.run.repeat)
+            match self.run.repeat {
+                1 => "1 repetition per point".into(),
+                n => format!("{n} repetitions per point"),
+            }
         }
     }
 

@@ -43,6 +43,26 @@ pub struct RunMeta {
     /// A mesh run's agents in some pair, in the mesh's order; empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mesh_agents: Vec<String>,
+    /// A loss-free rate search's settings; `None` for a sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchMeta>,
+}
+
+/// How a run's points were searched (`netsonde search`): what its summary
+/// and `--json` document say beside the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SearchMeta {
+    /// The search's settings.
+    pub config: netsonde_model::search::SearchConfig,
+    /// Measured time of one trial.
+    pub trial: netsonde_model::units::Nanos,
+    /// Warm-up before each trial.
+    pub warmup: netsonde_model::units::Nanos,
+    /// A TCP search (loss: retransmitted segments) rather than UDP's.
+    pub tcp: bool,
+    /// The lab link's rate, bit/s, when the run had one: its frame rate per
+    /// size bounds each row.
+    pub link_bps: Option<f64>,
 }
 
 /// One point as stored.
