@@ -119,7 +119,7 @@ fn store_single(
         .db
         .clone()
         .unwrap_or_else(netsonde_store::Location::default_file);
-    let label = format!("client: {}", report.spec.test);
+    let label = format!("client: {}", report.spec.label());
     let at = (cfg.host.clone(), cfg.port);
     let run = netsonde_run::sessions::store_test(&db, label, report, at, crate::command_line())?;
     Ok((run, db))

@@ -225,6 +225,12 @@ fn an_iperf3_client_runs_every_kind_of_test_against_netsonde_server() {
         );
         if args.contains(&"-u") && !args.contains(&"-R") {
             assert!(server.contains("Lost/Total Datagrams"), "{server}");
+            // Issue 37.5: the interval lines too have jitter and loss.
+            let first = server
+                .lines()
+                .find(|l| l.contains("  0.00-1."))
+                .unwrap_or_default();
+            assert!(first.contains(" ms  ") && first.contains('/'), "{server}");
         }
         assert!(doc.get("server_output_json").is_none());
     }
@@ -287,6 +293,27 @@ fn server_output_is_json_from_a_json_server_with_intervals_and_no_minus_one() {
         assert!(server["netsonde"]["flows"]
             .as_array()
             .is_some_and(|f| !f.is_empty()));
+        // Issue 37.5: the totals and congestion control iperf3 -s -J gives,
+        // here with the client's counts for what this end did not see.
+        let end = &server["end"];
+        for k in ["sum_sent", "sum_received"] {
+            assert!(
+                end[k]["bytes"].as_u64().unwrap() > 0,
+                "{args:?}: {k}: {end}"
+            );
+        }
+        if key == "udp" {
+            assert!(end["sum"]["packets"].as_u64().unwrap() > 0, "{end}");
+            // Each interval line has its loss and jitter.
+            for i in intervals {
+                assert!(i["sum"].get("lost_packets").is_some(), "{i}");
+                assert!(i["sum"].get("jitter_ms").is_some(), "{i}");
+            }
+        } else {
+            for k in ["sender_tcp_congestion", "receiver_tcp_congestion"] {
+                assert!(end[k].as_str().is_some_and(|c| !c.is_empty()), "{k}: {end}");
+            }
+        }
     }
     // A text client prints no wrapped-around -1 anywhere.
     let out = Command::new("iperf3")

@@ -200,3 +200,30 @@ fn against_iperf3_this_end_reads_as_iperf3_and_claims_no_false_mismatch() {
     let (code, _, err) = out(&["client", "--iperf3-fast-receiver", "-t", "0.3"]);
     assert_eq!(code, Some(2), "{err}");
 }
+
+/// A stored iperf3 session says its direction and streams, as a stored
+/// client test does.
+#[test]
+fn a_stored_iperf3_session_is_labelled_with_its_flags() {
+    if iperf3().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("netsonde-i3label-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("s.db");
+    let db = db.to_str().unwrap();
+    let srv = ServerProc::start_with(&["--db", db]);
+    crate::iperf3::iperf3_client(srv.port, &["-t", "1", "-R", "-P", "2"]);
+    let want = "iperf3 client: tcp-stream -R -P 2";
+    let start = std::time::Instant::now();
+    loop {
+        let (_, listed, _) = out(&["runs", "list", "--db", db]);
+        if listed.contains(want) {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(15), "{listed}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(srv);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -560,6 +560,97 @@ document.querySelectorAll('.plot svg').forEach((svg, i) => {
 document.body.setAttribute('data-ticks', bad.length ? bad.join('; ') : 'ok');
 "#;
 
+/// Issue 37.8: the report answers first. At a laptop's size (1366x768) in
+/// Chromium, the summary (a line per point with its verdict) is on the first
+/// screen, before every plot and every other table; a TCP and a paced UDP
+/// test each get their own throughput panel.
+#[test]
+fn the_report_answers_first_at_a_laptops_size() {
+    let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    let Some(chromium) = chromium else {
+        eprintln!("SKIPPED sweeps::the_report_answers_first_at_a_laptops_size: chromium is not installed (.ci/run installs it)");
+        return;
+    };
+    let d = tmpdir("laptop");
+    let out = d.join("rep");
+    ok(&[
+        "sweep",
+        "--engine",
+        "fake",
+        "--db",
+        s(&d.join("l.db")),
+        "--out",
+        s(&out),
+        "--tests",
+        "tcp-stream,udp-stream",
+        "--directions",
+        "out,in",
+        "--sizes",
+        "64..16K*4",
+        "--quiet",
+    ]);
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for id in ["throughput-size-tcp-stream", "throughput-size-udp-stream"] {
+        assert!(page.contains(&format!("id=\"plot-{id}\"")), "no panel {id}");
+    }
+    let checked = d.join("checked.html");
+    std::fs::write(
+        &checked,
+        page.replace("</body>", &format!("<script>{FIRST_CHECK}</script></body>")),
+    )
+    .unwrap();
+    let dom = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            &format!("--user-data-dir={}", s(&d.join("profile"))),
+            "--window-size=1366,768",
+            "--virtual-time-budget=2000",
+            "--dump-dom",
+            &format!("file://{}", s(&checked)),
+        ])
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let verdict = dom
+        .split("data-first=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or("the check did not run");
+    assert_eq!(verdict, "ok", "the summary in the browser");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Run in the browser over the report: the summary's top is on the first
+/// screen, it comes before every plot and every other table, and it has a row
+/// per point (5 sizes x 2 directions x 2 tests). Writes "ok" or what failed
+/// into `data-first`.
+const FIRST_CHECK: &str = r#"
+const bad = [];
+const sum = document.querySelector('#summary');
+if (!sum) { bad.push('no summary'); } else {
+  const top = sum.getBoundingClientRect().top;
+  if (top > window.innerHeight / 2) bad.push(`summary starts at ${top} px of ${window.innerHeight}`);
+  const first = (sel) => [...document.querySelectorAll(sel)].find(e => !sum.contains(e));
+  for (const sel of ['.plot', 'table', 'h2']) {
+    const e = first(sel);
+    if (e && (sum.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_PRECEDING)) bad.push(`${sel} before the summary`);
+  }
+  const rows = sum.querySelectorAll('table tr').length - 1;
+  if (rows !== 20) bad.push(`${rows} summary rows`);
+  if (!sum.querySelector('ul.headline li')) bad.push('no headline');
+}
+document.body.setAttribute('data-first', bad.length ? bad.join('; ') : 'ok');
+"#;
+
 /// Every shipped experiment file parses, plans and runs (on the scripted engine).
 #[test]
 fn shipped_experiment_files_run() {

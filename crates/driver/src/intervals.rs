@@ -13,7 +13,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use netsonde_engine::FlowCounters;
-use netsonde_model::result::IntervalRecord;
+use netsonde_model::result::{IntervalRecord, IntervalUdp};
 use netsonde_model::spec::{FlowDir, TestSpec};
 use netsonde_model::units::{BitRate, Bytes, Nanos};
 
@@ -37,8 +37,26 @@ pub(crate) struct Intervals {
     /// the measured interval (while the last record waits for the flows), and
     /// when.
     acked_at_end: Option<([Option<u64>; 2], Instant)>,
+    /// Each direction's UDP receive accounting (expected, arrived) as the last
+    /// record ended, where this end receives UDP.
+    last_udp: [Option<(u64, u64)>; 2],
     /// The records so far.
     pub(crate) records: Vec<IntervalRecord>,
+}
+
+/// Each direction's UDP receive accounting on this end: datagrams expected and
+/// arrived, summed over its receiving flows, and the largest jitter; `None`
+/// where no flow of it receives UDP here (or none has a datagram yet).
+fn udp_now(running: &Running) -> [Option<(u64, u64, Nanos)>; 2] {
+    let mut by_dir: [Option<(u64, u64, Nanos)>; 2] = [None; 2];
+    for (_, dir, c) in &running.counters {
+        if let Some((e, a, j)) = c.udp.load() {
+            let d = &mut by_dir[usize::from(*dir == FlowDir::Down)];
+            let (e0, a0, j0) = d.unwrap_or((0, 0, Nanos::ZERO));
+            *d = Some((e0 + e, a0 + a, j0.max(j)));
+        }
+    }
+    by_dir
 }
 
 type Triple = (u64, u64, u64);
@@ -154,6 +172,7 @@ impl Intervals {
             last_acked: [None; 2],
             last_at: [clock.warm_end; 2],
             acked_at_end: None,
+            last_udp: [None; 2],
             records: Vec::new(),
         }
     }
@@ -220,6 +239,7 @@ impl Intervals {
             if self.delivered {
                 self.last_acked = acked_now(running);
             }
+            self.last_udp = udp_now(running).map(|u| u.map(|(e, a, _)| (e, a)));
         }
         while let (Some(at), Some(p), Some(prev)) = (self.next, self.period, self.last) {
             if !(now_i >= at && at <= clock.end + p / 2) {
@@ -253,6 +273,7 @@ impl Intervals {
             } else {
                 (sum(running), [None; 2], read_at)
             };
+            let udp = udp_now(running);
             for (i, dir) in [FlowDir::Up, FlowDir::Down].into_iter().enumerate() {
                 if !running.counters.iter().any(|(_, d, _)| *d == dir) {
                     continue;
@@ -275,7 +296,19 @@ impl Intervals {
                     rate: BitRate::from_bytes(Bytes(bytes), until.saturating_duration_since(from)),
                     messages: cur[i].1.saturating_sub(prev[i].1),
                     transactions: cur[i].2.saturating_sub(prev[i].2),
+                    udp: udp[i].map(|(e, a, jitter)| {
+                        let (e0, a0) = self.last_udp[i].unwrap_or((0, 0));
+                        let packets = e.saturating_sub(e0);
+                        IntervalUdp {
+                            packets,
+                            lost: packets.saturating_sub(a.saturating_sub(a0)),
+                            jitter,
+                        }
+                    }),
                 };
+                if let Some((e, a, _)) = udp[i] {
+                    self.last_udp[i] = Some((e, a));
+                }
                 on_interval(&rec);
                 self.records.push(rec);
                 self.last_at[i] = until;

@@ -15,6 +15,7 @@
 //! not kept.
 
 use netsonde_model::result::{FlowResult, IntervalRecord, Role, SideResult};
+use netsonde_model::spec::FlowDir;
 use netsonde_proto::iperf3::{Cookie, Results, COOKIE_LEN};
 
 /// `v` as iperf3's adaptive units print it (`unit_snprintf` with `'a'`/`'A'`):
@@ -74,6 +75,20 @@ fn role(f: &FlowResult) -> &'static str {
     }
 }
 
+/// A UDP receiver's columns as iperf3 prints them: jitter, lost/total and the
+/// share lost.
+fn udp_columns(jitter: netsonde_model::units::Nanos, lost: u64, total: u64) -> String {
+    let pct = if total > 0 {
+        100.0 * lost as f64 / total as f64
+    } else {
+        0.0
+    };
+    format!(
+        "  {:.3} ms  {lost}/{total} ({pct:.2}%)",
+        jitter.0 as f64 / 1e6
+    )
+}
+
 /// The stream's label: iperf3 numbers its streams from its socket; ours is the
 /// stream id the client knows.
 fn label(id: i64) -> String {
@@ -105,10 +120,13 @@ pub fn text(
         Some(s) if one => label(s.id),
         _ => "[SUM]".into(),
     };
-    o.push_str(&header(false, false));
+    o.push_str(&header(records.iter().any(|r| r.udp.is_some()), false));
     for rec in records {
         let (s, e) = (rec.start.as_secs_f64(), rec.end.as_secs_f64());
         o.push_str(&line(&interval_label, s, e, rec.bytes.0));
+        if let Some(u) = &rec.udp {
+            o.push_str(&udp_columns(u.jitter, u.lost, u.packets));
+        }
         o.push('\n');
     }
     o.push_str("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
@@ -118,19 +136,7 @@ pub fn text(
         let mut l = line(&label(s.id), 0.0, secs, f.bytes.0);
         match (&f.udp, f.role) {
             (Some(u), Role::Receiver) => {
-                let total = u.packets + u.lost;
-                let pct = if total > 0 {
-                    100.0 * u.lost as f64 / total as f64
-                } else {
-                    0.0
-                };
-                l.push_str(&format!(
-                    "  {:.3} ms  {}/{} ({:.2}%)",
-                    u.jitter.0 as f64 / 1e6,
-                    u.lost,
-                    total,
-                    pct
-                ));
+                l.push_str(&udp_columns(u.jitter, u.lost, u.packets + u.lost));
             }
             (None, Role::Sender) if s.retransmits >= 0 => {
                 l.push_str(&format!("  {:>4}", s.retransmits));
@@ -167,14 +173,73 @@ fn figures(start: f64, end: f64, bytes: u64, sender: bool) -> serde_json::Value 
     })
 }
 
+/// A UDP receiver's figures as iperf3's JSON has them.
+fn udp_figures(
+    v: &mut serde_json::Value,
+    jitter: netsonde_model::units::Nanos,
+    lost: u64,
+    total: u64,
+) {
+    v["jitter_ms"] = (jitter.0 as f64 / 1e6).into();
+    v["lost_packets"] = lost.into();
+    v["packets"] = total.into();
+    v["lost_percent"] = if total > 0 {
+        100.0 * lost as f64 / total as f64
+    } else {
+        0.0
+    }
+    .into();
+}
+
+/// The totals of `flows` as iperf3's `end.sum_sent` and `end.sum_received`
+/// have them: what the sender sent and the receiver received, each stream's
+/// count from the end that sent or received it (this end's, or the client's
+/// `theirs`), over the longest stream's time.
+fn sums(
+    flows: &[(&FlowResult, i64)],
+    theirs: &Results,
+    udp: bool,
+) -> (serde_json::Value, serde_json::Value) {
+    let peer = |id: i64| {
+        theirs
+            .streams
+            .iter()
+            .find(|s| s.id == id)
+            .map_or(0, |s| s.bytes)
+    };
+    let (mut sent, mut received) = (0u64, 0u64);
+    for (f, id) in flows {
+        let (s, r) = match f.role {
+            Role::Sender | Role::Requester => (f.bytes.0, peer(*id)),
+            Role::Receiver | Role::Responder => (peer(*id), f.bytes.0),
+        };
+        sent += s;
+        received += r;
+    }
+    let secs = flows
+        .iter()
+        .map(|(f, _)| f.elapsed.as_secs_f64())
+        .fold(0.0, f64::max);
+    let mut s = figures(0.0, secs, sent, true);
+    let r = figures(0.0, secs, received, false);
+    if !udp {
+        let retr: i64 = theirs.streams.iter().map(|s| s.retransmits.max(0)).sum();
+        s["retransmits"] = retr.into();
+    }
+    (s, r)
+}
+
 /// This end's report as `iperf3 -s -J` writes it: `start`, one interval a
 /// second (`streams` when there is one stream, `sum` always), `end` with each
-/// stream's totals under `sender`, `receiver` or `udp`, and netsonde's full
-/// record of this end under `netsonde`. Retransmissions are given for TCP senders
-/// only, never as -1.
+/// stream's totals under `sender`, `receiver` or `udp`, `sum_sent` and
+/// `sum_received` (and `_bidir_reverse` for the server-to-client streams of
+/// `--bidir`), the TCP congestion control of each end, and netsonde's full
+/// record of this end under `netsonde`. Retransmissions are given for TCP
+/// senders only, never as -1. `theirs` is what the client reported.
 pub fn json(
     side: &SideResult,
     r: &Results,
+    theirs: &Results,
     records: &[IntervalRecord],
     cookie: &Cookie,
 ) -> serde_json::Value {
@@ -183,12 +248,15 @@ pub fn json(
     let intervals: Vec<_> = records
         .iter()
         .map(|rec| {
-            let sum = figures(
+            let mut sum = figures(
                 rec.start.as_secs_f64(),
                 rec.end.as_secs_f64(),
                 rec.bytes.0,
                 sends,
             );
+            if let Some(u) = &rec.udp {
+                udp_figures(&mut sum, u.jitter, u.lost, u.packets);
+            }
             let streams = match r.streams.first() {
                 Some(s) if one => {
                     let mut v = sum.clone();
@@ -210,16 +278,7 @@ pub fn json(
             v["socket"] = s.id.into();
             match &f.udp {
                 Some(u) => {
-                    let total = u.packets + u.lost;
-                    v["jitter_ms"] = (u.jitter.0 as f64 / 1e6).into();
-                    v["lost_packets"] = u.lost.into();
-                    v["packets"] = total.into();
-                    v["lost_percent"] = if total > 0 {
-                        100.0 * u.lost as f64 / total as f64
-                    } else {
-                        0.0
-                    }
-                    .into();
+                    udp_figures(&mut v, u.jitter, u.lost, u.packets + u.lost);
                     serde_json::json!({ "udp": v })
                 }
                 None if sender => {
@@ -232,20 +291,78 @@ pub fn json(
             }
         })
         .collect();
+    let udp = side.flows.iter().any(|f| f.udp.is_some());
+    let ids: Vec<(&FlowResult, i64)> = side
+        .flows
+        .iter()
+        .zip(r.streams.iter().map(|s| s.id))
+        .collect();
+    let (up, down): (Vec<_>, Vec<_>) = ids.iter().partition(|(f, _)| f.dir == FlowDir::Up);
+    // The client-to-server streams are iperf3's forward ones; with -R alone the
+    // server-to-client streams are.
+    let (forward, reverse) = if up.is_empty() {
+        (down, Vec::new())
+    } else {
+        (up, down)
+    };
+    let mut end = serde_json::json!({
+        "streams": streams,
+        "cpu_utilization_percent": {
+            "host_total": r.cpu_util_total,
+            "host_user": r.cpu_util_user,
+            "host_system": r.cpu_util_system,
+        },
+    });
+    let (sent, received) = sums(&forward, theirs, udp);
+    if udp {
+        // `sum`: the receiving side's figures with its loss and jitter (this
+        // end's receivers; with -R, the sending side's).
+        let recv: Vec<_> = side
+            .flows
+            .iter()
+            .filter_map(|f| Some((f, f.udp.as_ref()?)))
+            .collect();
+        let mut sum = if recv.is_empty() {
+            sent.clone()
+        } else {
+            received.clone()
+        };
+        if !recv.is_empty() {
+            let lost: u64 = recv.iter().map(|(_, u)| u.lost).sum();
+            let total: u64 = recv.iter().map(|(_, u)| u.packets + u.lost).sum();
+            let jitter = recv.iter().map(|(_, u)| u.jitter).max().unwrap_or_default();
+            udp_figures(&mut sum, jitter, lost, total);
+        }
+        end["sum"] = sum;
+    }
+    end["sum_sent"] = sent;
+    end["sum_received"] = received;
+    if !reverse.is_empty() {
+        let (s, r) = sums(&reverse, theirs, udp);
+        end["sum_sent_bidir_reverse"] = s;
+        end["sum_received_bidir_reverse"] = r;
+    }
+    if !udp {
+        // The forward streams' sender and receiver: the client and this end,
+        // or the other way round with -R.
+        let ours = side.socket.as_ref().and_then(|s| s.congestion.clone());
+        let client = theirs.congestion_used.clone();
+        let we_send = forward.first().is_some_and(|(f, _)| f.role == Role::Sender);
+        let (snd, rcv) = if we_send {
+            (ours, client)
+        } else {
+            (client, ours)
+        };
+        end["sender_tcp_congestion"] = snd.into();
+        end["receiver_tcp_congestion"] = rcv.into();
+    }
     serde_json::json!({
         "start": {
             "version": format!("netsonde {}", env!("CARGO_PKG_VERSION")),
             "cookie": String::from_utf8_lossy(&cookie.0[..COOKIE_LEN - 1]),
         },
         "intervals": intervals,
-        "end": {
-            "streams": streams,
-            "cpu_utilization_percent": {
-                "host_total": r.cpu_util_total,
-                "host_user": r.cpu_util_user,
-                "host_system": r.cpu_util_system,
-            },
-        },
+        "end": end,
         "netsonde": side,
     })
 }

@@ -305,24 +305,21 @@ fn run_session(
         cpu: finished.cpu,
         socket,
     };
-    if params.get_server_output.is_some_and(|g| g != 0) {
-        server_output(
-            &mut mine,
-            &side,
-            &records,
-            opts.json_output,
-            (&cookie, local, peer),
-        );
-    }
-    // Once the client's results come: the session as a report of both sides.
+    // Once the client's results come: `--get-server-output` (whose totals
+    // need the client's counts), then the session as a report of both sides.
+    let wanted = params.get_server_output.is_some_and(|g| g != 0);
     let mut side = Some(side);
-    let mut record = |r: &Results| {
+    let mut record = |mine: &mut Results, r: &Results| {
+        if let (true, Some(ours)) = (wanted, side.as_ref()) {
+            let at = (&cookie, local, peer);
+            server_output(mine, ours, r, &records, opts.json_output, at);
+        }
         if let (Some(sink), Some(server)) = (sink, side.take()) {
             (sink.0)(session_report(&spec, (local, peer), server, r));
         }
     };
     m.exchange_results();
-    let (outcome, why) = exchange(&mut ctl, &mut m, &mine, &mut record, d);
+    let (outcome, why) = exchange(&mut ctl, &mut m, &mut mine, &mut record, d);
     fail(log, outcome, why)
 }
 
@@ -359,12 +356,14 @@ fn tell_error(ctl: &mut TcpStream, m: &mut ServerMachine, code: u32, errno: u32)
 fn server_output(
     mine: &mut Results,
     side: &SideResult,
+    theirs: &Results,
     records: &[netsonde_model::result::IntervalRecord],
     json: bool,
     (cookie, local, peer): (&Cookie, SocketAddr, SocketAddr),
 ) {
     if json {
-        mine.server_output_json = Some(crate::iperf3_output::json(side, mine, records, cookie));
+        let doc = crate::iperf3_output::json(side, mine, theirs, records, cookie);
+        mine.server_output_json = Some(doc);
     } else {
         let text = crate::iperf3_output::text(side, mine, records, local, peer);
         mine.server_output_text = Some(text);
@@ -468,12 +467,13 @@ fn until_test_end(
 }
 
 /// The results exchange: the client's results, then this end's, then the end
-/// of the session; each of theirs goes to `record`.
+/// of the session; each of theirs goes to `record` with this end's, which it
+/// may complete, before this end's are sent.
 fn exchange(
     ctl: &mut TcpStream,
     m: &mut ServerMachine,
-    mine: &Results,
-    record: &mut dyn FnMut(&Results),
+    mine: &mut Results,
+    record: &mut dyn FnMut(&mut Results, &Results),
     d: netsonde_proto::Deadlines,
 ) -> Ended {
     let done_by = Instant::now() + d.done.as_duration();
@@ -483,9 +483,9 @@ fn exchange(
                 for ev in evs {
                     match ev {
                         Iperf3Event::PeerResults(r) => {
+                            record(mine, &r);
                             m.send_results(mine);
                             let _ = flush(ctl, m);
-                            record(&r);
                         }
                         Iperf3Event::Done => return ("ok", String::new()),
                         Iperf3Event::Failed(e) => {

@@ -40,7 +40,7 @@ pub mod verify;
 
 use netsonde_model::result::FlowResult;
 
-pub use meter::{Boundary, FlowClock, FlowCounters, FlowCtx};
+pub use meter::{Boundary, FlowClock, FlowCounters, FlowCtx, UdpCounters};
 pub use sys::fdtable::own_table;
 pub use sys::limit_malloc_arenas;
 

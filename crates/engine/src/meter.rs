@@ -53,6 +53,42 @@ pub struct FlowCounters {
     /// Where they stood as it ended (the flow's meter closed), so the last record
     /// ends exactly where the summary does, not with what arrived after.
     pub end: Boundary,
+    /// A UDP receiver's sequence accounting, for per-interval loss and jitter.
+    pub udp: UdpCounters,
+}
+
+/// A UDP receiver's accounting as it stands, published once per receive call
+/// (a batch's datagrams at once): the datagrams expected (the highest sequence
+/// number seen, plus one), those that arrived, and the jitter. Zero until its
+/// first datagram.
+#[derive(Debug, Default)]
+pub struct UdpCounters {
+    expected: AtomicU64,
+    arrived: AtomicU64,
+    jitter_ns: AtomicU64,
+}
+
+impl UdpCounters {
+    /// Stores the receiver's figures (relaxed: each is read on its own).
+    #[inline]
+    pub fn publish(&self, expected: u64, arrived: u64, jitter: Nanos) {
+        self.expected.store(expected, Ordering::Relaxed);
+        self.arrived.store(arrived, Ordering::Relaxed);
+        self.jitter_ns.store(jitter.0, Ordering::Relaxed);
+    }
+
+    /// Expected, arrived and jitter; `None` before the first datagram (or on a
+    /// flow that does not receive UDP).
+    pub fn load(&self) -> Option<(u64, u64, Nanos)> {
+        let expected = self.expected.load(Ordering::Relaxed);
+        (expected > 0).then(|| {
+            (
+                expected,
+                self.arrived.load(Ordering::Relaxed),
+                Nanos(self.jitter_ns.load(Ordering::Relaxed)),
+            )
+        })
+    }
 }
 
 /// A flow's counts at one edge of the measured interval, stored once by the flow.

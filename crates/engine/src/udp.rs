@@ -390,6 +390,14 @@ impl Flow for UdpReceiver {
         let now = arrived.unwrap_or_else(Instant::now);
         self.m.tick(now);
         self.packets_measured += fresh;
+        if arrived.is_some() {
+            // Per receive call, not per datagram: three relaxed stores the
+            // interval reporter reads for its loss and jitter columns.
+            self.ctx
+                .counters
+                .udp
+                .publish(self.seqs.next, self.seqs.unique, self.jitter.get());
+        }
         let progress = match r {
             Ok(Some(mv)) => {
                 self.m

@@ -290,9 +290,23 @@ pub struct IntervalRecord {
     pub messages: u64,
     /// Transactions.
     pub transactions: u64,
+    /// A UDP direction this end receives: the datagrams expected in the
+    /// interval, those lost, and the jitter at its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<IntervalUdp>,
 }
 
-/// One direction of a stream test.
+/// A UDP receiver's figures over one interval, as iperf3's interval lines have
+/// them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntervalUdp {
+    /// Datagrams expected: the advance of the highest sequence number seen.
+    pub packets: u64,
+    /// Of those, not (yet) arrived.
+    pub lost: u64,
+    /// RFC 3550's interarrival jitter at the interval's end.
+    pub jitter: Nanos,
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DirectionSummary {
     /// Direction.

@@ -146,6 +146,7 @@ pub fn stream_report() -> TestReport {
                 rate: BitRate(8e9),
                 messages: 38_147,
                 transactions: 0,
+                udp: None,
             })
         })
         .collect();

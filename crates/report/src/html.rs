@@ -21,6 +21,61 @@ table.heat td.failed{background:#eee;color:#777}table.heat td.none{color:#bbb}\
 p.legend .scale i{display:inline-block;width:1.2em;height:0.9em;vertical-align:middle}\
 p.legend .out{outline:2px solid #c0392b}p.legend .failed{background:#eee;color:#777}";
 
+/// The answer first: what was measured, each test's best figure, a line per
+/// point with its verdict, the warnings once; the evidence follows.
+fn summary_section(s: &RunView) -> String {
+    let sum = crate::summary::Summary::of(s);
+    let mut o = String::from("<section id=\"summary\"><h2>Summary</h2>\n");
+    let _ = writeln!(o, "<p>{}</p>", esc(&sum.measured()));
+    let heads = sum.headlines();
+    if !heads.is_empty() {
+        o.push_str("<ul class=\"headline\">");
+        for h in heads {
+            let _ = write!(o, "<li>{}</li>", esc(&h));
+        }
+        o.push_str("</ul>\n");
+    }
+    o.push_str(&table_body(&sum.table()));
+    if !sum.warnings.is_empty() {
+        o.push_str("<p>What to keep in mind:</p><ul class=\"warnings\">");
+        for w in crate::summary::warning_lines(&sum) {
+            let _ = write!(o, "<li>{}</li>", esc(&w));
+        }
+        o.push_str("</ul>\n");
+    }
+    o.push_str(
+        "<p class=\"note\">The evidence follows: the plots, then every table.</p></section>\n",
+    );
+    o
+}
+
+/// A titled table.
+fn table(t: &crate::tables::Table) -> String {
+    format!("<h2>{}</h2>\n{}", esc(&t.title), table_body(t))
+}
+
+/// A table's note and cells.
+fn table_body(t: &crate::tables::Table) -> String {
+    let mut o = String::new();
+    if !t.note.is_empty() {
+        let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(&t.note));
+    }
+    let _ = write!(o, "<table><tr>");
+    for h in &t.headers {
+        let _ = write!(o, "<th>{}</th>", esc(h));
+    }
+    let _ = writeln!(o, "</tr>");
+    for row in &t.rows {
+        let _ = write!(o, "<tr>");
+        for c in row {
+            let _ = write!(o, "<td>{}</td>", esc(c));
+        }
+        let _ = writeln!(o, "</tr>");
+    }
+    let _ = writeln!(o, "</table>");
+    o
+}
+
 /// Renders the whole report.
 pub fn render(s: &RunView) -> String {
     let mut o = String::new();
@@ -40,6 +95,7 @@ pub fn render(s: &RunView) -> String {
         esc(&r.tool_version),
         esc(&r.command)
     );
+    o.push_str(&summary_section(s));
     if let Some(l) = &r.link {
         let _ = writeln!(o, "<p class=\"note\">lab link: {}</p>", esc(l));
     }
@@ -91,23 +147,7 @@ pub fn render(s: &RunView) -> String {
         let _ = writeln!(o, "</div>");
     }
     for t in tables(s) {
-        let _ = writeln!(o, "<h2>{}</h2>", esc(&t.title));
-        if !t.note.is_empty() {
-            let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(&t.note));
-        }
-        let _ = write!(o, "<table><tr>");
-        for h in &t.headers {
-            let _ = write!(o, "<th>{}</th>", esc(h));
-        }
-        let _ = writeln!(o, "</tr>");
-        for row in &t.rows {
-            let _ = write!(o, "<tr>");
-            for c in row {
-                let _ = write!(o, "<td>{}</td>", esc(c));
-            }
-            let _ = writeln!(o, "</tr>");
-        }
-        let _ = writeln!(o, "</table>");
+        o.push_str(&table(&t));
     }
     o.push_str("</body></html>\n");
     o

@@ -11,7 +11,12 @@ fn cell(s: &str) -> String {
 
 /// One table as a Markdown section: its title as a heading, its note, its rows.
 pub fn table(t: &crate::tables::Table) -> String {
-    let mut o = format!("\n## {}\n\n", t.title);
+    format!("\n## {}\n\n{}", t.title, table_body(t))
+}
+
+/// A table's note and rows.
+fn table_body(t: &crate::tables::Table) -> String {
+    let mut o = String::new();
     if !t.note.is_empty() {
         let _ = writeln!(o, "{}\n", t.note);
     }
@@ -79,6 +84,21 @@ fn render_inner(s: &RunView, figures: bool) -> String {
                     .map(|i| format!(", {} MTU {}", i.name, i.mtu))
                     .unwrap_or_default()
             );
+        }
+    }
+    // The answer first: what was measured, each test's best, each point's
+    // figure and verdict, the warnings once.
+    let sum = crate::summary::Summary::of(s);
+    let _ = writeln!(o, "\n## Summary\n\n{}\n", sum.measured());
+    for h in sum.headlines() {
+        let _ = writeln!(o, "- {h}");
+    }
+    o.push('\n');
+    o.push_str(&table_body(&sum.table()));
+    if !sum.warnings.is_empty() {
+        o.push_str("\nWhat to keep in mind:\n\n");
+        for w in crate::summary::warning_lines(&sum) {
+            let _ = writeln!(o, "- {}", cell(&w));
         }
     }
     if figures && !s.plots.is_empty() {

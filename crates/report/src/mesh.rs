@@ -555,7 +555,10 @@ mod tests {
         assert_eq!(grid.matches("hsl(210,65%,35%)").count(), 4, "{html}");
         // The legend: the scale from nothing to the fastest pair, and the marks.
         assert!(legend.contains("hsl(210,65%,95%)") && legend.contains("940.00 Mbit/s"));
-        assert!(legend.contains("outlined") && legend.contains("failed"), "{legend}");
+        assert!(
+            legend.contains("outlined") && legend.contains("failed"),
+            "{legend}"
+        );
         assert!(html.contains("title=\"link-bound\">95.00 Mbit/s"), "{html}");
         assert!(
             html.contains("<li>h3 → h1: failed: agent h3 did not answer</li>"),

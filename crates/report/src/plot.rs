@@ -97,16 +97,20 @@ enum Marker {
     Cross,
 }
 
+/// Series `i`'s colour, line and marker. Neighbours differ in all three, so
+/// two series on the same figures (out and in on loopback) both show: the
+/// line and marker cycle with the series, shifted once per round of the
+/// palette, so no two of the first 30 look alike.
 fn style(i: usize, s: &Series) -> (RGBColor, Dash, Marker) {
     let colour = PALETTE[i % PALETTE.len()];
-    let round = (i / PALETTE.len()) % 3;
+    let variant = (i + i / PALETTE.len()) % 3;
     if s.dashed {
         return (colour, Dash::Dashed, Marker::None);
     }
     (
         colour,
-        [Dash::Solid, Dash::Dashed, Dash::Dotted][round],
-        [Marker::Circle, Marker::Triangle, Marker::Cross][round],
+        [Dash::Solid, Dash::Dashed, Dash::Dotted][variant],
+        [Marker::Circle, Marker::Triangle, Marker::Cross][variant],
     )
 }
 

@@ -198,6 +198,100 @@ impl Summary {
         }
     }
 
+    /// Each test's best point, a line each: `tcp-stream: 17.8 Gbit/s [17.6–18.0]
+    /// at 64KiB, CPU client sys` (the highest median goodput or transaction
+    /// rate; a search's highest NDR).
+    pub fn headlines(&self) -> Vec<String> {
+        let mut best: Vec<(&str, &Row)> = Vec::new();
+        for r in &self.points {
+            let (Some(f), Some(test)) = (&r.figure, r.axes.get("test")) else {
+                continue;
+            };
+            match best.iter_mut().find(|(t, _)| t == test) {
+                Some((_, b)) => {
+                    if b.figure.as_ref().is_some_and(|g| f.median > g.median) {
+                        *b = r;
+                    }
+                }
+                None => best.push((test, r)),
+            }
+        }
+        best.into_iter()
+            .map(|(test, r)| {
+                let f = r.figure.as_ref().map(figure_cell).unwrap_or_default();
+                let limit = r
+                    .verdict
+                    .as_ref()
+                    .map(|v| format!(", limited by {}", v.name))
+                    .unwrap_or_default();
+                format!("{test}: best {f} at {}{limit}", r.label)
+            })
+            .collect()
+    }
+
+    /// What was measured, in a sentence: `Measured: 12 of 12 points
+    /// (tcp-stream, tcp-rr), 3 repetitions per point.`
+    pub fn measured(&self) -> String {
+        let mut tests: Vec<&str> = Vec::new();
+        for t in self.points.iter().filter_map(|r| r.axes.get("test")) {
+            if !tests.contains(&t.as_str()) {
+                tests.push(t);
+            }
+        }
+        let done = self.points.iter().filter(|r| r.status == "done").count();
+        format!(
+            "Measured: {done} of {} points ({}), {}.",
+            self.points.len(),
+            tests.join(", "),
+            self.measured_as
+        )
+    }
+
+    /// The points as a report's table: the figure with its interval and
+    /// unit, each end's CPU per unit, the verdict named in full.
+    pub fn table(&self) -> crate::tables::Table {
+        let rows = self
+            .points
+            .iter()
+            .map(|r| {
+                let (figure, cpu, verdict) = if r.status == "done" {
+                    (
+                        r.figure.as_ref().map(figure_cell).unwrap_or_default(),
+                        r.cpu
+                            .as_ref()
+                            .map(|c| format!("{} {}", cpu_cell(c), c.unit.replace("us/", "µs/")))
+                            .unwrap_or_default(),
+                        r.verdict
+                            .as_ref()
+                            .map(|v| v.name.clone())
+                            .unwrap_or_default(),
+                    )
+                } else {
+                    let why = r.reason.as_deref().unwrap_or_default();
+                    (format!("{}: {why}", r.status), String::new(), String::new())
+                };
+                vec![r.point.to_string(), r.label.clone(), figure, cpu, verdict]
+            })
+            .collect();
+        crate::tables::Table {
+            title: "Summary".into(),
+            note: "Medians over the repetitions with the distribution-free interval of the \
+                   median (a search: its NDR); CPU is the test's own at each end, client | \
+                   server, per KiB or per transaction; the verdict most repetitions got."
+                .into(),
+            headers: [
+                "#",
+                "point",
+                "figure [interval]",
+                "CPU client | server",
+                "limited by",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        }
+    }
+
     /// Where the report and the run are: the two lines `--quiet` keeps.
     pub fn footer(&self) -> String {
         let mut o = String::new();
@@ -390,9 +484,9 @@ fn ranges(points: &[u32]) -> String {
     parts.join(", ")
 }
 
-/// A figure as a cell: `17.7 Gbit/s [17.6–18.2]`, `50.1 k [49.6–50.5]`, or
+/// A figure as a cell: `17.7 Gbit/s [17.6–18.2]`, `50.1 k trans/s [49.6–50.5]`, or
 /// `17.7 Gbit/s (n = 1)` with too few repetitions for an interval.
-fn figure_cell(f: &Figure) -> String {
+pub(crate) fn figure_cell(f: &Figure) -> String {
     let (scale, prefix) = prefixed(f.median);
     let d = if f.median == 0.0 {
         1.0
@@ -401,8 +495,9 @@ fn figure_cell(f: &Figure) -> String {
     };
     let unit = match f.metric {
         "goodput" => format!(" {prefix}bit/s"),
-        _ if prefix.is_empty() => String::new(),
-        _ => format!(" {prefix}"),
+        "ndr" => format!(" {prefix}pps"),
+        _ if prefix.is_empty() => " trans/s".into(),
+        _ => format!(" {prefix} trans/s"),
     };
     let median = format!("{}{unit}", sig3(scale));
     match (f.low, f.high) {
@@ -411,7 +506,7 @@ fn figure_cell(f: &Figure) -> String {
     }
 }
 
-fn cpu_cell(c: &Cpu) -> String {
+pub(crate) fn cpu_cell(c: &Cpu) -> String {
     let v = |x: Option<f64>| x.map_or("-".to_string(), sig3);
     format!("{}|{}", v(c.client), v(c.server))
 }
@@ -437,7 +532,7 @@ pub fn text(s: &Summary, width: usize) -> String {
             let (rr, streams): (Vec<&Row>, Vec<&Row>) = s.points.iter().partition(|r| r.rr);
             for (rows, figure, cpu) in [
                 (streams, "goodput", "µs/KiB c|s"),
-                (rr, "transactions/s", "µs/trans c|s"),
+                (rr, "transactions", "µs/trans c|s"),
             ] {
                 if !rows.is_empty() {
                     o.push('\n');
@@ -452,7 +547,20 @@ pub fn text(s: &Summary, width: usize) -> String {
     }
     if !s.warnings.is_empty() {
         o.push_str("\nwarnings:\n");
-        for w in &s.warnings {
+        for line in warning_lines(s) {
+            o.push_str(&wrapped(&line, width, "- "));
+        }
+    }
+    o.push('\n');
+    o.push_str(&s.footer());
+    o
+}
+
+/// Each warning in a line: what, the points it concerns, what to do.
+pub fn warning_lines(s: &Summary) -> Vec<String> {
+    s.warnings
+        .iter()
+        .map(|w| {
             let mut line = match w.points.len() {
                 1 => format!("{}, at point {}", w.what, ranges(&w.points)),
                 n => format!("{}, at {n} points ({})", w.what, ranges(&w.points)),
@@ -460,12 +568,9 @@ pub fn text(s: &Summary, width: usize) -> String {
             if !w.advice.is_empty() {
                 let _ = write!(line, ": {}", w.advice);
             }
-            o.push_str(&wrapped(&line, width, "- "));
-        }
-    }
-    o.push('\n');
-    o.push_str(&s.footer());
-    o
+            line
+        })
+        .collect()
 }
 
 /// The run in a line, and what the figures are.

@@ -139,5 +139,5 @@ fn too_few_repetitions_show_n_not_an_interval() {
         n: 3,
         unit: "1/s",
     };
-    assert_eq!(figure_cell(&f), "50.1 k [49.6–50.5]");
+    assert_eq!(figure_cell(&f), "50.1 k trans/s [49.6–50.5]");
 }

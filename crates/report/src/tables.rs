@@ -370,12 +370,19 @@ fn knees_table(s: &RunView, out: &mut Vec<Table>) {
             .knees
             .iter()
             .map(|k| {
+                let at = |v| {
+                    if k.points < crate::view::KneeRow::MIN_POINTS {
+                        format!("needs ≥ {} {}s", crate::view::KneeRow::MIN_POINTS, k.axis)
+                    } else {
+                        fmt(&k.axis, v)
+                    }
+                };
                 vec![
                     k.config.clone(),
                     k.axis.clone(),
                     rate(k.max_bps),
-                    fmt(&k.axis, k.at_90),
-                    fmt(&k.axis, k.at_95),
+                    at(k.at_90),
+                    at(k.at_95),
                 ]
             })
             .collect();
@@ -425,16 +432,20 @@ fn efficiency_table(s: &RunView, out: &mut Vec<Table>) {
                  error and gets no efficiency; an efficiency above 100% is shown as 100% with \
                  the figure measured: the goodput passed the ceiling computed with 38 B of \
                  framing per frame, which a shaper that charges its overhead once per GSO \
-                 packet (htb) lets through by up to 1.6%. TCP efficiency, buffer delay and \
-                 transfer time ratio are RFC 6349's (medians over the repetitions); a buffer \
-                 delay over a base round trip under 100 us is the host's own queueing, not a \
-                 path buffer's, and large because its base is tiny. Each point's bottleneck \
-                 is the verdict most of its repetitions got, from their full reports (CPU per \
-                 core and per flow thread, TCP_INFO, loss).",
+                 packet (htb) lets through by up to 1.6%.",
                 rate(r)
             ),
             _ => "Give --line-rate to compare against a line rate (and get a BDP).".into(),
-        };
+        }
+            + " TCP efficiency, buffer delay and transfer time ratio are RFC 6349's (medians \
+             over the repetitions): buffer delay is how much longer the average round trip \
+             was than the base one, (RTT − base RTT) / base RTT, so 100% is a round trip \
+             doubled by queueing. Over a base round trip under 100 us (loopback, a lab link \
+             without delay) it is the host's own queueing in its socket buffers, not a path \
+             buffer's, and runs to thousands of percent because its base is tiny: marked \
+             'host queueing', it says nothing about a network. Each point's bottleneck is the \
+             verdict most of its repetitions got, from their full reports (CPU per core and \
+             per flow thread, TCP_INFO, loss).";
         out.push(t(
             "Efficiency and bottlenecks",
             &note,

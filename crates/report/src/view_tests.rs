@@ -203,7 +203,8 @@ fn many_series_stay_distinguishable_and_bands_stay_physical() {
             .expect("every series in the legend");
         assert!(legend.y > 430.0, "legend entry inside the plot");
     }
-    // Series 10 and 11 share colours with 0 and 1 but are dashed.
+    // Neighbours differ in line style as well as colour (dashed and dotted
+    // lines among them), so series on the same figures both show.
     assert!(svg.contains("stroke-dasharray") || svg.matches("<polyline").count() > 12);
     // No y tick below zero: the band is clamped.
     assert!(!texts.iter().any(|t| t.text.starts_with('-')), "{texts:?}");

@@ -519,6 +519,7 @@ impl Store {
                         rate: BitRate(row.real(4)?),
                         messages: row.uint(5)?,
                         transactions: row.uint(6)?,
+                        udp: None,
                     })
                 })
                 .collect()

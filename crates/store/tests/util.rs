@@ -83,6 +83,7 @@ pub fn sample(seq: u64, dir: FlowDir) -> IntervalRecord {
         rate: BitRate(9.4e9 + seq as f64),
         messages: 17_930 + seq,
         transactions: seq,
+        udp: None,
     }
 }
 

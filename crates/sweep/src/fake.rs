@@ -236,6 +236,7 @@ impl Runner for FakeRunner {
                         rate: BitRate(rr),
                         messages: msgs / steps,
                         transactions: 0,
+                        udp: None,
                     });
                 }
             }

@@ -592,6 +592,21 @@ impl TestSpec {
             .map(|v| v.0.div_ceil(u64::from(self.parallel.max(1))))
     }
 
+    /// The test in a few words, with iperf3's flags for what differs from a
+    /// plain test: `tcp-stream -R -P 4`, `udp-stream --bidir`.
+    pub fn label(&self) -> String {
+        let mut l = self.test.to_string();
+        match self.direction {
+            Direction::Out => {}
+            Direction::In => l.push_str(" -R"),
+            Direction::Bidir => l.push_str(" --bidir"),
+        }
+        if self.parallel > 1 {
+            l.push_str(&format!(" -P {}", self.parallel));
+        }
+        l
+    }
+
     /// The flows of this test: one per stream per direction, numbered from 0.
     pub fn flows(&self) -> Vec<(u32, FlowDir)> {
         let mut v = Vec::new();

@@ -139,3 +139,16 @@ fn spec_rejects_unknown_fields() {
     v["bogus"] = serde_json::json!(1);
     assert!(serde_json::from_value::<TestSpec>(v).is_err());
 }
+
+/// Issue 37.5: a stored single test says its direction and streams.
+#[test]
+fn a_label_says_direction_and_streams_as_iperf3_flags() {
+    let mut s = TestSpec::new(TestKind::TcpStream);
+    assert_eq!(s.label(), "tcp-stream");
+    s.direction = Direction::In;
+    s.parallel = 4;
+    assert_eq!(s.label(), "tcp-stream -R -P 4");
+    s.direction = Direction::Bidir;
+    s.parallel = 1;
+    assert_eq!(s.label(), "tcp-stream --bidir");
+}

@@ -17,21 +17,49 @@ pub(crate) fn against_size(by_cfg: &Lines<'_>, run: &RunMeta) -> Vec<PlotSpec> {
     if !by_cfg.iter().any(|(_, v)| v.len() > 1) {
         return Vec::new();
     }
-    let mut plots = vec![PlotSpec {
-        id: "throughput-size".into(),
-        title: "Throughput against message size".into(),
-        x_label: "message size (bytes)".into(),
-        y_label: "goodput (bit/s)".into(),
-        x_unit: AxisUnit::Bytes,
-        y_unit: AxisUnit::BitRate,
-        log_x: true,
-        log_y: false,
-        y_max: None,
-        series: by_cfg
-            .iter()
-            .map(|(k, v)| series(k.clone(), v, "size", "goodput", 1.0))
-            .collect(),
-    }];
+    // A panel per test when several were run: a UDP test paced at 1 Gbit/s
+    // beside a TCP stream at 60 would sit on the floor of one shared axis.
+    let mut tests: Vec<&str> = Vec::new();
+    for (_, v) in by_cfg {
+        if let Some(p) = v.first() {
+            let t = p.spec.test.name();
+            if !tests.contains(&t) {
+                tests.push(t);
+            }
+        }
+    }
+    let mut plots: Vec<PlotSpec> = tests
+        .iter()
+        .map(|&test| {
+            let (id, title) = if tests.len() > 1 {
+                (
+                    format!("throughput-size-{test}"),
+                    format!("Throughput against message size: {test}"),
+                )
+            } else {
+                (
+                    "throughput-size".to_string(),
+                    "Throughput against message size".to_string(),
+                )
+            };
+            PlotSpec {
+                id,
+                title,
+                x_label: "message size (bytes)".into(),
+                y_label: "goodput (bit/s)".into(),
+                x_unit: AxisUnit::Bytes,
+                y_unit: AxisUnit::BitRate,
+                log_x: true,
+                log_y: false,
+                y_max: None,
+                series: by_cfg
+                    .iter()
+                    .filter(|(_, v)| v.first().is_some_and(|p| p.spec.test.name() == test))
+                    .map(|(k, v)| series(k.clone(), v, "size", "goodput", 1.0))
+                    .collect(),
+            }
+        })
+        .collect();
     let mut cpu = Vec::new();
     let mut sd = Vec::new();
     // Both ends on one host read the same cores: one line, not two on top of

@@ -53,12 +53,15 @@ pub(crate) fn knees(by_cfg: &Lines<'_>, by_win: &Lines<'_>) -> Vec<KneeRow> {
                 .filter_map(|p| Some((axis_num(p, axis)?, p.median("goodput")?)))
                 .collect();
             let max = xy.iter().map(|p| p.1).fold(0.0, f64::max);
+            // Two points make no curve to bend: no knee is claimed.
+            let curve = xy.len() >= KneeRow::MIN_POINTS;
             knees.push(KneeRow {
                 config: cfg.clone(),
                 axis: axis.into(),
                 max_bps: max,
-                at_90: knee(&xy, 0.90),
-                at_95: knee(&xy, 0.95),
+                at_90: knee(&xy, 0.90).filter(|_| curve),
+                at_95: knee(&xy, 0.95).filter(|_| curve),
+                points: xy.len(),
             });
         }
     }

@@ -158,6 +158,15 @@ pub struct KneeRow {
     pub at_90: Option<f64>,
     /// Smallest x reaching 95%.
     pub at_95: Option<f64>,
+    /// The points the curve has; below [`KneeRow::MIN_POINTS`] no knee is
+    /// claimed.
+    #[serde(default)]
+    pub points: usize,
+}
+
+impl KneeRow {
+    /// The fewest points of a curve whose knee is said.
+    pub const MIN_POINTS: usize = 3;
 }
 
 /// Efficiency and diagnosis of one stream point.
