@@ -29,6 +29,7 @@
 //! [`Quality`]: netsonde_model::sweep::Quality
 #![forbid(unsafe_code)]
 
+pub mod baseline;
 pub mod compare;
 pub mod comparison;
 pub mod diagnose;

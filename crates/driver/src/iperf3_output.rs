@@ -10,9 +10,12 @@
 //!
 //! Intervals are this end's own, one a second, summed over the streams of a
 //! direction (a `[SUM]` line when there are several): the flows publish one
-//! counter per direction to the control thread, not one per stream. UDP's jitter
-//! and loss are the whole test's, on the summary line: per-interval figures are
-//! not kept.
+//! counter per direction to the control thread, not one per stream. A UDP
+//! receiver's lines have the interval's jitter and lost/total too (its flows
+//! publish their sequence accounting once per receive call). The JSON's totals
+//! (`sum_sent`, `sum_received`) take the client's counts for what this end did
+//! not see, which `iperf3 -s` leaves at 0: it is made once the client's results
+//! came.
 
 use netsonde_model::result::{FlowResult, IntervalRecord, Role, SideResult};
 use netsonde_model::spec::FlowDir;

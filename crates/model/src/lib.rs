@@ -14,6 +14,8 @@
 //!   analysed summary.
 //! - [`link`]: the lab's emulated link (MTU, rate, delay, loss, ... per direction)
 //!   and the mechanism that built it, stored with every lab result.
+//! - [`watch`]: a fleet watched over time (`netsonde monitor`): each pair's
+//!   figures against its own baseline, and its state.
 #![forbid(unsafe_code)]
 
 mod assemble;
@@ -29,6 +31,7 @@ pub mod search;
 pub mod spec;
 pub mod sweep;
 pub mod units;
+pub mod watch;
 
 /// Version of the JSON result document (`--json`, `--jsonl`). Bump on any change
 /// that removes or renames a field; adding an optional field does not need a bump.

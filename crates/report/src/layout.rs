@@ -6,7 +6,8 @@ use std::fmt::Write;
 
 /// Three significant digits (`17.7`, `170`, `0.237`).
 pub(crate) fn sig3(v: f64) -> String {
-    let a = v.abs();
+    // As rounded: 9.996 is 10.0, not 10.00.
+    let a = v.abs() * 1.0005;
     if a >= 100.0 {
         format!("{v:.0}")
     } else if a >= 10.0 {
@@ -20,9 +21,12 @@ pub(crate) fn sig3(v: f64) -> String {
 
 /// A value and its prefix: `(17.7, "G")` for 17.7e9.
 pub(crate) fn prefixed(v: f64) -> (f64, &'static str) {
+    // A value that three digits round up to the next prefix takes it: 999.6e6
+    // is 1.00 G, not 1000 M.
+    let rounded = v.abs() * 1.0005;
     [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
         .into_iter()
-        .find(|(d, _)| v.abs() >= *d)
+        .find(|(d, _)| rounded >= *d)
         .map_or((v, ""), |(d, p)| (v / d, p))
 }
 
@@ -160,6 +164,9 @@ mod tests {
         assert_eq!(sig3(17.749), "17.7");
         assert_eq!(sig3(170.4), "170");
         assert_eq!(sig3(0.2374), "0.237");
+        assert_eq!(sig3(9.996), "10.0");
         assert_eq!(bit_rate(9.41e9), "9.41 Gbit/s");
+        assert_eq!(bit_rate(999.6e6), "1.00 Gbit/s");
+        assert_eq!(bit_rate(999.4e6), "999 Mbit/s");
     }
 }

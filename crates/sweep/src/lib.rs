@@ -17,12 +17,15 @@
 //! - [`mesh`]: agents and the ordered pairs a pattern (all-to-all, ring, star,
 //!   listed pairs) measures between them; a plan with a mesh runs every point
 //!   once per pair.
+//! - [`cadence`]: when a monitor's rounds run: a slot per interval, a random
+//!   delay into it, an overrunning round's slots skipped, never stacked.
 //! - [`fake`]: a scripted, deterministic engine: reports from a latency model with
 //!   seeded noise, so sweep → store → analysis → report is testable exactly.
 #![forbid(unsafe_code)]
 
 pub mod axes;
 pub mod back_to_back;
+pub mod cadence;
 pub mod exec;
 pub mod fake;
 pub mod file;
