@@ -156,6 +156,79 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '::host -- Server host. Without it, an embedded server runs on loopback:_default' \
 && ret=0
 ;;
+(monitor)
+_arguments "${_arguments_options[@]}" : \
+'--every=[Interval between rounds (slots)\: each round starts a random share of --jitter into its slot; one that runs past the next slot'\''s start makes that slot skipped, said and counted, never stacked]:EVERY:_default' \
+'--jitter=[The largest random delay of a round into its slot, as a share of the interval (at most 50%), so monitors started together do not stay in step]:JITTER:_default' \
+'--window=[Past rounds that make each pair'\''s normal (its baseline)]:WINDOW:_default' \
+'--rounds=[Stop after this many rounds (default\: until SIGTERM or SIGINT, which end the round in progress with what it measured stored)]:ROUNDS:_default' \
+'*--agent=[Agents, \`NAME=HOST\[\:PORT\]\` (repeat the flag or separate with commas); the name is the host when none is given]:NAME=HOST[:PORT]:_default' \
+'--agents-file=[A file of agents, one \`NAME=HOST\[\:PORT\]\` per line (# starts a comment)]:FILE:_files' \
+'--agents-dns=[Every address this name resolves to is an agent, named by its address\: a Kubernetes headless Service in front of the agents'\'' DaemonSet (\`netsonde-agents.netsonde.svc\:5300\`; see deploy/kubernetes)]:NAME[:PORT]:_default' \
+'--agents-k8s=[The ready endpoints of this Kubernetes Service are the agents, each named by its node\: listed through the API from inside the cluster (the controller'\''s Job, whose service account may list endpointslices; see deploy/kubernetes). The namespace is the pod'\''s own and the port the endpoints'\'' \`control\` port when not given]:[NAMESPACE/]SERVICE[:PORT]:_default' \
+'--pattern=[Which ordered pairs run\: all-to-all, ring, star\:NAME (every other agent to NAME) or pairs\:SRC-DST,SRC-DST]:PATTERN:' \
+'--concurrency=[Run up to N pairs at once, never two that share an agent, each round started at one moment (the hosts'\'' clocks synchronised, NTP or PTP); the start skew each round measured is stored with its tests. 1\: one pair at a time]:CONCURRENCY:_default' \
+'--metrics=[Serve OpenMetrics on \`http\://ADDR/metrics\` while the mesh runs\: the last result of each pair and test (goodput, latency, loss, CPU per KiB, verdict), as an agent'\''s \`--metrics\` serves its own jobs'\'']:ADDR:_default' \
+'-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
+'--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
+'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr]:TESTS:' \
+'--directions=[Directions\: out,in,bidir]:DIRECTIONS:' \
+'--sizes=[Message sizes\: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K]:SIZES:' \
+'--windows=[Windows\: default,64K,256K]:WINDOWS:' \
+'--parallel=[Parallel streams\: 1,2,4]:PARALLEL:' \
+'--io=[I/O strategies to compare\: copy,batch,zerocopy,uring,auto (see \`netsonde caps\`)]:IO:' \
+'--pacing=[Pacing per stream, an axis on any path\: 100M,1G,0 (0\: unpaced; stream tests)]:PACING:' \
+'--repeat=[Repetitions per point]:REPEAT:_default' \
+'-t+[Measured time per repetition]:TIME:' \
+'--time=[Measured time per repetition]:TIME:' \
+'--warmup=[Warm-up per repetition]:WARMUP:' \
+'--seed=[Seed of the randomised run order]:SEED:_default' \
+'--line-rate=[Line rate for efficiency figures\: 10G]:LINE_RATE:' \
+'--label=[A label for \`runs list\`]:LABEL:' \
+'--mtus=[Lab link axis (inside \`netsonde lab run\`)\: MTUs, 1500,9000,65535]:MTUS:' \
+'--rates=[Lab link axis\: rates, 100M,1G (0 is unlimited)]:RATES:' \
+'--delays=[Lab link axis\: one-way delays each way, 0,10ms,100ms]:DELAYS:' \
+'--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:' \
+'--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:' \
+'(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
+'--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:((real\:"Real tests, over sockets"
+fake\:"The scripted engine'\''s reports at once, no traffic"))' \
+'--auth-key=[Authenticate with this pre-shared key]:FILE:_files' \
+'--fake-delay-ms=[Delay per fake repetition in milliseconds (tests)]:FAKE_DELAY_MS:_default' \
+'--fake-scale=[Fake engine speed factor (tests\: 0.8 is a 20% regression)]:FAKE_SCALE:_default' \
+'--peer=[What the server is\: netsonde, or an unmodified \`iperf3 -s\` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised]:PEER:((netsonde\:"\`netsonde server\`"
+iperf3\:"An unmodified \`iperf3 -s\`"))' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'--yes[Run a mesh whose measuring time is estimated at over an hour]' \
+'--no-report[Do not write a report]' \
+'(--json)-q[End with only where the report and the run are, not the summary of every point]' \
+'(--json)--quiet[End with only where the report and the run are, not the summary of every point]' \
+'--json[End with the summary as one JSON document on standard output (the progress and the report'\''s path go to standard error)]' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
+'::host -- Server host. Without it, an embedded server runs on loopback:_default' \
+&& ret=0
+;;
+(dashboard)
+_arguments "${_arguments_options[@]}" : \
+'--listen=[Where to serve it. 127.0.0.1 by default\: the dashboard only reads, but it shows every stored run to whoever reaches it; put it behind a reverse proxy with authentication to share it]:LISTEN:_default' \
+'--window=[Past rounds that make each pair'\''s normal, as the monitor'\''s --window]:WINDOW:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+&& ret=0
+;;
 (client)
 _arguments "${_arguments_options[@]}" : \
 '-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
@@ -783,6 +856,14 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(monitor)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(dashboard)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (client)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -922,6 +1003,8 @@ _netsonde_commands() {
 'server:Listen for tests (one at a time unless --max-sessions says more; others are told "busy" with the time left). Serves iperf3 clients too, on the same port (\`netsonde -s\` works as \`netsonde server\`)' \
 'agent:A server that also takes jobs from a controller (\`netsonde mesh\`)\: it runs the tests it is asked for as a client against other agents and sends back the reports. Needs --auth-key\: only a holder of the key may direct it' \
 'mesh:Measure between many hosts, each running \`netsonde agent\`\: every ordered pair of a pattern (all-to-all, ring, star, listed pairs) runs the sweep'\''s tests, one pair at a time, stored as one run whose points are (source, destination, test...); prints the matrix of pairs' \
+'monitor:Watch a mesh over time\: its tests round after round on a schedule (with random jitter, an overrunning round'\''s slot skipped), each round stored; every pair judged against its own normal (its past rounds)\: ok, learning, degraded or failed. Serves each pair'\''s state on --metrics' \
+'dashboard:A read-only web page over the store\: each monitor'\''s grid of pairs coloured by state, a pair'\''s history with its baseline band, the runs with their reports, and \`compare\` of two. Binds 127.0.0.1 by default' \
 'client:Run one test against a server, or against an embedded loopback server when no HOST is given' \
 'keygen:Write a new random pre-shared key for --auth-key' \
 'caps:Which I/O strategies this host supports, probed on real sockets' \
@@ -964,12 +1047,19 @@ _netsonde__subcmd__completions_commands() {
     local commands; commands=()
     _describe -t commands 'netsonde completions commands' commands "$@"
 }
+(( $+functions[_netsonde__subcmd__dashboard_commands] )) ||
+_netsonde__subcmd__dashboard_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde dashboard commands' commands "$@"
+}
 (( $+functions[_netsonde__subcmd__help_commands] )) ||
 _netsonde__subcmd__help_commands() {
     local commands; commands=(
 'server:Listen for tests (one at a time unless --max-sessions says more; others are told "busy" with the time left). Serves iperf3 clients too, on the same port (\`netsonde -s\` works as \`netsonde server\`)' \
 'agent:A server that also takes jobs from a controller (\`netsonde mesh\`)\: it runs the tests it is asked for as a client against other agents and sends back the reports. Needs --auth-key\: only a holder of the key may direct it' \
 'mesh:Measure between many hosts, each running \`netsonde agent\`\: every ordered pair of a pattern (all-to-all, ring, star, listed pairs) runs the sweep'\''s tests, one pair at a time, stored as one run whose points are (source, destination, test...); prints the matrix of pairs' \
+'monitor:Watch a mesh over time\: its tests round after round on a schedule (with random jitter, an overrunning round'\''s slot skipped), each round stored; every pair judged against its own normal (its past rounds)\: ok, learning, degraded or failed. Serves each pair'\''s state on --metrics' \
+'dashboard:A read-only web page over the store\: each monitor'\''s grid of pairs coloured by state, a pair'\''s history with its baseline band, the runs with their reports, and \`compare\` of two. Binds 127.0.0.1 by default' \
 'client:Run one test against a server, or against an embedded loopback server when no HOST is given' \
 'keygen:Write a new random pre-shared key for --auth-key' \
 'caps:Which I/O strategies this host supports, probed on real sockets' \
@@ -1011,6 +1101,11 @@ _netsonde__subcmd__help__subcmd__compare_commands() {
 _netsonde__subcmd__help__subcmd__completions_commands() {
     local commands; commands=()
     _describe -t commands 'netsonde help completions commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__dashboard_commands] )) ||
+_netsonde__subcmd__help__subcmd__dashboard_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help dashboard commands' commands "$@"
 }
 (( $+functions[_netsonde__subcmd__help__subcmd__help_commands] )) ||
 _netsonde__subcmd__help__subcmd__help_commands() {
@@ -1079,6 +1174,11 @@ _netsonde__subcmd__help__subcmd__man_commands() {
 _netsonde__subcmd__help__subcmd__mesh_commands() {
     local commands; commands=()
     _describe -t commands 'netsonde help mesh commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__help__subcmd__monitor_commands] )) ||
+_netsonde__subcmd__help__subcmd__monitor_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde help monitor commands' commands "$@"
 }
 (( $+functions[_netsonde__subcmd__help__subcmd__report_commands] )) ||
 _netsonde__subcmd__help__subcmd__report_commands() {
@@ -1257,6 +1357,11 @@ _netsonde__subcmd__man_commands() {
 _netsonde__subcmd__mesh_commands() {
     local commands; commands=()
     _describe -t commands 'netsonde mesh commands' commands "$@"
+}
+(( $+functions[_netsonde__subcmd__monitor_commands] )) ||
+_netsonde__subcmd__monitor_commands() {
+    local commands; commands=()
+    _describe -t commands 'netsonde monitor commands' commands "$@"
 }
 (( $+functions[_netsonde__subcmd__report_commands] )) ||
 _netsonde__subcmd__report_commands() {

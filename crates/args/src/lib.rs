@@ -76,6 +76,15 @@ pub enum Command {
     /// tests, one pair at a time, stored as one run whose points are (source,
     /// destination, test...); prints the matrix of pairs.
     Mesh(Box<MeshArgs>),
+    /// Watch a mesh over time: its tests round after round on a schedule (with
+    /// random jitter, an overrunning round's slot skipped), each round stored;
+    /// every pair judged against its own normal (its past rounds): ok,
+    /// learning, degraded or failed. Serves each pair's state on --metrics.
+    Monitor(Box<MonitorArgs>),
+    /// A read-only web page over the store: each monitor's grid of pairs
+    /// coloured by state, a pair's history with its baseline band, the runs
+    /// with their reports, and `compare` of two. Binds 127.0.0.1 by default.
+    Dashboard(DashboardArgs),
     /// Run one test against a server, or against an embedded loopback server when
     /// no HOST is given.
     Client(Box<ClientArgs>),
@@ -337,6 +346,49 @@ pub struct MeshArgs {
     /// there is no HOST.
     #[command(flatten)]
     pub sweep: SweepArgs,
+}
+
+/// `netsonde monitor`.
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// Interval between rounds (slots): each round starts a random share of
+    /// --jitter into its slot; one that runs past the next slot's start makes
+    /// that slot skipped, said and counted, never stacked.
+    #[arg(long, default_value = "5m", value_parser = parse_time)]
+    pub every: Nanos,
+    /// The largest random delay of a round into its slot, as a share of the
+    /// interval (at most 50%), so monitors started together do not stay in
+    /// step.
+    #[arg(long, default_value = "10%", value_parser = parse_ratio)]
+    pub jitter: f64,
+    /// Past rounds that make each pair's normal (its baseline).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(3..=1000))]
+    pub window: u32,
+    /// Stop after this many rounds (default: until SIGTERM or SIGINT, which
+    /// end the round in progress with what it measured stored).
+    #[arg(long)]
+    pub rounds: Option<u64>,
+    /// The mesh measured each round: agents, pattern, tests, as `netsonde mesh`
+    /// takes them. --label names the monitor (default `monitor`): its rounds are
+    /// the stored runs with that label, and a restarted monitor of the same
+    /// label goes on from them.
+    #[command(flatten)]
+    pub mesh: MeshArgs,
+}
+
+/// `netsonde dashboard`.
+#[derive(Debug, Args)]
+pub struct DashboardArgs {
+    /// Where to serve it. 127.0.0.1 by default: the dashboard only reads, but
+    /// it shows every stored run to whoever reaches it; put it behind a
+    /// reverse proxy with authentication to share it.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: std::net::SocketAddr,
+    /// Past rounds that make each pair's normal, as the monitor's --window.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(3..=1000))]
+    pub window: u32,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// Where a sweep's results go.

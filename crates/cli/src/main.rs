@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod client_cmd;
+mod dashboard;
 mod files;
 mod keys;
 mod lab;
@@ -16,6 +17,7 @@ mod lab_mesh;
 mod man;
 mod mesh;
 mod metrics_http;
+mod monitor;
 mod runs;
 mod search;
 mod server_cmd;
@@ -503,6 +505,8 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             server_cmd::run(a.server, Some((jobs, a.allow_targets))).map(|()| Exit::Ok)
         }
         Command::Mesh(a) => mesh_cmd(*a),
+        Command::Monitor(a) => monitor::run(*a).map(|()| Exit::Ok),
+        Command::Dashboard(a) => dashboard::run(a).map(|()| Exit::Ok),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

@@ -43,33 +43,78 @@ const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 
 type Render = Arc<dyn Fn() -> String + Send + Sync>;
 
+/// A page: its status, content type and body.
+pub(crate) struct Page {
+    /// 200, 404, 400.
+    pub status: StatusCode,
+    /// Its `Content-Type`.
+    pub content_type: &'static str,
+    /// The body.
+    pub body: String,
+}
+
+impl Page {
+    /// 404, in a line.
+    pub fn not_found() -> Page {
+        Page {
+            status: StatusCode::NOT_FOUND,
+            content_type: "text/plain; charset=utf-8",
+            body: "not found\n".into(),
+        }
+    }
+}
+
+/// What answers a `GET`: its path and query (undecoded) to a page.
+pub(crate) type Handler = Arc<dyn Fn(&str, Option<&str>) -> Page + Send + Sync>;
+
 /// Serves `render()` on `GET /metrics` at `addr` until the process ends;
 /// returns the address bound. Anything else is 404.
 pub(crate) fn serve(addr: SocketAddr, render: Render) -> anyhow::Result<SocketAddr> {
-    let listener =
-        std::net::TcpListener::bind(addr).with_context(|| format!("--metrics {addr}"))?;
+    let handler: Handler = Arc::new(move |path, _| {
+        if path == "/metrics" {
+            Page {
+                status: StatusCode::OK,
+                content_type: "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                body: render(),
+            }
+        } else {
+            Page::not_found()
+        }
+    });
+    serve_pages(addr, "--metrics", handler)
+}
+
+/// Serves `handler`'s pages on `GET` at `addr` until the process ends, bounded
+/// as the module says; `what` names the option in errors. Returns the address
+/// bound.
+pub(crate) fn serve_pages(
+    addr: SocketAddr,
+    what: &'static str,
+    handler: Handler,
+) -> anyhow::Result<SocketAddr> {
+    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("{what} {addr}"))?;
     listener
         .set_nonblocking(true)
-        .with_context(|| format!("--metrics {addr}"))?;
-    let bound = listener.local_addr().context("--metrics")?;
+        .with_context(|| format!("{what} {addr}"))?;
+    let bound = listener.local_addr().context(what)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
         .build()
-        .context("--metrics: starting its runtime")?;
+        .with_context(|| format!("{what}: starting its runtime"))?;
     std::thread::Builder::new()
-        .name("metrics".into())
-        .spawn(move || rt.block_on(accept_loop(listener, render)))
-        .context("--metrics: starting its thread")?;
+        .name("http".into())
+        .spawn(move || rt.block_on(accept_loop(listener, handler, what)))
+        .with_context(|| format!("{what}: starting its thread"))?;
     Ok(bound)
 }
 
 /// Accepts for ever, keeping at most [`MAX_CONNECTIONS`] open.
-async fn accept_loop(listener: std::net::TcpListener, render: Render) {
+async fn accept_loop(listener: std::net::TcpListener, handler: Handler, what: &'static str) {
     let listener = match tokio::net::TcpListener::from_std(listener) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("netsonde: --metrics: {e}");
+            eprintln!("netsonde: {what}: {e}");
             return;
         }
     };
@@ -87,10 +132,10 @@ async fn accept_loop(listener: std::net::TcpListener, render: Render) {
                         tokio::task::yield_now().await;
                     }
                 }
-                let render = render.clone();
+                let handler = handler.clone();
                 let task = tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                        let response = respond(&req, &render);
+                        let response = respond(&req, &handler);
                         async move { Ok::<_, Infallible>(response) }
                     });
                     let conn = hyper::server::conn::http1::Builder::new()
@@ -103,7 +148,7 @@ async fn accept_loop(listener: std::net::TcpListener, render: Render) {
             }
             Err(e) => {
                 if logged.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-                    eprintln!("netsonde: --metrics: accepting a connection failed: {e} (retrying)");
+                    eprintln!("netsonde: {what}: accepting a connection failed: {e} (retrying)");
                     logged = Some(Instant::now());
                 }
                 tokio::time::sleep(ACCEPT_PAUSE).await;
@@ -112,19 +157,20 @@ async fn accept_loop(listener: std::net::TcpListener, render: Render) {
     }
 }
 
-/// The metrics on `GET /metrics`, 404 elsewhere.
-fn respond(req: &Request<Incoming>, render: &Render) -> Response<Full<Bytes>> {
-    let mut r = Response::builder();
-    let body = if req.method() == Method::GET && req.uri().path() == "/metrics" {
-        r = r.header(
-            "Content-Type",
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        );
-        render()
+/// The handler's page for a `GET`; 405 for any other method.
+fn respond(req: &Request<Incoming>, handler: &Handler) -> Response<Full<Bytes>> {
+    let page = if req.method() == Method::GET {
+        handler(req.uri().path(), req.uri().query())
     } else {
-        r = r.status(StatusCode::NOT_FOUND);
-        "not found\n".into()
+        Page {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            content_type: "text/plain; charset=utf-8",
+            body: "read-only: GET only\n".into(),
+        }
     };
-    r.body(Full::new(Bytes::from(body)))
+    Response::builder()
+        .status(page.status)
+        .header("Content-Type", page.content_type)
+        .body(Full::new(Bytes::from(page.body)))
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
 }

@@ -125,7 +125,7 @@ impl Bar {
 }
 
 /// A sweep's error as the binary reports it: what was asked is a usage error.
-fn cli_error(e: SweepError) -> anyhow::Error {
+pub(crate) fn cli_error(e: SweepError) -> anyhow::Error {
     match e {
         SweepError::Usage(m) => netsonde_args::UsageError(m).into(),
         e => e.into(),

@@ -238,24 +238,31 @@ fn the_kubernetes_manifests_render_and_hold_together() {
     let count = |s: &str| y.matches(s).count();
     assert_eq!(count("kind: DaemonSet"), 2, "{y}");
     assert_eq!(count("kind: Job"), 1);
+    // Issue 38: the monitor and the dashboard, and the dashboard's Service.
+    assert_eq!(count("kind: Deployment"), 2);
     assert_eq!(count("clusterIP: None"), 2);
     assert_eq!(count("hostNetwork: true"), 1);
-    assert_eq!(count("secretName: netsonde-key"), 3);
+    assert_eq!(count("secretName: netsonde-key"), 4);
     // 0400: only the owner (root, as the containers run) reads the key, which
     // netsonde insists on.
-    assert_eq!(count("defaultMode: 256"), 3);
-    assert_eq!(count("limits:"), 3);
-    // The namespace, 2 DaemonSets, 2 Services, the Job, and rbac.yaml's 3 and
-    // its binding's subject.
-    assert_eq!(count("namespace: netsonde"), 9);
-    // The Job's service account may list EndpointSlices, and nothing else.
-    assert_eq!(count("serviceAccountName: netsonde-mesh"), 1);
+    assert_eq!(count("defaultMode: 256"), 4);
+    assert_eq!(count("limits:"), 5);
+    // The namespace, 2 DaemonSets, 3 Services, the Job, 2 Deployments, and
+    // rbac.yaml's 3 and its binding's subject.
+    assert_eq!(count("namespace: netsonde"), 12);
+    // The Job's and the monitor's service account may list EndpointSlices,
+    // and nothing else.
+    assert_eq!(count("serviceAccountName: netsonde-mesh"), 2);
+    // The store both reach comes from its Secret, and the dashboard runs as
+    // nobody.
+    assert_eq!(count("name: netsonde-db"), 2);
+    assert!(y.contains("runAsUser: 65534"), "{y}");
     assert!(
         y.contains("resources:\n  - endpointslices\n  verbs:\n  - list\n"),
         "{y}"
     );
     let args = container_args(&y);
-    assert_eq!(args.len(), 3, "{args:?}");
+    assert_eq!(args.len(), 5, "{args:?}");
     // The Job finds the pod network's agents through their Service.
     let job = args.iter().find(|a| a[0] == "mesh").unwrap();
     let svc = &job[job.iter().position(|a| a == "--agents-k8s").unwrap() + 1];

@@ -23,6 +23,7 @@ mod lab_physics;
 #[allow(dead_code)]
 mod lab_util;
 mod loopback;
+mod monitor;
 mod namespaces;
 mod regression;
 mod searches;
@@ -31,3 +32,4 @@ mod shared_store;
 mod studies;
 mod summaries;
 mod sweeps;
+mod webdriver;

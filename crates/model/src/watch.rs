@@ -91,3 +91,19 @@ pub struct PairWatch {
     /// When that round started, Unix seconds.
     pub at_unix_s: i64,
 }
+
+/// What a monitor last knew: every pair's test as last judged, and how its
+/// rounds go. What its `--metrics` serves.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Watched {
+    /// Every pair's test, as last judged.
+    pub pairs: Vec<PairWatch>,
+    /// Rounds this process ran.
+    pub rounds: u64,
+    /// Slots skipped because a round overran them.
+    pub skipped: u64,
+    /// When the last stored round started, Unix seconds.
+    pub last_round_unix_s: Option<i64>,
+    /// The interval between rounds, seconds.
+    pub every_s: f64,
+}

@@ -11,6 +11,8 @@
 //! - [`mesh`]: a mesh run's matrices of pairs (goodput per source and
 //!   destination, outliers marked, each pair's verdict or failure), as text and
 //!   as the HTML report's heat maps.
+//! - [`dashboard`]: `netsonde dashboard`'s pages: a monitor's grids of pairs by
+//!   state, a pair's history with its baseline band, the runs, compare.
 //! - [`openmetrics`]: what `--metrics` serves: a server's health and the last
 //!   result of each pair and test, in the OpenMetrics text format.
 //! - [`search`]: a loss-free rate search's rows and tables.
@@ -23,6 +25,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod dashboard;
 pub mod figure;
 pub mod html;
 pub mod json;

@@ -199,6 +199,125 @@ fn results(reg: &mut Registry, results: &[PairResult]) {
     );
 }
 
+/// A watched metric's name with its base unit, as Prometheus asks, and its
+/// value in that unit (`goodput` in bit/s is `goodput_bytes_per_second`).
+fn in_base_unit(metric: &str, v: f64) -> (String, f64) {
+    use netsonde_model::sweep::Unit as U;
+    let (suffix, value) = match Metric::from_name(metric).map(Metric::unit) {
+        Some(U::BitRate) => ("bytes_per_second", v / 8.0),
+        Some(U::Nanos) => ("seconds", v / 1e9),
+        Some(U::Percent) => ("ratio", v / 100.0),
+        Some(U::UsPerKib) => ("seconds_per_byte", v * 1e-6 / 1024.0),
+        Some(U::Micros) => ("seconds", v * 1e-6),
+        Some(U::PerSecond) => ("per_second", v),
+        _ => ("", v),
+    };
+    let name = match (metric.strip_suffix("_per_sec"), suffix) {
+        (Some(stem), "per_second") => format!("{stem}_per_second"),
+        (_, "") => metric.to_string(),
+        _ => format!("{metric}_{suffix}"),
+    };
+    (name, value)
+}
+
+/// A monitor's view: each pair's state (one gauge per state, 1 for the one
+/// it is in), its latest figures and its baseline (median, low, high), in
+/// base units, labelled by agent names; and how the rounds go.
+fn watch(reg: &mut Registry, w: &netsonde_model::watch::Watched) {
+    use netsonde_model::watch::PairState;
+    let family = || Family::<Labels, FloatGauge>::default();
+    let (state, latest, baseline) = (family(), family(), family());
+    for p in &w.pairs {
+        let pair = [
+            ("src", p.src.as_str()),
+            ("dst", p.dst.as_str()),
+            ("test", p.test.as_str()),
+        ];
+        for s in PairState::ALL {
+            let mut l = labels(&pair);
+            l.push(("state".into(), s.name().into()));
+            state
+                .get_or_create(&l)
+                .set(if s == p.state { 1.0 } else { 0.0 });
+        }
+        for m in &p.metrics {
+            let (name, v) = in_base_unit(&m.metric, m.latest);
+            let mut l = labels(&pair);
+            l.push(("metric".into(), name.clone()));
+            latest.get_or_create(&l).set(v);
+            if let Some(b) = m.baseline {
+                for (bound, x) in [("median", b.median), ("low", b.low), ("high", b.high)] {
+                    let mut lb = l.clone();
+                    lb.push(("bound".into(), bound.into()));
+                    baseline
+                        .get_or_create(&lb)
+                        .set(in_base_unit(&m.metric, x).1);
+                }
+            }
+        }
+    }
+    reg.register(
+        "netsonde_pair_state",
+        "The pair's test against its own normal: 1 for its state (ok, learning, degraded, failed)",
+        state,
+    );
+    reg.register(
+        "netsonde_pair_latest",
+        "The pair's latest round, per metric, in the base unit its name ends with",
+        latest,
+    );
+    reg.register(
+        "netsonde_pair_baseline",
+        "The pair's normal over its past rounds, per metric: median, low and high",
+        baseline,
+    );
+    let g = |v: f64| {
+        let g = FloatGauge::default();
+        g.set(v);
+        g
+    };
+    let c = |v: u64| {
+        let c = Counter::<u64>::default();
+        c.inc_by(v);
+        c
+    };
+    reg.register(
+        "netsonde_monitor_rounds",
+        "Rounds this monitor ran",
+        c(w.rounds),
+    );
+    reg.register(
+        "netsonde_monitor_skipped_rounds",
+        "Slots skipped because a round ran past the next one's start",
+        c(w.skipped),
+    );
+    reg.register_with_unit(
+        "netsonde_monitor_interval",
+        "The interval between rounds",
+        Unit::Seconds,
+        g(w.every_s),
+    );
+    if let Some(t) = w.last_round_unix_s {
+        reg.register_with_unit(
+            "netsonde_monitor_last_round_timestamp",
+            "When the last stored round started",
+            Unit::Seconds,
+            g(t as f64),
+        );
+    }
+}
+
+/// What a monitor serves on `--metrics`: its view of every pair
+/// ([`watch`]) and each pair's last result.
+pub fn render_monitor(w: &netsonde_model::watch::Watched, last: &[PairResult]) -> String {
+    let mut reg = Registry::default();
+    watch(&mut reg, w);
+    results(&mut reg, last);
+    let mut out = String::new();
+    let _ = encode(&mut out, &reg);
+    out
+}
+
 /// The OpenMetrics exposition of a server's health (if it is one) and of the
 /// last results it knows.
 pub fn render(health_now: Option<&ServerHealth>, last: &[PairResult]) -> String {
@@ -262,5 +381,53 @@ mod tests {
             "{text}"
         );
         assert!(text.trim_end().ends_with("# EOF"), "{text}");
+    }
+
+    /// Issue 38: a monitor serves each pair's state (one series per state, 1
+    /// for the one it is in) and its baseline, in base units.
+    #[test]
+    fn a_monitor_serves_each_pairs_state_and_baseline() {
+        use netsonde_model::watch::{Baseline, MetricWatch, PairState, PairWatch, Watched};
+        let pair = |src: &str, state| PairWatch {
+            src: src.into(),
+            dst: "h9".into(),
+            test: "tcp-stream".into(),
+            state,
+            why: String::new(),
+            verdict: None,
+            metrics: vec![MetricWatch {
+                metric: "goodput".into(),
+                latest: 8e9,
+                baseline: Some(Baseline {
+                    median: 9.6e9,
+                    low: 9.2e9,
+                    high: 9.8e9,
+                    rounds: 5,
+                }),
+                change: Some(-0.17),
+                worse: true,
+            }],
+            run: 3,
+            at_unix_s: 1_700_000_000,
+        };
+        let w = Watched {
+            pairs: vec![pair("h1", PairState::Degraded), pair("h2", PairState::Ok)],
+            rounds: 6,
+            skipped: 1,
+            last_round_unix_s: Some(1_700_000_000),
+            every_s: 600.0,
+        };
+        let text = render_monitor(&w, &[]);
+        for want in [
+            r#"netsonde_pair_state{src="h1",dst="h9",test="tcp-stream",state="degraded"} 1.0"#,
+            r#"netsonde_pair_state{src="h1",dst="h9",test="tcp-stream",state="ok"} 0.0"#,
+            r#"netsonde_pair_state{src="h2",dst="h9",test="tcp-stream",state="ok"} 1.0"#,
+            r#"netsonde_pair_baseline{src="h1",dst="h9",test="tcp-stream",metric="goodput_bytes_per_second",bound="median"} 1200000000.0"#,
+            r#"netsonde_pair_latest{src="h1",dst="h9",test="tcp-stream",metric="goodput_bytes_per_second"} 1000000000.0"#,
+            "netsonde_monitor_skipped_rounds_total 1",
+            "netsonde_monitor_interval_seconds 600.0",
+        ] {
+            assert!(text.contains(want), "{want}\n{text}");
+        }
     }
 }

@@ -34,6 +34,7 @@ mod client_error;
 pub mod compare;
 mod error;
 pub mod kube;
+pub mod monitor;
 pub mod output;
 pub mod real;
 pub mod sessions;

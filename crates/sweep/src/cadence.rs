@@ -76,7 +76,14 @@ mod tests {
     #[test]
     fn a_round_within_its_slot_is_followed_by_the_next() {
         let n = c(0.0).next(0, Duration::from_secs(20), 0.0);
-        assert_eq!(n, Next { slot: 1, at: Duration::from_secs(60), skipped: 0 });
+        assert_eq!(
+            n,
+            Next {
+                slot: 1,
+                at: Duration::from_secs(60),
+                skipped: 0
+            }
+        );
     }
 
     #[test]

@@ -107,4 +107,10 @@ impl RunView {
     pub fn label(&self, p: &PointView) -> String {
         Labeler::new(&self.points).label(p, &[])
     }
+
+    /// A point's label with the varying axes but `skip` (a mesh's test
+    /// without its pair: `skip` `src` and `dst`).
+    pub fn label_without(&self, p: &PointView, skip: &[&str]) -> String {
+        Labeler::new(&self.points).label(p, skip)
+    }
 }
