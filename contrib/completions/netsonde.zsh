@@ -697,7 +697,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--hosts=[Hosts, 2 to 64\: h1 at 10.78.0.1 ... hN at 10.78.0.N]:HOSTS:_default' \
 '--rate=[Every host'\''s egress rate, counted as an Ethernet line\: 1G (default\: unshaped, as fast as the host'\''s CPU moves it)]:RATE:_default' \
-'*--slow=[A slower link between two hosts, each way\: h2-h4=100M (repeat for more)]:hA-hB=RATE:_default' \
+'*--slow=[A slower link between two hosts, each way\: h2-h4=100M (repeat for more); h2-h4=100M@30s slows it only 30 s after the mesh or monitor starts, so a monitor sees the link get worse between its rounds]:hA-hB=RATE:_default' \
 '--name=[Lab name (namespaces sonde-NAME-h1 ... and sonde-NAME-br); default mPID]:NAME:_default' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \

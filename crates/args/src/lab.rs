@@ -140,7 +140,9 @@ pub struct LabMeshArgs {
     /// unshaped, as fast as the host's CPU moves it).
     #[arg(long)]
     pub rate: Option<String>,
-    /// A slower link between two hosts, each way: h2-h4=100M (repeat for more).
+    /// A slower link between two hosts, each way: h2-h4=100M (repeat for more);
+    /// h2-h4=100M@30s slows it only 30 s after the mesh or monitor starts, so a
+    /// monitor sees the link get worse between its rounds.
     #[arg(long, value_name = "hA-hB=RATE")]
     pub slow: Vec<String>,
     /// Lab name (namespaces sonde-NAME-h1 ... and sonde-NAME-br); default mPID.

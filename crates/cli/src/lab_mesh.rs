@@ -40,9 +40,11 @@ fn spec(a: &LabMeshArgs) -> anyhow::Result<ClusterSpec> {
 /// agent and the lab's key.
 fn invocation(a: &LabMeshArgs, key: &std::path::Path) -> anyhow::Result<Vec<String>> {
     let mut inv = a.invocation.clone();
-    if inv.first().map(String::as_str) != Some("mesh") {
+    if !matches!(inv.first().map(String::as_str), Some("mesh" | "monitor")) {
         return Err(UsageError(
-            "lab mesh runs a mesh: add `-- mesh [TEST FLAGS]` (the lab names the agents)".into(),
+            "lab mesh runs a mesh or a monitor: add `-- mesh [TEST FLAGS]` (the lab names the \
+             agents)"
+                .into(),
         )
         .into());
     }
@@ -65,6 +67,41 @@ fn invocation(a: &LabMeshArgs, key: &std::path::Path) -> anyhow::Result<Vec<Stri
         key.display().to_string(),
     ]);
     Ok(inv)
+}
+
+/// Applies the pairs slowed later (`--slow hA-hB=RATE@AFTER`) when each is
+/// due, on a thread that ends early when the returned sender is dropped (the
+/// invocation ended).
+fn slow_later(
+    lab: &Cluster,
+    spec: &ClusterSpec,
+    name: &str,
+) -> (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>) {
+    let mut due: Vec<(std::time::Duration, String, Vec<String>)> = (1..=spec.hosts)
+        .flat_map(|i| {
+            let ns = lab.host_namespace(i).to_string();
+            spec.later(i)
+                .into_iter()
+                .map(move |(t, cmd)| (std::time::Duration::from_nanos(t.0), ns.clone(), cmd))
+        })
+        .collect();
+    due.sort_by_key(|d| d.0);
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let name = name.to_string();
+    let start = std::time::Instant::now();
+    let handle = std::thread::spawn(move || {
+        for (at, ns, cmd) in due {
+            let wait = at.saturating_sub(start.elapsed());
+            if rx.recv_timeout(wait) != Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                return;
+            }
+            match netsonde_lab::cluster::change(&ns, &cmd) {
+                Ok(_) => eprintln!("lab {name}: {ns}: {}", cmd.join(" ")),
+                Err(e) => eprintln!("lab {name}: slowing a pair failed: {e}"),
+            }
+        }
+    });
+    (tx, handle)
 }
 
 /// Starts host `i`'s agent and waits until it listens.
@@ -124,10 +161,18 @@ pub fn run(dir: &StateDir, a: LabMeshArgs) -> anyhow::Result<u8> {
             }
         );
         let br = lab.bridge_namespace().to_string();
+        let mut spec = spec.clone();
+        let now = netsonde_run::agents::unix_now();
+        for s in &mut spec.slow {
+            s.from_unix_s = s.after.map(|t| now + t.0.div_ceil(1_000_000_000));
+        }
         let env = [(ENV_CLUSTER.to_string(), serde_json::to_string(&spec)?)];
         let mut controller = lab.spawn(&br, "controller", &inv, &env, |_| {})?;
-        let status = controller.wait().context("waiting for the mesh")?;
-        Ok(status.code().map_or(1, |c| c as u8))
+        let (done, changes) = slow_later(&lab, &spec, &name);
+        let status = controller.wait().context("waiting for the mesh");
+        drop(done);
+        let _ = changes.join();
+        Ok(status?.code().map_or(1, |c| c as u8))
     })();
     drop(lab);
     let _ = std::fs::remove_file(&key);

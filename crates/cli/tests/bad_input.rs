@@ -65,7 +65,7 @@ fn bad_arguments() {
         2,
         "--size makes no sense with tcp-rr",
     );
-    fails(&["client", "-A", "999", "-t", "0.2"], 1, "no core 999");
+    fails(&["client", "-A", "999", "-t", "0.2"], 2, "no core 999");
     fails(
         &["client", "-C", "nosuchcc", "-t", "0.2"],
         1,
@@ -118,7 +118,7 @@ fn wrong_protocol_version() {
     });
     fails(
         &["client", "127.0.0.1", "--port", &port, "-t", "1"],
-        1,
+        2,
         "peer speaks version 99",
     );
     t.join().unwrap();

@@ -40,10 +40,12 @@ fn wait_log(srv: &ServerProc, pred: impl Fn(&str) -> bool, n: usize) -> Vec<Stri
     }
 }
 
-fn fails_with(args: &[&str], needle: &str) {
+/// Fails with exit status `code` (2: refused before any traffic, as the man
+/// page says; 1: failed) and one line saying `needle`.
+fn fails_with(args: &[&str], code: i32, needle: &str) {
     let out = run(args, Duration::from_secs(30));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
     assert!(
         err.contains(needle),
         "{args:?}: expected '{needle}' in {err}"
@@ -82,10 +84,12 @@ fn authentication_outcomes() {
             "-t",
             "1",
         ],
+        2,
         "authentication failed",
     );
     fails_with(
         &["client", "127.0.0.1", "--port", &keyed.port(), "-t", "1"],
+        2,
         "pass --auth-key FILE",
     );
     fails_with(
@@ -99,6 +103,7 @@ fn authentication_outcomes() {
             "-t",
             "1",
         ],
+        2,
         "refusing to run unauthenticated",
     );
     // No test traffic for any of them: the server logged each with zero bytes.
@@ -124,6 +129,7 @@ fn authentication_outcomes() {
     std::fs::set_permissions(&loose, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
     fails_with(
         &["client", "--auth-key", loose.to_str().unwrap(), "-t", "1"],
+        1,
         "chmod 600",
     );
     let _ = std::fs::remove_dir_all(&d);
@@ -189,6 +195,7 @@ fn tampered_frame_and_replayed_transcript_fail() {
             "-t",
             "1",
         ],
+        2,
         "tampered",
     );
     h.join().unwrap();
@@ -608,7 +615,8 @@ fn server_limits_are_reported_to_the_client() {
         Duration::from_secs(10),
     );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1));
+    // Refused before any traffic: 2, as the man page says.
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         err.contains("server limit: warm-up plus --time at most 2.00 s"),
         "{err}"

@@ -90,8 +90,13 @@ fn lab_mesh_finds_the_slow_link_among_five_hosts() {
         );
     }
     assert_eq!(stdout.matches("<< ").count(), 2, "{stdout}");
-    for pair in ["h2 -> h4: link-bound", "h4 -> h2: link-bound"] {
-        assert!(stdout.contains(pair), "{pair}\n{stdout}");
+    // One line per verdict under the matrix, with the pairs that got it.
+    let link_bound = stdout
+        .lines()
+        .find(|l| l.ends_with(": link-bound"))
+        .unwrap_or_else(|| panic!("no link-bound line\n{stdout}"));
+    for pair in ["h2 -> h4", "h4 -> h2"] {
+        assert!(link_bound.contains(pair), "{pair}\n{stdout}");
     }
     assert_eq!(ours(), 0, "the cluster's namespaces were left behind");
     // A run measured in a cluster lab does not resume outside one.
@@ -239,4 +244,79 @@ fn compare_names_the_pair_that_got_worse() {
     let html = std::fs::read_to_string(rep.join("report.html")).unwrap();
     assert_eq!(html.matches("<td class=\"out\"").count(), 1, "{html}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 38: a monitor over a four-host cluster lab at 500 Mbit/s, a round
+/// every 6 s (each about 4 s: four pairs of 0.5 s tests); 33 s in, well past
+/// the three rounds that learn each pair's normal, the lab slows the link
+/// between h1 and h3 to 50 Mbit/s. In the last round the two pairs over it are
+/// degraded on their goodput against their own normal; the pairs over the
+/// untouched link are not.
+#[test]
+fn a_monitor_sees_a_lab_link_slowed_between_rounds() {
+    let Some(_turn) = crate::lab_util::ready("monitor") else {
+        return;
+    };
+    let name = format!("fmon{}", std::process::id());
+    let dir = scratch("labmonitor");
+    let db = dir.join("monitor.db");
+    let out = run(
+        &[
+            "lab",
+            "mesh",
+            "--name",
+            &name,
+            "--hosts",
+            "4",
+            "--rate",
+            "500M",
+            "--slow",
+            "h1-h3=50M@33s",
+            "--",
+            "monitor",
+            "--db",
+            db.to_str().unwrap(),
+            "--pattern",
+            "pairs:h1-h3,h3-h1,h2-h4,h4-h2",
+            "--tests",
+            "tcp-stream",
+            "--sizes",
+            "64K",
+            "-t",
+            "0.5",
+            "--warmup",
+            "0.1",
+            "--repeat",
+            "1",
+            "--every",
+            "6s",
+            "--jitter",
+            "0",
+            "--window",
+            "3",
+            "--rounds",
+            "7",
+        ],
+        Duration::from_secs(180),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("class change"),
+        "the lab never slowed the link: {err}"
+    );
+    let store = Store::open(&db).unwrap();
+    let (pairs, _) = netsonde_run::monitor::latest(&store, "monitor", 3).unwrap();
+    assert_eq!(pairs.len(), 4, "{pairs:?}");
+    for p in &pairs {
+        let slowed = [p.src.as_str(), p.dst.as_str()] == ["h1", "h3"]
+            || [p.src.as_str(), p.dst.as_str()] == ["h3", "h1"];
+        let on_goodput =
+            p.state == netsonde_model::watch::PairState::Degraded && p.why.starts_with("goodput");
+        assert_eq!(
+            on_goodput, slowed,
+            "{} -> {}: {:?}: {}\n{err}",
+            p.src, p.dst, p.state, p.why
+        );
+    }
 }

@@ -418,7 +418,8 @@ fn memory_amplification_is_refused_at_setup() {
         Duration::from_secs(20),
     );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    // Refused before any traffic: 2 (issue 37.6).
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("server limit") && err.contains("--max-session-memory"),
         "{err}"
@@ -454,7 +455,7 @@ fn memory_amplification_is_refused_at_setup() {
         &over.iter().map(String::as_str).collect::<Vec<_>>(),
         Duration::from_secs(20),
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "refused at setup");
     let within: Vec<String> = args("1");
     let out = run(
         &within.iter().map(String::as_str).collect::<Vec<_>>(),

@@ -173,16 +173,28 @@ pub(crate) fn results_of(
 /// still in flight: what its sender had written and its receiver had read
 /// differ by up to what the socket buffers of a stream hold, the sender's and
 /// the receiver's (this end's granted sizes stand for the peer's, which `-w`
-/// sets alike). A difference within that is not a mismatch; one beyond it
+/// sets alike; without -w the kernel grows them up to `tcp_wmem` and
+/// `tcp_rmem`'s maximum, which bound them then). A difference within that is not a mismatch; one beyond it
 /// still says the peer stopped early or the run was cut. iperf3 also leaves
 /// its omitted period (`-O`) out of its totals, so with one they cannot be set
 /// against this end's at all.
 pub(crate) fn judge_totals(report: &mut TestReport) {
     let omitted = report.spec.warmup.0 > 0;
+    // What a stream's buffers can hold: the sizes granted at setup, or, where
+    // the kernel tunes them (no -w), the most it may grow them to.
+    let tuned_max = |key: &str| -> u64 {
+        [&report.client, &report.server]
+            .into_iter()
+            .filter_map(|side| side.host.sysctls.get(key))
+            .filter_map(|v| v.split_whitespace().nth(2)?.parse().ok())
+            .max()
+            .unwrap_or(0)
+    };
+    let tuned = tuned_max("net.ipv4.tcp_wmem") + tuned_max("net.ipv4.tcp_rmem");
     let buffers = [&report.client, &report.server]
         .into_iter()
         .find_map(|side| side.socket.as_ref())
-        .map(|f| f.sndbuf + f.rcvbuf);
+        .map(|f| (f.sndbuf + f.rcvbuf).max(tuned));
     let flows = report.spec.flows();
     let streams = |dir: FlowDir| flows.iter().filter(|(_, d)| *d == dir).count() as u64;
     let in_flight = |dir: FlowDir| buffers.map(|b| b * streams(dir));

@@ -55,13 +55,34 @@ pub struct SlowPair {
     pub b: usize,
     /// Its rate each way (counted as an Ethernet line: 38 B per frame).
     pub rate: BitRate,
+    /// Slowed only this long after the lab's invocation starts (`=RATE@AFTER`):
+    /// until then the pair runs at the base rate, so a monitor sees a link
+    /// get worse between its rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<netsonde_model::units::Nanos>,
+    /// When that is, Unix seconds (set by the lab as it starts the invocation),
+    /// so the controller records each pair's link as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_unix_s: Option<u64>,
 }
 
 impl SlowPair {
-    /// Parses `hA-hB=RATE` (`h2-h4=100M`).
+    /// Parses `hA-hB=RATE` (`h2-h4=100M`), or `hA-hB=RATE@AFTER` for a pair
+    /// slowed that long after the invocation starts (`h2-h4=100M@30s`).
     pub fn parse(s: &str) -> std::result::Result<SlowPair, String> {
-        let bad = || format!("--slow '{s}': expected hA-hB=RATE, e.g. h2-h4=100M");
+        let bad = || format!("--slow '{s}': expected hA-hB=RATE[@AFTER], e.g. h2-h4=100M");
         let (pair, rate) = s.split_once('=').ok_or_else(bad)?;
+        let (rate, after) = match rate.split_once('@') {
+            Some((r, t)) => (
+                r,
+                Some(
+                    t.trim()
+                        .parse::<netsonde_model::units::Nanos>()
+                        .map_err(|e| format!("--slow '{s}': {e}"))?,
+                ),
+            ),
+            None => (rate, None),
+        };
         let (a, b) = pair.split_once('-').ok_or_else(bad)?;
         let host = |h: &str| {
             h.trim()
@@ -81,7 +102,13 @@ impl SlowPair {
         if a == b {
             return Err(format!("--slow '{s}': a host has no link to itself"));
         }
-        Ok(SlowPair { a, b, rate })
+        Ok(SlowPair {
+            a,
+            b,
+            rate,
+            after,
+            from_unix_s: None,
+        })
     }
 }
 
@@ -117,10 +144,17 @@ impl ClusterSpec {
     /// slow pair's rate each way, else the base rate, shaped by htb on veth;
     /// `None` when that path is unshaped.
     pub fn link(&self, a: usize, b: usize) -> Option<LinkRecord> {
+        self.link_at(a, b, u64::MAX)
+    }
+
+    /// [`ClusterSpec::link`] as it was at `unix_s`: a pair slowed later runs
+    /// at the base rate before its time.
+    pub fn link_at(&self, a: usize, b: usize, unix_s: u64) -> Option<LinkRecord> {
         let rate = self
             .slow
             .iter()
             .find(|s| (s.a, s.b) == (a, b) || (s.a, s.b) == (b, a))
+            .filter(|s| s.from_unix_s.is_none_or(|t| unix_s >= t))
             .map(|s| s.rate)
             .or(self.rate)?;
         let dir = DirLink {
@@ -146,20 +180,26 @@ impl ClusterSpec {
     /// shaped; else htb with a default class at the base rate (100 Gbit/s when
     /// unshaped) and a class per slower destination.
     pub fn shaping(&self, i: usize) -> Vec<Vec<String>> {
-        let slow: Vec<(usize, BitRate)> = self
-            .slow
-            .iter()
-            .filter_map(|s| match (s.a == i, s.b == i) {
-                (true, _) => Some((s.b, s.rate)),
-                (_, true) => Some((s.a, s.rate)),
-                _ => None,
+        let bits = |r: BitRate| format!("{}bit", r.0.round() as u64);
+        let base = self.rate.map_or_else(|| "100gbit".to_string(), bits);
+        // A pair slowed later starts at the base rate, in a class of its own.
+        let slow: Vec<(usize, String)> = self
+            .slow_of(i)
+            .into_iter()
+            .map(|(dst, s)| {
+                (
+                    dst,
+                    if s.after.is_some() {
+                        base.clone()
+                    } else {
+                        bits(s.rate)
+                    },
+                )
             })
             .collect();
         if self.rate.is_none() && slow.is_empty() {
             return Vec::new();
         }
-        let bits = |r: BitRate| format!("{}bit", r.0.round() as u64);
-        let base = self.rate.map_or_else(|| "100gbit".to_string(), bits);
         let overhead = WIRE_EXTRA.to_string();
         let mut cmds: Vec<Vec<String>> = vec![
             words(&[
@@ -177,7 +217,7 @@ impl ClusterSpec {
             cmds.push(
                 words(&["class", "add", "dev", HOST_DEV, "parent", "1:", "classid"])
                     .into_iter()
-                    .chain([class.clone(), "htb".into(), "rate".into(), bits(*rate)])
+                    .chain([class.clone(), "htb".into(), "rate".into(), rate.clone()])
                     .chain(["overhead".into(), overhead.clone()])
                     .collect(),
             );
@@ -193,6 +233,50 @@ impl ClusterSpec {
         }
         cmds
     }
+}
+
+impl ClusterSpec {
+    /// Host `i`'s slower destinations, in the order its classes are numbered.
+    fn slow_of(&self, i: usize) -> Vec<(usize, &SlowPair)> {
+        self.slow
+            .iter()
+            .filter_map(|s| match (s.a == i, s.b == i) {
+                (true, _) => Some((s.b, s)),
+                (_, true) => Some((s.a, s)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The `tc` changes that slow host `i`'s later pairs, each with how long
+    /// after the invocation starts it is due.
+    pub fn later(&self, i: usize) -> Vec<(netsonde_model::units::Nanos, Vec<String>)> {
+        self.slow_of(i)
+            .into_iter()
+            .enumerate()
+            .filter_map(|(k, (_, s))| {
+                let cmd = words(&[
+                    "class", "change", "dev", HOST_DEV, "parent", "1:", "classid",
+                ])
+                .into_iter()
+                .chain([
+                    format!("1:{}", 10 + k),
+                    "htb".into(),
+                    "rate".into(),
+                    format!("{}bit", s.rate.0.round() as u64),
+                    "overhead".into(),
+                    WIRE_EXTRA.to_string(),
+                ])
+                .collect();
+                Some((s.after?, cmd))
+            })
+            .collect()
+    }
+}
+
+/// Runs one of [`ClusterSpec::later`]'s changes in the host namespace `ns`.
+pub fn change(ns: &str, cmd: &[String]) -> Result<()> {
+    tc_in(ns, cmd).map(|_| ())
 }
 
 fn words(w: &[&str]) -> Vec<String> {
@@ -352,5 +436,40 @@ mod tests {
         }
         .validate()
         .is_err());
+    }
+
+    /// Issue 38: a pair slowed later starts at the base rate in its own
+    /// class, changed to its rate when due; its link is recorded as it was.
+    #[test]
+    fn a_pair_slowed_later_starts_at_the_base_rate_and_changes_when_due() {
+        let mut s = SlowPair::parse("h1-h3=50M@20s").unwrap();
+        assert_eq!(s.after, Some(netsonde_model::units::Nanos::from_secs(20)));
+        assert!(SlowPair::parse("h1-h3=50M@soon").is_err());
+        s.from_unix_s = Some(1_000);
+        let spec = ClusterSpec {
+            hosts: 3,
+            rate: Some(BitRate(500e6)),
+            slow: vec![s],
+        };
+        let h1: Vec<String> = spec.shaping(1).iter().map(|c| c.join(" ")).collect();
+        assert!(
+            h1[2].contains("classid 1:10 htb rate 500000000bit"),
+            "{h1:?}"
+        );
+        let later = spec.later(1);
+        assert_eq!(later.len(), 1);
+        assert_eq!(later[0].0, netsonde_model::units::Nanos::from_secs(20));
+        assert!(later[0]
+            .1
+            .join(" ")
+            .contains("class change dev e0 parent 1: classid 1:10 htb rate 50000000bit"));
+        assert!(spec.later(2).is_empty());
+        let rate = |t| {
+            spec.link_at(1, 3, t)
+                .and_then(|l| l.spec.up.rate)
+                .map(|r| r.0)
+        };
+        assert_eq!(rate(999), Some(500e6));
+        assert_eq!(rate(1_000), Some(50e6));
     }
 }

@@ -176,7 +176,8 @@ impl AgentRunner {
                 .and_then(|n| n.parse::<usize>().ok())
         };
         if let (Some(c), Some(a), Some(b)) = (&self.cluster, host(src), host(dst)) {
-            report.link = c.link(a, b);
+            // As the link was when this pair ran (a lab pair may be slowed later).
+            report.link = c.link_at(a, b, unix_now());
         }
         netsonde_analysis::finish(&mut report, None);
         if let Some(results) = &self.results {

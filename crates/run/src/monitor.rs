@@ -69,6 +69,26 @@ fn watched(rr: bool) -> &'static [Metric] {
     }
 }
 
+/// The least CPU time behind a CPU-per-unit figure for it to be judged: the
+/// interrupt time in it is counted in ticks (10 ms), so a figure from a few
+/// ticks of CPU (a short test at a low rate) is noise, not a normal.
+const MIN_CPU_SECONDS: f64 = 0.1;
+
+/// Whether `p`'s figure of `m` stands on enough data to be judged: for the CPU
+/// per KiB or per transaction, at least [`MIN_CPU_SECONDS`] of CPU behind it.
+fn judgeable(p: &PointView, m: Metric) -> bool {
+    let secs = p.spec.duration.0 as f64 / 1e9;
+    let units = match m {
+        Metric::ClientUsPerKib => p.median(Metric::Goodput.name()).map(|g| g / 8.0 / 1024.0),
+        Metric::ClientUsPerTrans => p.median(Metric::TransactionsPerSec.name()),
+        _ => return true,
+    };
+    match (units, p.median(m.name())) {
+        (Some(u), Some(us)) => us * 1e-6 * u * secs >= MIN_CPU_SECONDS,
+        _ => false,
+    }
+}
+
 /// A figure of `metric` as a line says it.
 fn show(metric: Metric, v: f64) -> String {
     match metric.unit() {
@@ -143,9 +163,14 @@ fn pair_watch(
 ) -> PairWatch {
     let metrics: Vec<MetricWatch> = watched(p.spec.test.is_rr())
         .iter()
+        .filter(|&&m| judgeable(p, m))
         .filter_map(|&m| {
             let now = p.median(m.name())?;
-            let past: Vec<f64> = history.iter().filter_map(|h| h.median(m.name())).collect();
+            let past: Vec<f64> = history
+                .iter()
+                .filter(|h| judgeable(h, m))
+                .filter_map(|h| h.median(m.name()))
+                .collect();
             Some(netsonde_analysis::baseline::judge(m, &past, now))
         })
         .collect();

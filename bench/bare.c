@@ -1,0 +1,198 @@
+/* bare.c — the host's ceiling for bench/ceiling.sh: the barest loops a
+ * socket can be driven with, one system call per message (or one per batch of
+ * 64 with sendmmsg/recvmmsg), no clock read, no sequence number, no
+ * bookkeeping beyond a counter. netsonde's data path is measured as a ratio to
+ * these in the same rounds. Built by the bench (cc -O2); not part of netsonde.
+ *
+ *   bare tcp-recv PORT SIZE            accept one connection, read SIZE at a time to EOF
+ *   bare tcp-send HOST PORT SIZE SECS  write SIZE at a time for SECS
+ *   bare udp-recv PORT SIZE SECS BATCH receive for SECS from the first datagram
+ *   bare udp-send HOST PORT SIZE SECS BATCH  send on a connected socket for SECS
+ *   bare rr-server PORT SIZE           answer each SIZE-byte request with SIZE bytes
+ *   bare rr-client HOST PORT SIZE SECS one request in flight, for SECS
+ *
+ * Receivers and the RR client print one line: "bytes N secs S msgs M" (the
+ * figures over the measured time). BATCH is 1 (send/recv) or 64
+ * (sendmmsg/recvmmsg). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAXB 64
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void die(const char *what) {
+    perror(what);
+    exit(1);
+}
+
+static struct sockaddr_in addr(const char *host, int port) {
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    if (inet_pton(AF_INET, host, &a.sin_addr) != 1) die("address");
+    return a;
+}
+
+static int listener(int port, int type) {
+    int s = socket(AF_INET, type, 0), one = 1;
+    if (s < 0) die("socket");
+    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = addr("127.0.0.1", port);
+    if (bind(s, (struct sockaddr *)&a, sizeof a)) die("bind");
+    if (type == SOCK_STREAM && listen(s, 1)) die("listen");
+    return s;
+}
+
+static int connected(const char *host, int port, int type) {
+    int s = socket(AF_INET, type, 0);
+    if (s < 0) die("socket");
+    struct sockaddr_in a = addr(host, port);
+    if (connect(s, (struct sockaddr *)&a, sizeof a)) die("connect");
+    return s;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: see the head of bare.c\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    static char buf[1 << 20];
+    if (!strcmp(mode, "tcp-recv")) {
+        int l = listener(atoi(argv[2]), SOCK_STREAM);
+        size_t size = atol(argv[3]);
+        int c = accept(l, NULL, NULL);
+        if (c < 0) die("accept");
+        long long bytes = 0, msgs = 0;
+        double t0 = 0;
+        for (;;) {
+            ssize_t n = read(c, buf, size);
+            if (n <= 0) break;
+            if (!bytes) t0 = now();
+            bytes += n;
+            msgs++;
+        }
+        printf("bytes %lld secs %.6f msgs %lld\n", bytes, now() - t0, msgs);
+    } else if (!strcmp(mode, "tcp-send")) {
+        int s = connected(argv[2], atoi(argv[3]), SOCK_STREAM);
+        size_t size = atol(argv[4]);
+        double end = now() + atof(argv[5]);
+        for (long i = 0;; i++) {
+            if (write(s, buf, size) < 0) die("write");
+            /* The clock every 1024 writes: the loop is the write. */
+            if ((i & 1023) == 0 && now() >= end) break;
+        }
+        close(s);
+    } else if (!strcmp(mode, "udp-recv")) {
+        int s = listener(atoi(argv[2]), SOCK_DGRAM);
+        size_t size = atol(argv[3]);
+        double secs = atof(argv[4]);
+        int batch = argc > 5 ? atoi(argv[5]) : 1, rcv = 4 << 20;
+        setsockopt(s, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+        struct timeval tv = {0, 200000};
+        setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        static struct mmsghdr m[MAXB];
+        static struct iovec iov[MAXB];
+        for (int i = 0; i < MAXB; i++) {
+            iov[i].iov_base = buf + i * 2048;
+            iov[i].iov_len = 2048;
+            m[i].msg_hdr.msg_iov = &iov[i];
+            m[i].msg_hdr.msg_iovlen = 1;
+        }
+        long long msgs = 0, bytes = 0, calls = 0;
+        double t0 = 0, end = 1e300;
+        for (;;) {
+            int n;
+            if (batch > 1) {
+                n = recvmmsg(s, m, batch, 0, NULL);
+            } else {
+                n = recv(s, buf, size, 0) < 0 ? -1 : 1;
+            }
+            if (n < 0) {
+                if (msgs) break; /* the sender stopped */
+                continue;
+            }
+            if (!msgs) {
+                t0 = now();
+                end = t0 + secs;
+            }
+            msgs += n;
+            bytes += (long long)n * size;
+            /* The clock every 64 calls. */
+            if ((++calls & 63) == 0 && now() >= end) break;
+        }
+        printf("bytes %lld secs %.6f msgs %lld\n", bytes, now() - t0, msgs);
+    } else if (!strcmp(mode, "udp-send")) {
+        int s = connected(argv[2], atoi(argv[3]), SOCK_DGRAM);
+        size_t size = atol(argv[4]);
+        double end = now() + atof(argv[5]);
+        int batch = argc > 6 ? atoi(argv[6]) : 1, snd = 4 << 20;
+        setsockopt(s, SOL_SOCKET, SO_SNDBUF, &snd, sizeof snd);
+        static struct mmsghdr m[MAXB];
+        static struct iovec iov[MAXB];
+        for (int i = 0; i < MAXB; i++) {
+            iov[i].iov_base = buf;
+            iov[i].iov_len = size;
+            m[i].msg_hdr.msg_iov = &iov[i];
+            m[i].msg_hdr.msg_iovlen = 1;
+        }
+        for (long i = 0;; i++) {
+            if (batch > 1) {
+                sendmmsg(s, m, batch, 0);
+            } else {
+                send(s, buf, size, 0);
+            }
+            if ((i & 1023) == 0 && now() >= end) break;
+        }
+    } else if (!strcmp(mode, "rr-server")) {
+        int l = listener(atoi(argv[2]), SOCK_STREAM);
+        size_t size = atol(argv[3]);
+        int c = accept(l, NULL, NULL), one = 1;
+        setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        for (;;) {
+            size_t got = 0;
+            while (got < size) {
+                ssize_t n = read(c, buf + got, size - got);
+                if (n <= 0) return 0;
+                got += n;
+            }
+            if (write(c, buf, size) < 0) return 0;
+        }
+    } else if (!strcmp(mode, "rr-client")) {
+        int s = connected(argv[2], atoi(argv[3]), SOCK_STREAM), one = 1;
+        setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        size_t size = atol(argv[4]);
+        double t0 = now(), end = t0 + atof(argv[5]);
+        long long n = 0;
+        while (now() < end) {
+            if (write(s, buf, size) < 0) die("write");
+            size_t got = 0;
+            while (got < size) {
+                ssize_t r = read(s, buf + got, size - got);
+                if (r <= 0) die("read");
+                got += r;
+            }
+            n++;
+        }
+        printf("bytes %lld secs %.6f msgs %lld\n", n * (long long)size, now() - t0, n);
+    } else {
+        fprintf(stderr, "unknown mode %s\n", mode);
+        return 2;
+    }
+    return 0;
+}
