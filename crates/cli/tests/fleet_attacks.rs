@@ -353,28 +353,8 @@ fn a_mesh_measures_every_healthy_pair_past_dead_stopped_and_garbage_agents() {
     let b = crate::util::ServerProc::agent(&k);
     let stopped = crate::util::ServerProc::agent(&k);
     let dead = free_port();
-    let garbage = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let garbage_port = garbage.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut s in garbage.incoming().flatten() {
-            let _ = s.write_all(b"HTTP/1.1 200 OK\r\n\r\nthis is not netsonde\n");
-        }
-    });
-    let pid = stopped.child.id().to_string();
-    assert!(std::process::Command::new("kill")
-        .args(["-STOP", &pid])
-        .status()
-        .unwrap()
-        .success());
-    struct Cont(String);
-    impl Drop for Cont {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("kill")
-                .args(["-CONT", &self.0])
-                .status();
-        }
-    }
-    let _cont = Cont(pid);
+    let garbage_port = crate::fleet_util::garbage_agent();
+    let _cont = crate::fleet_util::Stopped::stop(stopped.child.id());
     let agents = format!(
         "a={},b={},stopped={},dead=127.0.0.1:{dead},garbage=127.0.0.1:{garbage_port}",
         a.addr(),

@@ -117,3 +117,40 @@ pub const QUICK: &[&str] = &[
     "--repeat",
     "1",
 ];
+
+/// A port that answers every connection with HTTP garbage, not netsonde.
+pub fn garbage_agent() -> u16 {
+    use std::io::Write;
+    let garbage = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = garbage.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in garbage.incoming().flatten() {
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\n\r\nthis is not netsonde\n");
+        }
+    });
+    port
+}
+
+/// A process stopped with SIGSTOP, continued (SIGCONT) when this is dropped.
+pub struct Stopped(String);
+
+impl Stopped {
+    /// Stops `pid`.
+    pub fn stop(pid: u32) -> Stopped {
+        let pid = pid.to_string();
+        assert!(std::process::Command::new("kill")
+            .args(["-STOP", &pid])
+            .status()
+            .unwrap()
+            .success());
+        Stopped(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-CONT", &self.0])
+            .status();
+    }
+}

@@ -253,7 +253,6 @@ fn in_a_browser(base: &str) {
 /// every round; SIGKILL then restart loses no stored round.
 #[test]
 fn bad_agents_fail_their_pairs_only_and_a_killed_monitor_loses_no_round() {
-    use std::io::Write;
     let _turn = crate::lab_util::serial();
     let dir = scratch("monitor-dead");
     let k = key(&dir);
@@ -262,28 +261,8 @@ fn bad_agents_fail_their_pairs_only_and_a_killed_monitor_loses_no_round() {
     let a = ServerProc::agent(&k);
     let b = ServerProc::agent(&k);
     let stopped = ServerProc::agent(&k);
-    let garbage = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let garbage_port = garbage.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut s in garbage.incoming().flatten() {
-            let _ = s.write_all(b"HTTP/1.1 200 OK\r\n\r\nthis is not netsonde\n");
-        }
-    });
-    let pid = stopped.child.id().to_string();
-    assert!(std::process::Command::new("kill")
-        .args(["-STOP", &pid])
-        .status()
-        .unwrap()
-        .success());
-    struct Cont(String);
-    impl Drop for Cont {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("kill")
-                .args(["-CONT", &self.0])
-                .status();
-        }
-    }
-    let _cont = Cont(pid);
+    let garbage_port = crate::fleet_util::garbage_agent();
+    let _cont = crate::fleet_util::Stopped::stop(stopped.child.id());
     let list = format!(
         "{},c=127.0.0.1:{},stopped={},garbage=127.0.0.1:{garbage_port}",
         agent_list(&[&a, &b]),

@@ -507,10 +507,26 @@ fn html_report_renders_in_a_browser() {
     // overlap. A copy of the report gets the checking script; the report itself
     // has none.
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
-    let checked = d.join("checked.html");
+    let verdict = checked_in_browser(chromium, &d, &page, TICK_CHECK, "1200,2400", "data-ticks");
+    assert_eq!(verdict, "ok", "tick labels in the browser");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A copy of `page` with the `check` script loaded in headless Chromium at
+/// `size`: what the script wrote into the body's `attr` (the report itself has
+/// no script).
+fn checked_in_browser(
+    chromium: &str,
+    d: &Path,
+    page: &str,
+    check: &str,
+    size: &str,
+    attr: &str,
+) -> String {
+    let checked = d.join(format!("checked-{attr}.html"));
     std::fs::write(
         &checked,
-        page.replace("</body>", &format!("<script>{TICK_CHECK}</script></body>")),
+        page.replace("</body>", &format!("<script>{check}</script></body>")),
     )
     .unwrap();
     let dom = Command::new(chromium)
@@ -522,8 +538,8 @@ fn html_report_renders_in_a_browser() {
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
-            &format!("--user-data-dir={}", s(&d.join("profile2"))),
-            "--window-size=1200,2400",
+            &format!("--user-data-dir={}", s(&d.join(format!("profile-{attr}")))),
+            &format!("--window-size={size}"),
             "--virtual-time-budget=2000",
             "--dump-dom",
             &format!("file://{}", s(&checked)),
@@ -532,13 +548,11 @@ fn html_report_renders_in_a_browser() {
         .output()
         .unwrap();
     let dom = String::from_utf8_lossy(&dom.stdout);
-    let verdict = dom
-        .split("data-ticks=\"")
+    dom.split(&format!("{attr}=\""))
         .nth(1)
         .and_then(|r| r.split('"').next())
-        .unwrap_or("the check did not run");
-    assert_eq!(verdict, "ok", "tick labels in the browser");
-    let _ = std::fs::remove_dir_all(&d);
+        .unwrap_or("the check did not run")
+        .to_string()
 }
 
 /// Run in the browser over the report: per figure, the tick labels it drew (a
@@ -595,36 +609,7 @@ fn the_report_answers_first_at_a_laptops_size() {
     for id in ["throughput-size-tcp-stream", "throughput-size-udp-stream"] {
         assert!(page.contains(&format!("id=\"plot-{id}\"")), "no panel {id}");
     }
-    let checked = d.join("checked.html");
-    std::fs::write(
-        &checked,
-        page.replace("</body>", &format!("<script>{FIRST_CHECK}</script></body>")),
-    )
-    .unwrap();
-    let dom = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            &format!("--user-data-dir={}", s(&d.join("profile"))),
-            "--window-size=1366,768",
-            "--virtual-time-budget=2000",
-            "--dump-dom",
-            &format!("file://{}", s(&checked)),
-        ])
-        .stderr(Stdio::null())
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&dom.stdout);
-    let verdict = dom
-        .split("data-first=\"")
-        .nth(1)
-        .and_then(|r| r.split('"').next())
-        .unwrap_or("the check did not run");
+    let verdict = checked_in_browser(chromium, &d, &page, FIRST_CHECK, "1366,768", "data-first");
     assert_eq!(verdict, "ok", "the summary in the browser");
     let _ = std::fs::remove_dir_all(&d);
 }

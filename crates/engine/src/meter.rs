@@ -69,12 +69,13 @@ pub struct UdpCounters {
 }
 
 impl UdpCounters {
-    /// Stores the receiver's figures (relaxed: each is read on its own).
+    /// Stores the receiver's figures (relaxed: each is read on its own); the
+    /// jitter in nanoseconds as the estimator holds it, rounded by the reader.
     #[inline]
-    pub fn publish(&self, expected: u64, arrived: u64, jitter: Nanos) {
+    pub fn publish(&self, expected: u64, arrived: u64, jitter_ns: f64) {
         self.expected.store(expected, Ordering::Relaxed);
         self.arrived.store(arrived, Ordering::Relaxed);
-        self.jitter_ns.store(jitter.0, Ordering::Relaxed);
+        self.jitter_ns.store(jitter_ns.to_bits(), Ordering::Relaxed);
     }
 
     /// Expected, arrived and jitter; `None` before the first datagram (or on a
@@ -85,7 +86,7 @@ impl UdpCounters {
             (
                 expected,
                 self.arrived.load(Ordering::Relaxed),
-                Nanos(self.jitter_ns.load(Ordering::Relaxed)),
+                Nanos(f64::from_bits(self.jitter_ns.load(Ordering::Relaxed)).round() as u64),
             )
         })
     }

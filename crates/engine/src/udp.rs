@@ -132,6 +132,13 @@ impl Jitter {
     pub fn get(&self) -> Nanos {
         Nanos(self.j.round() as u64)
     }
+
+    /// The estimate unrounded, for [`crate::UdpCounters::publish`] (off the
+    /// data path's arithmetic: the reader rounds).
+    #[inline]
+    pub fn raw(&self) -> f64 {
+        self.j
+    }
 }
 
 /// Sends paced datagrams until the measured interval ends, then FINs.
@@ -396,7 +403,7 @@ impl Flow for UdpReceiver {
             self.ctx
                 .counters
                 .udp
-                .publish(self.seqs.next, self.seqs.unique, self.jitter.get());
+                .publish(self.seqs.next, self.seqs.unique, self.jitter.raw());
         }
         let progress = match r {
             Ok(Some(mv)) => {
