@@ -308,7 +308,7 @@ fn watch(reg: &mut Registry, w: &netsonde_model::watch::Watched) {
 }
 
 /// What a monitor serves on `--metrics`: its view of every pair
-/// ([`watch`]) and each pair's last result.
+/// (each pair's state, latest figures and baseline) and each pair's last result.
 pub fn render_monitor(w: &netsonde_model::watch::Watched, last: &[PairResult]) -> String {
     let mut reg = Registry::default();
     watch(&mut reg, w);
