@@ -13,6 +13,8 @@ use crate::view::{RunView, SearchMeta};
 /// One frame size and strategy's result.
 #[derive(Debug, Serialize)]
 pub struct SearchRow {
+    /// The run's point it is.
+    pub point: u32,
     /// Ethernet frame bytes (MAC header and FCS included).
     pub frame: u32,
     /// The payload: UDP's, or a TCP segment's.
@@ -141,6 +143,7 @@ pub fn rows(study: &RunView, link_bps: Option<f64>) -> Vec<SearchRow> {
             let outcome = p.search.clone()?;
             let frame = frame_of(&p.spec) as u32;
             Some(SearchRow {
+                point: p.idx,
                 frame,
                 payload: p.spec.size.0 as u32,
                 link_pps: link_bps.map(|b| b / (f64::from(frame + WIRE_GAP) * 8.0)),
@@ -153,17 +156,11 @@ pub fn rows(study: &RunView, link_bps: Option<f64>) -> Vec<SearchRow> {
 }
 
 /// A search's rows as text, fitted to `width` columns: its settings in a line;
-/// per frame size and strategy (point `points[i]` is `rows[i]`) NDR, in
+/// per frame size and strategy (each row its point's number) NDR, in
 /// datagrams (segments) per second and on the wire, PDR, the share of the lab
 /// link's frame rate where there is one, and where the loss was; then bursts
 /// and repeated searches where measured, and what the figures mean.
-pub fn text(
-    meta: &SearchMeta,
-    run: i64,
-    points: &[u32],
-    rows: &[SearchRow],
-    width: usize,
-) -> String {
+pub fn text(meta: &SearchMeta, run: i64, rows: &[SearchRow], width: usize) -> String {
     let mut s = String::new();
     let cfg = &meta.config;
     let _ = writeln!(
@@ -193,11 +190,11 @@ pub fn text(
         h.extend(["trials", "lost where"]);
         h.into_iter().map(String::from).collect::<Vec<_>>()
     }];
-    for (r, point) in rows.iter().zip(points) {
+    for r in rows {
         let o = &r.outcome;
         let rate = |b: &Bounds| b.lower.map_or("none".into(), |v| PacketRate(v).to_string());
         let mut cells = vec![
-            point.to_string(),
+            r.point.to_string(),
             format!("{} B", r.frame),
             r.label(),
             // Not converged: marked, and explained under the table.
@@ -397,6 +394,7 @@ mod tests {
             found: true,
         };
         SearchRow {
+            point: 0,
             frame: 1518,
             payload: 1472,
             io: io.into(),
@@ -421,13 +419,7 @@ mod tests {
     fn an_ndr_above_the_links_rate_is_marked_in_its_row() {
         let link = 100e6 / (1538.0 * 8.0);
         let rows = [row("copy", "copy", link * 1.024, vec![], Some(link))];
-        let t = text(
-            &meta(Nanos::from_millis(250), Some(100e6)),
-            1,
-            &[0],
-            &rows,
-            120,
-        );
+        let t = text(&meta(Nanos::from_millis(250), Some(100e6)), 1, &rows, 120);
         let line = t
             .lines()
             .find(|l| l.contains("102.4%"))
@@ -446,13 +438,7 @@ mod tests {
             vec![trial(8000.0, 0, Some(0)), trial(9000.0, 900, Some(900))],
             Some(link),
         )];
-        let t = text(
-            &meta(Nanos::from_millis(250), Some(100e6)),
-            1,
-            &[0],
-            &rows,
-            120,
-        );
+        let t = text(&meta(Nanos::from_millis(250), Some(100e6)), 1, &rows, 120);
         let line = t.lines().find(|l| l.contains("xdp (tx batch)")).unwrap();
         assert!(
             line.contains("8.0 kpps") && line.contains("98.4%"),
@@ -481,7 +467,7 @@ mod tests {
             vec![trial(8200.0, 0, None)],
             Some(link),
         )];
-        let t = text(&meta(Nanos::ZERO, Some(100e6)), 1, &[0], &above, 120);
+        let t = text(&meta(Nanos::ZERO, Some(100e6)), 1, &above, 120);
         assert!(t.contains("100.7%"), "{t}");
         assert!(t.contains("an NDR above the link's rate passed"), "{t}");
         assert!(!t.contains("sends UDP GSO"), "{t}");
@@ -492,7 +478,7 @@ mod tests {
             vec![trial(8000.0, 0, None)],
             None,
         )];
-        let t = text(&meta(Nanos::ZERO, None), 1, &[0], &plain, 120);
+        let t = text(&meta(Nanos::ZERO, None), 1, &plain, 120);
         assert!(!t.contains("link's") && !t.contains("NDR/link"), "{t}");
         let doc = serde_json::to_value(&plain).unwrap();
         assert_eq!(doc[0]["io"], "copy");

@@ -518,12 +518,10 @@ pub fn text(s: &Summary, width: usize) -> String {
     let mut o = header(s, width);
     match &s.search {
         Some(part) => {
-            let points: Vec<u32> = s.points.iter().map(|r| r.point).collect();
             o.push('\n');
             o.push_str(&crate::search::text(
                 &part.meta,
                 s.run,
-                &points,
                 &part.searches,
                 width,
             ));
