@@ -24,6 +24,15 @@ pub fn run(a: DashboardArgs) -> anyhow::Result<()> {
     let db = a.store.db.clone().unwrap_or_else(Location::default_file);
     // Said at once when the store cannot be read, not on the first request.
     runs::open_store_read_only(Some(&db))?;
+    if let Location::File(path) = &db {
+        if !path.exists() {
+            eprintln!(
+                "netsonde dashboard: no store at {} yet: its pages stay empty until a run \
+                 is stored there",
+                path.display()
+            );
+        }
+    }
     let window = a.window as usize;
     let at = db.clone();
     let handler = Arc::new(move |path: &str, query: Option<&str>| {

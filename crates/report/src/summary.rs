@@ -590,11 +590,12 @@ fn header(s: &Summary, width: usize) -> String {
     };
     let mut o = wrapped(
         &format!(
-            "run {} \"{}\": {}; {} points{not_done}, {}",
+            "run {} \"{}\": {}; {} point{}{not_done}, {}",
             s.run,
             s.label,
             s.status,
             s.points.len(),
+            if s.points.len() == 1 { "" } else { "s" },
             s.measured_as
         ),
         width,
