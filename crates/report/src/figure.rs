@@ -51,16 +51,7 @@ impl AxisUnit {
 
 /// Up to three significant digits, no trailing zeros.
 fn short(v: f64) -> String {
-    let a = v.abs();
-    let s = if a >= 100.0 || a == 0.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    };
+    let s = crate::layout::sig3(v);
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {

@@ -13,8 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use netsonde_model::sweep::{Metric, Unit};
-use netsonde_model::units::{BitRate, Nanos};
+use netsonde_model::sweep::Metric;
 use netsonde_model::watch::{MetricWatch, PairState, PairWatch, Watched};
 use netsonde_report::view::{PointView, RunView};
 use netsonde_store::{RunId, Store};
@@ -89,17 +88,9 @@ fn judgeable(p: &PointView, m: Metric) -> bool {
     }
 }
 
-/// A figure of `metric` as a line says it.
+/// A figure of `metric` as a line says it (as the dashboard shows it).
 fn show(metric: Metric, v: f64) -> String {
-    match metric.unit() {
-        Unit::BitRate => BitRate(v).to_string(),
-        Unit::Nanos => Nanos(v.max(0.0) as u64).to_string(),
-        Unit::Percent => format!("{v:.2}%"),
-        Unit::UsPerKib => format!("{v:.3} µs/KiB"),
-        Unit::Micros => format!("{v:.2} µs"),
-        Unit::PerSecond => format!("{v:.0}/s"),
-        _ => format!("{v:.3}"),
-    }
+    netsonde_report::dashboard::show(metric.name(), v)
 }
 
 /// A point's axes but the pair: what makes it the same test in another round.
