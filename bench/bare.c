@@ -105,6 +105,11 @@ int main(int argc, char **argv) {
         /* The kernel's default buffers, as netsonde's and iperf3's defaults
          * have them: a like-for-like ceiling. */
         int batch = argc > 5 ? atoi(argv[5]) : 1;
+        /* BARE_RCVBUF=N asks for N bytes of receive buffer, as netsonde's -w. */
+        if (getenv("BARE_RCVBUF")) {
+            int rb = atoi(getenv("BARE_RCVBUF"));
+            setsockopt(s, SOL_SOCKET, SO_RCVBUF, &rb, sizeof rb);
+        }
         struct timeval tv = {0, 200000};
         setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         static struct mmsghdr m[MAXB];

@@ -29,6 +29,8 @@ fn connect_streams(
     cookie: &Cookie,
     deadline: Instant,
 ) -> Result<(Vec<FlowPlan>, Option<SocketFacts>), ClientError> {
+    // Before the test's clock starts: the data path's clock calibrates once.
+    netsonde_engine::clock::calibrate();
     let mut plans = Vec::new();
     let mut facts = None;
     for (id, dir) in spec.flows() {

@@ -536,6 +536,8 @@ fn accept_streams(
     arrivals: &Receiver<Arrival>,
     deadline: Instant,
 ) -> Result<Vec<FlowPlan>, String> {
+    // Before the test's clock starts: the data path's clock calibrates once.
+    netsonde_engine::clock::calibrate();
     let wanted = spec.flows();
     let late = |got: usize| format!("{got} of {} streams arrived in time", wanted.len());
     if spec.test.is_tcp() {

@@ -10,8 +10,9 @@
 //! | udp-rr | [`rr::udp_requester`] | [`rr::udp_responder`] |
 //! | tcp-crr | [`crr::crr_requester`] | [`crr::crr_responder`] |
 //!
-//! Every loop shares one discipline, kept in [`meter::Meter`]: it reads the monotonic
-//! clock once per message (a vDSO call, not a system call; an unpaced TCP sender
+//! Every loop shares one discipline, kept in [`meter::Meter`]: it reads the data
+//! path's clock ([`clock`]: the invariant TSC where the CPU has one, as `u64`
+//! nanoseconds since the test's start) once per message (an unpaced TCP sender
 //! about every 10 us), counts into plain locals,
 //! publishes them to [`meter::FlowCounters`] with relaxed stores for the interval
 //! reporter (which reads them off the hot path), and snapshots the counts when the
@@ -22,6 +23,7 @@
 #![deny(unsafe_code)]
 
 mod buf;
+pub mod clock;
 pub mod crr;
 pub mod datagram;
 pub mod flow;

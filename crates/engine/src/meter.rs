@@ -8,6 +8,8 @@ use netsonde_model::result::{FlowResult, Role};
 use netsonde_model::spec::{FlowDir, TestSpec};
 use netsonde_model::units::{Bytes, Nanos};
 
+use crate::clock::NsClock;
+
 /// When a flow's phases begin and end, on this end's clock.
 #[derive(Debug, Clone, Copy)]
 pub struct FlowClock {
@@ -19,6 +21,14 @@ pub struct FlowClock {
     pub end: Instant,
     /// Receivers give up waiting for the peer's end of stream.
     pub hard_end: Instant,
+    /// The data path's clock, zero at `t0` ([`crate::clock`]).
+    pub ns: NsClock,
+    /// `warm_end` on it.
+    pub warm_ns: u64,
+    /// `end` on it.
+    pub end_ns: u64,
+    /// `hard_end` on it.
+    pub hard_ns: u64,
 }
 
 impl FlowClock {
@@ -31,7 +41,22 @@ impl FlowClock {
             warm_end,
             end,
             hard_end: end + Duration::from_secs(5),
+            ns: NsClock::since(t0),
+            warm_ns: spec.warmup.0,
+            end_ns: spec.warmup.0 + spec.duration.0,
+            hard_ns: spec.warmup.0 + spec.duration.0 + 5_000_000_000,
         }
+    }
+
+    /// Now on the data path's clock: nanoseconds since `t0`.
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        self.ns.now()
+    }
+
+    /// The instant `ns` after `t0`.
+    pub fn instant(&self, ns: u64) -> Instant {
+        NsClock::instant(self.t0, ns)
     }
 }
 
@@ -65,17 +90,18 @@ pub struct FlowCounters {
 pub struct UdpCounters {
     expected: AtomicU64,
     arrived: AtomicU64,
-    jitter_ns: AtomicU64,
+    /// 16 times the jitter in ns ([`crate::udp::Jitter::scaled`]).
+    jitter16: AtomicU64,
 }
 
 impl UdpCounters {
     /// Stores the receiver's figures (relaxed: each is read on its own); the
-    /// jitter in nanoseconds as the estimator holds it, rounded by the reader.
+    /// jitter as the estimator holds it (16 times the ns), unscaled by the reader.
     #[inline]
-    pub fn publish(&self, expected: u64, arrived: u64, jitter_ns: f64) {
+    pub fn publish(&self, expected: u64, arrived: u64, jitter16: u64) {
         self.expected.store(expected, Ordering::Relaxed);
         self.arrived.store(arrived, Ordering::Relaxed);
-        self.jitter_ns.store(jitter_ns.to_bits(), Ordering::Relaxed);
+        self.jitter16.store(jitter16, Ordering::Relaxed);
     }
 
     /// Expected, arrived and jitter; `None` before the first datagram (or on a
@@ -86,7 +112,9 @@ impl UdpCounters {
             (
                 expected,
                 self.arrived.load(Ordering::Relaxed),
-                Nanos(f64::from_bits(self.jitter_ns.load(Ordering::Relaxed)).round() as u64),
+                Nanos(crate::udp::Jitter::unscale(
+                    self.jitter16.load(Ordering::Relaxed),
+                )),
             )
         })
     }
@@ -191,38 +219,40 @@ impl FlowCtx {
 /// measured interval at its last arrival, not when it noticed the end.
 #[derive(Debug)]
 pub(crate) struct IdleLimit {
-    limit: Option<Duration>,
-    last: Instant,
+    limit: Option<u64>,
+    clock: FlowClock,
+    /// On the data path's clock.
+    last: u64,
 }
 
 impl IdleLimit {
     pub(crate) fn new(ctx: &FlowCtx) -> IdleLimit {
         IdleLimit {
-            limit: ctx.spec.rcv_timeout.map(Nanos::as_duration),
-            last: ctx.clock.t0,
+            limit: ctx.spec.rcv_timeout.map(|n| n.0),
+            clock: ctx.clock,
+            last: 0,
         }
     }
 
-    /// Data came at `now`.
+    /// Data came at `now` (ns since `t0`).
     #[inline]
-    pub(crate) fn data(&mut self, now: Instant) {
+    pub(crate) fn data(&mut self, now: u64) {
         self.last = now;
     }
 
     /// When data last came (the test's start before any did).
     pub(crate) fn last(&self) -> Instant {
-        self.last
+        self.clock.instant(self.last)
     }
 
-    /// After a wait that brought nothing: fails once the limit has passed.
-    pub(crate) fn check(&self, now: Instant, flow: u32) -> Result<(), crate::EngineError> {
+    /// After a wait that brought nothing, at `now` (ns since `t0`): fails once
+    /// the limit has passed.
+    pub(crate) fn check(&self, now: u64, flow: u32) -> Result<(), crate::EngineError> {
         match self.limit {
-            Some(l) if now.saturating_duration_since(self.last) >= l => {
-                Err(crate::EngineError::Idle {
-                    flow,
-                    after: Nanos::from(l),
-                })
-            }
+            Some(l) if now.saturating_sub(self.last) >= l => Err(crate::EngineError::Idle {
+                flow,
+                after: Nanos(l),
+            }),
             _ => Ok(()),
         }
     }
@@ -276,6 +306,22 @@ impl Meter {
             window_start: None,
             window: None,
         }
+    }
+
+    /// [`Meter::tick`] for `now` on the data path's clock (ns since `t0`): two
+    /// integer comparisons, and an [`Instant`] made only at a boundary.
+    #[inline]
+    pub fn tick_ns(&mut self, now: u64) -> Phase {
+        if self.window.is_some() {
+            return Phase::After;
+        }
+        if now < self.clock.warm_ns {
+            return Phase::Warmup;
+        }
+        if now >= self.clock.end_ns || self.window_start.is_none() {
+            return self.tick(self.clock.instant(now));
+        }
+        Phase::Measure
     }
 
     /// Advances the phase for time `now`; snapshots counts at the two boundaries.

@@ -1,7 +1,7 @@
 //! What every stream sender shares, TCP and UDP: the strategy, pacing, the meter
 //! and the end of sending ([`Sending`]), and whether it may send now ([`Gate`]).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use netsonde_model::result::{FlowResult, IoReport, Role};
 use netsonde_model::spec::IoStrategy;
@@ -20,49 +20,46 @@ use crate::EngineError;
 /// to avoid. Its offered rate then falls below the asked one, and says so.
 #[derive(Debug)]
 pub(crate) struct Pacer {
-    start: Instant,
+    /// On the data path's clock (ns since the test's `t0`).
+    start: u64,
     ns_per_byte: f64,
-    /// The most a late sender may catch up by sending unpaced.
-    credit: Duration,
+    /// The most a late sender may catch up by sending unpaced, in ns.
+    credit: u64,
 }
 
 impl Pacer {
     /// The catch-up allowed: 2 ms, or two messages' time when that is longer.
-    const CREDIT: Duration = Duration::from_millis(2);
+    const CREDIT: u64 = 2_000_000;
 
     pub(crate) fn new(ctx: &FlowCtx) -> Option<Pacer> {
         ctx.spec
             .rate
-            .map(|r| Pacer::at(ctx.clock.t0, r.bps(), ctx.spec.size.0))
+            .map(|r| Pacer::at(0, r.bps(), ctx.spec.size.0))
     }
 
-    fn at(start: Instant, bps: f64, message: u64) -> Pacer {
+    fn at(start: u64, bps: f64, message: u64) -> Pacer {
         let ns_per_byte = 8e9 / bps;
         Pacer {
             start,
             ns_per_byte,
-            credit: Pacer::CREDIT.max(Duration::from_nanos(
-                (2.0 * message as f64 * ns_per_byte) as u64,
-            )),
+            credit: Pacer::CREDIT.max((2.0 * message as f64 * ns_per_byte) as u64),
         }
     }
 
-    /// Time to wait at `now` after sending `sent` bytes so far.
+    /// Nanoseconds to wait at `now` (ns since `t0`) after sending `sent`
+    /// bytes so far.
     #[inline]
-    pub(crate) fn wait(&mut self, now: Instant, sent: u64) -> Option<Duration> {
-        let due = self.start + Duration::from_nanos((sent as f64 * self.ns_per_byte) as u64);
-        match due.checked_duration_since(now) {
-            Some(d) if !d.is_zero() => Some(d),
-            Some(_) => None,
-            None => {
-                // Behind: keep at most the credit of it.
-                let late = now - due;
-                if late > self.credit {
-                    self.start += late - self.credit;
-                }
-                None
-            }
+    pub(crate) fn wait(&mut self, now: u64, sent: u64) -> Option<u64> {
+        let due = self.start + (sent as f64 * self.ns_per_byte) as u64;
+        if due > now {
+            return Some(due - now);
         }
+        // Behind (or on time): keep at most the credit of it.
+        let late = now - due;
+        if late > self.credit {
+            self.start += late - self.credit;
+        }
+        None
     }
 }
 
@@ -97,8 +94,8 @@ impl std::fmt::Debug for Sending {
 
 /// Whether a sender may send now.
 pub(crate) enum Gate {
-    /// Yes; the time.
-    Go(Instant),
+    /// Yes; the time (ns since `t0`, [`crate::clock`]).
+    Go(u64),
     /// No: pacing holds it until then.
     Hold(Instant),
     /// No: the measured interval is over, its volume sent, or the test
@@ -108,8 +105,16 @@ pub(crate) enum Gate {
 
 impl Sending {
     pub(crate) fn new(sock: Sock<'_>, ctx: &FlowCtx) -> Result<Sending, EngineError> {
-        Ok(Sending {
-            tx: Some(io::tx(ctx.spec.tx_io, sock, &ctx.spec, ctx.format)?),
+        Ok(Sending::with(
+            io::tx(ctx.spec.tx_io, sock, &ctx.spec, ctx.format)?,
+            ctx,
+        ))
+    }
+
+    /// Over a strategy built elsewhere.
+    pub(crate) fn with(tx: Box<dyn io::Tx>, ctx: &FlowCtx) -> Sending {
+        Sending {
+            tx: Some(tx),
             pacer: Pacer::new(ctx),
             m: Meter::new(ctx),
             ctx: ctx.clone(),
@@ -118,22 +123,23 @@ impl Sending {
             report: None,
             grouped: ctx.spec.tx_io == IoStrategy::Epoll || io::served_as_iperf3(&ctx.spec, true),
             volume: ctx.spec.stream_volume().unwrap_or(u64::MAX),
-        })
+        }
     }
 
     /// Before a send.
     #[inline]
     pub(crate) fn gate(&mut self) -> Gate {
-        let now = Instant::now();
-        if self.m.tick(now) == Phase::After
+        let clock = &self.ctx.clock;
+        let now = clock.now_ns();
+        if self.m.tick_ns(now) == Phase::After
             || self.ctx.stopped()
             || self.m.measured_bytes() >= self.volume
         {
-            return Gate::Over(now);
+            return Gate::Over(clock.instant(now));
         }
         if let Some(p) = &mut self.pacer {
             if let Some(w) = p.wait(now, self.sent) {
-                return Gate::Hold(now + w.min(self.ctx.clock.end.saturating_duration_since(now)));
+                return Gate::Hold(clock.instant(now + w.min(clock.end_ns.saturating_sub(now))));
             }
         }
         Gate::Go(now)
@@ -200,12 +206,12 @@ mod tests {
 
     #[test]
     fn a_stalled_sender_catches_up_only_its_credit() {
-        let t0 = Instant::now();
+        let t0 = 0;
         // 1 Gbit/s of 1000-byte messages: one every 8 us; the credit is 2 ms.
         let mut p = Pacer::at(t0, 1e9, 1000);
-        let ms = Duration::from_millis;
+        let ms = |n: u64| n * 1_000_000;
         // On time: waits for the next slot.
-        assert_eq!(p.wait(t0, 1000), Some(Duration::from_micros(8)));
+        assert_eq!(p.wait(t0, 1000), Some(8_000));
         // 100 ms stalled after 1000 bytes: it may send unpaced for 2 ms' worth
         // (250 messages), then it is paced again.
         let now = t0 + ms(100);
@@ -226,6 +232,6 @@ mod tests {
         assert_eq!(sent, 126_000, "1 ms at 1 Gbit/s, and the next slot");
         // Slow messages: the credit is two of them.
         let r = Pacer::at(t0, 1e6, 1472);
-        assert_eq!(r.credit, Duration::from_nanos(2 * 1472 * 8000));
+        assert_eq!(r.credit, 2 * 1472 * 8000);
     }
 }

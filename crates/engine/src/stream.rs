@@ -28,6 +28,24 @@ pub fn tcp_recv(sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, EngineErro
     run_stream(TcpReceiver::new(sock, ctx)?, false, ctx)
 }
 
+/// [`tcp_send`] over a strategy built elsewhere ([`TcpSender::with`]).
+pub fn tcp_send_with(
+    sock: TcpStream,
+    tx: Box<dyn io::Tx>,
+    ctx: &FlowCtx,
+) -> Result<FlowOutput, EngineError> {
+    run_stream(TcpSender::with(sock, tx, ctx)?, true, ctx)
+}
+
+/// [`tcp_recv`] over a strategy built elsewhere ([`TcpReceiver::with`]).
+pub fn tcp_recv_with(
+    sock: TcpStream,
+    rx: Box<dyn io::Rx>,
+    ctx: &FlowCtx,
+) -> Result<FlowOutput, EngineError> {
+    run_stream(TcpReceiver::with(sock, rx, ctx)?, false, ctx)
+}
+
 #[derive(Debug)]
 enum SendState {
     Sending,
@@ -48,19 +66,22 @@ enum SendState {
 struct Stride {
     every: u32,
     left: u32,
-    last: Instant,
+    /// ns since `t0`.
+    last: u64,
 }
 
 impl Stride {
-    const FINE: Duration = Duration::from_micros(2);
-    const COARSE: Duration = Duration::from_micros(10);
+    /// 2 µs, in ns.
+    const FINE: u64 = 2_000;
+    /// 10 µs.
+    const COARSE: u64 = 10_000;
     const MAX: u32 = 64;
 
     fn new() -> Stride {
         Stride {
             every: 1,
             left: 0,
-            last: Instant::now(),
+            last: 0,
         }
     }
 
@@ -76,8 +97,8 @@ impl Stride {
 
     /// After a clock reading at `now`: sets how many writes to skip next.
     #[inline]
-    fn read(&mut self, now: Instant) {
-        let moved = now.saturating_duration_since(self.last);
+    fn read(&mut self, now: u64) {
+        let moved = now.saturating_sub(self.last);
         if moved < Self::FINE {
             self.every = (self.every * 2).min(Self::MAX);
         } else if moved > Self::COARSE {
@@ -124,10 +145,17 @@ fn readable(sock: &TcpStream, wait: Duration) -> bool {
 }
 
 impl TcpSender {
-    /// Builds the flow.
+    /// Builds the flow, with the strategy `ctx.spec.tx_io` names.
     pub fn new(sock: TcpStream, ctx: &FlowCtx) -> Result<TcpSender, EngineError> {
+        let tx = io::tx(ctx.spec.tx_io, Sock::Tcp(&sock), &ctx.spec, ctx.format)?;
+        TcpSender::with(sock, tx, ctx)
+    }
+
+    /// Builds the flow over a sending strategy built elsewhere: a transport
+    /// layered on the connection (TLS), which writes its own records.
+    pub fn with(sock: TcpStream, tx: Box<dyn io::Tx>, ctx: &FlowCtx) -> Result<TcpSender, EngineError> {
         Ok(TcpSender {
-            s: Sending::new(Sock::Tcp(&sock), ctx)?,
+            s: Sending::with(tx, ctx),
             sock,
             state: SendState::Sending,
             scratch: [0; 64],
@@ -296,7 +324,8 @@ const LOWAT_WINDOW: Duration = Duration::from_millis(20);
 struct RcvLowat {
     cap: usize,
     set: usize,
-    since: Instant,
+    /// ns since `t0`.
+    since: u64,
     bytes: u64,
 }
 
@@ -305,20 +334,20 @@ impl RcvLowat {
         RcvLowat {
             cap: cap.max(1),
             set: 1,
-            since: Instant::now(),
+            since: 0,
             bytes: 0,
         }
     }
 
-    /// After a read of `n` bytes at `now`.
+    /// After a read of `n` bytes at `now` (ns since `t0`).
     #[inline]
-    fn read(&mut self, sock: &TcpStream, now: Instant, n: u64) {
+    fn read(&mut self, sock: &TcpStream, now: u64, n: u64) {
         self.bytes += n;
-        let took = now.saturating_duration_since(self.since);
-        if took < LOWAT_WINDOW {
+        let took = now.saturating_sub(self.since);
+        if took < LOWAT_WINDOW.as_nanos() as u64 {
             return;
         }
-        let per_wake = self.bytes as f64 * WAKE_EVERY.as_secs_f64() / took.as_secs_f64();
+        let per_wake = self.bytes as f64 * WAKE_EVERY.as_secs_f64() / (took as f64 / 1e9);
         let want = (per_wake as usize).clamp(1, self.cap);
         // Only a change of more than 2x is worth a system call.
         if want > self.set * 2 || want < self.set / 2 {
@@ -352,10 +381,17 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
-    /// Builds the flow.
+    /// Builds the flow, with the strategy `ctx.spec.rx_io` names.
     pub fn new(sock: TcpStream, ctx: &FlowCtx) -> Result<TcpReceiver, EngineError> {
+        let rx = io::rx(ctx.spec.rx_io, Sock::Tcp(&sock), &ctx.spec)?;
+        TcpReceiver::with(sock, rx, ctx)
+    }
+
+    /// Builds the flow over a receiving strategy built elsewhere (as
+    /// [`TcpSender::with`]).
+    pub fn with(sock: TcpStream, rx: Box<dyn io::Rx>, ctx: &FlowCtx) -> Result<TcpReceiver, EngineError> {
         Ok(TcpReceiver {
-            rx: io::rx(ctx.spec.rx_io, Sock::Tcp(&sock), &ctx.spec)?,
+            rx,
             // A reader that blocks until data comes. (An epoll group's flows share
             // one wait: a mark on one would hold back the others' turns.) An
             // iperf3 sender that ends by volume does not close its stream, so its
@@ -398,37 +434,39 @@ impl Flow for TcpReceiver {
             Some(v) => self.rx.recv(sock, &mut |d, _| v.stream(d)),
             None => self.rx.recv(sock, &mut |_, _| {}),
         };
-        let now = Instant::now();
-        self.m.tick(now);
+        let clock = &self.ctx.clock;
+        let ns = clock.now_ns();
+        self.m.tick_ns(ns);
+        let now = || clock.instant(ns);
         match r {
             Ok(None) => {
-                self.end = Some(now);
+                self.end = Some(now());
                 Ok(Progress::Done)
             }
             Ok(Some(mv)) => {
                 self.m.moved(mv.bytes, mv.messages, mv.calls);
-                self.idle.data(now);
+                self.idle.data(ns);
                 if let Some(l) = &mut self.lowat {
-                    l.read(&self.sock, now, mv.bytes);
+                    l.read(&self.sock, ns, mv.bytes);
                 }
                 Ok(Progress::Moved)
             }
             Err(e) if is_timeout(&e) => {
                 self.m.call();
-                if now >= self.ctx.clock.hard_end || self.ctx.stopped() {
-                    self.end = Some(now);
+                if ns >= clock.hard_ns || self.ctx.stopped() {
+                    self.end = Some(now());
                     return Ok(Progress::Done);
                 }
-                if now < self.ctx.clock.end {
-                    self.idle.check(now, self.ctx.id)?;
+                if ns < clock.end_ns {
+                    self.idle.check(ns, self.ctx.id)?;
                 }
                 Ok(Progress::Blocked)
             }
             // A sender that resets once the measured interval is over ends the
             // flow; before, the test lost its peer.
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
-                if now >= self.ctx.clock.end {
-                    self.end = Some(now);
+                if ns >= clock.end_ns {
+                    self.end = Some(now());
                     return Ok(Progress::Done);
                 }
                 Err(EngineError::PeerClosed { flow: self.ctx.id })
@@ -498,12 +536,12 @@ mod tests {
         // Writes 1 µs apart: the stride doubles up to its cap.
         for i in 1..=10 {
             assert!(s.due());
-            s.read(t + Duration::from_micros(i));
+            s.read(t + i * 1_000);
             while !s.due() {}
         }
         assert_eq!(s.every, Stride::MAX);
         // A write that took 50 µs halves it at once.
-        s.read(t + Duration::from_micros(100));
+        s.read(t + 100 * 1_000);
         assert_eq!(s.every, Stride::MAX / 2);
     }
 
@@ -514,16 +552,16 @@ mod tests {
         let mut w = RcvLowat::new(1 << 20);
         let t = w.since;
         // 100 MB in 40 ms (20 Gbit/s): 2.5 MB a millisecond, capped at the read.
-        w.read(&sock, t + Duration::from_millis(40), 100_000_000);
+        w.read(&sock, t + 40 * 1_000_000, 100_000_000);
         assert_eq!(w.set, 1 << 20);
         // 10 Mbit/s: 1,250 B a millisecond.
-        w.read(&sock, t + Duration::from_millis(140), 125_000);
+        w.read(&sock, t + 140 * 1_000_000, 125_000);
         assert_eq!(w.set, 1250);
         // Within 2x of the mark: no system call.
-        w.read(&sock, t + Duration::from_millis(240), 200_000);
+        w.read(&sock, t + 240 * 1_000_000, 200_000);
         assert_eq!(w.set, 1250);
         // Reads closer together than the window only add up.
-        w.read(&sock, t + Duration::from_millis(245), 1_000_000);
+        w.read(&sock, t + 245 * 1_000_000, 1_000_000);
         assert_eq!(w.set, 1250);
     }
 }

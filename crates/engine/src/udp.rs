@@ -109,11 +109,14 @@ impl SeqTracker {
     }
 }
 
-/// RFC 3550 section 6.4.1 interarrival jitter, in nanoseconds.
+/// RFC 3550 section 6.4.1 interarrival jitter, in nanoseconds, kept as its
+/// appendix A.8 keeps it: in integers, scaled by 16 (`J += |D| - (J + 8) / 16`),
+/// so an arrival costs a subtraction, a shift and two additions.
 #[derive(Debug, Clone, Default)]
 pub struct Jitter {
     last_transit: Option<i64>,
-    j: f64,
+    /// 16 times the estimate.
+    j16: u64,
 }
 
 impl Jitter {
@@ -122,22 +125,28 @@ impl Jitter {
     pub fn observe(&mut self, tx_ns: u64, rx_ns: u64) {
         let transit = rx_ns as i64 - tx_ns as i64;
         if let Some(last) = self.last_transit {
-            let d = (transit - last).unsigned_abs() as f64;
-            self.j += (d - self.j) / 16.0;
+            let d = (transit - last).unsigned_abs();
+            // (j16 + 8) / 16 <= j16 for every j16: no underflow.
+            self.j16 = self.j16 + d - ((self.j16 + 8) >> 4);
         }
         self.last_transit = Some(transit);
     }
 
     /// The current estimate.
     pub fn get(&self) -> Nanos {
-        Nanos(self.j.round() as u64)
+        Nanos(Jitter::unscale(self.j16))
     }
 
-    /// The estimate unrounded, for [`crate::UdpCounters::publish`] (off the
-    /// data path's arithmetic: the reader rounds).
+    /// The estimate as kept (16 times it), for [`crate::UdpCounters::publish`]
+    /// (the reader unscales it: [`Jitter::unscale`]).
     #[inline]
-    pub fn raw(&self) -> f64 {
-        self.j
+    pub fn scaled(&self) -> u64 {
+        self.j16
+    }
+
+    /// Nanoseconds of a [`Jitter::scaled`] estimate, rounded.
+    pub fn unscale(j16: u64) -> u64 {
+        (j16 + 8) >> 4
     }
 }
 
@@ -244,10 +253,7 @@ impl Flow for UdpSender {
             Gate::Hold(until) => return Ok(Progress::Until(until)),
             Gate::Go(now) => now,
         };
-        let tx_ns = now
-            .saturating_duration_since(self.s.ctx.clock.t0)
-            .as_nanos() as u64
-            + self.epoch_ns;
+        let tx_ns = now + self.epoch_ns;
         let flow = self.s.ctx.id;
         match self.s.send(Sock::Udp(&self.sock), self.seq, tx_ns) {
             None => Ok(Progress::Done),
@@ -295,7 +301,8 @@ pub struct UdpReceiver {
     packets_measured: u64,
     /// The sender's count from its FIN.
     sent: Option<u64>,
-    give_up: Instant,
+    /// When to stop waiting for it (ns since `t0`).
+    give_up: u64,
     done: bool,
     idle: IdleLimit,
 }
@@ -319,7 +326,7 @@ impl UdpReceiver {
             jitter: Jitter::default(),
             packets_measured: 0,
             sent: None,
-            give_up: ctx.clock.end + FIN_WAIT,
+            give_up: ctx.clock.end_ns + FIN_WAIT.as_nanos() as u64,
             done: false,
             idle: IdleLimit::new(ctx),
             ctx: ctx.clone(),
@@ -349,15 +356,12 @@ impl Flow for UdpReceiver {
         // Accounting per datagram happens in the callback. The clock is read once per
         // call, when its first datagram is handed over: after the receive returned,
         // not before it blocked (a batch shares its arrival time).
-        let t0 = self.ctx.clock.t0;
+        let clock = self.ctx.clock;
         // The sender's measured interval on its own clock, which stamps every
         // datagram: an arrival counts for the measured interval when it was sent in
         // it, so it matches the sender's count of the same datagrams.
-        let (from, to) = (
-            self.ctx.spec.warmup.0,
-            self.ctx.spec.warmup.0 + self.ctx.spec.duration.0,
-        );
-        let mut arrived: Option<Instant> = None;
+        let (from, to) = (clock.warm_ns, clock.end_ns);
+        let mut arrived: Option<u64> = None;
         let mut fresh = 0u64;
         let mut fin = None;
         // FIN and repeated handshake datagrams are protocol, not test bytes.
@@ -365,7 +369,7 @@ impl Flow for UdpReceiver {
         let (seqs, jitter, verifier) = (&mut self.seqs, &mut self.jitter, &mut self.verifier);
         let format = self.ctx.format;
         let r = self.rx.recv(Sock::Udp(&self.sock), &mut |d, len| {
-            let at = *arrived.get_or_insert_with(Instant::now);
+            let at = *arrived.get_or_insert_with(|| clock.now_ns());
             let Some((seq, tx)) = format.read(&d[..len.min(d.len())]) else {
                 return;
             };
@@ -373,7 +377,7 @@ impl Flow for UdpReceiver {
             // for the measured interval by when they arrive.
             let when = match format {
                 Format::Netsonde => tx,
-                Format::Iperf3 { .. } => at.saturating_duration_since(t0).as_nanos() as u64,
+                Format::Iperf3 { .. } => at,
             };
             let netsonde = format == Format::Netsonde;
             if netsonde && (seq == FIN || (len == PREAMBLE_LEN && d[..8] == *PREAMBLE_MAGIC)) {
@@ -385,7 +389,7 @@ impl Flow for UdpReceiver {
                 return;
             }
             if seqs.observe(seq) != Arrival::Duplicate {
-                jitter.observe(tx, at.saturating_duration_since(t0).as_nanos() as u64);
+                jitter.observe(tx, at);
                 if (from..to).contains(&when) {
                     fresh += 1;
                 }
@@ -394,8 +398,8 @@ impl Flow for UdpReceiver {
                 v.datagram(d);
             }
         });
-        let now = arrived.unwrap_or_else(Instant::now);
-        self.m.tick(now);
+        let now = arrived.unwrap_or_else(|| clock.now_ns());
+        self.m.tick_ns(now);
         self.packets_measured += fresh;
         if arrived.is_some() {
             // Per receive call, not per datagram: three relaxed stores the
@@ -403,7 +407,7 @@ impl Flow for UdpReceiver {
             self.ctx
                 .counters
                 .udp
-                .publish(self.seqs.next, self.seqs.unique, self.jitter.raw());
+                .publish(self.seqs.next, self.seqs.unique, self.jitter.scaled());
         }
         let progress = match r {
             Ok(Some(mv)) => {
@@ -415,7 +419,7 @@ impl Flow for UdpReceiver {
             Ok(None) => Progress::Moved,
             Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::ConnectionRefused => {
                 self.m.call();
-                if fin.is_none() && now < self.ctx.clock.end && !self.ctx.stopped() {
+                if fin.is_none() && now < clock.end_ns && !self.ctx.stopped() {
                     self.idle.check(now, self.ctx.id)?;
                 }
                 Progress::Blocked
