@@ -203,7 +203,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s T -l test -
 udp-stream\t''
 tcp-rr\t''
 udp-rr\t''
-tcp-crr\t''"
+tcp-crr\t''
+tls-stream\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s l -l size -d 'Message size (stream tests): 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l request-size -d 'Request size (RR, CRR)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l response-size -d 'Response size (RR, CRR)' -r
@@ -216,6 +217,12 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l db -d 'Resu
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rcv-window -d 'Receive buffer of the receiving end of each stream only (the sender keeps -w or the kernel\'s default): a receiver window below the sender\'s' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s M -l mss -d 'TCP maximum segment size' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s C -l congestion -d 'TCP congestion control on both ends (bbr, cubic, reno, ...)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l tls-suite -d 'tls-stream: the cipher suite by its IANA name, which also picks TLS 1.3 or 1.2 (TLS13_AES_128_GCM_SHA256, TLS13_CHACHA20_POLY1305_SHA256, TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, ...); default: TLS 1.3\'s first' -r -f -a "TLS13_AES_256_GCM_SHA384\t''
+TLS13_AES_128_GCM_SHA256\t''
+TLS13_CHACHA20_POLY1305_SHA256\t''
+TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384\t''
+TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256\t''
+TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s b -l rate -d 'Pacing rate per stream, in bit/s: 100M, 10G (decimal); 0 is unpaced. UDP default 1G' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s P -l parallel -d 'Parallel streams per direction, each on its own thread [default: 1]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s t -l time -d 'Measured duration: 10 (seconds), 500ms, 2m [default: 10 s; with -n or -k, a cap of 300 s less the warm-up]' -r

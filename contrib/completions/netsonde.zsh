@@ -235,8 +235,8 @@ _arguments "${_arguments_options[@]}" : \
 '--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--peer=[What the server is\: netsonde, or an unmodified \`iperf3 -s\` (stream tests; this end is measured as always, the server'\''s side is what iperf3 reports)]:PEER:((netsonde\:"\`netsonde server\`"
 iperf3\:"An unmodified \`iperf3 -s\`"))' \
-'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr)' \
-'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr)' \
+'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream)' \
+'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream)' \
 '-l+[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--size=[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--request-size=[Request size (RR, CRR)]:REQUEST_SIZE:_default' \
@@ -253,6 +253,7 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--mss=[TCP maximum segment size]:MSS:_default' \
 '-C+[TCP congestion control on both ends (bbr, cubic, reno, ...)]:CONGESTION:_default' \
 '--congestion=[TCP congestion control on both ends (bbr, cubic, reno, ...)]:CONGESTION:_default' \
+'--tls-suite=[tls-stream\: the cipher suite by its IANA name, which also picks TLS 1.3 or 1.2 (TLS13_AES_128_GCM_SHA256, TLS13_CHACHA20_POLY1305_SHA256, TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, ...); default\: TLS 1.3'\''s first]:SUITE:(TLS13_AES_256_GCM_SHA384 TLS13_AES_128_GCM_SHA256 TLS13_CHACHA20_POLY1305_SHA256 TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256)' \
 '-b+[Pacing rate per stream, in bit/s\: 100M, 10G (decimal); 0 is unpaced. UDP default 1G]:RATE:_default' \
 '--rate=[Pacing rate per stream, in bit/s\: 100M, 10G (decimal); 0 is unpaced. UDP default 1G]:RATE:_default' \
 '-P+[Parallel streams per direction, each on its own thread \[default\: 1\]]:PARALLEL:_default' \

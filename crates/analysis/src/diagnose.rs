@@ -380,95 +380,6 @@ fn busy_thread(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> 
     None
 }
 
-/// A UDP sender's advice: datagrams are at most 64 KiB, so fewer calls per
-/// byte come from batching, not from larger writes.
-const DATAGRAM_SENDER_ADVICE: &str = "fewer system calls per datagram: --io batch (sendmmsg) \
-     or gso, larger datagrams (at most -l 63K; -l 1472 fits a 1500 B MTU unfragmented), or more \
-     streams (-P 2) on more cores";
-
-fn thread_verdict(t: &ThreadLoad, also: &[String], datagrams: bool) -> Diagnosis {
-    let kind = t.kind();
-    let split = match (t.user, t.sys) {
-        (Some(u), Some(s)) => format!(
-            ": user {u:.0}%, system {s:.0}% (system includes the softirq work run in its \
-             context: on loopback and veth, the receiving stack)"
-        ),
-        _ => String::new(),
-    };
-    let core = match (t.core, t.core_softirq) {
-        (Some(c), Some(si)) => format!("; it last ran on core {c}, whose irq+softirq was {si:.0}%"),
-        (Some(c), None) => format!("; it last ran on core {c}"),
-        _ => String::new(),
-    };
-    let idle = match t.idle_cores {
-        Some(i) if i >= 0.2 => {
-            format!("; the host had {i:.1} idle cores: one thread, not the host, is the limit")
-        }
-        _ => String::new(),
-    };
-    let waited = match t.waited {
-        Some(w) if w >= 1.0 => format!(
-            " and waited {w:.1}% for a core (other threads or processes had it): it never \
-             blocked, so it wanted a whole core"
-        ),
-        _ => String::new(),
-    };
-    let stolen = match t.stolen {
-        Some(st) if st >= 1.0 => format!(
-            "; the hypervisor took about {st:.1}% more from its core (steal time): a VM's \
-             vCPU is not always on a physical core"
-        ),
-        _ => String::new(),
-    };
-    let also = if also.is_empty() {
-        String::new()
-    } else {
-        format!("; also {}", also.join(", "))
-    };
-    let flows = t
-        .flows
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
-    let advice = match (kind, t.role.as_str()) {
-        (Some(CpuKind::User), _) if t.verifies => {
-            "--verify checks every byte in user space: leave it off to measure the path, or \
-             spread the flows over cores (-P 2)"
-        }
-        (Some(CpuKind::User), _) => "less work per byte in the application: larger messages (-l)",
-        (_, "sender") if datagrams => DATAGRAM_SENDER_ADVICE,
-        (_, "sender") => {
-            "fewer system calls and copies per byte: larger writes (-l 256K), --tx-io \
-             zerocopy or sendfile; or more streams (-P 2) on more cores: one thread goes no \
-             faster"
-        }
-        (_, "receiver") => {
-            "a cheaper receive: --rx-io batch or uring, or more streams (-P 2) on more cores \
-             (with RPS on a real NIC)"
-        }
-        _ => "more flows (-P 2) on more cores: one thread goes no faster",
-    };
-    verdict(
-        Bottleneck::Cpu {
-            side: t.side.clone(),
-            core: t.core,
-            cpu: kind,
-            thread: Some(BusyThread {
-                what: "flow thread".into(),
-                flows: t.flows.clone(),
-                busy: t.busy,
-            }),
-        },
-        format!(
-            "the {} flow thread of flow {flows} ({}) ran {:.1}% of the measured \
-             interval{waited}{stolen}{split}{core}{idle}{also}",
-            t.side, t.role, t.busy
-        ),
-        advice,
-    )
-}
-
 fn peer_verdict(p: &PeerProcess) -> Diagnosis {
     let kind = if p.user > p.sys {
         CpuKind::User
@@ -781,6 +692,10 @@ fn bdp_advice(d: &DiagnosisInput, what: &str) -> String {
         _ => what.into(),
     }
 }
+
+#[path = "diagnose_thread.rs"]
+mod thread;
+use thread::{thread_verdict, DATAGRAM_SENDER_ADVICE};
 
 #[cfg(test)]
 #[path = "diagnose_tests.rs"]

@@ -269,6 +269,47 @@ fn a_receiver_thread_checking_bytes_is_named_with_user_time() {
     assert!(v.advice.contains("--verify"), "{v}");
 }
 
+/// A TLS sender at 99% with 40% user (the records' crypto) and 60% system
+/// (loopback's receiving stack): encryption is named, with what to try. The
+/// same thread without TLS, or a TLS thread whose user time is small, is
+/// advised as before.
+#[test]
+fn a_tls_thread_whose_user_time_is_crypto_is_encryption_bound() {
+    let tls = |user: f64, sys: f64| DiagnosisInput {
+        threads: vec![
+            ThreadLoad {
+                encrypts: true,
+                ..thread("client", "sender", 99.4, user, sys)
+            },
+            ThreadLoad {
+                encrypts: true,
+                ..thread("server", "receiver", 55.0, 33.0, 22.0)
+            },
+        ],
+        ..base()
+    };
+    let v = diagnose(&tls(40.0, 59.0));
+    assert_eq!(
+        v.bottleneck.name(),
+        "CPU-bound (client flow thread, system)"
+    );
+    assert!(v.evidence.contains("encryption is the limit"), "{v}");
+    assert!(v.advice.contains("--tls-suite"), "{v}");
+    assert!(v.advice.contains("kernel TLS"), "{v}");
+    // A fifth of the thread in user space is not the crypto holding it.
+    let v = diagnose(&tls(20.0, 79.0));
+    assert!(!v.evidence.contains("encryption"), "{v}");
+    assert!(v.advice.contains("larger writes"), "{v}");
+    // No TLS: the plain sender's advice.
+    let mut plain = tls(40.0, 59.0);
+    for t in &mut plain.threads {
+        t.encrypts = false;
+    }
+    let v = diagnose(&plain);
+    assert!(!v.evidence.contains("encryption"), "{v}");
+    assert!(!v.advice.contains("--tls-suite"), "{v}");
+}
+
 #[test]
 fn a_busy_polling_thread_spins_by_design_and_is_no_verdict() {
     let d = DiagnosisInput {

@@ -91,6 +91,9 @@ pub struct ThreadLoad {
     pub spins: bool,
     /// It checks every received byte (`--verify`).
     pub verifies: bool,
+    /// It seals or opens TLS records: its user time is mostly the crypto.
+    #[serde(default)]
+    pub encrypts: bool,
 }
 
 impl ThreadLoad {

@@ -70,7 +70,12 @@ fn test_pct(r: &TestReport, server: bool, one_host: bool) -> Option<f64> {
 /// `pinned`: the spec pinned this end's flows (`-A`, `--server-affinity`), so
 /// a thread's last core is the one it ran on all along; else it may have moved
 /// between cores, and the steal of all of them is its estimate.
-fn thread_loads(name: &str, side: &SideResult, verify: bool, pinned: bool) -> Vec<ThreadLoad> {
+fn thread_loads(
+    name: &str,
+    side: &SideResult,
+    (verify, encrypts): (bool, bool),
+    pinned: bool,
+) -> Vec<ThreadLoad> {
     let Some(cpu) = side.cpu.as_ref() else {
         return Vec::new();
     };
@@ -109,6 +114,7 @@ fn thread_loads(name: &str, side: &SideResult, verify: bool, pinned: bool) -> Ve
                 idle_cores: idle,
                 spins,
                 verifies: verify && role == "receiver",
+                encrypts,
             }
         })
         .collect()
@@ -302,13 +308,13 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
     let mut threads = thread_loads(
         "client",
         &r.client,
-        spec.verify,
+        (spec.verify, spec.test.is_tls()),
         !spec.client_affinity.is_empty(),
     );
     threads.extend(thread_loads(
         "server",
         &r.server,
-        spec.verify,
+        (spec.verify, spec.test.is_tls()),
         !spec.server_affinity.is_empty(),
     ));
     let (window_bytes, window_source) = window_in_force(r);

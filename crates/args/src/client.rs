@@ -101,6 +101,11 @@ pub struct ClientArgs {
     /// TCP congestion control on both ends (bbr, cubic, reno, ...).
     #[arg(short = 'C', long)]
     pub congestion: Option<String>,
+    /// tls-stream: the cipher suite by its IANA name, which also picks TLS 1.3
+    /// or 1.2 (TLS13_AES_128_GCM_SHA256, TLS13_CHACHA20_POLY1305_SHA256,
+    /// TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, ...); default: TLS 1.3's first.
+    #[arg(long, value_name = "SUITE", value_parser = crate::parse::TLS_SUITE)]
+    pub tls_suite: Option<String>,
     /// Pacing rate per stream, in bit/s: 100M, 10G (decimal); 0 is unpaced. UDP default 1G.
     #[arg(short = 'b', long, value_parser = parse_rate)]
     pub rate: Option<BitRate>,
@@ -293,6 +298,7 @@ impl ClientArgs {
         s.mss = self.mss;
         s.nodelay |= self.nodelay;
         s.congestion = self.congestion.clone();
+        s.tls_suite = self.tls_suite.clone();
         if let Some(r) = self.rate {
             s.rate = netsonde_model::spec::pacing(r);
         }

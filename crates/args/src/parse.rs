@@ -106,6 +106,21 @@ pub const TEST: Listed<TestKind> = Listed {
     parse: parse_test_str,
 };
 
+/// A TLS cipher suite by its IANA name, the suites netsonde has offered.
+pub const TLS_SUITE: Listed<String> = Listed {
+    names: netsonde_tls::suites,
+    parse: |s| {
+        if netsonde_tls::suites().contains(&s) {
+            Ok(s.to_string())
+        } else {
+            Err(format!(
+                "'{s}' is not a suite netsonde has: one of {}",
+                netsonde_tls::suites().join(", ")
+            ))
+        }
+    },
+};
+
 /// A rate unit letter, the letters offered.
 pub const RATE_UNIT: Listed<RateUnit> = Listed {
     names: || RateUnit::LETTERS.to_vec(),

@@ -8,6 +8,7 @@ mod util;
 mod architecture;
 mod bad_input;
 mod control_plane;
+mod encrypted;
 mod figures;
 mod fleet;
 mod fleet_attacks;

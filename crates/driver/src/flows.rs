@@ -176,7 +176,8 @@ fn shares_thread(end: End, spec: &TestSpec, dir: FlowDir) -> bool {
             strategy == IoStrategy::Epoll
         }
         TestKind::TcpRr | TestKind::UdpRr => io::rr_mode(spec) == IoStrategy::Epoll,
-        TestKind::TcpCrr => false,
+        // TLS writes and reads its records on the flow's own thread.
+        TestKind::TcpCrr | TestKind::TlsStream => false,
     }
 }
 
@@ -204,6 +205,10 @@ enum Workload {
     UdpResponder(UdpSocket),
     CrrRequester(SocketAddr, Token),
     CrrResponder(Arc<TcpListener>, Token, std::net::IpAddr),
+    /// A TLS stream's sending end; whether this end is the TLS client.
+    TlsSender(TcpStream, bool),
+    /// Its receiving end.
+    TlsReceiver(TcpStream, bool),
 }
 
 /// A socket that does not carry `test` (a driver fault, said as a setup error).
@@ -235,8 +240,10 @@ impl Workload {
             (TestKind::UdpRr, S::Udp(s)) => Workload::UdpResponder(s),
             (TestKind::TcpCrr, S::CrrConnect(a, t)) => Workload::CrrRequester(a, t),
             (TestKind::TcpCrr, S::CrrAccept(l, t, peer)) => Workload::CrrResponder(l, t, peer),
+            (TestKind::TlsStream, S::Tcp(s)) if sends => Workload::TlsSender(s, client),
+            (TestKind::TlsStream, S::Tcp(s)) => Workload::TlsReceiver(s, client),
             (
-                t @ (TestKind::TcpStream | TestKind::TcpRr),
+                t @ (TestKind::TcpStream | TestKind::TcpRr | TestKind::TlsStream),
                 s @ (S::Udp(_) | S::UdpReady(..) | S::CrrConnect(..) | S::CrrAccept(..)),
             )
             | (t @ TestKind::UdpStream, s @ (S::Tcp(_) | S::CrrConnect(..) | S::CrrAccept(..)))
@@ -263,6 +270,14 @@ fn shared_flow(work: Workload, ctx: &FlowCtx) -> Result<Box<dyn Flow>, EngineErr
         Workload::TcpResponder(s) => Box::new(rr::TcpResponder::new(s, ctx)?),
         Workload::UdpRequester(s) => Box::new(rr::UdpRequester::new(s, ctx)?),
         Workload::UdpResponder(s) => Box::new(rr::UdpResponder::new(s, ctx)?),
+        Workload::TlsSender(s, c) => {
+            let tx = netsonde_tls::tx(&s, &ctx.spec, c)?;
+            Box::new(stream::TcpSender::with(s, tx, ctx)?)
+        }
+        Workload::TlsReceiver(s, c) => {
+            let rx = netsonde_tls::rx(&s, &ctx.spec, c)?;
+            Box::new(stream::TcpReceiver::with(s, rx, ctx)?)
+        }
         Workload::CrrRequester(..) | Workload::CrrResponder(..) => {
             return Err(EngineError::Io {
                 op: "flow setup",
@@ -285,6 +300,14 @@ fn run_flow(work: Workload, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
         Workload::UdpResponder(s) => rr::udp_responder(s, ctx),
         Workload::CrrRequester(a, t) => crr::crr_requester(a, &t, ctx),
         Workload::CrrResponder(l, t, peer) => crr::crr_responder(&l, &t, peer, ctx),
+        Workload::TlsSender(s, c) => {
+            let tx = netsonde_tls::tx(&s, &ctx.spec, c)?;
+            stream::tcp_send_with(s, tx, ctx)
+        }
+        Workload::TlsReceiver(s, c) => {
+            let rx = netsonde_tls::rx(&s, &ctx.spec, c)?;
+            stream::tcp_recv_with(s, rx, ctx)
+        }
     }
 }
 
@@ -374,7 +397,9 @@ pub fn start_with(
         // A receiver window below the sender's: set on the receiving end's own
         // connection, once it is up.
         if let (Some(w), FlowSocket::Tcp(t)) = (spec.rcv_window, &plan.socket) {
-            if spec.test == TestKind::TcpStream && !sends(end, plan.dir) {
+            if matches!(spec.test, TestKind::TcpStream | TestKind::TlsStream)
+                && !sends(end, plan.dir)
+            {
                 let _ = socket2::SockRef::from(t).set_recv_buffer_size(w.0 as usize);
             }
         }

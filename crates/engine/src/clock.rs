@@ -80,7 +80,10 @@ mod tests {
         assert!(a < 5_000_000, "{a} ns at the start");
         assert!(b >= a + 50_000_000, "{a} then {b}");
         // Within 1% (and 1 ms) of std's own reading taken right after.
-        assert!(by_std.abs_diff(b) < 1_000_000 + by_std / 100, "{b} vs {by_std}");
+        assert!(
+            by_std.abs_diff(b) < 1_000_000 + by_std / 100,
+            "{b} vs {by_std}"
+        );
     }
 
     #[test]

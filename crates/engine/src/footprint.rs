@@ -78,6 +78,10 @@ pub fn flow_bound(spec: &TestSpec, send: bool) -> Bytes {
             let io = if send { spec.tx_io } else { spec.rx_io };
             strategy(io, spec.size.0, !spec.test.is_tcp(), send)
         }
+        // The message, and the TLS library's buffers: sealed records waiting
+        // (64 KiB), records read and not yet opened, plaintext not yet taken
+        // (64 KiB each).
+        TestKind::TlsStream => spec.size.0 + 3 * 64 * KIB,
     };
     Bytes(buffers + THREAD_STACK)
 }

@@ -95,6 +95,12 @@ pub struct UdpCounters {
 }
 
 impl UdpCounters {
+    /// Nanoseconds of a jitter kept as 16 times them (RFC 3550 appendix A.8),
+    /// rounded.
+    pub fn unscale(j16: u64) -> u64 {
+        (j16 + 8) >> 4
+    }
+
     /// Stores the receiver's figures (relaxed: each is read on its own); the
     /// jitter as the estimator holds it (16 times the ns), unscaled by the reader.
     #[inline]
@@ -112,9 +118,7 @@ impl UdpCounters {
             (
                 expected,
                 self.arrived.load(Ordering::Relaxed),
-                Nanos(crate::udp::Jitter::unscale(
-                    self.jitter16.load(Ordering::Relaxed),
-                )),
+                Nanos(UdpCounters::unscale(self.jitter16.load(Ordering::Relaxed))),
             )
         })
     }

@@ -153,7 +153,11 @@ impl TcpSender {
 
     /// Builds the flow over a sending strategy built elsewhere: a transport
     /// layered on the connection (TLS), which writes its own records.
-    pub fn with(sock: TcpStream, tx: Box<dyn io::Tx>, ctx: &FlowCtx) -> Result<TcpSender, EngineError> {
+    pub fn with(
+        sock: TcpStream,
+        tx: Box<dyn io::Tx>,
+        ctx: &FlowCtx,
+    ) -> Result<TcpSender, EngineError> {
         Ok(TcpSender {
             s: Sending::with(tx, ctx),
             sock,
@@ -389,7 +393,11 @@ impl TcpReceiver {
 
     /// Builds the flow over a receiving strategy built elsewhere (as
     /// [`TcpSender::with`]).
-    pub fn with(sock: TcpStream, rx: Box<dyn io::Rx>, ctx: &FlowCtx) -> Result<TcpReceiver, EngineError> {
+    pub fn with(
+        sock: TcpStream,
+        rx: Box<dyn io::Rx>,
+        ctx: &FlowCtx,
+    ) -> Result<TcpReceiver, EngineError> {
         Ok(TcpReceiver {
             rx,
             // A reader that blocks until data comes. (An epoll group's flows share

@@ -134,19 +134,14 @@ impl Jitter {
 
     /// The current estimate.
     pub fn get(&self) -> Nanos {
-        Nanos(Jitter::unscale(self.j16))
+        Nanos(crate::meter::UdpCounters::unscale(self.j16))
     }
 
     /// The estimate as kept (16 times it), for [`crate::UdpCounters::publish`]
-    /// (the reader unscales it: [`Jitter::unscale`]).
+    /// (the reader unscales it: [`crate::UdpCounters::unscale`]).
     #[inline]
     pub fn scaled(&self) -> u64 {
         self.j16
-    }
-
-    /// Nanoseconds of a [`Jitter::scaled`] estimate, rounded.
-    pub fn unscale(j16: u64) -> u64 {
-        (j16 + 8) >> 4
     }
 }
 

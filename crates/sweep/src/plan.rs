@@ -330,6 +330,9 @@ impl Plan {
                                     spec.mss = None;
                                     spec.congestion = None;
                                 }
+                                if !test.is_tls() {
+                                    spec.tls_suite = None;
+                                }
                                 spec.window = window;
                                 spec.parallel = parallel;
                                 let mut axes = BTreeMap::new();

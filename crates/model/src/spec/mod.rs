@@ -36,6 +36,9 @@ impl Peer {
         if spec.test.is_rr() {
             return Some(format!("{} (iperf3 runs stream tests only)", spec.test));
         }
+        if spec.test.is_tls() {
+            return Some(format!("{} (iperf3 has no TLS)", spec.test));
+        }
         if !spec.warmup.0.is_multiple_of(1_000_000_000)
             || !spec.duration.0.is_multiple_of(1_000_000_000)
         {
@@ -91,16 +94,20 @@ pub enum TestKind {
     UdpRr,
     /// TCP connect, request, response, close.
     TcpCrr,
+    /// Bulk transfer over TLS (rustls) on a TCP connection per flow: what the
+    /// encryption costs each end.
+    TlsStream,
 }
 
 impl TestKind {
     /// All kinds, for help texts and sweeps.
-    pub const ALL: [TestKind; 5] = [
+    pub const ALL: [TestKind; 6] = [
         TestKind::TcpStream,
         TestKind::UdpStream,
         TestKind::TcpRr,
         TestKind::UdpRr,
         TestKind::TcpCrr,
+        TestKind::TlsStream,
     ];
 
     /// The name used on the command line and in JSON.
@@ -111,14 +118,28 @@ impl TestKind {
             TestKind::TcpRr => "tcp-rr",
             TestKind::UdpRr => "udp-rr",
             TestKind::TcpCrr => "tcp-crr",
+            TestKind::TlsStream => "tls-stream",
         }
+    }
+
+    /// Whether the test's bytes are encrypted (TLS over its TCP connections).
+    pub fn is_tls(self) -> bool {
+        matches!(self, TestKind::TlsStream)
+    }
+
+    /// Whether the test is a bulk stream, TCP (plain or under TLS) or UDP.
+    pub fn is_stream(self) -> bool {
+        matches!(
+            self,
+            TestKind::TcpStream | TestKind::UdpStream | TestKind::TlsStream
+        )
     }
 
     /// Whether the test uses TCP data connections.
     pub fn is_tcp(self) -> bool {
         matches!(
             self,
-            TestKind::TcpStream | TestKind::TcpRr | TestKind::TcpCrr
+            TestKind::TcpStream | TestKind::TcpRr | TestKind::TcpCrr | TestKind::TlsStream
         )
     }
 
@@ -403,6 +424,11 @@ pub struct TestSpec {
     /// (iperf3's `--rcv-timeout`); `None`: it waits to the test's end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rcv_timeout: Option<Nanos>,
+    /// A TLS test's cipher suite, by its IANA name (`TLS13_AES_128_GCM_SHA256`,
+    /// `TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256`, ...), which also picks
+    /// the protocol version; `None`: the TLS library's first choice, TLS 1.3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_suite: Option<String>,
 }
 
 /// The probes of a load-latency test. Each kind (a kept TCP connection, UDP
@@ -582,6 +608,7 @@ impl TestSpec {
             flow_windows: Vec::new(),
             volume: None,
             rcv_timeout: None,
+            tls_suite: None,
         }
     }
 

@@ -129,6 +129,27 @@ impl TestSpec {
                 });
             }
         }
+        if !t.is_tls() && self.tls_suite.is_some() {
+            return Err(SpecError::NotApplicable {
+                option: "--tls-suite",
+                test: t,
+                why: "only a TLS test encrypts",
+            });
+        }
+        if t.is_tls() && (self.tx_io != IoStrategy::Copy || self.rx_io != IoStrategy::Copy) {
+            return Err(SpecError::NotApplicable {
+                option: "--io",
+                test: t,
+                why: "TLS writes and reads its own records over the copy path",
+            });
+        }
+        if t.is_tls() && self.iperf3_io {
+            return Err(SpecError::NotApplicable {
+                option: "iperf3's reading",
+                test: t,
+                why: "iperf3 has no TLS test",
+            });
+        }
         if t == TestKind::UdpStream {
             let v = self.size.0;
             if !(UDP_HEADER_LEN..=MAX_UDP_PAYLOAD).contains(&v) {
@@ -199,7 +220,7 @@ impl TestSpec {
     }
 
     fn validate_probe(&self, p: ProbeSpec) -> Result<(), SpecError> {
-        if !matches!(self.test, TestKind::TcpStream | TestKind::UdpStream) {
+        if !self.test.is_stream() {
             return Err(SpecError::NotApplicable {
                 option: "--probe",
                 test: self.test,

@@ -1,0 +1,95 @@
+"""encryption.py: what TLS costs a host, against plain TCP, side by side.
+
+Every case runs in interleaved rounds (the order rotating each round) against
+one netsonde server on loopback, client on core 0 and server on core 1
+(taskset): tcp-stream, then tls-stream with each suite asked, at each message
+size. Per case: goodput, and each end's CPU per KiB of plaintext (the test's
+own CPU: its flow threads and its share of the host's busy time), as medians
+over rounds; the ratio of each TLS case to TCP at the same size is the median
+of the per-round ratios. A benchmark: it asserts nothing.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+HOST = "127.0.0.1"
+SUITES = [
+    ("tcp", None),
+    ("tls13-aes128", "TLS13_AES_128_GCM_SHA256"),
+    ("tls13-aes256", "TLS13_AES_256_GCM_SHA384"),
+    ("tls13-chacha", "TLS13_CHACHA20_POLY1305_SHA256"),
+    ("tls12-aes128", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
+]
+
+
+def client(exe, port, t, size, suite):
+    args = ["taskset", "-c", "0", exe, "client", HOST, "-p", str(port), "-t", str(t),
+            "-l", str(size), "--no-store", "--json"]
+    args += ["-T", "tls-stream", "--tls-suite", suite] if suite else ["-T", "tcp-stream"]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=t + 30)
+    if p.returncode != 0:
+        sys.stderr.write(f"  ({' '.join(args)} failed: {p.stderr.strip()[-300:]})\n")
+        return None
+    d = json.loads(p.stdout)
+    return {
+        "gbps": d["directions"][0]["goodput"] / 1e9,
+        "client": d["client_cost"]["us_per_kib"],
+        "server": d["server_cost"]["us_per_kib"],
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--time", type=float, default=2.0)
+    ap.add_argument("--sizes", default="16384,131072")
+    ap.add_argument("--netsonde", required=True)
+    ap.add_argument("--port", type=int, default=26400)
+    a = ap.parse_args()
+    sizes = [int(s) for s in a.sizes.split(",")]
+    srv = subprocess.Popen(["taskset", "-c", "1", a.netsonde, "server", "-p", str(a.port),
+                            "--bind", HOST, "--no-store"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    res = {}
+    try:
+        for r in range(a.rounds):
+            for size in sizes:
+                order = SUITES[r % len(SUITES):] + SUITES[:r % len(SUITES)]
+                for name, suite in order:
+                    v = client(a.netsonde, a.port, a.time, size, suite)
+                    if v:
+                        res.setdefault((size, name), {})[r] = v
+                        print(f"  round {r + 1} {size:>7} B {name:<13} {v['gbps']:6.2f} Gbit/s  "
+                              f"client {v['client']:.3f} server {v['server']:.3f} us/KiB",
+                              flush=True)
+                    time.sleep(0.2)
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
+    med = statistics.median
+    print()
+    print(f"Medians of {a.rounds} interleaved rounds; x TCP: median of per-round ratios to "
+          "tcp-stream at the same size")
+    print(f"{'size':>7} {'case':<13} {'Gbit/s':>7} {'x TCP':>6} {'client us/KiB':>14} "
+          f"{'x TCP':>6} {'server us/KiB':>14} {'x TCP':>6}")
+    for size in sizes:
+        base = res.get((size, "tcp"), {})
+        for name, _ in SUITES:
+            v = res.get((size, name), {})
+            if not v:
+                continue
+            row = [f"{size:>7}", f"{name:<13}"]
+            for key, w in (("gbps", 7), ("client", 14), ("server", 14)):
+                row.append(f"{med([x[key] for x in v.values()]):>{w}.3f}")
+                ratios = [v[r][key] / base[r][key] for r in v if r in base and base[r][key]]
+                row.append(f"{med(ratios):>6.2f}" if ratios else f"{'-':>6}")
+            print(" ".join(row))
+
+
+if __name__ == "__main__":
+    main()

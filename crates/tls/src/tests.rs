@@ -1,0 +1,136 @@
+use std::net::{TcpListener, TcpStream};
+use std::thread;
+
+use netsonde_model::spec::{TestKind, TestSpec};
+
+use super::*;
+
+fn spec(suite: Option<&str>) -> TestSpec {
+    let mut s = TestSpec::new(TestKind::TlsStream);
+    s.size = netsonde_model::units::Bytes(40_000);
+    s.tls_suite = suite.map(str::to_string);
+    s
+}
+
+/// A connected pair: (client's end, server's end).
+fn pair() -> (TcpStream, TcpStream) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+    let s = l.accept().unwrap().0;
+    for t in [&c, &s] {
+        t.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        t.set_write_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+    }
+    (c, s)
+}
+
+/// Sends `messages` of the spec's size from the client to the server over
+/// TLS; what the server read, in order, and both reports.
+fn transfer(spec: &TestSpec, messages: usize) -> (Vec<u8>, IoReport, IoReport) {
+    let (c, s) = pair();
+    let sp = spec.clone();
+    let server = thread::spawn(move || {
+        let mut rx = rx(&s, &sp, false).unwrap();
+        let mut got = Vec::new();
+        loop {
+            match rx.recv(Sock::Tcp(&s), &mut |d, _| got.extend_from_slice(d)) {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) if is_wait(&e) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        (got, rx.report())
+    });
+    let mut tx = tx(&c, spec, true).unwrap();
+    let (mut sent, mut whole) = (0u64, 0);
+    while whole < messages as u64 {
+        match tx.send(Sock::Tcp(&c), 0, 0) {
+            Ok(m) => {
+                sent += m.bytes;
+                whole += m.messages;
+            }
+            Err(e) if is_wait(&e) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let sent_report = tx.finish(Sock::Tcp(&c));
+    c.shutdown(std::net::Shutdown::Write).unwrap();
+    let (got, got_report) = server.join().unwrap();
+    assert_eq!(got.len() as u64, sent, "every plaintext byte sent arrives");
+    (got, sent_report, got_report)
+}
+
+#[test]
+fn the_stream_arrives_whole_and_in_order_under_tls_1_3() {
+    let s = spec(None);
+    let (got, tx, rx) = transfer(&s, 25);
+    assert_eq!(got.len(), 25 * 40_000);
+    let mut v = netsonde_engine::verify::Verifier::new(40_000);
+    v.stream(&got);
+    assert_eq!(v.errors, 0, "the pattern survives the records");
+    for r in [&tx, &rx] {
+        assert_eq!(r.strategy, "tls");
+        let note = r.note.as_deref().unwrap();
+        assert!(note.starts_with("TLS 1.3, TLS13_"), "{note}");
+    }
+}
+
+#[test]
+fn a_suite_given_is_the_suite_used_and_sets_the_version() {
+    for name in [
+        "TLS13_CHACHA20_POLY1305_SHA256",
+        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+    ] {
+        let (_, tx, rx) = transfer(&spec(Some(name)), 3);
+        let version = if name.starts_with("TLS13") {
+            "TLS 1.3"
+        } else {
+            "TLS 1.2"
+        };
+        for r in [tx, rx] {
+            let note = r.note.unwrap();
+            assert!(note.starts_with(&format!("{version}, {name} ")), "{note}");
+        }
+    }
+}
+
+#[test]
+fn an_unknown_suite_is_refused_with_the_ones_there_are() {
+    let (c, _s) = pair();
+    let e = tx(&c, &spec(Some("TLS_RSA_WITH_NULL_MD5")), true)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("TLS_RSA_WITH_NULL_MD5"), "{e}");
+    assert!(e.contains("TLS13_AES_128_GCM_SHA256"), "{e}");
+    assert!(
+        suites().iter().all(|s| !s.contains("RSA")),
+        "{:?}",
+        suites()
+    );
+}
+
+#[test]
+fn a_peer_that_never_answers_fails_the_handshake_in_time() {
+    let (c, _s) = pair();
+    let start = Instant::now();
+    let e = tx(&c, &spec(None), true).err().unwrap().to_string();
+    assert!(e.contains("handshake") && e.contains("no answer"), "{e}");
+    assert!(start.elapsed() < HANDSHAKE + Duration::from_secs(2));
+}
+
+#[test]
+fn a_peer_that_speaks_no_tls_fails_the_handshake() {
+    let (c, s) = pair();
+    let junk = thread::spawn(move || {
+        let mut s = s;
+        let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        thread::sleep(Duration::from_millis(300));
+    });
+    let e = tx(&c, &spec(None), true).err().unwrap().to_string();
+    assert!(e.contains("TLS handshake"), "{e}");
+    junk.join().unwrap();
+}
