@@ -286,6 +286,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l probe -d 'L
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l no-store -d 'Do not store this test in the results store (by default every test is stored as a run of one point, so `runs`, `report` and `compare` work on it)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rrul -d 'Realtime response under load (flent\'s RRUL): tcp-stream both ways with -P 4 (unless -P is given), --probe, 2 s warm-up (unless -O is given)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s N -l nodelay -d 'Disable Nagle\'s algorithm (always on for RR tests)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l mptcp -d 'Multipath TCP: each stream\'s (or request/response flow\'s) connection is the kernel\'s MPTCP, over the subflows its path manager opens (`ip mptcp endpoint`); each subflow\'s path and share are reported'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l no-gso -d 'UDP with --io batch: sendmmsg and recvmmsg of 64 without GSO/GRO, so every datagram crosses as a packet of its own (on loopback and veth a GSO super-datagram never does)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s R -l reverse -d 'The server sends'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l bidir -d 'Both directions at once, on separate connections'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s J -l json -d 'One JSON document (see docs/JSON.md); iperf3\'s -J'

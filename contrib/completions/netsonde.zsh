@@ -298,6 +298,8 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '(-T --test -u --udp -R --reverse)--rrul[Realtime response under load (flent'\''s RRUL)\: tcp-stream both ways with -P 4 (unless -P is given), --probe, 2 s warm-up (unless -O is given)]' \
 '-N[Disable Nagle'\''s algorithm (always on for RR tests)]' \
 '--nodelay[Disable Nagle'\''s algorithm (always on for RR tests)]' \
+'--mptcp[Multipath TCP\: each stream'\''s (or request/response flow'\''s) connection is the kernel'\''s MPTCP, over the subflows its path manager opens (\`ip mptcp endpoint\`); each subflow'\''s path and share are reported]' \
+'--no-gso[UDP with --io batch\: sendmmsg and recvmmsg of 64 without GSO/GRO, so every datagram crosses as a packet of its own (on loopback and veth a GSO super-datagram never does)]' \
 '(--bidir)-R[The server sends]' \
 '(--bidir)--reverse[The server sends]' \
 '--bidir[Both directions at once, on separate connections]' \

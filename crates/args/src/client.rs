@@ -106,6 +106,16 @@ pub struct ClientArgs {
     /// TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, ...); default: TLS 1.3's first.
     #[arg(long, value_name = "SUITE", value_parser = crate::parse::TLS_SUITE)]
     pub tls_suite: Option<String>,
+    /// Multipath TCP: each stream's (or request/response flow's) connection is
+    /// the kernel's MPTCP, over the subflows its path manager opens (`ip mptcp
+    /// endpoint`); each subflow's path and share are reported.
+    #[arg(long)]
+    pub mptcp: bool,
+    /// UDP with --io batch: sendmmsg and recvmmsg of 64 without GSO/GRO, so
+    /// every datagram crosses as a packet of its own (on loopback and veth a
+    /// GSO super-datagram never does).
+    #[arg(long)]
+    pub no_gso: bool,
     /// Pacing rate per stream, in bit/s: 100M, 10G (decimal); 0 is unpaced. UDP default 1G.
     #[arg(short = 'b', long, value_parser = parse_rate)]
     pub rate: Option<BitRate>,
@@ -299,6 +309,8 @@ impl ClientArgs {
         s.nodelay |= self.nodelay;
         s.congestion = self.congestion.clone();
         s.tls_suite = self.tls_suite.clone();
+        s.mptcp = self.mptcp;
+        s.no_gso = self.no_gso;
         if let Some(r) = self.rate {
             s.rate = netsonde_model::spec::pacing(r);
         }

@@ -307,3 +307,22 @@ fn rrul_takes_the_probe_options() {
         "{doc}"
     );
 }
+
+#[test]
+fn transport_options_on_tests_they_do_not_fit_are_refused_before_traffic() {
+    fails(
+        &["client", "-T", "udp-stream", "--mptcp", "-t", "0.3"],
+        2,
+        "--mptcp makes no sense with udp-stream",
+    );
+    fails(
+        &["client", "-T", "tcp-crr", "--mptcp", "-t", "0.3"],
+        2,
+        "--mptcp makes no sense with tcp-crr",
+    );
+    fails(
+        &["client", "-T", "tcp-stream", "--no-gso", "-t", "0.3"],
+        2,
+        "--no-gso makes no sense with tcp-stream",
+    );
+}

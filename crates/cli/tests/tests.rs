@@ -25,6 +25,7 @@ mod lab_physics;
 mod lab_util;
 mod loopback;
 mod monitor;
+mod multipath;
 mod namespaces;
 mod regression;
 mod searches;

@@ -286,8 +286,19 @@ pub(crate) fn connect_tcp(
         source,
     };
     let io = |op| move |e| fail(EngineError::Io { op, source: e });
-    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
-        .map_err(io("socket"))?;
+    let protocol = sockopt::stream_protocol(spec);
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(protocol)).map_err(|e| {
+        match sockopt::mptcp_unavailable(&e).filter(|_| spec.mptcp) {
+            Some(why) => fail(EngineError::Io {
+                op: "--mptcp",
+                source: std::io::Error::new(e.kind(), why),
+            }),
+            None => fail(EngineError::Io {
+                op: "socket",
+                source: e,
+            }),
+        }
+    })?;
     sockopt::apply_flow(&s, spec, id).map_err(fail)?;
     if let Some(from) = local {
         // A fixed port may still have an old connection in TIME_WAIT.

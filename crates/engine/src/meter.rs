@@ -453,6 +453,7 @@ impl Meter {
             udp: None,
             latency: None,
             io: None,
+            mptcp: None,
         }
     }
 }

@@ -270,12 +270,14 @@ impl Flow for TcpRequester {
         let this = *self;
         let end = this.end.unwrap_or_else(Instant::now);
         let info = crate::sockopt::tcp_info(&this.rr.sock);
+        let mptcp = crate::sockopt::mptcp_subflows(&this.rr.sock);
         let _ = this.rr.sock.shutdown(Shutdown::Write);
         let mut result = this
             .rr
             .m
             .finish(end, this.rr.ctx.id, this.rr.ctx.dir, Role::Requester);
         result.tcp_info = info;
+        result.mptcp = mptcp;
         Ok(FlowOutput {
             result,
             latency: Some(this.hist),
@@ -328,9 +330,11 @@ impl Flow for TcpResponder {
     fn finish(self: Box<Self>) -> Result<FlowOutput, EngineError> {
         let rr = self.rr;
         let info = crate::sockopt::tcp_info(&rr.sock);
+        let mptcp = crate::sockopt::mptcp_subflows(&rr.sock);
         let mut result =
             rr.m.finish(Instant::now(), rr.ctx.id, rr.ctx.dir, Role::Responder);
         result.tcp_info = info;
+        result.mptcp = mptcp;
         Ok(FlowOutput {
             result,
             latency: None,

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use netsonde_model::load::TcpSample;
-use netsonde_model::result::{SocketFacts, TcpInfoSummary};
+use netsonde_model::result::{SocketFacts, Subflow, TcpInfoSummary};
 use netsonde_model::spec::TestSpec;
 use netsonde_model::units::{BitRate, Nanos};
 use socket2::Socket;
@@ -124,6 +124,45 @@ pub fn tcp_info(sock: &impl std::os::fd::AsRawFd) -> Option<TcpInfoSummary> {
         snd_wnd: (i.snd_wnd > 0).then_some(u64::from(i.snd_wnd)),
         dsack_dups: u64::from(i.dsack_dups),
     })
+}
+
+/// The protocol of a stream test's sockets: MPTCP with `--mptcp`
+/// (`IPPROTO_MPTCP`, which falls back to TCP with a peer that has no MPTCP),
+/// else TCP.
+pub fn stream_protocol(spec: &TestSpec) -> socket2::Protocol {
+    if spec.mptcp {
+        socket2::Protocol::from(crate::sys::mptcp::IPPROTO_MPTCP)
+    } else {
+        socket2::Protocol::TCP
+    }
+}
+
+/// What opening an MPTCP socket failing means, in one line.
+pub fn mptcp_unavailable(e: &std::io::Error) -> Option<&'static str> {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EPROTONOSUPPORT | libc::ENOPROTOOPT | libc::EINVAL)
+    )
+    .then_some("this kernel has no MPTCP, or net.mptcp.enabled is 0")
+}
+
+/// An MPTCP connection's subflows as it ends (each one's path and what it
+/// carried); `None` for a plain TCP connection.
+pub fn mptcp_subflows(sock: &impl std::os::fd::AsRawFd) -> Option<Vec<Subflow>> {
+    let all = crate::sys::mptcp::subflows(sock).ok()?;
+    let addr = |a: Option<std::net::SocketAddr>| a.map_or_else(|| "?".into(), |a| a.to_string());
+    Some(
+        all.into_iter()
+            .map(|(i, l, r)| Subflow {
+                local: addr(l),
+                remote: addr(r),
+                bytes_acked: i.bytes_acked,
+                bytes_received: i.bytes_received,
+                srtt: Nanos(u64::from(i.rtt) * 1000),
+                retransmits: u64::from(i.total_retrans),
+            })
+            .collect(),
+    )
 }
 
 /// Bytes the peer has acknowledged on a connection (`tcpi_bytes_acked`): what a

@@ -295,8 +295,10 @@ impl Flow for TcpSender {
         }
         let this = *self;
         let tcp_info = sockopt::tcp_info(&this.sock);
+        let mptcp = sockopt::mptcp_subflows(&this.sock);
         let mut result = this.s.finish();
         result.tcp_info = tcp_info;
+        result.mptcp = mptcp;
         Ok(FlowOutput {
             result,
             latency: None,
@@ -486,6 +488,7 @@ impl Flow for TcpReceiver {
     fn finish(self: Box<Self>) -> Result<FlowOutput, EngineError> {
         let mut this = *self;
         let info = sockopt::tcp_info(&this.sock);
+        let mptcp = sockopt::mptcp_subflows(&this.sock);
         let mut report = this.rx.report();
         report.verify_errors = this.verifier.map(|v| v.errors);
         drop(this.sock);
@@ -493,6 +496,7 @@ impl Flow for TcpReceiver {
             .m
             .finish(this.idle.last(), this.ctx.id, this.ctx.dir, Role::Receiver);
         result.tcp_info = info;
+        result.mptcp = mptcp;
         result.io = Some(report);
         Ok(FlowOutput {
             result,

@@ -28,6 +28,7 @@ fn flow(id: u32, role: Role, bytes: u64, messages: u64) -> FlowResult {
         udp: None,
         latency: None,
         io: None,
+        mptcp: None,
     }
 }
 

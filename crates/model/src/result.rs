@@ -219,6 +219,28 @@ pub struct FlowResult {
     /// I/O strategy and its kernel-interface costs.
     #[serde(default)]
     pub io: Option<IoReport>,
+    /// An MPTCP connection's subflows at the end (`--mptcp`), each path's
+    /// share of what it carried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mptcp: Option<Vec<Subflow>>,
+}
+
+/// One MPTCP subflow as its connection ended: its path, and what it carried
+/// (its own `TCP_INFO`, read through `MPTCP_TCPINFO`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Subflow {
+    /// This end's address and port.
+    pub local: String,
+    /// The peer's.
+    pub remote: String,
+    /// Bytes the peer acknowledged on it: what this end sent over it.
+    pub bytes_acked: u64,
+    /// Bytes this end received on it.
+    pub bytes_received: u64,
+    /// Its smoothed round-trip time.
+    pub srtt: Nanos,
+    /// Its retransmitted segments.
+    pub retransmits: u64,
 }
 
 /// Socket buffer sizes and TCP options as the kernel granted them.

@@ -81,6 +81,7 @@ fn flow(id: u32, dir: FlowDir, role: Role, bytes: u64) -> FlowResult {
         udp: None,
         latency: None,
         io: None,
+        mptcp: None,
     }
 }
 

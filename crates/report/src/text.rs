@@ -276,6 +276,51 @@ fn transactions(o: &mut String, r: &TestReport, opts: &TextOptions) {
     }
     tcp_info(o, "client", &r.client, opts);
     tcp_info(o, "server", &r.server, opts);
+    subflows(o, "client", &r.client);
+    subflows(o, "server", &r.server);
+}
+
+/// An MPTCP flow's subflows: each path, and its share of what the flow
+/// carried (acknowledged bytes at a sending end, received bytes at a
+/// receiving one).
+fn subflows(o: &mut String, name: &str, side: &SideResult) {
+    for f in &side.flows {
+        let Some(subs) = &f.mptcp else { continue };
+        let sends = subs.iter().map(|s| s.bytes_acked).sum::<u64>()
+            >= subs.iter().map(|s| s.bytes_received).sum::<u64>();
+        let carried = |s: &netsonde_model::result::Subflow| {
+            if sends {
+                s.bytes_acked
+            } else {
+                s.bytes_received
+            }
+        };
+        let total: u64 = subs.iter().map(carried).sum();
+        let _ = writeln!(
+            o,
+            "{name} MPTCP flow {}: {} subflow{} ({})",
+            f.id,
+            subs.len(),
+            if subs.len() == 1 { "" } else { "s" },
+            if sends {
+                "bytes acknowledged"
+            } else {
+                "bytes received"
+            }
+        );
+        for s in subs {
+            let share = 100.0 * carried(s) as f64 / total.max(1) as f64;
+            let _ = writeln!(
+                o,
+                "  {} -> {}  {} B  {share:.1}%  srtt {}  retrans {}",
+                s.local,
+                s.remote,
+                carried(s),
+                s.srtt,
+                s.retransmits
+            );
+        }
+    }
 }
 
 /// Both ends' CPU.

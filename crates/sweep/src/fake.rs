@@ -148,6 +148,7 @@ fn flow(
         udp: None,
         latency: None,
         io: None,
+        mptcp: None,
     }
 }
 

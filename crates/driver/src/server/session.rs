@@ -29,7 +29,15 @@ pub(super) fn listen(
     backlog: i32,
     spec: Option<&TestSpec>,
 ) -> std::io::Result<Socket> {
-    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    // A test's data listener is MPTCP with --mptcp (it takes plain TCP
+    // connections too: probes, a peer without MPTCP).
+    let protocol = spec.map_or(Protocol::TCP, sockopt::stream_protocol);
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(protocol)).map_err(|e| {
+        match sockopt::mptcp_unavailable(&e).filter(|_| protocol != Protocol::TCP) {
+            Some(why) => std::io::Error::new(e.kind(), format!("--mptcp: {why}")),
+            None => e,
+        }
+    })?;
     s.set_reuse_address(true)?;
     if addr.ip() == IpAddr::V6(Ipv6Addr::UNSPECIFIED) {
         // `::` takes IPv4 clients too, whatever net.ipv6.bindv6only says (as

@@ -24,14 +24,16 @@ fn setup(e: io::Error) -> IoError {
     }
 }
 
-/// Builds the batching sender for a socket.
-pub fn tx(sock: Sock<'_>, size: usize) -> Result<Box<dyn Tx>, IoError> {
+/// Builds the batching sender for a socket; UDP with GSO where the kernel has
+/// it, unless `gso` is false.
+pub fn tx(sock: Sock<'_>, size: usize, gso: bool) -> Result<Box<dyn Tx>, IoError> {
     Ok(match sock {
         Sock::Tcp(_) => Box::new(WritevTx::new(size)?),
         Sock::Udp(u) => {
             // Probe GSO on this socket; a datagram of at most 64 KiB holds the batch.
             let per = (65_000 / size.max(1)).min(BATCH);
-            if per >= 2
+            if gso
+                && per >= 2
                 && size <= u16::MAX as usize
                 && sys::setsockopt_int(u, net::SOL_UDP, net::UDP_SEGMENT, size as i32).is_ok()
             {
@@ -44,15 +46,28 @@ pub fn tx(sock: Sock<'_>, size: usize) -> Result<Box<dyn Tx>, IoError> {
                 Box::new(MmsgTx {
                     bufs,
                     size,
-                    note: Some("no UDP GSO: sendmmsg".into()),
+                    note: Some(
+                        if gso {
+                            "no UDP GSO: sendmmsg"
+                        } else {
+                            "sendmmsg without GSO (--no-gso)"
+                        }
+                        .into(),
+                    ),
                 })
             }
         }
     })
 }
 
-/// Builds the batching receiver for a socket.
-pub fn rx(sock: Sock<'_>, size: usize, note: Option<&str>) -> Result<Box<dyn Rx>, IoError> {
+/// Builds the batching receiver for a socket; UDP with GRO where the kernel
+/// has it, unless `gro` is false.
+pub fn rx(
+    sock: Sock<'_>,
+    size: usize,
+    note: Option<&str>,
+    gro: bool,
+) -> Result<Box<dyn Rx>, IoError> {
     let note = note.map(str::to_string);
     Ok(match sock {
         Sock::Tcp(_) => Box::new(BigReadRx {
@@ -60,7 +75,7 @@ pub fn rx(sock: Sock<'_>, size: usize, note: Option<&str>) -> Result<Box<dyn Rx>
             note,
         }),
         Sock::Udp(u) => {
-            if sys::setsockopt_int(u, net::SOL_UDP, net::UDP_GRO, 1).is_ok() {
+            if gro && sys::setsockopt_int(u, net::SOL_UDP, net::UDP_GRO, 1).is_ok() {
                 Box::new(GroRx {
                     buf: PageBuf::zeroed(65_536).map_err(setup)?,
                     note,
@@ -68,7 +83,14 @@ pub fn rx(sock: Sock<'_>, size: usize, note: Option<&str>) -> Result<Box<dyn Rx>
             } else {
                 Box::new(MmsgRx {
                     bufs: net::MmsgBufs::new(BATCH, size + 1).map_err(setup)?,
-                    note: note.or(Some("no UDP GRO: recvmmsg".into())),
+                    note: note.or(Some(
+                        if gro {
+                            "no UDP GRO: recvmmsg"
+                        } else {
+                            "recvmmsg without GRO (--no-gso)"
+                        }
+                        .into(),
+                    )),
                 })
             }
         }
@@ -282,5 +304,41 @@ impl Rx for MmsgRx {
             note: self.note.clone(),
             ..report(IoStrategy::Batch)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::UdpSocket;
+
+    /// Without GSO/GRO (`--no-gso`), a batch is sendmmsg and recvmmsg: every
+    /// datagram is sent and received as itself, each counted.
+    #[test]
+    fn without_gso_a_batch_is_datagrams_each_its_own() {
+        let r = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.connect(r.local_addr().unwrap()).unwrap();
+        r.connect(s.local_addr().unwrap()).unwrap();
+        r.set_read_timeout(Some(std::time::Duration::from_millis(200)))
+            .unwrap();
+        let mut tx = tx(Sock::Udp(&s), 64, false).unwrap();
+        let mut rx = rx(Sock::Udp(&r), 64, None, false).unwrap();
+        let sent = tx.send(Sock::Udp(&s), 0, 0).unwrap();
+        assert_eq!(sent.messages, BATCH as u64);
+        assert_eq!(sent.calls, 1);
+        let (mut got, mut sizes) = (0, Vec::new());
+        while got < sent.messages {
+            let m = rx
+                .recv(Sock::Udp(&r), &mut |_, len| sizes.push(len))
+                .unwrap()
+                .unwrap();
+            got += m.messages;
+        }
+        assert!(sizes.iter().all(|&l| l == 64), "{sizes:?}");
+        assert_eq!(sizes.len(), BATCH);
+        let note = tx.finish(Sock::Udp(&s)).note.unwrap();
+        assert!(note.contains("--no-gso"), "{note}");
+        assert!(rx.report().note.unwrap().contains("--no-gso"));
     }
 }

@@ -218,7 +218,7 @@ pub fn tx(
         IoStrategy::Copy | IoStrategy::Epoll | IoStrategy::Busypoll => Box::new(
             plain::PlainTx::new(strategy, sock, size, format, served_as_iperf3(spec, true))?,
         ),
-        IoStrategy::Batch => batch::tx(sock, size)?,
+        IoStrategy::Batch => batch::tx(sock, size, !spec.no_gso)?,
         IoStrategy::Zerocopy => Box::new(zerocopy::ZcTx::new(sock, size)?),
         IoStrategy::Sendfile | IoStrategy::Splice => {
             Box::new(file::FileTx::new(strategy, sock, size)?)
@@ -236,7 +236,7 @@ pub fn rx(strategy: IoStrategy, sock: Sock<'_>, spec: &TestSpec) -> Result<Box<d
         IoStrategy::Copy | IoStrategy::Epoll | IoStrategy::Busypoll => {
             Box::new(plain::PlainRx::new(strategy, sock, size, spec.iperf3_io)?)
         }
-        IoStrategy::Batch => batch::rx(sock, size, None)?,
+        IoStrategy::Batch => batch::rx(sock, size, None, !spec.no_gso)?,
         IoStrategy::Auto => auto::rx(sock, spec)?,
         IoStrategy::Zerocopy => Box::new(zerocopy::TruncRx::new(sock, size)),
         IoStrategy::Splice => Box::new(file::SpliceRx::new(sock)?),

@@ -123,6 +123,7 @@ macro_rules! syscall {
 }
 
 pub mod fdtable;
+pub mod mptcp;
 pub mod net;
 pub mod select;
 pub mod uring;

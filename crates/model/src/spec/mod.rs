@@ -39,6 +39,9 @@ impl Peer {
         if spec.test.is_tls() {
             return Some(format!("{} (iperf3 has no TLS)", spec.test));
         }
+        if spec.mptcp {
+            return Some("--mptcp (iperf3 3.12 has no MPTCP)".into());
+        }
         if !spec.warmup.0.is_multiple_of(1_000_000_000)
             || !spec.duration.0.is_multiple_of(1_000_000_000)
         {
@@ -429,6 +432,16 @@ pub struct TestSpec {
     /// the protocol version; `None`: the TLS library's first choice, TLS 1.3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls_suite: Option<String>,
+    /// Stream and request/response connections are MPTCP (`--mptcp`): the
+    /// kernel's multipath TCP, its subflows over the paths its path manager
+    /// opens.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mptcp: bool,
+    /// UDP batching without the kernel's segmentation and receive offloads
+    /// (`--no-gso`): `--io batch` sends with `sendmmsg` and receives with
+    /// `recvmmsg`, every datagram a packet of its own even on loopback.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_gso: bool,
 }
 
 /// The probes of a load-latency test. Each kind (a kept TCP connection, UDP
@@ -609,6 +622,8 @@ impl TestSpec {
             volume: None,
             rcv_timeout: None,
             tls_suite: None,
+            mptcp: false,
+            no_gso: false,
         }
     }
 

@@ -143,6 +143,25 @@ impl TestSpec {
                 why: "TLS writes and reads its own records over the copy path",
             });
         }
+        if self.no_gso && t.is_tcp() {
+            return Err(SpecError::NotApplicable {
+                option: "--no-gso",
+                test: t,
+                why: "it turns off UDP's segmentation and receive offloads",
+            });
+        }
+        if self.mptcp
+            && !matches!(
+                t,
+                TestKind::TcpStream | TestKind::TcpRr | TestKind::TlsStream
+            )
+        {
+            return Err(SpecError::NotApplicable {
+                option: "--mptcp",
+                test: t,
+                why: "MPTCP carries the stream and request/response tests' kept connections",
+            });
+        }
         if t.is_tls() && self.iperf3_io {
             return Err(SpecError::NotApplicable {
                 option: "iperf3's reading",
