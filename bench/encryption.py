@@ -1,9 +1,9 @@
-"""encryption.py: what TLS costs a host, against plain TCP, side by side.
+"""encryption.py: what TLS and QUIC cost a host, against plain TCP, side by side.
 
 Every case runs in interleaved rounds (the order rotating each round) against
 one netsonde server on loopback, client on core 0 and server on core 1
-(taskset): tcp-stream, then tls-stream with each suite asked, at each message
-size. Per case: goodput, and each end's CPU per KiB of plaintext (the test's
+(taskset): tcp-stream, tls-stream with each suite asked, and quic-stream with
+GSO and without it, at each message size. Per case: goodput, and each end's CPU per KiB of plaintext (the test's
 own CPU: its flow threads and its share of the host's busy time), as medians
 over rounds; the ratio of each TLS case to TCP at the same size is the median
 of the per-round ratios. A benchmark: it asserts nothing.
@@ -18,18 +18,19 @@ import time
 
 HOST = "127.0.0.1"
 SUITES = [
-    ("tcp", None),
-    ("tls13-aes128", "TLS13_AES_128_GCM_SHA256"),
-    ("tls13-aes256", "TLS13_AES_256_GCM_SHA384"),
-    ("tls13-chacha", "TLS13_CHACHA20_POLY1305_SHA256"),
-    ("tls12-aes128", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
+    ("tcp", ["-T", "tcp-stream"]),
+    ("tls13-aes128", ["-T", "tls-stream", "--tls-suite", "TLS13_AES_128_GCM_SHA256"]),
+    ("tls13-aes256", ["-T", "tls-stream", "--tls-suite", "TLS13_AES_256_GCM_SHA384"]),
+    ("tls13-chacha", ["-T", "tls-stream", "--tls-suite", "TLS13_CHACHA20_POLY1305_SHA256"]),
+    ("tls12-aes128", ["-T", "tls-stream", "--tls-suite", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"]),
+    ("quic", ["-T", "quic-stream"]),
+    ("quic-no-gso", ["-T", "quic-stream", "--no-gso"]),
 ]
 
 
-def client(exe, port, t, size, suite):
+def client(exe, port, t, size, case):
     args = ["taskset", "-c", "0", exe, "client", HOST, "-p", str(port), "-t", str(t),
-            "-l", str(size), "--no-store", "--json"]
-    args += ["-T", "tls-stream", "--tls-suite", suite] if suite else ["-T", "tcp-stream"]
+            "-l", str(size), "--no-store", "--json"] + case
     p = subprocess.run(args, capture_output=True, text=True, timeout=t + 30)
     if p.returncode != 0:
         sys.stderr.write(f"  ({' '.join(args)} failed: {p.stderr.strip()[-300:]})\n")

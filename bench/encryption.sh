@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# encryption.sh: what TLS costs a host against plain TCP, side by side on
+# encryption.sh: what TLS and QUIC cost a host against plain TCP, side by side on
 # loopback (bench/encryption.py): goodput and each end's CPU per KiB, per
 # suite and message size, interleaved rounds, medians.
 #

@@ -310,6 +310,26 @@ fn a_tls_thread_whose_user_time_is_crypto_is_encryption_bound() {
     assert!(!v.advice.contains("--tls-suite"), "{v}");
 }
 
+/// A QUIC receiver at 98% with most of it in user space: the user-space
+/// transport is named, with what to try.
+#[test]
+fn a_quic_thread_whose_user_time_is_its_stack_is_named() {
+    let d = DiagnosisInput {
+        threads: vec![
+            thread("client", "sender", 70.0, 50.0, 20.0),
+            ThreadLoad {
+                quic: true,
+                ..thread("server", "receiver", 98.0, 70.0, 28.0)
+            },
+        ],
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_eq!(v.bottleneck.name(), "CPU-bound (server flow thread, user)");
+    assert!(v.evidence.contains("QUIC's stack in user space"), "{v}");
+    assert!(v.advice.contains("GSO"), "{v}");
+}
+
 #[test]
 fn a_busy_polling_thread_spins_by_design_and_is_no_verdict() {
     let d = DiagnosisInput {

@@ -21,6 +21,11 @@ const TLS_ADVICE: &str = "cheaper crypto per byte: an AES-GCM suite where the CP
      (-P 2) on more cores; or kernel TLS where the kernel has the tls module \
      (net.ipv4.tcp_available_ulp lists it)";
 
+/// A QUIC flow bound by its user-space stack's advice.
+const QUIC_ADVICE: &str = "less per-packet work in user space: keep GSO on (the default; \
+     --no-gso makes every datagram a system call), larger messages (-l), more streams (-P 2) on \
+     more cores; tls-stream leaves the packets to the kernel's TCP";
+
 pub(super) fn thread_verdict(t: &ThreadLoad, also: &[String], datagrams: bool) -> Diagnosis {
     let kind = t.kind();
     let split = match (t.user, t.sys) {
@@ -66,16 +71,22 @@ pub(super) fn thread_verdict(t: &ThreadLoad, also: &[String], datagrams: bool) -
         .map(u32::to_string)
         .collect::<Vec<_>>()
         .join(",");
-    let crypto = match t.user {
-        Some(u) if t.encrypts && u >= ENCRYPTION_SHARE * t.busy => {
+    let (crypto, crypto_advice) = match t.user {
+        Some(u) if t.encrypts && u >= ENCRYPTION_SHARE * t.busy => (
             "; its user time is the TLS records' encryption and decryption (rustls): \
-             encryption is the limit"
-                .to_string()
-        }
-        _ => String::new(),
+             encryption is the limit",
+            TLS_ADVICE,
+        ),
+        Some(u) if t.quic && u >= ENCRYPTION_SHARE * t.busy => (
+            "; its user time is QUIC's stack in user space (quinn: packets, their \
+             encryption, acknowledgements, congestion control): the user-space transport \
+             is the limit",
+            QUIC_ADVICE,
+        ),
+        _ => ("", ""),
     };
     let advice = match (kind, t.role.as_str()) {
-        _ if !crypto.is_empty() => TLS_ADVICE,
+        _ if !crypto.is_empty() => crypto_advice,
         (Some(CpuKind::User), _) if t.verifies => {
             "--verify checks every byte in user space: leave it off to measure the path, or \
              spread the flows over cores (-P 2)"

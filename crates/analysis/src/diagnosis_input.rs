@@ -94,6 +94,10 @@ pub struct ThreadLoad {
     /// It seals or opens TLS records: its user time is mostly the crypto.
     #[serde(default)]
     pub encrypts: bool,
+    /// It runs a QUIC connection: its user time is a whole transport in user
+    /// space (packets, encryption, acknowledgements, congestion control).
+    #[serde(default)]
+    pub quic: bool,
 }
 
 impl ThreadLoad {

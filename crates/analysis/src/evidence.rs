@@ -73,7 +73,7 @@ fn test_pct(r: &TestReport, server: bool, one_host: bool) -> Option<f64> {
 fn thread_loads(
     name: &str,
     side: &SideResult,
-    (verify, encrypts): (bool, bool),
+    (verify, encrypts, quic): (bool, bool, bool),
     pinned: bool,
 ) -> Vec<ThreadLoad> {
     let Some(cpu) = side.cpu.as_ref() else {
@@ -115,6 +115,7 @@ fn thread_loads(
                 spins,
                 verifies: verify && role == "receiver",
                 encrypts,
+                quic,
             }
         })
         .collect()
@@ -308,13 +309,13 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
     let mut threads = thread_loads(
         "client",
         &r.client,
-        (spec.verify, spec.test.is_tls()),
+        (spec.verify, spec.test.is_tls(), spec.test.is_quic()),
         !spec.client_affinity.is_empty(),
     );
     threads.extend(thread_loads(
         "server",
         &r.server,
-        (spec.verify, spec.test.is_tls()),
+        (spec.verify, spec.test.is_tls(), spec.test.is_quic()),
         !spec.server_affinity.is_empty(),
     ));
     let (window_bytes, window_source) = window_in_force(r);
@@ -342,7 +343,7 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
         retransmit_pct: (segments > 0.0).then(|| 100.0 * retrans as f64 / segments),
         spurious_pct: (segments > 0.0).then(|| 100.0 * spurious as f64 / segments),
         loss_pct: loss,
-        datagrams: !spec.test.is_tcp() && !spec.test.is_rr(),
+        datagrams: spec.test.is_datagram() && !spec.test.is_rr(),
         offered_bps: offered(r),
         paced_bps: spec
             .rate

@@ -449,13 +449,20 @@ fn runs_cmd(a: args::RunsArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// `netsonde caps`: which I/O strategies this host supports.
+/// `netsonde caps`: which I/O strategies and transports this host supports.
 fn caps() -> anyhow::Result<Exit> {
     let mut out = String::from("I/O strategies on this host (probed on loopback sockets):\n");
     for (s, r) in netsonde_engine_caps() {
         match r {
             Ok(()) => out.push_str(&format!("  {:<9} yes\n", s.name())),
             Err(why) => out.push_str(&format!("  {:<9} no: {why}\n", s.name())),
+        }
+    }
+    out.push_str("Transports beside TCP and UDP:\n");
+    for (name, r) in netsonde_driver::transport_caps() {
+        match r {
+            Ok(what) => out.push_str(&format!("  {name:<9} yes: {what}\n")),
+            Err(why) => out.push_str(&format!("  {name:<9} no: {why}\n")),
         }
     }
     std::io::stdout().write_all(out.as_bytes())?;

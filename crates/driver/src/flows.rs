@@ -176,8 +176,9 @@ fn shares_thread(end: End, spec: &TestSpec, dir: FlowDir) -> bool {
             strategy == IoStrategy::Epoll
         }
         TestKind::TcpRr | TestKind::UdpRr => io::rr_mode(spec) == IoStrategy::Epoll,
-        // TLS writes and reads its records on the flow's own thread.
-        TestKind::TcpCrr | TestKind::TlsStream => false,
+        // TLS writes and reads its records on the flow's own thread; QUIC
+        // runs its connection there.
+        TestKind::TcpCrr | TestKind::TlsStream | TestKind::QuicStream => false,
     }
 }
 
@@ -209,6 +210,9 @@ enum Workload {
     TlsSender(TcpStream, bool),
     /// Its receiving end.
     TlsReceiver(TcpStream, bool),
+    /// A QUIC stream's end over its UDP socket; whether it sends, whether
+    /// this end is the QUIC client.
+    Quic(UdpSocket, bool, bool),
 }
 
 /// A socket that does not carry `test` (a driver fault, said as a setup error).
@@ -242,6 +246,7 @@ impl Workload {
             (TestKind::TcpCrr, S::CrrAccept(l, t, peer)) => Workload::CrrResponder(l, t, peer),
             (TestKind::TlsStream, S::Tcp(s)) if sends => Workload::TlsSender(s, client),
             (TestKind::TlsStream, S::Tcp(s)) => Workload::TlsReceiver(s, client),
+            (TestKind::QuicStream, S::Udp(s)) => Workload::Quic(s, sends, client),
             (
                 t @ (TestKind::TcpStream | TestKind::TcpRr | TestKind::TlsStream),
                 s @ (S::Udp(_) | S::UdpReady(..) | S::CrrConnect(..) | S::CrrAccept(..)),
@@ -251,9 +256,11 @@ impl Workload {
                 t @ TestKind::UdpRr,
                 s @ (S::Tcp(_) | S::UdpReady(..) | S::CrrConnect(..) | S::CrrAccept(..)),
             )
-            | (t @ TestKind::TcpCrr, s @ (S::Tcp(_) | S::Udp(_) | S::UdpReady(..))) => {
-                return Err(mismatch(t, &s))
-            }
+            | (t @ TestKind::TcpCrr, s @ (S::Tcp(_) | S::Udp(_) | S::UdpReady(..)))
+            | (
+                t @ TestKind::QuicStream,
+                s @ (S::Tcp(_) | S::UdpReady(..) | S::CrrConnect(..) | S::CrrAccept(..)),
+            ) => return Err(mismatch(t, &s)),
         })
     }
 }
@@ -278,10 +285,12 @@ fn shared_flow(work: Workload, ctx: &FlowCtx) -> Result<Box<dyn Flow>, EngineErr
             let rx = netsonde_tls::rx(&s, &ctx.spec, c)?;
             Box::new(stream::TcpReceiver::with(s, rx, ctx)?)
         }
-        Workload::CrrRequester(..) | Workload::CrrResponder(..) => {
+        Workload::CrrRequester(..) | Workload::CrrResponder(..) | Workload::Quic(..) => {
             return Err(EngineError::Io {
                 op: "flow setup",
-                source: std::io::Error::other("a tcp-crr flow runs on a thread of its own"),
+                source: std::io::Error::other(
+                    "tcp-crr and quic-stream flows run on threads of their own",
+                ),
             })
         }
     })
@@ -308,6 +317,7 @@ fn run_flow(work: Workload, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
             let rx = netsonde_tls::rx(&s, &ctx.spec, c)?;
             stream::tcp_recv_with(s, rx, ctx)
         }
+        Workload::Quic(s, sends, client) => netsonde_quic::run(s, ctx, sends, client),
     }
 }
 

@@ -49,6 +49,7 @@ pub mod vet;
 pub use netsonde_cpu::host_facts;
 /// Which I/O strategies this host supports.
 pub use netsonde_engine::io::{caps as io_caps, IoError};
+pub use netsonde_engine::sockopt::transport_caps;
 
 use std::sync::OnceLock;
 use std::time::Instant;

@@ -67,6 +67,12 @@ fn strategy(io: IoStrategy, size: u64, udp: bool, send: bool) -> u64 {
     }
 }
 
+/// A quic-stream connection's receive window and send buffer (netsonde-quic
+/// sets them).
+pub const QUIC_WINDOW: u64 = 8 * MIB;
+/// Its stream's receive window.
+pub const QUIC_STREAM_WINDOW: u64 = 4 * MIB;
+
 /// An upper bound on the memory one flow of `spec` takes at the end that sends
 /// (`send`) or receives its messages; for request/response tests, either end.
 pub fn flow_bound(spec: &TestSpec, send: bool) -> Bytes {
@@ -82,6 +88,9 @@ pub fn flow_bound(spec: &TestSpec, send: bool) -> Bytes {
         // (64 KiB), records read and not yet opened, plaintext not yet taken
         // (64 KiB each).
         TestKind::TlsStream => spec.size.0 + 3 * 64 * KIB,
+        // Its connection's receive window, the stream's, the send buffer, and
+        // the message with a MiB of packets in flight.
+        TestKind::QuicStream => 2 * QUIC_WINDOW + QUIC_STREAM_WINDOW + spec.size.0 + MIB,
     };
     Bytes(buffers + THREAD_STACK)
 }

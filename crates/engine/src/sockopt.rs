@@ -146,6 +146,51 @@ pub fn mptcp_unavailable(e: &std::io::Error) -> Option<&'static str> {
     .then_some("this kernel has no MPTCP, or net.mptcp.enabled is 0")
 }
 
+/// The transports beside plain TCP and UDP, as this host has them: each
+/// name, and what it runs on or why it cannot run (`netsonde caps`).
+pub fn transport_caps() -> Vec<(&'static str, Result<String, String>)> {
+    let ulp = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_ulp")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    let ktls = if ulp.split_whitespace().any(|u| u == "tls") {
+        Ok(
+            "the kernel's tls module is loaded; netsonde has no kTLS strategy yet: \
+            tls-stream encrypts in user space"
+                .to_string(),
+        )
+    } else {
+        Err(format!(
+            "the kernel has no tls module (net.ipv4.tcp_available_ulp: {}); tls-stream \
+             encrypts in user space",
+            if ulp.is_empty() { "empty" } else { &ulp }
+        ))
+    };
+    let mptcp = match socket2::Socket::new(
+        socket2::Domain::IPV4,
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::from(crate::sys::mptcp::IPPROTO_MPTCP)),
+    ) {
+        Ok(_) => Ok(
+            "the kernel's MPTCP (--mptcp); subflows are its path manager's \
+                     (ip mptcp endpoint)"
+                .to_string(),
+        ),
+        Err(e) => Err(mptcp_unavailable(&e).map_or_else(|| e.to_string(), str::to_string)),
+    };
+    vec![
+        (
+            "tls",
+            Ok("rustls 0.23 (ring): tls-stream, TLS 1.3 and 1.2".to_string()),
+        ),
+        ("ktls", ktls),
+        (
+            "quic",
+            Ok("quinn 0.11 over UDP: quic-stream, GSO/GRO where the kernel has them".to_string()),
+        ),
+        ("mptcp", mptcp),
+    ]
+}
+
 /// An MPTCP connection's subflows as it ends (each one's path and what it
 /// carried); `None` for a plain TCP connection.
 pub fn mptcp_subflows(sock: &impl std::os::fd::AsRawFd) -> Option<Vec<Subflow>> {

@@ -35,14 +35,14 @@ impl TestReport {
                 }
                 directions.push(summarize_direction(
                     dir,
-                    spec.test.is_tcp(),
+                    !spec.test.is_datagram(),
                     &sflows,
                     &rflows,
                 ));
             }
         }
         for d in &directions {
-            if spec.test.is_tcp() && d.sender_bytes_total != d.receiver_bytes_total {
+            if !spec.test.is_datagram() && d.sender_bytes_total != d.receiver_bytes_total {
                 warnings.push(Warning::ByteCountMismatch {
                     dir: d.dir,
                     sent: d.sender_bytes_total,
@@ -187,7 +187,7 @@ fn per_sec(count: u64, elapsed: Nanos) -> f64 {
 
 fn summarize_direction(
     dir: FlowDir,
-    tcp: bool,
+    reliable: bool,
     senders: &[&FlowResult],
     receivers: &[&FlowResult],
 ) -> DirectionSummary {
@@ -198,7 +198,7 @@ fn summarize_direction(
         .max()
         .unwrap_or_default();
     let s_elapsed = senders.iter().map(|f| f.elapsed).max().unwrap_or_default();
-    let udp = if tcp {
+    let udp = if reliable {
         None
     } else {
         let mut u = UdpStats::default();
@@ -213,7 +213,7 @@ fn summarize_direction(
         }
         Some(u)
     };
-    let datagrams_sent: Option<u64> = if tcp {
+    let datagrams_sent: Option<u64> = if reliable {
         None
     } else {
         Some(senders.iter().filter_map(|f| f.datagrams_sent).sum())
@@ -222,7 +222,7 @@ fn summarize_direction(
     // count the arrivals of exactly those (by the time stamped on them), so the two
     // describe the same datagrams.
     let datagrams_sent_measured: Option<u64> =
-        (!tcp).then(|| senders.iter().map(|f| f.messages).sum());
+        (!reliable).then(|| senders.iter().map(|f| f.messages).sum());
     let mut udp = udp;
     let loss = match (udp.as_mut(), datagrams_sent_measured) {
         // Counted by sequence numbers (an iperf3 end): the receivers' own gaps.
@@ -248,7 +248,7 @@ fn summarize_direction(
         datagrams_sent_measured,
         loss,
         udp,
-        retransmits: if tcp {
+        retransmits: if reliable {
             Some(
                 senders
                     .iter()

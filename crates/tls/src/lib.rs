@@ -123,7 +123,9 @@ fn identity() -> Result<&'static (CertificateDer<'static>, Vec<u8>), TlsError> {
     .map_err(|e| TlsError::Config(format!("making a certificate: {e}")))
 }
 
-fn server_config(spec: &TestSpec) -> Result<ServerConfig, TlsError> {
+/// The server's configuration for `spec`: its certificate, the suites `spec`
+/// allows. QUIC's server builds on it ([`ServerConfig::alpn_protocols`]).
+pub fn server_config(spec: &TestSpec) -> Result<ServerConfig, TlsError> {
     let p = provider(spec)?;
     let vs = versions(&p);
     let (cert, key) = identity()?;
@@ -139,7 +141,10 @@ fn server_config(spec: &TestSpec) -> Result<ServerConfig, TlsError> {
     Ok(c)
 }
 
-fn client_config(spec: &TestSpec) -> Result<ClientConfig, TlsError> {
+/// The client's configuration for `spec`: the suites `spec` allows, the
+/// server's signatures checked (see the crate's doc). QUIC's client builds
+/// on it.
+pub fn client_config(spec: &TestSpec) -> Result<ClientConfig, TlsError> {
     let p = provider(spec)?;
     let vs = versions(&p);
     let verifier = Arc::new(Signatures(p.clone()));

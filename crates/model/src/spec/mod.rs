@@ -36,8 +36,8 @@ impl Peer {
         if spec.test.is_rr() {
             return Some(format!("{} (iperf3 runs stream tests only)", spec.test));
         }
-        if spec.test.is_tls() {
-            return Some(format!("{} (iperf3 has no TLS)", spec.test));
+        if spec.test.is_tls() || spec.test.is_quic() {
+            return Some(format!("{} (iperf3 has no TLS or QUIC)", spec.test));
         }
         if spec.mptcp {
             return Some("--mptcp (iperf3 3.12 has no MPTCP)".into());
@@ -100,17 +100,21 @@ pub enum TestKind {
     /// Bulk transfer over TLS (rustls) on a TCP connection per flow: what the
     /// encryption costs each end.
     TlsStream,
+    /// Bulk transfer over QUIC (quinn, in user space) on a UDP socket per
+    /// flow: one connection and one stream per flow.
+    QuicStream,
 }
 
 impl TestKind {
     /// All kinds, for help texts and sweeps.
-    pub const ALL: [TestKind; 6] = [
+    pub const ALL: [TestKind; 7] = [
         TestKind::TcpStream,
         TestKind::UdpStream,
         TestKind::TcpRr,
         TestKind::UdpRr,
         TestKind::TcpCrr,
         TestKind::TlsStream,
+        TestKind::QuicStream,
     ];
 
     /// The name used on the command line and in JSON.
@@ -122,6 +126,7 @@ impl TestKind {
             TestKind::UdpRr => "udp-rr",
             TestKind::TcpCrr => "tcp-crr",
             TestKind::TlsStream => "tls-stream",
+            TestKind::QuicStream => "quic-stream",
         }
     }
 
@@ -134,8 +139,20 @@ impl TestKind {
     pub fn is_stream(self) -> bool {
         matches!(
             self,
-            TestKind::TcpStream | TestKind::UdpStream | TestKind::TlsStream
+            TestKind::TcpStream | TestKind::UdpStream | TestKind::TlsStream | TestKind::QuicStream
         )
+    }
+
+    /// Whether the test's messages are bare datagrams (UDP), which may be
+    /// lost, duplicated or reordered on the way, rather than a reliable
+    /// stream (TCP, TLS, QUIC).
+    pub fn is_datagram(self) -> bool {
+        matches!(self, TestKind::UdpStream | TestKind::UdpRr)
+    }
+
+    /// Whether the test runs its own transport in user space over UDP (QUIC).
+    pub fn is_quic(self) -> bool {
+        matches!(self, TestKind::QuicStream)
     }
 
     /// Whether the test uses TCP data connections.

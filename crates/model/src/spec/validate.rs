@@ -133,7 +133,7 @@ impl TestSpec {
             return Err(SpecError::NotApplicable {
                 option: "--tls-suite",
                 test: t,
-                why: "only a TLS test encrypts",
+                why: "only tls-stream takes a suite (quic-stream uses TLS 1.3's own)",
             });
         }
         if t.is_tls() && (self.tx_io != IoStrategy::Copy || self.rx_io != IoStrategy::Copy) {

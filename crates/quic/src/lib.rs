@@ -1,0 +1,315 @@
+//! QUIC in user space, measured like TCP in the kernel: a `quic-stream` flow.
+//!
+//! Each flow is one QUIC connection (quinn 0.11, its TLS 1.3 from rustls with
+//! `ring`, ALPN `perf`) over the flow's own UDP socket, which the session has
+//! already tied to its peer with the data preamble; the netsonde client is the
+//! QUIC client. The sending end opens one unidirectional stream and writes the
+//! test's message to it over and over (each write hands quinn the same
+//! reference-counted buffer: no copy or allocation of netsonde's own per
+//! message); the receiving end reads it in order to its end, and `--verify`
+//! checks the pattern. Both ends count with the engine's `Meter` on the
+//! engine's clock, so phases, warm-up, intervals and volume ends are the same
+//! as TCP's; the connection runs on a current-thread tokio runtime on the
+//! flow's thread, so the flow thread's CPU is QUIC's whole cost (crypto,
+//! packetization, acknowledgements, congestion control, pacing), against which
+//! TCP's sits largely in the kernel. quinn sends with UDP GSO and receives
+//! with GRO where the kernel has them; `--no-gso` turns segmentation off.
+//!
+//! The report's note gives the handshake's time and quinn's own counts: UDP
+//! datagrams and the system calls that carried them (GSO batches), packets
+//! lost, congestion events and the path's RTT.
+
+use std::io;
+use std::net::UdpSocket;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use netsonde_engine::meter::{FlowCtx, Meter, Phase};
+use netsonde_engine::verify::Verifier;
+use netsonde_engine::{EngineError, FlowOutput};
+use netsonde_model::result::{IoReport, Role};
+use netsonde_model::spec::TestSpec;
+use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
+use quinn::{Connection, Endpoint, EndpointConfig, TokioRuntime, TransportConfig, VarInt};
+
+/// How long the handshake (and the first stream) may take.
+const HANDSHAKE: Duration = Duration::from_secs(5);
+/// How often a waiting receiver looks at its clock and stop flag.
+const WAKE: Duration = Duration::from_millis(200);
+/// A connection silent this long is gone (its peer vanished).
+const IDLE: Duration = Duration::from_secs(5);
+/// The stream's and the connection's receive windows, and the send buffer
+/// (what the server's budget counts: `footprint`).
+const STREAM_WINDOW: u32 = netsonde_engine::footprint::QUIC_STREAM_WINDOW as u32;
+const WINDOW: u32 = netsonde_engine::footprint::QUIC_WINDOW as u32;
+
+fn fail(op: &'static str) -> impl Fn(&dyn std::fmt::Display) -> EngineError {
+    move |e| EngineError::Io {
+        op,
+        source: io::Error::other(e.to_string()),
+    }
+}
+
+fn transport(spec: &TestSpec) -> Arc<TransportConfig> {
+    let mut t = TransportConfig::default();
+    t.stream_receive_window(VarInt::from_u32(STREAM_WINDOW))
+        .receive_window(VarInt::from_u32(WINDOW))
+        .send_window(u64::from(WINDOW))
+        .max_concurrent_bidi_streams(VarInt::from_u32(0))
+        .max_concurrent_uni_streams(VarInt::from_u32(1))
+        .keep_alive_interval(Some(Duration::from_secs(1)))
+        .enable_segmentation_offload(!spec.no_gso);
+    if let Ok(idle) = IDLE.try_into() {
+        t.max_idle_timeout(Some(idle));
+    }
+    Arc::new(t)
+}
+
+/// Runs one quic-stream flow on the calling thread: this end sends (`sends`)
+/// or receives, as the QUIC client (`client`) or server.
+pub fn run(
+    sock: UdpSocket,
+    ctx: &FlowCtx,
+    sends: bool,
+    client: bool,
+) -> Result<FlowOutput, EngineError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|e| fail("tokio runtime")(&e))?;
+    rt.block_on(flow(sock, ctx, sends, client))
+}
+
+/// What a connection is and how it began.
+struct Connected {
+    /// The endpoint that holds it.
+    ep: Endpoint,
+    conn: Connection,
+    handshake: Duration,
+    /// The socket's receive and send buffers as granted.
+    buffers: (usize, usize),
+}
+
+/// The connection over `sock`, as the QUIC client (`client`) or server.
+async fn connect(sock: UdpSocket, spec: &TestSpec, client: bool) -> Result<Connected, EngineError> {
+    let peer = sock.peer_addr().map_err(|e| fail("quic socket")(&e))?;
+    if spec.window.is_none() && spec.flow_windows.is_empty() {
+        // A QUIC stack's socket holds a window's worth of datagrams, as QUIC's
+        // own perf tools ask (the kernel caps it at net.core.rmem_max and
+        // wmem_max; the report gives what was granted).
+        let s = socket2::SockRef::from(&sock);
+        let _ = s.set_recv_buffer_size(WINDOW as usize);
+        let _ = s.set_send_buffer_size(WINDOW as usize);
+    }
+    let granted = socket2::SockRef::from(&sock);
+    let buffers = (
+        granted.recv_buffer_size().unwrap_or(0),
+        granted.send_buffer_size().unwrap_or(0),
+    );
+    sock.set_read_timeout(None)
+        .and_then(|()| sock.set_write_timeout(None))
+        .and_then(|()| sock.set_nonblocking(true))
+        .map_err(|e| fail("quic socket")(&e))?;
+    let alpn = vec![b"perf".to_vec()];
+    let start = Instant::now();
+    if client {
+        let mut tls = netsonde_tls::client_config(spec)?;
+        tls.alpn_protocols = alpn;
+        let crypto = QuicClientConfig::try_from(tls).map_err(|e| fail("quic tls")(&e))?;
+        let mut cfg = quinn::ClientConfig::new(Arc::new(crypto));
+        cfg.transport_config(transport(spec));
+        let ep = Endpoint::new(
+            EndpointConfig::default(),
+            None,
+            sock,
+            Arc::new(TokioRuntime),
+        )
+        .map_err(|e| fail("quic endpoint")(&e))?;
+        let connecting = ep
+            .connect_with(cfg, peer, "netsonde")
+            .map_err(|e| fail("quic connect")(&e))?;
+        let conn = tokio::time::timeout(HANDSHAKE, connecting)
+            .await
+            .map_err(|_| fail("quic handshake")(&"no answer in 5 s"))?
+            .map_err(|e| fail("quic handshake")(&e))?;
+        Ok(Connected {
+            ep,
+            conn,
+            handshake: start.elapsed(),
+            buffers,
+        })
+    } else {
+        let mut tls = netsonde_tls::server_config(spec)?;
+        tls.alpn_protocols = alpn;
+        tls.max_early_data_size = 0;
+        let crypto = QuicServerConfig::try_from(tls).map_err(|e| fail("quic tls")(&e))?;
+        let mut cfg = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+        cfg.transport_config(transport(spec));
+        let ep = Endpoint::new(
+            EndpointConfig::default(),
+            Some(cfg),
+            sock,
+            Arc::new(TokioRuntime),
+        )
+        .map_err(|e| fail("quic endpoint")(&e))?;
+        let conn = tokio::time::timeout(HANDSHAKE, async {
+            let incoming = ep.accept().await.ok_or("the endpoint closed")?;
+            incoming.await.map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|_| fail("quic handshake")(&"no client in 5 s"))?
+        .map_err(|e| fail("quic handshake")(&e))?;
+        Ok(Connected {
+            ep,
+            conn,
+            handshake: start.elapsed(),
+            buffers,
+        })
+    }
+}
+
+async fn flow(
+    sock: UdpSocket,
+    ctx: &FlowCtx,
+    sends: bool,
+    client: bool,
+) -> Result<FlowOutput, EngineError> {
+    let Connected {
+        ep,
+        conn,
+        handshake,
+        buffers,
+    } = connect(sock, &ctx.spec, client).await?;
+    let mut m = Meter::new(ctx);
+    let (end, verified) = if sends {
+        (send(&conn, ctx, &mut m).await?, None)
+    } else {
+        recv(&conn, ctx, &mut m).await?
+    };
+    let role = if sends { Role::Sender } else { Role::Receiver };
+    let mut result = m.finish(end, ctx.id, ctx.dir, role);
+    let s = conn.stats();
+    let gso = if ctx.spec.no_gso {
+        "GSO off"
+    } else {
+        "GSO where the kernel has it"
+    };
+
+    result.io = Some(IoReport {
+        strategy: "quic".into(),
+        note: Some(format!(
+            "QUIC v1 (quinn 0.11, TLS 1.3 by rustls, ring); handshake {:.2} ms; socket buffers \
+             {} B receive, {} B send; {gso}: {} UDP datagrams sent in {} calls, {} received \
+             in {}; {} packets lost, {} congestion events; rtt {:.1} us; goodput counts stream \
+             bytes",
+            handshake.as_secs_f64() * 1e3,
+            buffers.0,
+            buffers.1,
+            s.udp_tx.datagrams,
+            s.udp_tx.ios,
+            s.udp_rx.datagrams,
+            s.udp_rx.ios,
+            s.path.lost_packets,
+            s.path.congestion_events,
+            s.path.rtt.as_secs_f64() * 1e6
+        )),
+        verify_errors: verified,
+        ..IoReport::default()
+    });
+    conn.close(VarInt::from_u32(0), b"done");
+    // The close goes out before the endpoint does.
+    let _ = tokio::time::timeout(Duration::from_millis(200), ep.wait_idle()).await;
+    Ok(FlowOutput {
+        result,
+        latency: None,
+    })
+}
+
+/// Writes the message until the measured interval ends (or the volume is
+/// sent, or the test is stopped), finishes the stream and waits for the
+/// receiver to have read it all (its close). When sending stopped.
+async fn send(conn: &Connection, ctx: &FlowCtx, m: &mut Meter) -> Result<Instant, EngineError> {
+    let mut stream = conn.open_uni().await.map_err(|e| fail("quic stream")(&e))?;
+    let mut msg = vec![0u8; (ctx.spec.size.0 as usize).max(1)];
+    netsonde_engine::fill_pattern(&mut msg);
+    let msg = Bytes::from(msg);
+    let len = msg.len() as u64;
+    let clock = ctx.clock;
+    let volume = ctx.spec.stream_volume().unwrap_or(u64::MAX);
+    let ns_per_byte = ctx.spec.rate.map(|r| 8e9 / r.bps());
+    let mut sent = 0u64;
+    loop {
+        let now = clock.now_ns();
+        if m.tick_ns(now) == Phase::After || ctx.stopped() || m.measured_bytes() >= volume {
+            break;
+        }
+        if let Some(p) = ns_per_byte {
+            let due = (sent as f64 * p) as u64;
+            if due > now {
+                tokio::time::sleep(Duration::from_nanos(
+                    (due - now).min(WAKE.as_nanos() as u64),
+                ))
+                .await;
+                continue;
+            }
+        }
+        stream
+            .write_chunk(msg.clone())
+            .await
+            .map_err(|e| fail("quic send")(&e))?;
+        sent += len;
+        m.moved(len, 1, 1);
+    }
+    let end = Instant::now();
+    let _ = stream.finish();
+    // The receiver closes the connection once it has read the stream's end.
+    let left = ctx.clock.hard_end.saturating_duration_since(Instant::now());
+    let _ = tokio::time::timeout(left, conn.closed()).await;
+    Ok(end)
+}
+
+/// Reads the stream in order to its end (or the hard deadline, or a stop).
+/// When the last bytes came, and the bytes `--verify` found damaged.
+async fn recv(
+    conn: &Connection,
+    ctx: &FlowCtx,
+    m: &mut Meter,
+) -> Result<(Instant, Option<u64>), EngineError> {
+    let clock = ctx.clock;
+    let mut stream = tokio::time::timeout(HANDSHAKE, conn.accept_uni())
+        .await
+        .map_err(|_| fail("quic stream")(&"none opened in 5 s"))?
+        .map_err(|e| fail("quic stream")(&e))?;
+    let mut verifier = ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0));
+    let mut last = 0u64;
+    loop {
+        // read_chunk is cancel-safe: a wake-up loses nothing.
+        match tokio::time::timeout(WAKE, stream.read_chunk(usize::MAX, true)).await {
+            Ok(Ok(Some(c))) => {
+                let now = clock.now_ns();
+                m.tick_ns(now);
+                m.moved(c.bytes.len() as u64, 0, 1);
+                if let Some(v) = &mut verifier {
+                    v.stream(&c.bytes);
+                }
+                last = now;
+            }
+            Ok(Ok(None)) => break,
+            Ok(Err(e)) => return Err(fail("quic receive")(&e)),
+            Err(_) => {
+                let now = clock.now_ns();
+                m.tick_ns(now);
+                m.call();
+                if ctx.stopped() || now >= clock.hard_ns {
+                    break;
+                }
+            }
+        }
+    }
+    Ok((clock.instant(last), verifier.map(|v| v.errors)))
+}
+
+#[cfg(test)]
+mod tests;
