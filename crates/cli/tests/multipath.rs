@@ -3,10 +3,7 @@
 //! Needs root and the kernel's MPTCP (`net.mptcp.enabled`); skips out loud
 //! without them.
 
-use std::process::Stdio;
-use std::time::Duration;
-
-use crate::util::{in_netns, ip, is_root, wait_bounded, NsServer, VethPair};
+use crate::util::{ip, is_root, json_in, tbf, NsServer, VethPair};
 
 /// Why this host cannot run the test, if it cannot.
 fn missing() -> Option<&'static str> {
@@ -18,22 +15,6 @@ fn missing() -> Option<&'static str> {
         Ok(_) => Some("net.mptcp.enabled is 0"),
         Err(_) => Some("this kernel has no MPTCP"),
     }
-}
-
-/// Shapes `dev` in `ns` to `rate` on egress.
-fn tbf(ns: &str, dev: &str, rate: &str) {
-    let out = std::process::Command::new("ip")
-        .args([
-            "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf",
-        ])
-        .args(["rate", rate, "burst", "32kb", "latency", "100ms"])
-        .output()
-        .expect("tc");
-    assert!(
-        out.status.success(),
-        "tc: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// The payload a TCP connection can carry at `rate` bit/s of Ethernet frames
@@ -91,8 +72,9 @@ fn an_mptcp_stream_adds_up_two_paths_and_reports_each_subflow() {
         "signal",
     ]);
     let _server = NsServer::start(s, "10.231.1.1");
-    let child = in_netns(c)
-        .args([
+    let doc = json_in(
+        c,
+        &[
             "client",
             "10.231.1.1",
             "--port",
@@ -100,19 +82,12 @@ fn an_mptcp_stream_adds_up_two_paths_and_reports_each_subflow() {
             "--mptcp",
             "-t",
             "4",
-        ])
-        .args(["--warmup", "1", "--json", "--no-store"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn client");
-    let out = wait_bounded(child, Duration::from_secs(60));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+            "--warmup",
+            "1",
+            "--json",
+            "--no-store",
+        ],
     );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let goodput = doc["directions"][0]["goodput"].as_f64().unwrap();
     let ceiling = payload_ceiling(150e6);
     assert!(

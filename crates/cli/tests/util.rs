@@ -121,6 +121,41 @@ pub fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
 }
 
+/// Shapes `dev`'s egress in namespace `ns` to `rate` (tc's syntax: `100mbit`)
+/// with a token bucket of 32 kB and 100 ms of queue.
+pub fn tbf(ns: &str, dev: &str, rate: &str) {
+    let out = Command::new("ip")
+        .args([
+            "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf",
+        ])
+        .args(["rate", rate, "burst", "32kb", "latency", "100ms"])
+        .output()
+        .expect("tc");
+    assert!(
+        out.status.success(),
+        "tc on {dev} in {ns}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `netsonde ARGS` inside namespace `ns` (a minute at most), fails the
+/// test if it fails, and returns its stdout as one JSON document.
+pub fn json_in(ns: &str, args: &[&str]) -> serde_json::Value {
+    let child = in_netns(ns)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn netsonde in a namespace");
+    let out = wait_bounded(child, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "netsonde {args:?} in {ns}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
 /// A `netsonde server` subprocess on a free port, killed on drop. Its log lines
 /// are kept in `log`.
 pub struct ServerProc {

@@ -114,32 +114,22 @@ async fn connect(sock: UdpSocket, spec: &TestSpec, client: bool) -> Result<Conne
         .map_err(|e| fail("quic socket")(&e))?;
     let alpn = vec![b"perf".to_vec()];
     let start = Instant::now();
-    if client {
+    let endpoint = |server: Option<quinn::ServerConfig>, sock| {
+        Endpoint::new(
+            EndpointConfig::default(),
+            server,
+            sock,
+            Arc::new(TokioRuntime),
+        )
+        .map_err(|e| fail("quic endpoint")(&e))
+    };
+    let (ep, dial) = if client {
         let mut tls = netsonde_tls::client_config(spec)?;
         tls.alpn_protocols = alpn;
         let crypto = QuicClientConfig::try_from(tls).map_err(|e| fail("quic tls")(&e))?;
         let mut cfg = quinn::ClientConfig::new(Arc::new(crypto));
         cfg.transport_config(transport(spec));
-        let ep = Endpoint::new(
-            EndpointConfig::default(),
-            None,
-            sock,
-            Arc::new(TokioRuntime),
-        )
-        .map_err(|e| fail("quic endpoint")(&e))?;
-        let connecting = ep
-            .connect_with(cfg, peer, "netsonde")
-            .map_err(|e| fail("quic connect")(&e))?;
-        let conn = tokio::time::timeout(HANDSHAKE, connecting)
-            .await
-            .map_err(|_| fail("quic handshake")(&"no answer in 5 s"))?
-            .map_err(|e| fail("quic handshake")(&e))?;
-        Ok(Connected {
-            ep,
-            conn,
-            handshake: start.elapsed(),
-            buffers,
-        })
+        (endpoint(None, sock)?, Some((cfg, peer)))
     } else {
         let mut tls = netsonde_tls::server_config(spec)?;
         tls.alpn_protocols = alpn;
@@ -147,27 +137,38 @@ async fn connect(sock: UdpSocket, spec: &TestSpec, client: bool) -> Result<Conne
         let crypto = QuicServerConfig::try_from(tls).map_err(|e| fail("quic tls")(&e))?;
         let mut cfg = quinn::ServerConfig::with_crypto(Arc::new(crypto));
         cfg.transport_config(transport(spec));
-        let ep = Endpoint::new(
-            EndpointConfig::default(),
-            Some(cfg),
-            sock,
-            Arc::new(TokioRuntime),
-        )
-        .map_err(|e| fail("quic endpoint")(&e))?;
-        let conn = tokio::time::timeout(HANDSHAKE, async {
-            let incoming = ep.accept().await.ok_or("the endpoint closed")?;
-            incoming.await.map_err(|e| e.to_string())
-        })
+        (endpoint(Some(cfg), sock)?, None)
+    };
+    let conn = tokio::time::timeout(HANDSHAKE, shake(&ep, dial))
         .await
-        .map_err(|_| fail("quic handshake")(&"no client in 5 s"))?
+        .map_err(|_| fail("quic handshake")(&"no answer in 5 s"))?
         .map_err(|e| fail("quic handshake")(&e))?;
-        Ok(Connected {
-            ep,
-            conn,
-            handshake: start.elapsed(),
-            buffers,
-        })
-    }
+    Ok(Connected {
+        ep,
+        conn,
+        handshake: start.elapsed(),
+        buffers,
+    })
+}
+
+/// The handshake: dialing `peer` with the client's configuration, or taking
+/// the first client that comes.
+async fn shake(
+    ep: &Endpoint,
+    dial: Option<(quinn::ClientConfig, std::net::SocketAddr)>,
+) -> Result<Connection, String> {
+    let connecting = match dial {
+        Some((cfg, peer)) => ep
+            .connect_with(cfg, peer, "netsonde")
+            .map_err(|e| e.to_string())?,
+        None => ep
+            .accept()
+            .await
+            .ok_or("the endpoint closed")?
+            .accept()
+            .map_err(|e| e.to_string())?,
+    };
+    connecting.await.map_err(|e| e.to_string())
 }
 
 async fn flow(
