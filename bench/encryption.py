@@ -26,16 +26,31 @@ SUITES = [
     ("quic", ["-T", "quic-stream"]),
     ("quic-no-gso", ["-T", "quic-stream", "--no-gso"]),
 ]
+# A connection per transaction: handshakes per second, full and resumed.
+CRR = [
+    ("tcp-crr", ["-T", "tcp-crr"]),
+    ("tls13-full", ["-T", "tls-crr"]),
+    ("tls13-resumed", ["-T", "tls-crr", "--tls-resume"]),
+    ("tls12-full", ["-T", "tls-crr", "--tls-suite", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"]),
+    ("tls12-resumed", ["-T", "tls-crr", "--tls-resume", "--tls-suite",
+                       "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"]),
+]
 
 
 def client(exe, port, t, size, case):
     args = ["taskset", "-c", "0", exe, "client", HOST, "-p", str(port), "-t", str(t),
-            "-l", str(size), "--no-store", "--json"] + case
+            "--no-store", "--json"] + case + (["-l", str(size)] if size else [])
     p = subprocess.run(args, capture_output=True, text=True, timeout=t + 30)
     if p.returncode != 0:
         sys.stderr.write(f"  ({' '.join(args)} failed: {p.stderr.strip()[-300:]})\n")
         return None
     d = json.loads(p.stdout)
+    if d.get("rr"):
+        return {
+            "tps": d["rr"]["transactions_per_sec"],
+            "client": d["client_cost"]["us_per_transaction"],
+            "server": d["server_cost"]["us_per_transaction"],
+        }
     return {
         "gbps": d["directions"][0]["goodput"] / 1e9,
         "client": d["client_cost"]["us_per_kib"],
@@ -51,7 +66,7 @@ def main():
     ap.add_argument("--netsonde", required=True)
     ap.add_argument("--port", type=int, default=26400)
     a = ap.parse_args()
-    sizes = [int(s) for s in a.sizes.split(",")]
+    sizes = [int(s) for s in a.sizes.split(",") if s]
     srv = subprocess.Popen(["taskset", "-c", "1", a.netsonde, "server", "-p", str(a.port),
                             "--bind", HOST, "--no-store"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -59,6 +74,14 @@ def main():
     res = {}
     try:
         for r in range(a.rounds):
+            order = CRR[r % len(CRR):] + CRR[:r % len(CRR)]
+            for name, case in order:
+                v = client(a.netsonde, a.port, a.time, None, case)
+                if v:
+                    res.setdefault(("crr", name), {})[r] = v
+                    print(f"  round {r + 1} {name:<14} {v['tps']:9.0f} trans/s  client "
+                          f"{v['client']:.1f} server {v['server']:.1f} us/trans", flush=True)
+                time.sleep(0.2)
             for size in sizes:
                 order = SUITES[r % len(SUITES):] + SUITES[:r % len(SUITES)]
                 for name, suite in order:
@@ -90,6 +113,20 @@ def main():
                 ratios = [v[r][key] / base[r][key] for r in v if r in base and base[r][key]]
                 row.append(f"{med(ratios):>6.2f}" if ratios else f"{'-':>6}")
             print(" ".join(row))
+    print()
+    print(f"{'case':<14} {'trans/s':>9} {'x TCP':>6} {'client us/trans':>16} {'x TCP':>6} "
+          f"{'server us/trans':>16} {'x TCP':>6}")
+    base = res.get(("crr", "tcp-crr"), {})
+    for name, _ in CRR:
+        v = res.get(("crr", name), {})
+        if not v:
+            continue
+        row = [f"{name:<14}"]
+        for key, w in (("tps", 9), ("client", 16), ("server", 16)):
+            row.append(f"{med([x[key] for x in v.values()]):>{w}.1f}")
+            ratios = [v[r][key] / base[r][key] for r in v if r in base and base[r][key]]
+            row.append(f"{med(ratios):>6.2f}" if ratios else f"{'-':>6}")
+        print(" ".join(row))
 
 
 if __name__ == "__main__":

@@ -205,7 +205,8 @@ tcp-rr\t''
 udp-rr\t''
 tcp-crr\t''
 tls-stream\t''
-quic-stream\t''"
+quic-stream\t''
+tls-crr\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s l -l size -d 'Message size (stream tests): 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l request-size -d 'Request size (RR, CRR)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l response-size -d 'Response size (RR, CRR)' -r
@@ -289,6 +290,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rrul -d 'Re
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s N -l nodelay -d 'Disable Nagle\'s algorithm (always on for RR tests)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l mptcp -d 'Multipath TCP: each stream\'s (or request/response flow\'s) connection is the kernel\'s MPTCP, over the subflows its path manager opens (`ip mptcp endpoint`); each subflow\'s path and share are reported'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l no-gso -d 'UDP with --io batch: sendmmsg and recvmmsg of 64 without GSO/GRO, so every datagram crosses as a packet of its own (on loopback and veth a GSO super-datagram never does)'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l tls-resume -d 'tls-crr: resume the flow\'s earlier TLS sessions (tickets, session IDs) instead of a full handshake on every connection'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s R -l reverse -d 'The server sends'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l bidir -d 'Both directions at once, on separate connections'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s J -l json -d 'One JSON document (see docs/JSON.md); iperf3\'s -J'

@@ -235,8 +235,8 @@ _arguments "${_arguments_options[@]}" : \
 '--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--peer=[What the server is\: netsonde, or an unmodified \`iperf3 -s\` (stream tests; this end is measured as always, the server'\''s side is what iperf3 reports)]:PEER:((netsonde\:"\`netsonde server\`"
 iperf3\:"An unmodified \`iperf3 -s\`"))' \
-'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream)' \
-'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream)' \
+'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr)' \
+'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr)' \
 '-l+[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--size=[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--request-size=[Request size (RR, CRR)]:REQUEST_SIZE:_default' \
@@ -300,6 +300,7 @@ iperf3\:"An unmodified \`iperf3 -s\`"))' \
 '--nodelay[Disable Nagle'\''s algorithm (always on for RR tests)]' \
 '--mptcp[Multipath TCP\: each stream'\''s (or request/response flow'\''s) connection is the kernel'\''s MPTCP, over the subflows its path manager opens (\`ip mptcp endpoint\`); each subflow'\''s path and share are reported]' \
 '--no-gso[UDP with --io batch\: sendmmsg and recvmmsg of 64 without GSO/GRO, so every datagram crosses as a packet of its own (on loopback and veth a GSO super-datagram never does)]' \
+'--tls-resume[tls-crr\: resume the flow'\''s earlier TLS sessions (tickets, session IDs) instead of a full handshake on every connection]' \
 '(--bidir)-R[The server sends]' \
 '(--bidir)--reverse[The server sends]' \
 '--bidir[Both directions at once, on separate connections]' \

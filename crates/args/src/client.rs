@@ -116,6 +116,10 @@ pub struct ClientArgs {
     /// GSO super-datagram never does).
     #[arg(long)]
     pub no_gso: bool,
+    /// tls-crr: resume the flow's earlier TLS sessions (tickets, session IDs)
+    /// instead of a full handshake on every connection.
+    #[arg(long)]
+    pub tls_resume: bool,
     /// Pacing rate per stream, in bit/s: 100M, 10G (decimal); 0 is unpaced. UDP default 1G.
     #[arg(short = 'b', long, value_parser = parse_rate)]
     pub rate: Option<BitRate>,
@@ -311,6 +315,7 @@ impl ClientArgs {
         s.tls_suite = self.tls_suite.clone();
         s.mptcp = self.mptcp;
         s.no_gso = self.no_gso;
+        s.tls_resume = self.tls_resume;
         if let Some(r) = self.rate {
             s.rate = netsonde_model::spec::pacing(r);
         }

@@ -131,6 +131,56 @@ fn tls_with_small_records_on_one_core_is_called_encryption_bound() {
     assert!(text.contains("--tls-suite"), "{text}");
 }
 
+/// tls-crr: a TLS handshake on every connection, each counted by kind: all
+/// full by default, all but the first resumed with --tls-resume (TLS 1.3's
+/// tickets, and TLS 1.2's session IDs).
+#[test]
+fn tls_crr_counts_its_full_and_resumed_handshakes() {
+    let count = |note: &str, what: &str| -> u64 {
+        let at = note
+            .find(what)
+            .unwrap_or_else(|| panic!("{what} in {note}"));
+        note[..at]
+            .split_whitespace()
+            .last()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    for (extra, resumed) in [
+        (&[][..], false),
+        (&["--tls-resume"][..], true),
+        (
+            &[
+                "--tls-resume",
+                "--tls-suite",
+                "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+            ][..],
+            true,
+        ),
+    ] {
+        let mut args = vec!["-T", "tls-crr", "-t", "0.5", "--no-store"];
+        args.extend_from_slice(extra);
+        let doc = json(&args);
+        let done = doc["rr"]["transactions"].as_u64().unwrap();
+        assert!(done > 20, "{extra:?}: {done} transactions");
+        for (end, flows) in [("client", "requester"), ("server", "responder")] {
+            let f = &doc[end]["flows"][0];
+            assert_eq!(f["role"], flows);
+            let note = f["io"]["note"].as_str().unwrap();
+            let (full, again) = (count(note, "full handshakes"), count(note, "resumed"));
+            // Whole test (warm-up and the end's stragglers too): at least the
+            // measured transactions, each one handshake.
+            assert!(full + again >= done, "{end}: {note} for {done}");
+            if resumed {
+                assert_eq!(full, 1, "{end}: {note}");
+            } else {
+                assert_eq!(again, 0, "{end}: {note}");
+            }
+        }
+    }
+}
+
 #[test]
 fn bad_tls_input_is_refused_before_traffic() {
     for (args, says) in [
@@ -145,7 +195,7 @@ fn bad_tls_input_is_refused_before_traffic() {
                 "--tls-suite",
                 "TLS13_AES_128_GCM_SHA256",
             ][..],
-            "only tls-stream takes a suite",
+            "only tls-stream and tls-crr take a suite",
         ),
         (
             &["-T", "tls-stream", "--io", "batch"][..],

@@ -782,3 +782,31 @@ fn a_receiver_the_server_cannot_set_up_is_reported_with_its_reason_at_once() {
         "took {took:?}: waited for the deadline"
     );
 }
+
+/// `-w 32K --rcv-window 4M` never let the receiver advertise more than 64 KiB:
+/// the receiving end's buffer was raised only after the handshake, whose window
+/// scale had been chosen for -w's 64 KiB, and on a busy host a lagging receiver
+/// made that cap the limit in place of the sender's buffer the test set up.
+/// Now the receiving end's buffer is in place before the handshake (a
+/// listener's, or a receiving client's socket), both ways.
+#[test]
+fn a_receive_window_above_the_handshakes_buffer_is_advertised() {
+    let Some(_lab) = crate::lab_util::ready("rcv_window_scale") else {
+        return;
+    };
+    for (reverse, sender) in [(false, "client"), (true, "server")] {
+        let mut client = vec!["-w", "32K", "--rcv-window", "4M", "-t", "1"];
+        if reverse {
+            client.push("-R");
+        }
+        let doc = crate::lab_util::lab_json(&["--delay", "10ms"], &client);
+        // The sender's TCP_INFO: the window its receiver last advertised.
+        let snd_wnd = doc[sender]["flows"][0]["tcp_info"]["snd_wnd"]
+            .as_u64()
+            .unwrap_or(0);
+        assert!(
+            snd_wnd > 1 << 20,
+            "reverse {reverse}: the receiver advertised {snd_wnd} B with a 4 MiB buffer"
+        );
+    }
+}

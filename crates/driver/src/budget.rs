@@ -14,7 +14,7 @@
 use std::sync::{Arc, Mutex};
 
 use netsonde_engine::footprint;
-use netsonde_model::spec::{FlowDir, TestKind, TestSpec};
+use netsonde_model::spec::{FlowDir, TestSpec};
 use netsonde_model::units::Bytes;
 
 /// What one session needs at the server end.
@@ -42,7 +42,7 @@ impl Need {
             })
             .sum();
         let n = flows.len() as u64;
-        let crr_extra = if spec.test == TestKind::TcpCrr { n } else { 0 };
+        let crr_extra = if spec.test.is_crr() { n } else { 0 };
         // A load-latency test: three answering threads and the TCP_INFO reader;
         // the kept probe connection, its UDP socket, a new connection at a time,
         // and the reader's copies of the sending sockets.
@@ -258,7 +258,7 @@ pub fn fd_budget(connections: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use netsonde_model::spec::Direction;
+    use netsonde_model::spec::{Direction, TestKind};
 
     fn budget(session: u64, total: u64) -> Arc<Budget> {
         Arc::new(Budget::new(

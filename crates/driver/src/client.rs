@@ -286,7 +286,7 @@ fn connect_flows(
     let mut plans = Vec::new();
     let mut facts = None;
     for (id, dir) in spec.flows() {
-        let socket = if spec.test == TestKind::TcpCrr {
+        let socket = if spec.test.is_crr() {
             FlowSocket::CrrConnect(data_addr, ack.token)
         } else if spec.test.is_tcp() {
             let (t, f) = connect_tcp(

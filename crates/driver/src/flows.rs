@@ -178,7 +178,7 @@ fn shares_thread(end: End, spec: &TestSpec, dir: FlowDir) -> bool {
         TestKind::TcpRr | TestKind::UdpRr => io::rr_mode(spec) == IoStrategy::Epoll,
         // TLS writes and reads its records on the flow's own thread; QUIC
         // runs its connection there.
-        TestKind::TcpCrr | TestKind::TlsStream | TestKind::QuicStream => false,
+        TestKind::TcpCrr | TestKind::TlsCrr | TestKind::TlsStream | TestKind::QuicStream => false,
     }
 }
 
@@ -204,8 +204,9 @@ enum Workload {
     TcpResponder(TcpStream),
     UdpRequester(UdpSocket),
     UdpResponder(UdpSocket),
-    CrrRequester(SocketAddr, Token),
-    CrrResponder(Arc<TcpListener>, Token, std::net::IpAddr),
+    /// A connect-request-response flow's ends; whether each connection is TLS.
+    CrrRequester(SocketAddr, Token, bool),
+    CrrResponder(Arc<TcpListener>, Token, std::net::IpAddr, bool),
     /// A TLS stream's sending end; whether this end is the TLS client.
     TlsSender(TcpStream, bool),
     /// Its receiving end.
@@ -242,8 +243,12 @@ impl Workload {
             (TestKind::TcpRr, S::Tcp(s)) => Workload::TcpResponder(s),
             (TestKind::UdpRr, S::Udp(s)) if client => Workload::UdpRequester(s),
             (TestKind::UdpRr, S::Udp(s)) => Workload::UdpResponder(s),
-            (TestKind::TcpCrr, S::CrrConnect(a, t)) => Workload::CrrRequester(a, t),
-            (TestKind::TcpCrr, S::CrrAccept(l, t, peer)) => Workload::CrrResponder(l, t, peer),
+            (t @ (TestKind::TcpCrr | TestKind::TlsCrr), S::CrrConnect(a, token)) => {
+                Workload::CrrRequester(a, token, t.is_tls())
+            }
+            (t @ (TestKind::TcpCrr | TestKind::TlsCrr), S::CrrAccept(l, token, peer)) => {
+                Workload::CrrResponder(l, token, peer, t.is_tls())
+            }
             (TestKind::TlsStream, S::Tcp(s)) if sends => Workload::TlsSender(s, client),
             (TestKind::TlsStream, S::Tcp(s)) => Workload::TlsReceiver(s, client),
             (TestKind::QuicStream, S::Udp(s)) => Workload::Quic(s, sends, client),
@@ -256,7 +261,10 @@ impl Workload {
                 t @ TestKind::UdpRr,
                 s @ (S::Tcp(_) | S::UdpReady(..) | S::CrrConnect(..) | S::CrrAccept(..)),
             )
-            | (t @ TestKind::TcpCrr, s @ (S::Tcp(_) | S::Udp(_) | S::UdpReady(..)))
+            | (
+                t @ (TestKind::TcpCrr | TestKind::TlsCrr),
+                s @ (S::Tcp(_) | S::Udp(_) | S::UdpReady(..)),
+            )
             | (
                 t @ TestKind::QuicStream,
                 s @ (S::Tcp(_) | S::UdpReady(..) | S::CrrConnect(..) | S::CrrAccept(..)),
@@ -307,8 +315,18 @@ fn run_flow(work: Workload, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
         Workload::TcpResponder(s) => rr::tcp_responder(s, ctx),
         Workload::UdpRequester(s) => rr::udp_requester(s, ctx),
         Workload::UdpResponder(s) => rr::udp_responder(s, ctx),
-        Workload::CrrRequester(a, t) => crr::crr_requester(a, &t, ctx),
-        Workload::CrrResponder(l, t, peer) => crr::crr_responder(&l, &t, peer, ctx),
+        Workload::CrrRequester(a, t, tls) => {
+            let layer = tls
+                .then(|| netsonde_tls::crr_layer(&ctx.spec, true))
+                .transpose()?;
+            crr::crr_requester_with(a, &t, ctx, layer)
+        }
+        Workload::CrrResponder(l, t, peer, tls) => {
+            let layer = tls
+                .then(|| netsonde_tls::crr_layer(&ctx.spec, false))
+                .transpose()?;
+            crr::crr_responder_with(&l, &t, peer, ctx, layer)
+        }
         Workload::TlsSender(s, c) => {
             let tx = netsonde_tls::tx(&s, &ctx.spec, c)?;
             stream::tcp_send_with(s, tx, ctx)

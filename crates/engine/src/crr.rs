@@ -5,7 +5,7 @@
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use netsonde_model::result::Role;
+use netsonde_model::result::{IoReport, Role};
 use netsonde_proto::message::{decode_preamble, encode_preamble, Token, PREAMBLE_LEN};
 use socket2::{Domain, Protocol, Socket, Type};
 
@@ -94,11 +94,47 @@ fn buffer(len: usize) -> Result<PageBuf, EngineError> {
     PageBuf::zeroed(len).map_err(EngineError::io("message buffer"))
 }
 
+/// What a connect-request-response flow runs on each connection after its
+/// preamble, in place of the plain request and response: a TLS handshake and
+/// the two messages as records (`tls-crr`). Each call works on a blocking
+/// socket whose timeout bounds each read and write; a call that is still not
+/// done by `until` fails with a timeout.
+pub trait Layer: Send {
+    /// The client's end: handshake, `request` out, `response` in, close.
+    fn request(
+        &mut self,
+        sock: &TcpStream,
+        request: &[u8],
+        response: &mut [u8],
+        until: Instant,
+    ) -> std::io::Result<()>;
+    /// The server's end: handshake, `request` in, `response` out.
+    fn respond(
+        &mut self,
+        sock: &TcpStream,
+        request: &mut [u8],
+        response: &[u8],
+        until: Instant,
+    ) -> std::io::Result<()>;
+    /// What the report says of it (its handshakes, full and resumed).
+    fn note(&self) -> Option<String>;
+}
+
 /// Opens a connection per transaction to `addr` until the measured interval ends.
 pub fn crr_requester(
     addr: SocketAddr,
     token: &Token,
     ctx: &FlowCtx,
+) -> Result<FlowOutput, EngineError> {
+    crr_requester_with(addr, token, ctx, None)
+}
+
+/// [`crr_requester`], each connection through `layer` when there is one.
+pub fn crr_requester_with(
+    addr: SocketAddr,
+    token: &Token,
+    ctx: &FlowCtx,
+    mut layer: Option<Box<dyn Layer>>,
 ) -> Result<FlowOutput, EngineError> {
     // The preamble and the request, sent as one.
     let mut first = buffer(PREAMBLE_LEN + ctx.spec.request_size.0 as usize)?;
@@ -135,13 +171,26 @@ pub fn crr_requester(
             Err(e) => return Err(EngineError::io("connect")(e)),
         }
         let mut sock: TcpStream = s.into();
-        if !matches!(write_all(&mut sock, &first, &mut m, ctx, 1)?, Step::Ok) {
-            break;
-        }
-        match read_exact(&mut sock, &mut resp, &mut m, ctx, ctx.clock.hard_end)? {
-            Step::Ok => {}
-            Step::Eof => return Err(EngineError::PeerClosed { flow: ctx.id }),
-            Step::Gave => break,
+        if let Some(l) = &mut layer {
+            // The preamble in the clear, then the layer's own exchange.
+            let (pre, req) = first.split_at(PREAMBLE_LEN);
+            if !matches!(write_all(&mut sock, pre, &mut m, ctx, 0)?, Step::Ok) {
+                break;
+            }
+            match l.request(&sock, req, &mut resp, ctx.clock.hard_end) {
+                Ok(()) => m.io((req.len() + resp.len()) as u64, 1),
+                Err(e) if is_timeout(&e) => break,
+                Err(e) => return Err(EngineError::io("tls exchange")(e)),
+            }
+        } else {
+            if !matches!(write_all(&mut sock, &first, &mut m, ctx, 1)?, Step::Ok) {
+                break;
+            }
+            match read_exact(&mut sock, &mut resp, &mut m, ctx, ctx.clock.hard_end)? {
+                Step::Ok => {}
+                Step::Eof => return Err(EngineError::PeerClosed { flow: ctx.id }),
+                Step::Gave => break,
+            }
         }
         if ctx.stopped() || Instant::now() >= ctx.clock.end {
             last_info = sockopt::tcp_info(&sock);
@@ -156,6 +205,11 @@ pub fn crr_requester(
     }
     let mut result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Requester);
     result.tcp_info = last_info;
+    result.io = layer.and_then(|l| l.note()).map(|note| IoReport {
+        strategy: "tls".into(),
+        note: Some(note),
+        ..IoReport::default()
+    });
     Ok(FlowOutput {
         result,
         latency: Some(hist),
@@ -176,6 +230,17 @@ pub fn crr_responder(
     token: &Token,
     peer: IpAddr,
     ctx: &FlowCtx,
+) -> Result<FlowOutput, EngineError> {
+    crr_responder_with(listener, token, peer, ctx, None)
+}
+
+/// [`crr_responder`], each connection through `layer` when there is one.
+pub fn crr_responder_with(
+    listener: &TcpListener,
+    token: &Token,
+    peer: IpAddr,
+    ctx: &FlowCtx,
+    mut layer: Option<Box<dyn Layer>>,
 ) -> Result<FlowOutput, EngineError> {
     let mut first = buffer(PREAMBLE_LEN + ctx.spec.request_size.0 as usize)?;
     let mut resp = buffer(ctx.spec.response_size.0 as usize)?;
@@ -213,12 +278,21 @@ pub fn crr_responder(
         if decode_preamble(pre).map(|(t, _)| t) != Some(*token) {
             continue;
         }
-        match read_exact(&mut sock, req, &mut m, ctx, give_up) {
-            Ok(Step::Ok) => {}
-            _ => continue,
-        }
-        if !matches!(write_all(&mut sock, &resp, &mut m, ctx, 1), Ok(Step::Ok)) {
-            continue;
+        if let Some(l) = &mut layer {
+            // A connection that fails its exchange is dropped, as one that
+            // sends nothing is.
+            if l.respond(&sock, req, &resp, give_up).is_err() {
+                continue;
+            }
+            m.io((req.len() + resp.len()) as u64, 1);
+        } else {
+            match read_exact(&mut sock, req, &mut m, ctx, give_up) {
+                Ok(Step::Ok) => {}
+                _ => continue,
+            }
+            if !matches!(write_all(&mut sock, &resp, &mut m, ctx, 1), Ok(Step::Ok)) {
+                continue;
+            }
         }
         // Let the client close first, so TIME_WAIT stays on the client as in netperf;
         // one that does not close within FIRST_BYTES does not hold the responder.
@@ -234,7 +308,12 @@ pub fn crr_responder(
         m.call();
         m.transaction();
     }
-    let result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Responder);
+    let mut result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Responder);
+    result.io = layer.and_then(|l| l.note()).map(|note| IoReport {
+        strategy: "tls".into(),
+        note: Some(note),
+        ..IoReport::default()
+    });
     Ok(FlowOutput {
         result,
         latency: None,

@@ -77,7 +77,7 @@ pub const QUIC_STREAM_WINDOW: u64 = 4 * MIB;
 /// (`send`) or receives its messages; for request/response tests, either end.
 pub fn flow_bound(spec: &TestSpec, send: bool) -> Bytes {
     let buffers = match spec.test {
-        TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr => {
+        TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr | TestKind::TlsCrr => {
             PREAMBLE_LEN as u64 + spec.request_size.0 + spec.response_size.0 + 64 * KIB
         }
         TestKind::TcpStream | TestKind::UdpStream => {

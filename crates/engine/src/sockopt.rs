@@ -45,6 +45,19 @@ pub fn set_dscp(sock: &Socket, dscp: u8) -> Result<(), EngineError> {
     }
 }
 
+/// The receiving end's own buffer (`--rcv-window`), set on a socket before
+/// its connection's handshake (a listener's, or a receiving client's), so that
+/// the window scale the handshake agrees on covers it: set only after, a
+/// buffer above what the handshake's buffer allowed (`-w 32K`: 64 KiB) could
+/// never be advertised.
+pub fn apply_rcv_window(sock: &Socket, spec: &TestSpec) -> Result<(), EngineError> {
+    if let Some(w) = spec.rcv_window {
+        let w = usize::try_from(w.0).unwrap_or(usize::MAX);
+        sock.set_recv_buffer_size(w).map_err(opt("SO_RCVBUF"))?;
+    }
+    Ok(())
+}
+
 fn apply_window(
     sock: &Socket,
     window: Option<netsonde_model::units::Bytes>,

@@ -401,12 +401,15 @@ fn report(s: &Session) -> IoReport {
     }
 }
 
-fn is_wait(e: &io::Error) -> bool {
+pub(crate) fn is_wait(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
     )
 }
+
+mod crr;
+pub use crr::{crr_layer, CrrLayer};
 
 #[cfg(test)]
 mod tests;

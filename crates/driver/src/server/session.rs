@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use netsonde_engine::sockopt;
 use netsonde_model::result::{SideResult, SocketFacts};
-use netsonde_model::spec::{FlowDir, TestKind, TestSpec};
+use netsonde_model::spec::{FlowDir, TestSpec};
 use netsonde_proto::message::{decode_preamble, PREAMBLE_LEN};
 use netsonde_proto::{ErrorCode, Event, ProtoError, ServerSession, SetupAck, Token};
 use socket2::{Domain, Protocol, Socket, Type};
@@ -46,6 +46,11 @@ pub(super) fn listen(
     }
     if let Some(spec) = spec {
         sockopt::apply(&s, spec).map_err(std::io::Error::other)?;
+        if spec.direction == netsonde_model::spec::Direction::Out {
+            // Every stream this listener takes, this end receives: their own
+            // buffer (--rcv-window) before the handshake, as the client's.
+            sockopt::apply_rcv_window(&s, spec).map_err(std::io::Error::other)?;
+        }
     }
     s.bind(&addr.into())?;
     s.listen(backlog)?;
@@ -286,7 +291,7 @@ fn accept_flows(
     // TCP connections wanted, by flow number: the load's (tcp-stream, tcp-rr) and
     // the kept probe connection.
     let mut tcp: Vec<(u32, FlowDir, Option<TcpStream>)> = Vec::new();
-    if spec.test == TestKind::TcpCrr {
+    if spec.test.is_crr() {
         plans.extend(wanted.into_iter().map(|(id, dir)| FlowPlan {
             id,
             dir,

@@ -103,11 +103,14 @@ pub enum TestKind {
     /// Bulk transfer over QUIC (quinn, in user space) on a UDP socket per
     /// flow: one connection and one stream per flow.
     QuicStream,
+    /// tcp-crr with a TLS handshake on every connection: handshakes per
+    /// second, full or resumed (`--tls-resume`).
+    TlsCrr,
 }
 
 impl TestKind {
     /// All kinds, for help texts and sweeps.
-    pub const ALL: [TestKind; 7] = [
+    pub const ALL: [TestKind; 8] = [
         TestKind::TcpStream,
         TestKind::UdpStream,
         TestKind::TcpRr,
@@ -115,6 +118,7 @@ impl TestKind {
         TestKind::TcpCrr,
         TestKind::TlsStream,
         TestKind::QuicStream,
+        TestKind::TlsCrr,
     ];
 
     /// The name used on the command line and in JSON.
@@ -127,12 +131,19 @@ impl TestKind {
             TestKind::TcpCrr => "tcp-crr",
             TestKind::TlsStream => "tls-stream",
             TestKind::QuicStream => "quic-stream",
+            TestKind::TlsCrr => "tls-crr",
         }
     }
 
     /// Whether the test's bytes are encrypted (TLS over its TCP connections).
     pub fn is_tls(self) -> bool {
-        matches!(self, TestKind::TlsStream)
+        matches!(self, TestKind::TlsStream | TestKind::TlsCrr)
+    }
+
+    /// Whether the test opens a connection per transaction (connect, request,
+    /// response, close).
+    pub fn is_crr(self) -> bool {
+        matches!(self, TestKind::TcpCrr | TestKind::TlsCrr)
     }
 
     /// Whether the test is a bulk stream, TCP (plain or under TLS) or UDP.
@@ -159,13 +170,20 @@ impl TestKind {
     pub fn is_tcp(self) -> bool {
         matches!(
             self,
-            TestKind::TcpStream | TestKind::TcpRr | TestKind::TcpCrr | TestKind::TlsStream
+            TestKind::TcpStream
+                | TestKind::TcpRr
+                | TestKind::TcpCrr
+                | TestKind::TlsStream
+                | TestKind::TlsCrr
         )
     }
 
     /// Whether the test is a request/response test (reports transactions and latency).
     pub fn is_rr(self) -> bool {
-        matches!(self, TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr)
+        matches!(
+            self,
+            TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr | TestKind::TlsCrr
+        )
     }
 }
 
@@ -300,8 +318,9 @@ impl IoStrategy {
             (_, Xdp) if test != TestKind::UdpStream => {
                 Err("xdp receives UDP streams; TCP and request/response need the kernel's stack")
             }
-            (TestKind::TcpCrr, _) => Err(
-                "tcp-crr opens a connection per transaction; only copy, epoll and busypoll apply",
+            (TestKind::TcpCrr | TestKind::TlsCrr, _) => Err(
+                "a connect-request-response test opens a connection per transaction; only \
+                 copy, epoll and busypoll apply",
             ),
             (TestKind::TcpRr | TestKind::UdpRr, _) => {
                 Err("request/response runs one message at a time; use copy, epoll or busypoll")
@@ -380,8 +399,11 @@ pub struct TestSpec {
     pub response_size: Bytes,
     /// Socket send and receive buffer requested on both ends (`SO_SNDBUF`/`SO_RCVBUF`).
     pub window: Option<Bytes>,
-    /// Receive buffer (`SO_RCVBUF`) of the receiving end of each stream only, set
-    /// once its connection is up: a receiver window below the sender's.
+    /// Receive buffer (`SO_RCVBUF`) of the receiving end of each stream only: a
+    /// receiver window below (or above) the sender's. Set before the handshake
+    /// where it can be (a receiving client's socket; the server's listener when
+    /// the server receives every stream), so the window scale covers it, and
+    /// again on the connection once it is up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rcv_window: Option<Bytes>,
     /// TCP maximum segment size (`TCP_MAXSEG`).
@@ -459,6 +481,10 @@ pub struct TestSpec {
     /// `recvmmsg`, every datagram a packet of its own even on loopback.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_gso: bool,
+    /// tls-crr: resume the flow's earlier sessions (`--tls-resume`: TLS 1.3
+    /// tickets, TLS 1.2 session IDs) instead of a full handshake each time.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls_resume: bool,
 }
 
 /// The probes of a load-latency test. Each kind (a kept TCP connection, UDP
@@ -641,6 +667,7 @@ impl TestSpec {
             tls_suite: None,
             mptcp: false,
             no_gso: false,
+            tls_resume: false,
         }
     }
 

@@ -129,11 +129,18 @@ impl TestSpec {
                 });
             }
         }
+        if self.tls_resume && t != TestKind::TlsCrr {
+            return Err(SpecError::NotApplicable {
+                option: "--tls-resume",
+                test: t,
+                why: "only tls-crr opens connections to resume",
+            });
+        }
         if !t.is_tls() && self.tls_suite.is_some() {
             return Err(SpecError::NotApplicable {
                 option: "--tls-suite",
                 test: t,
-                why: "only tls-stream takes a suite (quic-stream uses TLS 1.3's own)",
+                why: "only tls-stream and tls-crr take a suite (quic-stream uses TLS 1.3's own)",
             });
         }
         if t.is_tls() && (self.tx_io != IoStrategy::Copy || self.rx_io != IoStrategy::Copy) {
