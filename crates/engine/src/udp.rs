@@ -123,11 +123,14 @@ impl Jitter {
     /// Adds one arrival: the sender's and receiver's timestamps (any epochs).
     #[inline]
     pub fn observe(&mut self, tx_ns: u64, rx_ns: u64) {
-        let transit = rx_ns as i64 - tx_ns as i64;
+        let transit = (rx_ns as i64).wrapping_sub(tx_ns as i64);
         if let Some(last) = self.last_transit {
-            let d = (transit - last).unsigned_abs();
-            // (j16 + 8) / 16 <= j16 for every j16: no underflow.
-            self.j16 = self.j16 + d - ((self.j16 + 8) >> 4);
+            // A peer's stamps may be anything: the difference and the sum
+            // saturate rather than wrap.
+            let d = transit.abs_diff(last);
+            let j = self.j16;
+            // (j + 8) / 16 <= j for every j: no underflow.
+            self.j16 = j.saturating_add(d) - (j.saturating_add(8) >> 4);
         }
         self.last_transit = Some(transit);
     }
@@ -597,6 +600,16 @@ mod tests {
         assert_eq!(t.observe(5), Arrival::Late); // older than the window: late
         assert_eq!(t.observe(WINDOW_BITS - 3), Arrival::Late); // gap slot was cleared
         assert_eq!(t.observe(WINDOW_BITS - 3), Arrival::Duplicate);
+    }
+
+    #[test]
+    fn jitter_from_a_peer_whose_stamps_are_anything_does_not_overflow() {
+        let mut j = Jitter::default();
+        let (hi, lo) = (i64::MAX as u64, i64::MIN as u64);
+        for (tx, rx) in [(0, hi), (0, lo), (0, hi), (0, lo), (u64::MAX, 0)] {
+            j.observe(tx, rx);
+        }
+        assert!(j.get().0 > 0);
     }
 
     #[test]
