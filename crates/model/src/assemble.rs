@@ -33,12 +33,7 @@ impl TestReport {
                 if sflows.is_empty() && rflows.is_empty() {
                     continue;
                 }
-                directions.push(summarize_direction(
-                    dir,
-                    !spec.test.is_datagram(),
-                    &sflows,
-                    &rflows,
-                ));
+                directions.push(summarize_direction(dir, spec.test, &sflows, &rflows));
             }
         }
         for d in &directions {
@@ -187,10 +182,13 @@ fn per_sec(count: u64, elapsed: Nanos) -> f64 {
 
 fn summarize_direction(
     dir: FlowDir,
-    reliable: bool,
+    test: crate::spec::TestKind,
     senders: &[&FlowResult],
     receivers: &[&FlowResult],
 ) -> DirectionSummary {
+    // A reliable stream has no datagrams to lose; only kernel TCP counts
+    // retransmitted segments (QUIC's losses are in its report's note).
+    let reliable = !test.is_datagram();
     let bytes = Bytes(receivers.iter().map(|f| f.bytes.0).sum());
     let elapsed = receivers
         .iter()
@@ -248,7 +246,7 @@ fn summarize_direction(
         datagrams_sent_measured,
         loss,
         udp,
-        retransmits: if reliable {
+        retransmits: if test.is_tcp() {
             Some(
                 senders
                     .iter()

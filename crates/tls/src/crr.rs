@@ -16,11 +16,16 @@ use netsonde_model::spec::TestSpec;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, HandshakeKind, ServerConfig, ServerConnection};
 
-/// One flow's end of tls-crr: its configuration (one for all its connections,
-/// so a client may resume), and its handshakes by kind.
+/// Which end a [`CrrLayer`] is, with its configuration (one for all its
+/// connections, so a client may resume).
+enum End {
+    Client(Arc<ClientConfig>),
+    Server(Arc<ServerConfig>),
+}
+
+/// One flow's end of tls-crr, and its handshakes by kind.
 pub struct CrrLayer {
-    client: Option<Arc<ClientConfig>>,
-    server: Option<Arc<ServerConfig>>,
+    end: End,
     full: u64,
     resumed: u64,
     version: Option<&'static str>,
@@ -37,12 +42,12 @@ impl std::fmt::Debug for CrrLayer {
 
 /// tls-crr's layer for this end: the TLS client's (`client`) or the server's.
 pub fn crr_layer(spec: &TestSpec, client: bool) -> Result<Box<dyn Layer>, EngineError> {
-    let (c, s) = if client {
+    let end = if client {
         let mut c = crate::client_config(spec)?;
         if !spec.tls_resume {
             c.resumption = rustls::client::Resumption::disabled();
         }
-        (Some(Arc::new(c)), None)
+        End::Client(Arc::new(c))
     } else {
         let mut s = crate::server_config(spec)?;
         if spec.tls_resume {
@@ -50,11 +55,10 @@ pub fn crr_layer(spec: &TestSpec, client: bool) -> Result<Box<dyn Layer>, Engine
         } else {
             s.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
         }
-        (None, Some(Arc::new(s)))
+        End::Server(Arc::new(s))
     };
     Ok(Box::new(CrrLayer {
-        client: c,
-        server: s,
+        end,
         full: 0,
         resumed: 0,
         version: None,
@@ -74,13 +78,6 @@ fn drive(
             return Err(io::Error::from(io::ErrorKind::TimedOut));
         }
         match conn.complete_io(&mut sock) {
-            Ok((0, 0)) if !conn.is_handshaking() && !conn.wants_write() => {
-                // Nothing moved and nothing to send: the peer's turn; read.
-                if conn.read_tls(&mut sock)? == 0 {
-                    return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
-                }
-                conn.process_new_packets().map_err(io::Error::other)?;
-            }
             Ok(_) => {}
             Err(e) if crate::is_wait(&e) => {}
             Err(e) => return Err(e),
@@ -142,10 +139,12 @@ impl Layer for CrrLayer {
         response: &mut [u8],
         until: Instant,
     ) -> io::Result<()> {
-        let cfg = self
-            .client
-            .clone()
-            .ok_or_else(|| io::Error::other("not a client"))?;
+        let End::Client(cfg) = &self.end else {
+            return Err(io::Error::other(
+                "tls-crr: the server's end makes no request",
+            ));
+        };
+        let cfg = cfg.clone();
         let name = ServerName::try_from("netsonde").map_err(io::Error::other)?;
         let mut conn: rustls::Connection = ClientConnection::new(cfg, name)
             .map_err(io::Error::other)?
@@ -169,10 +168,12 @@ impl Layer for CrrLayer {
         response: &[u8],
         until: Instant,
     ) -> io::Result<()> {
-        let cfg = self
-            .server
-            .clone()
-            .ok_or_else(|| io::Error::other("not a server"))?;
+        let End::Server(cfg) = &self.end else {
+            return Err(io::Error::other(
+                "tls-crr: the client's end answers no request",
+            ));
+        };
+        let cfg = cfg.clone();
         let mut conn: rustls::Connection =
             ServerConnection::new(cfg).map_err(io::Error::other)?.into();
         drive(&mut conn, sock, until, |c| !c.is_handshaking())?;
