@@ -3,7 +3,9 @@
 Every case runs in interleaved rounds (the order rotating each round) against
 one netsonde server on loopback, client on core 0 and server on core 1
 (taskset): tcp-stream, tls-stream with each suite asked, and quic-stream with
-GSO and without it, at each message size. Per case: goodput, and each end's CPU per KiB of plaintext (the test's
+GSO and without it, at each message size; request/response on a kept
+connection (tcp-rr, tls-rr, quic-rr: 1-byte messages, one in flight) and a
+connection per transaction (tcp-crr, tls-crr full and resumed). Per case: goodput, and each end's CPU per KiB of plaintext (the test's
 own CPU: its flow threads and its share of the host's busy time), as medians
 over rounds; the ratio of each TLS case to TCP at the same size is the median
 of the per-round ratios. A benchmark: it asserts nothing.
@@ -25,6 +27,13 @@ SUITES = [
     ("tls12-aes128", ["-T", "tls-stream", "--tls-suite", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"]),
     ("quic", ["-T", "quic-stream"]),
     ("quic-no-gso", ["-T", "quic-stream", "--no-gso"]),
+]
+# Request/response on one kept connection per flow: what TLS's records and
+# QUIC's user-space stack add to each round trip.
+RR = [
+    ("tcp-rr", ["-T", "tcp-rr"]),
+    ("tls-rr", ["-T", "tls-rr"]),
+    ("quic-rr", ["-T", "quic-rr"]),
 ]
 # A connection per transaction: handshakes per second, full and resumed.
 CRR = [
@@ -74,11 +83,11 @@ def main():
     res = {}
     try:
         for r in range(a.rounds):
-            order = CRR[r % len(CRR):] + CRR[:r % len(CRR)]
+            order = (RR + CRR)[r % len(RR + CRR):] + (RR + CRR)[:r % len(RR + CRR)]
             for name, case in order:
                 v = client(a.netsonde, a.port, a.time, None, case)
                 if v:
-                    res.setdefault(("crr", name), {})[r] = v
+                    res.setdefault(("trans", name), {})[r] = v
                     print(f"  round {r + 1} {name:<14} {v['tps']:9.0f} trans/s  client "
                           f"{v['client']:.1f} server {v['server']:.1f} us/trans", flush=True)
                 time.sleep(0.2)
@@ -113,20 +122,21 @@ def main():
                 ratios = [v[r][key] / base[r][key] for r in v if r in base and base[r][key]]
                 row.append(f"{med(ratios):>6.2f}" if ratios else f"{'-':>6}")
             print(" ".join(row))
-    print()
-    print(f"{'case':<14} {'trans/s':>9} {'x TCP':>6} {'client us/trans':>16} {'x TCP':>6} "
-          f"{'server us/trans':>16} {'x TCP':>6}")
-    base = res.get(("crr", "tcp-crr"), {})
-    for name, _ in CRR:
-        v = res.get(("crr", name), {})
-        if not v:
-            continue
-        row = [f"{name:<14}"]
-        for key, w in (("tps", 9), ("client", 16), ("server", 16)):
-            row.append(f"{med([x[key] for x in v.values()]):>{w}.1f}")
-            ratios = [v[r][key] / base[r][key] for r in v if r in base and base[r][key]]
-            row.append(f"{med(ratios):>6.2f}" if ratios else f"{'-':>6}")
-        print(" ".join(row))
+    for cases in (RR, CRR):
+        print()
+        print(f"{'case':<14} {'trans/s':>9} {'x TCP':>6} {'client us/trans':>16} {'x TCP':>6} "
+              f"{'server us/trans':>16} {'x TCP':>6}   (x TCP: against {cases[0][0]})")
+        base = res.get(("trans", cases[0][0]), {})
+        for name, _ in cases:
+            v = res.get(("trans", name), {})
+            if not v:
+                continue
+            row = [f"{name:<14}"]
+            for key, w in (("tps", 9), ("client", 16), ("server", 16)):
+                row.append(f"{med([x[key] for x in v.values()]):>{w}.1f}")
+                ratios = [v[r][key] / base[r][key] for r in v if r in base and base[r][key]]
+                row.append(f"{med(ratios):>6.2f}" if ratios else f"{'-':>6}")
+            print(" ".join(row))
 
 
 if __name__ == "__main__":

@@ -235,8 +235,8 @@ _arguments "${_arguments_options[@]}" : \
 '--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--peer=[What the server is\: netsonde, or an unmodified \`iperf3 -s\` (stream tests; this end is measured as always, the server'\''s side is what iperf3 reports)]:PEER:((netsonde\:"\`netsonde server\`"
 iperf3\:"An unmodified \`iperf3 -s\`"))' \
-'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr)' \
-'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr)' \
+'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr)' \
+'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr)' \
 '-l+[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--size=[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--request-size=[Request size (RR, CRR)]:REQUEST_SIZE:_default' \

@@ -661,6 +661,19 @@ fn round_trip(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
     if (NEAR * RTT_SHARE * bound..RTT_SHARE * bound).contains(&tps) {
         near.push(Bottleneck::RoundTrip.name());
     }
+    // TLS and QUIC read and write through their own libraries: busy-polling
+    // the socket is not theirs to try.
+    let advice = if d.threads.iter().any(|t| t.encrypts) {
+        "more transactions in flight: more flows (-P), or pinning with -A; each transaction \
+         also seals and opens a record at both ends (tcp-rr on the same path shows what TLS adds)"
+    } else if d.threads.iter().any(|t| t.quic) {
+        "more transactions in flight: more flows (-P), or pinning with -A; each transaction \
+         also crosses QUIC's user-space stack at both ends (tcp-rr on the same path shows the \
+         kernel's)"
+    } else {
+        "more transactions in flight: more flows (-P), or a lower latency path \
+         (--io busypoll, pinning with -A)"
+    };
     (tps >= RTT_SHARE * bound).then(|| {
         verdict(
             Bottleneck::RoundTrip,
@@ -669,8 +682,7 @@ fn round_trip(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
                  one transaction at a time per flow",
                 100.0 * tps / bound
             ),
-            "more transactions in flight: more flows (-P), or a lower latency path \
-             (--io busypoll, pinning with -A)",
+            advice,
         )
     })
 }

@@ -174,6 +174,23 @@ fn round_trip() {
         ..base()
     };
     assert_eq!(kind(&d), Bottleneck::RoundTrip);
+    assert!(diagnose(&d).advice.contains("--io busypoll"));
+    // TLS and QUIC do their own reads and writes: no busy-polling advice, and
+    // what each transaction adds is said.
+    for (encrypts, quic, says) in [(true, false, "seals and opens"), (false, true, "QUIC's")] {
+        let mut e = d.clone();
+        e.threads = vec![ThreadLoad {
+            encrypts,
+            quic,
+            ..thread("client", "requester", 40.0, 20.0, 20.0)
+        }];
+        let v = diagnose(&e);
+        assert_eq!(v.bottleneck, Bottleneck::RoundTrip, "{v}");
+        assert!(
+            !v.advice.contains("busypoll") && v.advice.contains(says),
+            "{v}"
+        );
+    }
 }
 
 #[test]

@@ -186,6 +186,68 @@ fn tls_crr_counts_its_full_and_resumed_handshakes() {
     }
 }
 
+/// tls-rr and quic-rr: one kept connection per flow (one handshake each,
+/// whole test), every transaction a request and a response through it,
+/// timed; a response of several TLS records (40 KiB) arrives whole.
+#[test]
+fn request_response_over_tls_and_quic_keeps_one_connection_per_flow() {
+    for (test, strategy, note) in [
+        ("tls-rr", "tls", "TLS 1.3, "),
+        ("quic-rr", "quic", "QUIC v1 "),
+    ] {
+        let doc = json(&[
+            "-T",
+            test,
+            "-P",
+            "2",
+            "-t",
+            "0.5",
+            "--request-size",
+            "100",
+            "--response-size",
+            "40K",
+            "--no-store",
+        ]);
+        let rr = &doc["rr"];
+        let done = rr["transactions"].as_u64().unwrap();
+        assert!(done > 20, "{test}: {done} transactions");
+        assert!(rr["latency"]["p50"].as_u64().unwrap() > 0, "{test}: {rr}");
+        for (end, role) in [("client", "requester"), ("server", "responder")] {
+            let flows = doc[end]["flows"].as_array().unwrap();
+            assert_eq!(flows.len(), 2, "{test} {end}");
+            for f in flows {
+                assert_eq!(f["role"], role, "{test} {end}");
+                let io = &f["io"];
+                assert_eq!(io["strategy"], strategy, "{test} {end}: {io}");
+                let n = io["note"].as_str().unwrap();
+                assert!(n.starts_with(note), "{test} {end}: {n}");
+                // One handshake per flow, not one per transaction.
+                assert_eq!(n.matches("handshake").count(), 1, "{n}");
+            }
+        }
+        // Both ends count the same transactions, each its request and its
+        // response, over the measured interval.
+        let sum = |end: &str, key: &str| -> u64 {
+            doc[end]["flows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f[key].as_u64().unwrap_or(0))
+                .sum()
+        };
+        let (c, s) = (sum("client", "transactions"), sum("server", "transactions"));
+        assert!(
+            c > 0 && c.abs_diff(s) <= 2,
+            "{test}: client {c}, server {s}"
+        );
+        let bytes = sum("client", "bytes");
+        assert!(
+            bytes.abs_diff(c * (100 + 40 * 1024)) <= 2 * (100 + 40 * 1024),
+            "{test}: {bytes} bytes for {c} transactions"
+        );
+    }
+}
+
 #[test]
 fn bad_tls_input_is_refused_before_traffic() {
     for (args, says) in [
@@ -200,11 +262,27 @@ fn bad_tls_input_is_refused_before_traffic() {
                 "--tls-suite",
                 "TLS13_AES_128_GCM_SHA256",
             ][..],
-            "only tls-stream and tls-crr take a suite",
+            "only the tls- tests take a suite",
         ),
         (
             &["-T", "tls-stream", "--io", "batch"][..],
             "TLS writes and reads its own records",
+        ),
+        (
+            &["-T", "tls-rr", "--io", "busypoll"][..],
+            "TLS writes and reads its own records",
+        ),
+        (
+            &["-T", "quic-stream", "--io", "uring"][..],
+            "QUIC's stack (quinn) does its own socket I/O",
+        ),
+        (
+            &["-T", "quic-rr", "--rx-io", "epoll"][..],
+            "QUIC's stack (quinn) does its own socket I/O",
+        ),
+        (
+            &["-T", "tls-rr", "--tls-resume"][..],
+            "only tls-crr opens connections",
         ),
     ] {
         let mut all = vec!["client"];

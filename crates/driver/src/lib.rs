@@ -44,6 +44,7 @@ pub mod policy;
 mod probes;
 pub mod server;
 pub mod vet;
+mod workload;
 
 /// Host facts of this end (re-exported for callers that record them).
 pub use netsonde_cpu::host_facts;

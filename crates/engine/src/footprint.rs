@@ -91,6 +91,12 @@ pub fn flow_bound(spec: &TestSpec, send: bool) -> Bytes {
         // Its connection's receive window, the stream's, the send buffer, and
         // the message with a MiB of packets in flight.
         TestKind::QuicStream => 2 * QUIC_WINDOW + QUIC_STREAM_WINDOW + spec.size.0 + MIB,
+        // The two messages, and the TLS library's buffers as tls-stream's.
+        TestKind::TlsRr => spec.request_size.0 + spec.response_size.0 + 3 * 64 * KIB,
+        // The two messages, and the connection's windows as quic-stream's.
+        TestKind::QuicRr => {
+            2 * QUIC_WINDOW + QUIC_STREAM_WINDOW + spec.request_size.0 + spec.response_size.0
+        }
     };
     Bytes(buffers + THREAD_STACK)
 }

@@ -32,6 +32,26 @@ pub fn tcp_responder(sock: TcpStream, ctx: &FlowCtx) -> Result<FlowOutput, Engin
     run_one(TcpResponder::new(sock, ctx)?, io::rr_mode(&ctx.spec), ctx)
 }
 
+/// [`tcp_requester`], its messages through `pipe` (TLS records).
+pub fn tcp_requester_with(
+    sock: TcpStream,
+    pipe: Box<dyn Pipe>,
+    ctx: &FlowCtx,
+) -> Result<FlowOutput, EngineError> {
+    let flow = TcpRequester::with(sock, Some(pipe), ctx)?;
+    run_one(flow, io::rr_mode(&ctx.spec), ctx)
+}
+
+/// [`tcp_responder`], its messages through `pipe` (TLS records).
+pub fn tcp_responder_with(
+    sock: TcpStream,
+    pipe: Box<dyn Pipe>,
+    ctx: &FlowCtx,
+) -> Result<FlowOutput, EngineError> {
+    let flow = TcpResponder::with(sock, Some(pipe), ctx)?;
+    run_one(flow, io::rr_mode(&ctx.spec), ctx)
+}
+
 /// UDP requester. A request or response lost in the network costs one socket
 /// timeout and is counted in `udp.lost`; the transaction is retried.
 pub fn udp_requester(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
@@ -41,6 +61,20 @@ pub fn udp_requester(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, Engin
 /// UDP responder: echoes a response to every request until a second past the end.
 pub fn udp_responder(sock: UdpSocket, ctx: &FlowCtx) -> Result<FlowOutput, EngineError> {
     run_one(UdpResponder::new(sock, ctx)?, io::rr_mode(&ctx.spec), ctx)
+}
+
+/// What a TCP request/response flow's messages travel through in place of
+/// the connection's own bytes: TLS records (`tls-rr`), its handshake done
+/// before the flow starts. Each call works like one `send(2)` or `recv(2)` on
+/// the flow's socket, whose timeouts and would-block errors it passes on.
+pub trait Pipe: Send {
+    /// Sends some of `data`, all the way to the socket: how many of its bytes
+    /// went (none may be held back once counted).
+    fn send(&mut self, sock: &TcpStream, data: &[u8]) -> std::io::Result<usize>;
+    /// Receives some into `buf`: how many bytes, 0 at the peer's end.
+    fn recv(&mut self, sock: &TcpStream, buf: &mut [u8]) -> std::io::Result<usize>;
+    /// What the report says of it.
+    fn report(&self) -> netsonde_model::result::IoReport;
 }
 
 /// Where a transaction stands: how much of the message in hand has moved.
@@ -64,6 +98,8 @@ struct Rr<S> {
     leg: Leg,
     /// Sends requests (else answers them).
     requester: bool,
+    /// What the messages travel through, when not the socket's bytes.
+    pipe: Option<Box<dyn Pipe>>,
 }
 
 /// What a flow's receive buffer holds beyond the message it expects.
@@ -112,6 +148,7 @@ impl<S: AsFd + AsRawFd> Rr<S> {
                 Leg::Recv(0)
             },
             requester,
+            pipe: None,
         })
     }
 
@@ -156,7 +193,10 @@ impl Rr<TcpStream> {
             (&self.resp, &mut self.req)
         };
         match self.leg {
-            Leg::Send(off) => match net::send_once(&self.sock, &out[off..]) {
+            Leg::Send(off) => match match &mut self.pipe {
+                Some(p) => p.send(&self.sock, &out[off..]),
+                None => net::send_once(&self.sock, &out[off..]),
+            } {
                 Ok(0) => Err(EngineError::PeerClosed { flow }),
                 Ok(n) => {
                     let off = off + n;
@@ -172,7 +212,10 @@ impl Rr<TcpStream> {
                 Err(e) if is_timeout(&e) => Ok(Moved::Idle(self.blocked())),
                 Err(e) => Err(EngineError::io("send")(e)),
             },
-            Leg::Recv(off) => match net::recv_once(&self.sock, &mut inn[off..]) {
+            Leg::Recv(off) => match match &mut self.pipe {
+                Some(p) => p.recv(&self.sock, &mut inn[off..]),
+                None => net::recv_once(&self.sock, &mut inn[off..]),
+            } {
                 Ok(0) if off == 0 => Ok(Moved::Eof),
                 Ok(0) => Err(EngineError::PeerClosed { flow }),
                 Ok(n) => {
@@ -220,8 +263,19 @@ pub struct TcpRequester {
 impl TcpRequester {
     /// Builds the flow.
     pub fn new(sock: TcpStream, ctx: &FlowCtx) -> Result<TcpRequester, EngineError> {
+        TcpRequester::with(sock, None, ctx)
+    }
+
+    /// Builds the flow, its messages through `pipe` when there is one.
+    pub fn with(
+        sock: TcpStream,
+        pipe: Option<Box<dyn Pipe>>,
+        ctx: &FlowCtx,
+    ) -> Result<TcpRequester, EngineError> {
+        let mut rr = Rr::new(sock, ctx, true, Room::Exact)?;
+        rr.pipe = pipe;
         Ok(TcpRequester {
-            rr: Rr::new(sock, ctx, true, Room::Exact)?,
+            rr,
             hist: new_histogram(),
             start: Instant::now(),
             phase: Phase::Warmup,
@@ -278,6 +332,7 @@ impl Flow for TcpRequester {
             .finish(end, this.rr.ctx.id, this.rr.ctx.dir, Role::Requester);
         result.tcp_info = info;
         result.mptcp = mptcp;
+        result.io = this.rr.pipe.as_ref().map(|p| p.report());
         Ok(FlowOutput {
             result,
             latency: Some(this.hist),
@@ -295,9 +350,18 @@ pub struct TcpResponder {
 impl TcpResponder {
     /// Builds the flow.
     pub fn new(sock: TcpStream, ctx: &FlowCtx) -> Result<TcpResponder, EngineError> {
-        Ok(TcpResponder {
-            rr: Rr::new(sock, ctx, false, Room::Exact)?,
-        })
+        TcpResponder::with(sock, None, ctx)
+    }
+
+    /// Builds the flow, its messages through `pipe` when there is one.
+    pub fn with(
+        sock: TcpStream,
+        pipe: Option<Box<dyn Pipe>>,
+        ctx: &FlowCtx,
+    ) -> Result<TcpResponder, EngineError> {
+        let mut rr = Rr::new(sock, ctx, false, Room::Exact)?;
+        rr.pipe = pipe;
+        Ok(TcpResponder { rr })
     }
 }
 
@@ -335,6 +399,7 @@ impl Flow for TcpResponder {
             rr.m.finish(Instant::now(), rr.ctx.id, rr.ctx.dir, Role::Responder);
         result.tcp_info = info;
         result.mptcp = mptcp;
+        result.io = rr.pipe.as_ref().map(|p| p.report());
         Ok(FlowOutput {
             result,
             latency: None,

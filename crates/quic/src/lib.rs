@@ -52,12 +52,14 @@ fn fail(op: &'static str) -> impl Fn(&dyn std::fmt::Display) -> EngineError {
 }
 
 fn transport(spec: &TestSpec) -> Arc<TransportConfig> {
+    // quic-stream's one unidirectional stream, or quic-rr's bidirectional one.
+    let bidi = u32::from(spec.test.is_rr());
     let mut t = TransportConfig::default();
     t.stream_receive_window(VarInt::from_u32(STREAM_WINDOW))
         .receive_window(VarInt::from_u32(WINDOW))
         .send_window(u64::from(WINDOW))
-        .max_concurrent_bidi_streams(VarInt::from_u32(0))
-        .max_concurrent_uni_streams(VarInt::from_u32(1))
+        .max_concurrent_bidi_streams(VarInt::from_u32(bidi))
+        .max_concurrent_uni_streams(VarInt::from_u32(1 - bidi))
         .keep_alive_interval(Some(Duration::from_secs(1)))
         .enable_segmentation_offload(!spec.no_gso);
     if let Ok(idle) = IDLE.try_into() {
@@ -66,8 +68,9 @@ fn transport(spec: &TestSpec) -> Arc<TransportConfig> {
     Arc::new(t)
 }
 
-/// Runs one quic-stream flow on the calling thread: this end sends (`sends`)
-/// or receives, as the QUIC client (`client`) or server.
+/// Runs one QUIC flow on the calling thread: this end sends (`sends`) or
+/// receives a quic-stream, or requests (`sends`) or responds in a quic-rr, as
+/// the QUIC client (`client`) or server.
 pub fn run(
     sock: UdpSocket,
     ctx: &FlowCtx,
@@ -184,12 +187,27 @@ async fn flow(
         buffers,
     } = connect(sock, &ctx.spec, client).await?;
     let mut m = Meter::new(ctx);
-    let (end, verified) = if sends {
-        (send(&conn, ctx, &mut m).await?, None)
-    } else {
-        recv(&conn, ctx, &mut m).await?
+    let (mut latency, mut verified) = (None, None);
+    let end = match (ctx.spec.test.is_rr(), sends) {
+        (true, true) => {
+            let (end, hist) = rr::request(&conn, ctx, &mut m).await?;
+            latency = Some(hist);
+            end
+        }
+        (true, false) => rr::respond(&conn, ctx, &mut m).await?,
+        (false, true) => send(&conn, ctx, &mut m).await?,
+        (false, false) => {
+            let (end, v) = recv(&conn, ctx, &mut m).await?;
+            verified = v;
+            end
+        }
     };
-    let role = if sends { Role::Sender } else { Role::Receiver };
+    let role = match (ctx.spec.test.is_rr(), sends) {
+        (true, true) => Role::Requester,
+        (true, false) => Role::Responder,
+        (false, true) => Role::Sender,
+        (false, false) => Role::Receiver,
+    };
     let mut result = m.finish(end, ctx.id, ctx.dir, role);
     let s = conn.stats();
     let gso = if ctx.spec.no_gso {
@@ -222,10 +240,7 @@ async fn flow(
     conn.close(VarInt::from_u32(0), b"done");
     // The close goes out before the endpoint does.
     let _ = tokio::time::timeout(Duration::from_millis(200), ep.wait_idle()).await;
-    Ok(FlowOutput {
-        result,
-        latency: None,
-    })
+    Ok(FlowOutput { result, latency })
 }
 
 /// Writes the message until the measured interval ends (or the volume is
@@ -311,6 +326,8 @@ async fn recv(
     }
     Ok((clock.instant(last), verifier.map(|v| v.errors)))
 }
+
+mod rr;
 
 #[cfg(test)]
 mod tests;

@@ -409,7 +409,9 @@ pub(crate) fn is_wait(e: &io::Error) -> bool {
 }
 
 mod crr;
+mod rr;
 pub use crr::{crr_layer, CrrLayer};
+pub use rr::rr_pipe;
 
 #[cfg(test)]
 mod tests;

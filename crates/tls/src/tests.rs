@@ -134,3 +134,61 @@ fn a_peer_that_speaks_no_tls_fails_the_handshake() {
     assert!(e.contains("TLS handshake"), "{e}");
     junk.join().unwrap();
 }
+
+/// tls-rr's pipe: a 1 MiB request through a socket whose send buffer holds
+/// far less (many records, many would-block returns on the way) is counted as
+/// sent only once all of it is on the wire, so the requester's turn to
+/// receive never waits on records the library still holds: the server gets
+/// every byte in order and answers, and the client reads the answer.
+#[test]
+fn a_pipe_counts_a_message_sent_only_when_its_records_are_written() {
+    let (c, s) = pair();
+    socket2::SockRef::from(&c)
+        .set_send_buffer_size(16 * 1024)
+        .unwrap();
+    let sp = spec(None);
+    let mut request = vec![0u8; 1 << 20];
+    netsonde_engine::fill_pattern(&mut request);
+    let want = request.clone();
+    let until = Instant::now() + Duration::from_secs(20);
+    let server = thread::spawn(move || {
+        let mut p = rr_pipe(&s, &sp, false).unwrap();
+        let mut got = vec![0u8; 1 << 20];
+        let mut off = 0;
+        while off < got.len() && Instant::now() < until {
+            match p.recv(&s, &mut got[off..]) {
+                Ok(0) => break,
+                Ok(n) => off += n,
+                Err(e) if is_wait(&e) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        while p.send(&s, b"!").map_or_else(|e| is_wait(&e), |n| n == 0) {}
+        (got, off)
+    });
+    let mut p = rr_pipe(&c, &spec(None), true).unwrap();
+    let mut off = 0;
+    while off < request.len() {
+        assert!(Instant::now() < until, "sending stalled at {off}");
+        match p.send(&c, &request[off..]) {
+            Ok(n) => off += n,
+            Err(e) if is_wait(&e) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let mut answer = [0u8; 1];
+    loop {
+        assert!(Instant::now() < until, "no answer");
+        match p.recv(&c, &mut answer) {
+            Ok(1) => break,
+            Ok(n) => panic!("read {n}"),
+            Err(e) if is_wait(&e) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let (got, n) = server.join().unwrap();
+    assert_eq!(n, want.len());
+    assert!(got == want, "the request arrived damaged");
+    assert_eq!(&answer, b"!");
+    assert!(p.report().note.unwrap().starts_with("TLS 1.3"));
+}

@@ -106,11 +106,17 @@ pub enum TestKind {
     /// tcp-crr with a TLS handshake on every connection: handshakes per
     /// second, full or resumed (`--tls-resume`).
     TlsCrr,
+    /// tcp-rr over TLS: request/response as records on one kept TLS
+    /// connection per flow.
+    TlsRr,
+    /// Request/response over QUIC: one connection per flow, the messages on
+    /// one kept bidirectional stream.
+    QuicRr,
 }
 
 impl TestKind {
     /// All kinds, for help texts and sweeps.
-    pub const ALL: [TestKind; 8] = [
+    pub const ALL: [TestKind; 10] = [
         TestKind::TcpStream,
         TestKind::UdpStream,
         TestKind::TcpRr,
@@ -119,6 +125,8 @@ impl TestKind {
         TestKind::TlsStream,
         TestKind::QuicStream,
         TestKind::TlsCrr,
+        TestKind::TlsRr,
+        TestKind::QuicRr,
     ];
 
     /// The name used on the command line and in JSON.
@@ -132,12 +140,17 @@ impl TestKind {
             TestKind::TlsStream => "tls-stream",
             TestKind::QuicStream => "quic-stream",
             TestKind::TlsCrr => "tls-crr",
+            TestKind::TlsRr => "tls-rr",
+            TestKind::QuicRr => "quic-rr",
         }
     }
 
     /// Whether the test's bytes are encrypted (TLS over its TCP connections).
     pub fn is_tls(self) -> bool {
-        matches!(self, TestKind::TlsStream | TestKind::TlsCrr)
+        matches!(
+            self,
+            TestKind::TlsStream | TestKind::TlsCrr | TestKind::TlsRr
+        )
     }
 
     /// Whether the test opens a connection per transaction (connect, request,
@@ -163,7 +176,7 @@ impl TestKind {
 
     /// Whether the test runs its own transport in user space over UDP (QUIC).
     pub fn is_quic(self) -> bool {
-        matches!(self, TestKind::QuicStream)
+        matches!(self, TestKind::QuicStream | TestKind::QuicRr)
     }
 
     /// Whether the test uses TCP data connections.
@@ -175,6 +188,7 @@ impl TestKind {
                 | TestKind::TcpCrr
                 | TestKind::TlsStream
                 | TestKind::TlsCrr
+                | TestKind::TlsRr
         )
     }
 
@@ -182,7 +196,12 @@ impl TestKind {
     pub fn is_rr(self) -> bool {
         matches!(
             self,
-            TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr | TestKind::TlsCrr
+            TestKind::TcpRr
+                | TestKind::UdpRr
+                | TestKind::TcpCrr
+                | TestKind::TlsCrr
+                | TestKind::TlsRr
+                | TestKind::QuicRr
         )
     }
 }
@@ -322,7 +341,7 @@ impl IoStrategy {
                 "a connect-request-response test opens a connection per transaction; only \
                  copy, epoll and busypoll apply",
             ),
-            (TestKind::TcpRr | TestKind::UdpRr, _) => {
+            (TestKind::TcpRr | TestKind::UdpRr | TestKind::TlsRr | TestKind::QuicRr, _) => {
                 Err("request/response runs one message at a time; use copy, epoll or busypoll")
             }
             (TestKind::UdpStream, Sendfile | Splice) => Err("sendfile and splice move TCP streams"),

@@ -140,14 +140,23 @@ impl TestSpec {
             return Err(SpecError::NotApplicable {
                 option: "--tls-suite",
                 test: t,
-                why: "only tls-stream and tls-crr take a suite (quic-stream uses TLS 1.3's own)",
+                why: "only the tls- tests take a suite (QUIC uses TLS 1.3's own)",
             });
         }
-        if t.is_tls() && (self.tx_io != IoStrategy::Copy || self.rx_io != IoStrategy::Copy) {
+        let io_given = self.tx_io != IoStrategy::Copy || self.rx_io != IoStrategy::Copy;
+        if t.is_tls() && io_given {
             return Err(SpecError::NotApplicable {
                 option: "--io",
                 test: t,
                 why: "TLS writes and reads its own records over the copy path",
+            });
+        }
+        if t.is_quic() && io_given {
+            return Err(SpecError::NotApplicable {
+                option: "--io",
+                test: t,
+                why: "QUIC's stack (quinn) does its own socket I/O, with GSO and GRO where the \
+                      kernel has them (--no-gso turns them off)",
             });
         }
         if self.no_gso && t.is_tcp() {
@@ -160,7 +169,7 @@ impl TestSpec {
         if self.mptcp
             && !matches!(
                 t,
-                TestKind::TcpStream | TestKind::TcpRr | TestKind::TlsStream
+                TestKind::TcpStream | TestKind::TcpRr | TestKind::TlsStream | TestKind::TlsRr
             )
         {
             return Err(SpecError::NotApplicable {
