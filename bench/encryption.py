@@ -7,8 +7,9 @@ GSO and without it, at each message size; request/response on a kept
 connection (tcp-rr, tls-rr, quic-rr: 1-byte messages, one in flight) and a
 connection per transaction (tcp-crr, tls-crr full and resumed). Per case: goodput, and each end's CPU per KiB of plaintext (the test's
 own CPU: its flow threads and its share of the host's busy time), as medians
-over rounds; the ratio of each TLS case to TCP at the same size is the median
-of the per-round ratios. A benchmark: it asserts nothing.
+over rounds, and the part of it the records' or packets' crypto took (timed
+on the flow threads: "crypto c" and "crypto s", us per KiB); the ratio of
+each TLS case to TCP at the same size is the median of the per-round ratios. A benchmark: it asserts nothing.
 """
 
 import argparse
@@ -64,7 +65,22 @@ def client(exe, port, t, size, case):
         "gbps": d["directions"][0]["goodput"] / 1e9,
         "client": d["client_cost"]["us_per_kib"],
         "server": d["server_cost"]["us_per_kib"],
+        "client_crypto": crypto_us_per_kib(d["client"]["flows"]),
+        "server_crypto": crypto_us_per_kib(d["server"]["flows"]),
     }
+
+
+def crypto_us_per_kib(flows):
+    """The records' or packets' sealing and opening (timed on the flow
+    threads) per KiB of plaintext in the measured interval: the crypto's
+    part of the end's CPU per KiB (0 for plain TCP)."""
+    ns = kib = 0.0
+    for f in flows:
+        c = (f.get("io") or {}).get("crypto")
+        if c and f["bytes_total"]:
+            ns += c["ns"] * f["bytes"] / f["bytes_total"]
+        kib += f["bytes"] / 1024
+    return ns / 1e3 / kib if kib else 0.0
 
 
 def main():
@@ -98,7 +114,8 @@ def main():
                     if v:
                         res.setdefault((size, name), {})[r] = v
                         print(f"  round {r + 1} {size:>7} B {name:<13} {v['gbps']:6.2f} Gbit/s  "
-                              f"client {v['client']:.3f} server {v['server']:.3f} us/KiB",
+                              f"client {v['client']:.3f} (crypto {v['client_crypto']:.3f}) "
+                              f"server {v['server']:.3f} (crypto {v['server_crypto']:.3f}) us/KiB",
                               flush=True)
                     time.sleep(0.2)
     finally:
@@ -109,7 +126,7 @@ def main():
     print(f"Medians of {a.rounds} interleaved rounds; x TCP: median of per-round ratios to "
           "tcp-stream at the same size")
     print(f"{'size':>7} {'case':<13} {'Gbit/s':>7} {'x TCP':>6} {'client us/KiB':>14} "
-          f"{'x TCP':>6} {'server us/KiB':>14} {'x TCP':>6}")
+          f"{'x TCP':>6} {'server us/KiB':>14} {'x TCP':>6} {'crypto c':>9} {'crypto s':>9}")
     for size in sizes:
         base = res.get((size, "tcp"), {})
         for name, _ in SUITES:
@@ -121,6 +138,8 @@ def main():
                 row.append(f"{med([x[key] for x in v.values()]):>{w}.3f}")
                 ratios = [v[r][key] / base[r][key] for r in v if r in base and base[r][key]]
                 row.append(f"{med(ratios):>6.2f}" if ratios else f"{'-':>6}")
+            for key in ("client_crypto", "server_crypto"):
+                row.append(f"{med([x[key] for x in v.values()]):>9.3f}")
             print(" ".join(row))
     for cases in (RR, CRR):
         print()

@@ -313,6 +313,16 @@ fn a_tls_thread_whose_user_time_is_crypto_is_encryption_bound() {
     assert!(v.evidence.contains("encryption is the limit"), "{v}");
     assert!(v.advice.contains("--tls-suite"), "{v}");
     assert!(v.advice.contains("kernel TLS"), "{v}");
+    assert!(!v.evidence.contains("timed"), "no timing, none said: {v}");
+    // The records' crypto as timed is said with it.
+    let mut timed = tls(40.0, 59.0);
+    timed.threads[0].crypto = Some(31.0);
+    let v = diagnose(&timed);
+    assert!(
+        v.evidence
+            .contains("sealing and opening them took 31% of the interval, timed"),
+        "{v}"
+    );
     // A fifth of the thread in user space is not the crypto holding it.
     let v = diagnose(&tls(20.0, 79.0));
     assert!(!v.evidence.contains("encryption"), "{v}");

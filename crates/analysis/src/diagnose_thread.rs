@@ -71,19 +71,31 @@ pub(super) fn thread_verdict(t: &ThreadLoad, also: &[String], datagrams: bool) -
         .map(u32::to_string)
         .collect::<Vec<_>>()
         .join(",");
+    // The sealing and opening as timed, when they were.
+    let timed = |what: &str| {
+        t.crypto
+            .map(|k| format!(" ({what} took {k:.0}% of the interval, timed)"))
+            .unwrap_or_default()
+    };
     let (crypto, crypto_advice) = match t.user {
         Some(u) if t.encrypts && u >= ENCRYPTION_SHARE * t.busy => (
-            "; its user time is the TLS records' encryption and decryption (rustls): \
-             encryption is the limit",
+            format!(
+                "; its user time is the TLS records' encryption and decryption (rustls){}: \
+                 encryption is the limit",
+                timed("sealing and opening them")
+            ),
             TLS_ADVICE,
         ),
         Some(u) if t.quic && u >= ENCRYPTION_SHARE * t.busy => (
-            "; its user time is QUIC's stack in user space (quinn: packets, their \
-             encryption, acknowledgements, congestion control): the user-space transport \
-             is the limit",
+            format!(
+                "; its user time is QUIC's stack in user space (quinn: packets, their \
+                 encryption{}, acknowledgements, congestion control): the user-space \
+                 transport is the limit",
+                timed("which")
+            ),
             QUIC_ADVICE,
         ),
-        _ => ("", ""),
+        _ => (String::new(), ""),
     };
     let advice = match (kind, t.role.as_str()) {
         _ if !crypto.is_empty() => crypto_advice,

@@ -98,6 +98,10 @@ pub struct ThreadLoad {
     /// space (packets, encryption, acknowledgements, congestion control).
     #[serde(default)]
     pub quic: bool,
+    /// Its TLS records' or QUIC packets' sealing and opening, timed, as a
+    /// share of the interval, percent (`tls-` and `quic-` tests).
+    #[serde(default)]
+    pub crypto: Option<f64>,
 }
 
 impl ThreadLoad {

@@ -100,6 +100,12 @@ fn thread_loads(
                 Some(u.irq.0 + u.softirq.0)
             });
             let (busy, waited) = (100.0 * cpu.cores_of(t), t.wait.map(|n| pct(n.0)));
+            let crypto = flows
+                .iter()
+                .filter_map(|f| f.crypto_in_interval())
+                .map(|n| n.0)
+                .reduce(|a, b| a + b)
+                .map(pct);
             ThreadLoad {
                 side: name.into(),
                 flows: t.flows.clone(),
@@ -116,6 +122,7 @@ fn thread_loads(
                 verifies: verify && role == "receiver",
                 encrypts,
                 quic,
+                crypto,
             }
         })
         .collect()

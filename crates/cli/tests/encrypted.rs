@@ -32,6 +32,15 @@ fn check(doc: &Value, strategy: &str, note_start: &str) -> Vec<String> {
             if let Some(e) = io["verify_errors"].as_u64() {
                 assert_eq!(e, 0, "{end}: damaged bytes");
             }
+            // Its records' or packets' crypto, counted and timed on its
+            // thread: some, and no more time than the flow had.
+            let c = &io["crypto"];
+            assert!(c["calls"].as_u64().unwrap() > 0, "{end}: {io}");
+            let ns = c["ns"].as_u64().unwrap();
+            assert!(
+                ns > 0 && ns < 3 * f["elapsed"].as_u64().unwrap(),
+                "{end}: {io}"
+            );
             notes.push(note.to_string());
         }
     }
@@ -417,4 +426,53 @@ fn caps_says_which_transports_this_host_has() {
         .map(|v| v.trim() == "1")
         .unwrap_or(false);
     assert_eq!(line("mptcp").contains("yes"), mptcp, "{text}");
+}
+
+/// The window law, as for TCP: through the lab's link with a 50 ms round
+/// trip, `-w 256K` holds a TLS stream to its TCP window over the RTT (Linux
+/// advertises between W and 2W for `SO_RCVBUF` W; the verdict names a
+/// window and never puts goodput above window/RTT), and a QUIC stream to its
+/// flow-control window (`-w` sets it exactly) over the RTT.
+#[test]
+fn tls_and_quic_in_the_lab_are_held_to_window_over_rtt() {
+    use crate::lab_util::{f, lab_json, ready, up_to_three, within, Before};
+    let Some(_g) = ready("enc-window") else {
+        return;
+    };
+    let before = Before::take();
+    let w = 256.0 * 1024.0;
+    let rtt = 0.050;
+    let link = ["--delay", "25ms"];
+    let client = |test: &'static str| {
+        lab_json(
+            &link,
+            &["-T", test, "-w", "256K", "-t", "4", "--warmup", "2"],
+        )
+    };
+    up_to_three("tls-stream, -w 256K over 50 ms", || {
+        let doc = client("tls-stream");
+        let goodput = f(&doc["directions"][0]["goodput"]);
+        let d = &doc["diagnosis"];
+        eprintln!("tls: {goodput:.3e} bit/s; {d}");
+        let kind = d["bottleneck"]["kind"].as_str().unwrap_or("");
+        if !["window", "receiver-window", "sender-buffer"].contains(&kind) {
+            return Err(format!("verdict {d}"));
+        }
+        if !(0.8 * w * 8.0 / rtt..=1.02 * 2.0 * w * 8.0 / rtt).contains(&goodput) {
+            return Err(format!("{goodput:.3e} bit/s is not W/RTT to 2W/RTT"));
+        }
+        Ok(())
+    });
+    up_to_three("quic-stream, -w 256K over 50 ms", || {
+        let doc = client("quic-stream");
+        let goodput = f(&doc["directions"][0]["goodput"]);
+        eprintln!("quic: {goodput:.3e} bit/s; {}", doc["diagnosis"]);
+        if goodput > 1.02 * w * 8.0 / rtt {
+            return Err(format!(
+                "{goodput:.3e} bit/s is above the window over the RTT"
+            ));
+        }
+        within("QUIC's window over the RTT", goodput, w * 8.0 / rtt, 0.15)
+    });
+    before.assert_restored();
 }

@@ -116,8 +116,9 @@ pub trait Layer: Send {
         response: &[u8],
         until: Instant,
     ) -> std::io::Result<()>;
-    /// What the report says of it (its handshakes, full and resumed).
-    fn note(&self) -> Option<String>;
+    /// What the report says of it (its handshakes, full and resumed, and
+    /// what its crypto took).
+    fn report(&self) -> IoReport;
 }
 
 /// Opens a connection per transaction to `addr` until the measured interval ends.
@@ -205,11 +206,7 @@ pub fn crr_requester_with(
     }
     let mut result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Requester);
     result.tcp_info = last_info;
-    result.io = layer.and_then(|l| l.note()).map(|note| IoReport {
-        strategy: "tls".into(),
-        note: Some(note),
-        ..IoReport::default()
-    });
+    result.io = layer.map(|l| l.report());
     Ok(FlowOutput {
         result,
         latency: Some(hist),
@@ -309,11 +306,7 @@ pub fn crr_responder_with(
         m.transaction();
     }
     let mut result = m.finish(Instant::now(), ctx.id, ctx.dir, Role::Responder);
-    result.io = layer.and_then(|l| l.note()).map(|note| IoReport {
-        strategy: "tls".into(),
-        note: Some(note),
-        ..IoReport::default()
-    });
+    result.io = layer.map(|l| l.report());
     Ok(FlowOutput {
         result,
         latency: None,

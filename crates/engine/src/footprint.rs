@@ -73,6 +73,13 @@ pub const QUIC_WINDOW: u64 = 8 * MIB;
 /// Its stream's receive window.
 pub const QUIC_STREAM_WINDOW: u64 = 4 * MIB;
 
+/// The largest of a QUIC flow's windows: `-w` (netsonde-quic's windows when
+/// given; the largest of `--window`'s shares), else the defaults.
+fn quic_window(spec: &TestSpec) -> u64 {
+    spec.window_of(None)
+        .map_or(QUIC_WINDOW.max(QUIC_STREAM_WINDOW), |w| w.0.max(1024))
+}
+
 /// An upper bound on the memory one flow of `spec` takes at the end that sends
 /// (`send`) or receives its messages; for request/response tests, either end.
 pub fn flow_bound(spec: &TestSpec, send: bool) -> Bytes {
@@ -88,15 +95,14 @@ pub fn flow_bound(spec: &TestSpec, send: bool) -> Bytes {
         // (64 KiB), records read and not yet opened, plaintext not yet taken
         // (64 KiB each).
         TestKind::TlsStream => spec.size.0 + 3 * 64 * KIB,
-        // Its connection's receive window, the stream's, the send buffer, and
-        // the message with a MiB of packets in flight.
-        TestKind::QuicStream => 2 * QUIC_WINDOW + QUIC_STREAM_WINDOW + spec.size.0 + MIB,
+        // Its connection's receive window, the stream's, the send buffer
+        // (each `-w` when given), and the message with a MiB of packets in
+        // flight.
+        TestKind::QuicStream => 3 * quic_window(spec) + spec.size.0 + MIB,
         // The two messages, and the TLS library's buffers as tls-stream's.
         TestKind::TlsRr => spec.request_size.0 + spec.response_size.0 + 3 * 64 * KIB,
         // The two messages, and the connection's windows as quic-stream's.
-        TestKind::QuicRr => {
-            2 * QUIC_WINDOW + QUIC_STREAM_WINDOW + spec.request_size.0 + spec.response_size.0
-        }
+        TestKind::QuicRr => 3 * quic_window(spec) + spec.request_size.0 + spec.response_size.0,
     };
     Bytes(buffers + THREAD_STACK)
 }

@@ -183,6 +183,22 @@ pub struct IoReport {
     /// than a chunk; `XDP_STATISTICS`), or `None` for a strategy without them.
     #[serde(default)]
     pub ring_drops: Option<u64>,
+    /// What sealing and opening the flow's TLS records or QUIC packets took
+    /// on its thread, whole flow (`tls-` and `quic-` tests), or `None`.
+    #[serde(default)]
+    pub crypto: Option<CryptoCost>,
+}
+
+/// The record crypto's time on one flow's thread: every seal and open
+/// counted, a random sample of them timed, the time estimated for all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CryptoCost {
+    /// Estimated time in the AEAD's seals and opens.
+    pub ns: Nanos,
+    /// Seals and opens (records, or QUIC packets).
+    pub calls: u64,
+    /// How many of them were timed.
+    pub sampled: u64,
 }
 
 /// One flow on one end.
@@ -223,6 +239,16 @@ pub struct FlowResult {
     /// share of what it carried.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mptcp: Option<Vec<Subflow>>,
+}
+
+impl FlowResult {
+    /// The record crypto's time in the measured interval: the whole flow's,
+    /// in the share of its bytes that the interval moved.
+    pub fn crypto_in_interval(&self) -> Option<Nanos> {
+        let c = self.io.as_ref()?.crypto?;
+        let share = self.bytes.0 as f64 / self.bytes_total.0.max(1) as f64;
+        Some(Nanos((c.ns.0 as f64 * share.min(1.0)) as u64))
+    }
 }
 
 /// One MPTCP subflow as its connection ended: its path, and what it carried

@@ -51,13 +51,27 @@ fn fail(op: &'static str) -> impl Fn(&dyn std::fmt::Display) -> EngineError {
     }
 }
 
-fn transport(spec: &TestSpec) -> Arc<TransportConfig> {
+/// The flow's windows: `-w` (or its `--window` share) as both the stream's
+/// and the connection's flow-control window and the send buffer, so that a
+/// QUIC flow is held to window/RTT as a TCP one is; else the defaults.
+fn windows(spec: &TestSpec, flow: u32) -> (u32, u32) {
+    match spec.window_of(Some(flow)) {
+        Some(w) => {
+            let w = w.0.clamp(1024, u64::from(u32::MAX >> 2)) as u32;
+            (w, w)
+        }
+        None => (STREAM_WINDOW, WINDOW),
+    }
+}
+
+fn transport(spec: &TestSpec, flow: u32) -> Arc<TransportConfig> {
     // quic-stream's one unidirectional stream, or quic-rr's bidirectional one.
     let bidi = u32::from(spec.test.is_rr());
+    let (stream_window, window) = windows(spec, flow);
     let mut t = TransportConfig::default();
-    t.stream_receive_window(VarInt::from_u32(STREAM_WINDOW))
-        .receive_window(VarInt::from_u32(WINDOW))
-        .send_window(u64::from(WINDOW))
+    t.stream_receive_window(VarInt::from_u32(stream_window))
+        .receive_window(VarInt::from_u32(window))
+        .send_window(u64::from(window))
         .max_concurrent_bidi_streams(VarInt::from_u32(bidi))
         .max_concurrent_uni_streams(VarInt::from_u32(1 - bidi))
         .keep_alive_interval(Some(Duration::from_secs(1)))
@@ -96,7 +110,12 @@ struct Connected {
 }
 
 /// The connection over `sock`, as the QUIC client (`client`) or server.
-async fn connect(sock: UdpSocket, spec: &TestSpec, client: bool) -> Result<Connected, EngineError> {
+async fn connect(
+    sock: UdpSocket,
+    spec: &TestSpec,
+    flow: u32,
+    client: bool,
+) -> Result<Connected, EngineError> {
     let peer = sock.peer_addr().map_err(|e| fail("quic socket")(&e))?;
     if spec.window.is_none() && spec.flow_windows.is_empty() {
         // A QUIC stack's socket holds a window's worth of datagrams, as QUIC's
@@ -131,7 +150,7 @@ async fn connect(sock: UdpSocket, spec: &TestSpec, client: bool) -> Result<Conne
         tls.alpn_protocols = alpn;
         let crypto = QuicClientConfig::try_from(tls).map_err(|e| fail("quic tls")(&e))?;
         let mut cfg = quinn::ClientConfig::new(Arc::new(crypto));
-        cfg.transport_config(transport(spec));
+        cfg.transport_config(transport(spec, flow));
         (endpoint(None, sock)?, Some((cfg, peer)))
     } else {
         let mut tls = netsonde_tls::server_config(spec)?;
@@ -139,7 +158,7 @@ async fn connect(sock: UdpSocket, spec: &TestSpec, client: bool) -> Result<Conne
         tls.max_early_data_size = 0;
         let crypto = QuicServerConfig::try_from(tls).map_err(|e| fail("quic tls")(&e))?;
         let mut cfg = quinn::ServerConfig::with_crypto(Arc::new(crypto));
-        cfg.transport_config(transport(spec));
+        cfg.transport_config(transport(spec, flow));
         (endpoint(Some(cfg), sock)?, None)
     };
     let conn = tokio::time::timeout(HANDSHAKE, shake(&ep, dial))
@@ -180,12 +199,14 @@ async fn flow(
     sends: bool,
     client: bool,
 ) -> Result<FlowOutput, EngineError> {
+    // This thread's crypto from here on is this flow's.
+    let _ = netsonde_tls::take_crypto();
     let Connected {
         ep,
         conn,
         handshake,
         buffers,
-    } = connect(sock, &ctx.spec, client).await?;
+    } = connect(sock, &ctx.spec, ctx.id, client).await?;
     let mut m = Meter::new(ctx);
     let (mut latency, mut verified) = (None, None);
     let end = match (ctx.spec.test.is_rr(), sends) {
@@ -235,6 +256,7 @@ async fn flow(
             s.path.rtt.as_secs_f64() * 1e6
         )),
         verify_errors: verified,
+        crypto: Some(netsonde_tls::take_crypto()),
         ..IoReport::default()
     });
     conn.close(VarInt::from_u32(0), b"done");

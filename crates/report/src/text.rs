@@ -403,6 +403,16 @@ fn threads(o: &mut String, r: &TestReport, _opts: &TextOptions) {
                     if let (Some(u), Some(s)) = (share(t.user), share(t.sys)) {
                         parts.push(format!("usr {u:.2} sys {s:.2}"));
                     }
+                    // TLS's records or QUIC's packets sealed and opened (timed).
+                    let crypto = side
+                        .flows
+                        .iter()
+                        .filter(|f| t.flows.contains(&f.id))
+                        .filter_map(|f| f.crypto_in_interval())
+                        .reduce(|a, b| netsonde_model::units::Nanos(a.0 + b.0));
+                    if let Some(k) = share(crypto) {
+                        parts.push(format!("crypto {k:.2}"));
+                    }
                     if let Some(w) = share(t.wait).filter(|w| *w >= 0.005) {
                         parts.push(format!("waited {w:.2}"));
                     }

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use netsonde_engine::crr::Layer;
 use netsonde_engine::EngineError;
+use netsonde_model::result::IoReport;
 use netsonde_model::spec::TestSpec;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, HandshakeKind, ServerConfig, ServerConnection};
@@ -184,13 +185,18 @@ impl Layer for CrrLayer {
         Ok(())
     }
 
-    fn note(&self) -> Option<String> {
-        Some(format!(
-            "{} (rustls, ring): {} full handshakes, {} resumed; a handshake, the request \
-             and the response as records and a close_notify per connection",
-            self.version.unwrap_or("TLS"),
-            self.full,
-            self.resumed
-        ))
+    fn report(&self) -> IoReport {
+        IoReport {
+            strategy: "tls".into(),
+            note: Some(format!(
+                "{} (rustls, ring): {} full handshakes, {} resumed; a handshake, the request \
+                 and the response as records and a close_notify per connection",
+                self.version.unwrap_or("TLS"),
+                self.full,
+                self.resumed
+            )),
+            crypto: Some(crate::timed::take()),
+            ..IoReport::default()
+        }
     }
 }

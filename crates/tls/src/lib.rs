@@ -102,6 +102,7 @@ fn provider(spec: &TestSpec) -> Result<Arc<CryptoProvider>, TlsError> {
             have: suites().join(", "),
         });
     }
+    p.cipher_suites = timed::timed(&p.cipher_suites);
     Ok(Arc::new(p))
 }
 
@@ -227,6 +228,8 @@ fn handshake(sock: &TcpStream, spec: &TestSpec, client: bool) -> Result<Session,
             .into()
     };
     let start = Instant::now();
+    // This thread's crypto from here on is this flow's.
+    let _ = timed::take();
     let mut s = sock;
     while conn.is_handshaking() {
         if start.elapsed() > HANDSHAKE {
@@ -303,21 +306,28 @@ impl Tx for TlsTx {
             return Err(io::Error::other("TLS runs over TCP"));
         };
         let mut mv = Moved::default();
-        if !self.s.conn.wants_write() {
-            let n = self.s.conn.writer().write(&self.msg[self.off..])?;
-            self.off += n;
-            if self.off == self.msg.len() {
-                self.off = 0;
-                mv.messages = 1;
+        // Until some new plaintext is sealed: a call that only flushed
+        // earlier records goes on, so none returns 0 bytes (which a TCP
+        // sender takes for a closed peer); a socket that takes nothing in its
+        // timeout is the wait's error.
+        loop {
+            if !self.s.conn.wants_write() {
+                let n = self.s.conn.writer().write(&self.msg[self.off..])?;
+                self.off += n;
+                if self.off == self.msg.len() {
+                    self.off = 0;
+                    mv.messages = 1;
+                }
+                mv.bytes = n as u64;
             }
-            mv.bytes = n as u64;
-        }
-        mv.calls = 1;
-        match self.s.conn.write_tls(&mut t) {
-            Ok(_) => Ok(mv),
-            // Sealed but not yet written: counted now, written by the next call.
-            Err(e) if mv.bytes > 0 && is_wait(&e) => Ok(mv),
-            Err(e) => Err(e),
+            mv.calls += 1;
+            match self.s.conn.write_tls(&mut t) {
+                Ok(_) if mv.bytes > 0 => return Ok(mv),
+                Ok(_) => {}
+                // Sealed but not yet written: counted now, written by the next call.
+                Err(e) if mv.bytes > 0 && is_wait(&e) => return Ok(mv),
+                Err(e) => return Err(e),
+            }
         }
     }
 
@@ -393,10 +403,13 @@ impl Rx for TlsRx {
     }
 }
 
+/// The flow's report, with what its records' crypto took on this thread
+/// (called as the flow ends, on its thread).
 fn report(s: &Session) -> IoReport {
     IoReport {
         strategy: "tls".into(),
         note: Some(s.note.clone()),
+        crypto: Some(timed::take()),
         ..IoReport::default()
     }
 }
@@ -410,8 +423,10 @@ pub(crate) fn is_wait(e: &io::Error) -> bool {
 
 mod crr;
 mod rr;
+mod timed;
 pub use crr::{crr_layer, CrrLayer};
 pub use rr::rr_pipe;
+pub use timed::take as take_crypto;
 
 #[cfg(test)]
 mod tests;

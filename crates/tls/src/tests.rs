@@ -78,6 +78,30 @@ fn the_stream_arrives_whole_and_in_order_under_tls_1_3() {
     }
 }
 
+/// Each end counts the records it sealed or opened (40 KB messages: three
+/// records each, and the handshake's few), times about one in eight, and
+/// its estimate is a time a record can take: more than nothing, less than
+/// the whole transfer took.
+#[test]
+fn each_end_counts_and_times_its_records_crypto() {
+    let start = Instant::now();
+    let (_, tx, rx) = transfer(&spec(Some("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256")), 400);
+    let took = start.elapsed();
+    for r in [&tx, &rx] {
+        let c = r.crypto.unwrap();
+        assert!((1200..1300).contains(&c.calls), "{c:?}");
+        assert!(
+            (c.calls / 16..c.calls / 4).contains(&c.sampled),
+            "about one call in {}: {c:?}",
+            timed::EVERY
+        );
+        assert!(
+            c.ns.0 > 0 && c.ns.0 < took.as_nanos() as u64,
+            "{c:?} in {took:?}"
+        );
+    }
+}
+
 #[test]
 fn a_suite_given_is_the_suite_used_and_sets_the_version() {
     for name in [
@@ -191,4 +215,56 @@ fn a_pipe_counts_a_message_sent_only_when_its_records_are_written() {
     assert!(got == want, "the request arrived damaged");
     assert_eq!(&answer, b"!");
     assert!(p.report().note.unwrap().starts_with("TLS 1.3"));
+}
+
+/// A sender whose socket takes less than a record at a time (a small send
+/// buffer, a slow reader) never reports a send of no plaintext: a TCP sender
+/// takes 0 bytes for a closed peer. (Through a 50 ms lab link with `-w`,
+/// every tls-stream failed so: a call that only flushed earlier records
+/// returned 0 bytes.)
+#[test]
+fn a_send_that_only_flushes_earlier_records_is_never_zero_bytes() {
+    let (c, s) = pair();
+    socket2::SockRef::from(&c)
+        .set_send_buffer_size(4096)
+        .unwrap();
+    socket2::SockRef::from(&s)
+        .set_recv_buffer_size(4096)
+        .unwrap();
+    let sp = spec(None);
+    let reader = thread::spawn(move || {
+        let mut rx = rx(&s, &sp, false).unwrap();
+        let mut got = 0usize;
+        loop {
+            // Slower than the sender's socket timeout (200 ms): its writes
+            // time out part way.
+            thread::sleep(Duration::from_millis(250));
+            match rx.recv(Sock::Tcp(&s), &mut |d, _| got += d.len()) {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) if is_wait(&e) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        got
+    });
+    let mut tx = tx(&c, &spec(None), true).unwrap();
+    let (mut sent, mut waits) = (0u64, 0);
+    let until = Instant::now() + Duration::from_millis(1500);
+    while Instant::now() < until {
+        match tx.send(Sock::Tcp(&c), 0, 0) {
+            Ok(m) => {
+                assert!(m.bytes > 0, "a send of no plaintext: {m:?}");
+                sent += m.bytes;
+            }
+            Err(e) if is_wait(&e) => waits += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    tx.finish(Sock::Tcp(&c));
+    c.shutdown(std::net::Shutdown::Write).unwrap();
+    // What arrived is what was sealed, less what finish's one second could
+    // not flush to so slow a reader.
+    let got = reader.join().unwrap() as u64;
+    assert!(got > 0 && got <= sent, "{got} of {sent}; {waits} waits");
 }
