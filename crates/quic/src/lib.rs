@@ -1,19 +1,25 @@
-//! QUIC in user space, measured like TCP in the kernel: a `quic-stream` flow.
+//! QUIC in user space, measured like TCP in the kernel: the `quic-stream` and
+//! `quic-rr` flows.
 //!
 //! Each flow is one QUIC connection (quinn 0.11, its TLS 1.3 from rustls with
 //! `ring`, ALPN `perf`) over the flow's own UDP socket, which the session has
 //! already tied to its peer with the data preamble; the netsonde client is the
-//! QUIC client. The sending end opens one unidirectional stream and writes the
-//! test's message to it over and over (each write hands quinn the same
-//! reference-counted buffer: no copy or allocation of netsonde's own per
-//! message); the receiving end reads it in order to its end, and `--verify`
-//! checks the pattern. Both ends count with the engine's `Meter` on the
-//! engine's clock, so phases, warm-up, intervals and volume ends are the same
-//! as TCP's; the connection runs on a current-thread tokio runtime on the
-//! flow's thread, so the flow thread's CPU is QUIC's whole cost (crypto,
-//! packetization, acknowledgements, congestion control, pacing), against which
-//! TCP's sits largely in the kernel. quinn sends with UDP GSO and receives
-//! with GRO where the kernel has them; `--no-gso` turns segmentation off.
+//! QUIC client. Its streams are the QUIC performance protocol's requests
+//! ([`perf`]): a quic-stream is one request, carrying the upload when the
+//! client sends and asking for the download when the server does; a quic-rr
+//! transaction is one request on a stream of its own ([`rr`]). So a netsonde
+//! client measures another stack's perf server as it measures its own. The
+//! sending end writes the test's message over and over (each write hands
+//! quinn the same reference-counted buffer: no copy or allocation of
+//! netsonde's own per message); the receiving end reads it in order to its
+//! end, and `--verify` checks the pattern. Both ends count with the engine's
+//! `Meter` on the engine's clock, so phases, warm-up, intervals and volume
+//! ends are the same as TCP's; the connection runs on a current-thread tokio
+//! runtime on the flow's thread, so the flow thread's CPU is QUIC's whole
+//! cost (crypto, packetization, acknowledgements, congestion control,
+//! pacing), against which TCP's sits largely in the kernel. quinn sends with
+//! UDP GSO and receives with GRO where the kernel has them; `--no-gso` turns
+//! segmentation off; `-w` sets the flow-control windows.
 //!
 //! The report's note gives the handshake's time and quinn's own counts: UDP
 //! datagrams and the system calls that carried them (GSO batches), packets
@@ -24,9 +30,7 @@ use std::net::UdpSocket;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use netsonde_engine::meter::{FlowCtx, Meter, Phase};
-use netsonde_engine::verify::Verifier;
+use netsonde_engine::meter::{FlowCtx, Meter};
 use netsonde_engine::{EngineError, FlowOutput};
 use netsonde_model::result::{IoReport, Role};
 use netsonde_model::spec::TestSpec;
@@ -65,15 +69,16 @@ fn windows(spec: &TestSpec, flow: u32) -> (u32, u32) {
 }
 
 fn transport(spec: &TestSpec, flow: u32) -> Arc<TransportConfig> {
-    // quic-stream's one unidirectional stream, or quic-rr's bidirectional one.
-    let bidi = u32::from(spec.test.is_rr());
+    // The client's perf-protocol requests: quic-stream's one, or quic-rr's
+    // one at a time (the credit for the next must never be what it waits on).
+    let bidi = if spec.test.is_rr() { 100 } else { 1 };
     let (stream_window, window) = windows(spec, flow);
     let mut t = TransportConfig::default();
     t.stream_receive_window(VarInt::from_u32(stream_window))
         .receive_window(VarInt::from_u32(window))
         .send_window(u64::from(window))
         .max_concurrent_bidi_streams(VarInt::from_u32(bidi))
-        .max_concurrent_uni_streams(VarInt::from_u32(1 - bidi))
+        .max_concurrent_uni_streams(VarInt::from_u32(0))
         .keep_alive_interval(Some(Duration::from_secs(1)))
         .enable_segmentation_offload(!spec.no_gso);
     if let Ok(idle) = IDLE.try_into() {
@@ -209,16 +214,21 @@ async fn flow(
     } = connect(sock, &ctx.spec, ctx.id, client).await?;
     let mut m = Meter::new(ctx);
     let (mut latency, mut verified) = (None, None);
-    let end = match (ctx.spec.test.is_rr(), sends) {
-        (true, true) => {
+    let end = match (ctx.spec.test.is_rr(), sends, client) {
+        (true, true, _) => {
             let (end, hist) = rr::request(&conn, ctx, &mut m).await?;
             latency = Some(hist);
             end
         }
-        (true, false) => rr::respond(&conn, ctx, &mut m).await?,
-        (false, true) => send(&conn, ctx, &mut m).await?,
-        (false, false) => {
-            let (end, v) = recv(&conn, ctx, &mut m).await?;
+        (true, false, _) => rr::respond(&conn, ctx, &mut m).await?,
+        (false, true, true) => perf::upload(&conn, ctx, &mut m).await?,
+        (false, false, true) => {
+            let (end, v) = perf::download(&conn, ctx, &mut m).await?;
+            verified = v;
+            end
+        }
+        (false, sends, false) => {
+            let (end, v) = perf::serve(&conn, ctx, &mut m, sends).await?;
             verified = v;
             end
         }
@@ -265,90 +275,7 @@ async fn flow(
     Ok(FlowOutput { result, latency })
 }
 
-/// Writes the message until the measured interval ends (or the volume is
-/// sent, or the test is stopped), finishes the stream and waits for the
-/// receiver to have read it all (its close). When sending stopped.
-async fn send(conn: &Connection, ctx: &FlowCtx, m: &mut Meter) -> Result<Instant, EngineError> {
-    let mut stream = conn.open_uni().await.map_err(|e| fail("quic stream")(&e))?;
-    let mut msg = vec![0u8; (ctx.spec.size.0 as usize).max(1)];
-    netsonde_engine::fill_pattern(&mut msg);
-    let msg = Bytes::from(msg);
-    let len = msg.len() as u64;
-    let clock = ctx.clock;
-    let volume = ctx.spec.stream_volume().unwrap_or(u64::MAX);
-    let ns_per_byte = ctx.spec.rate.map(|r| 8e9 / r.bps());
-    let mut sent = 0u64;
-    loop {
-        let now = clock.now_ns();
-        if m.tick_ns(now) == Phase::After || ctx.stopped() || m.measured_bytes() >= volume {
-            break;
-        }
-        if let Some(p) = ns_per_byte {
-            let due = (sent as f64 * p) as u64;
-            if due > now {
-                tokio::time::sleep(Duration::from_nanos(
-                    (due - now).min(WAKE.as_nanos() as u64),
-                ))
-                .await;
-                continue;
-            }
-        }
-        stream
-            .write_chunk(msg.clone())
-            .await
-            .map_err(|e| fail("quic send")(&e))?;
-        sent += len;
-        m.moved(len, 1, 1);
-    }
-    let end = Instant::now();
-    let _ = stream.finish();
-    // The receiver closes the connection once it has read the stream's end.
-    let left = ctx.clock.hard_end.saturating_duration_since(Instant::now());
-    let _ = tokio::time::timeout(left, conn.closed()).await;
-    Ok(end)
-}
-
-/// Reads the stream in order to its end (or the hard deadline, or a stop).
-/// When the last bytes came, and the bytes `--verify` found damaged.
-async fn recv(
-    conn: &Connection,
-    ctx: &FlowCtx,
-    m: &mut Meter,
-) -> Result<(Instant, Option<u64>), EngineError> {
-    let clock = ctx.clock;
-    let mut stream = tokio::time::timeout(HANDSHAKE, conn.accept_uni())
-        .await
-        .map_err(|_| fail("quic stream")(&"none opened in 5 s"))?
-        .map_err(|e| fail("quic stream")(&e))?;
-    let mut verifier = ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0));
-    let mut last = 0u64;
-    loop {
-        // read_chunk is cancel-safe: a wake-up loses nothing.
-        match tokio::time::timeout(WAKE, stream.read_chunk(usize::MAX, true)).await {
-            Ok(Ok(Some(c))) => {
-                let now = clock.now_ns();
-                m.tick_ns(now);
-                m.moved(c.bytes.len() as u64, 0, 1);
-                if let Some(v) = &mut verifier {
-                    v.stream(&c.bytes);
-                }
-                last = now;
-            }
-            Ok(Ok(None)) => break,
-            Ok(Err(e)) => return Err(fail("quic receive")(&e)),
-            Err(_) => {
-                let now = clock.now_ns();
-                m.tick_ns(now);
-                m.call();
-                if ctx.stopped() || now >= clock.hard_ns {
-                    break;
-                }
-            }
-        }
-    }
-    Ok((clock.instant(last), verifier.map(|v| v.errors)))
-}
-
+mod perf;
 mod rr;
 
 #[cfg(test)]

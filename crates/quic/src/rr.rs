@@ -1,8 +1,10 @@
 //! `quic-rr`: request/response over QUIC, one transaction at a time per flow
-//! as tcp-rr's, on one bidirectional stream the requester (the QUIC client)
-//! opens and keeps: each transaction's time is its request's write and its
-//! response's read through quinn, the user-space stack's round trip against
-//! the kernel's.
+//! as tcp-rr's, each a request of the QUIC performance protocol
+//! ([`crate::perf`]): a new bidirectional stream carrying the response size
+//! asked for, the request and its FIN, answered with the response and its
+//! FIN, as HTTP/3 carries a request per stream. Each transaction's time is
+//! its stream opened, its request written and its response read through
+//! quinn: the user-space stack's round trip against the kernel's.
 
 use std::time::Instant;
 
@@ -12,42 +14,29 @@ use netsonde_engine::meter::{FlowCtx, Meter, Phase};
 use netsonde_engine::EngineError;
 use quinn::{Connection, RecvStream};
 
+use crate::perf::{fill, message, request as perf_request, HEADER};
 use crate::{fail, HANDSHAKE, WAKE};
 
-/// Fills `buf` from `stream`, looking at the clock and the stop flag every
-/// [`WAKE`]: `Ok(false)` when the stream ended (or the flow must) before it
-/// was full. Cancel-safe reads: a wake-up loses nothing.
-async fn fill(stream: &mut RecvStream, buf: &mut [u8], ctx: &FlowCtx) -> Result<bool, EngineError> {
-    let mut off = 0;
-    while off < buf.len() {
-        match tokio::time::timeout(WAKE, stream.read(&mut buf[off..])).await {
-            Ok(Ok(Some(n))) => off += n,
-            Ok(Ok(None)) => return Ok(false),
-            Ok(Err(e)) => return Err(fail("quic receive")(&e)),
-            Err(_) if ctx.stopped() || Instant::now() >= ctx.clock.hard_end => return Ok(false),
-            Err(_) => {}
-        }
+/// Whether `recv` ends here (its FIN, which comes with a message's last
+/// bytes), rather than going on.
+async fn ended(recv: &mut RecvStream) -> Result<bool, EngineError> {
+    match tokio::time::timeout(HANDSHAKE, recv.read_chunk(usize::MAX, true)).await {
+        Ok(Ok(None)) => Ok(true),
+        Ok(Ok(Some(_))) | Err(_) => Ok(false),
+        Ok(Err(e)) => Err(fail("quic receive")(&e)),
     }
-    Ok(true)
 }
 
-fn message(len: u64) -> Bytes {
-    let mut m = vec![0u8; len as usize];
-    netsonde_engine::fill_pattern(&mut m);
-    Bytes::from(m)
-}
-
-/// The requester: transactions until the measured interval ends, each timed;
-/// then the stream's end, and a wait for the responder to close. When
-/// requests stopped, and the transactions' times.
+/// The requester: transactions until the measured interval ends, each timed.
+/// When requests stopped, and the transactions' times.
 pub(crate) async fn request(
     conn: &Connection,
     ctx: &FlowCtx,
     m: &mut Meter,
 ) -> Result<(Instant, Histogram), EngineError> {
-    let (mut send, mut recv) = conn.open_bi().await.map_err(|e| fail("quic stream")(&e))?;
-    let req = message(ctx.spec.request_size.0);
-    let mut resp = vec![0u8; ctx.spec.response_size.0 as usize];
+    let (req_len, resp_len) = (ctx.spec.request_size.0, ctx.spec.response_size.0);
+    let req = perf_request(resp_len, &message(req_len));
+    let mut resp = vec![0u8; resp_len as usize];
     let mut hist = new_histogram();
     let end = loop {
         let start = Instant::now();
@@ -55,47 +44,63 @@ pub(crate) async fn request(
         if phase == Phase::After || ctx.stopped() {
             break start;
         }
+        let (mut send, mut recv) = conn.open_bi().await.map_err(|e| fail("quic stream")(&e))?;
         send.write_chunk(req.clone())
             .await
             .map_err(|e| fail("quic send")(&e))?;
-        m.io(req.len() as u64, 1);
-        if !fill(&mut recv, &mut resp, ctx).await? {
+        let _ = send.finish();
+        m.io(req_len, 1);
+        if !fill(&mut recv, &mut resp, ctx).await? || !ended(&mut recv).await? {
             return Err(EngineError::PeerClosed { flow: ctx.id });
         }
-        m.io(resp.len() as u64, 0);
+        m.io(resp_len, 0);
         if phase == Phase::Measure {
             hist.saturating_record(start.elapsed().as_nanos() as u64);
         }
         m.transaction();
     };
-    let _ = send.finish();
-    let left = ctx.clock.hard_end.saturating_duration_since(Instant::now());
-    let _ = tokio::time::timeout(left, conn.closed()).await;
     Ok((end, hist))
 }
 
-/// The responder: answers every request until the requester ends its stream
-/// (or the hard deadline, or a stop).
+/// The responder: answers every request (its header's size, from the
+/// response it holds) until the requester closes the connection (or the hard
+/// deadline, or a stop).
 pub(crate) async fn respond(
     conn: &Connection,
     ctx: &FlowCtx,
     m: &mut Meter,
 ) -> Result<Instant, EngineError> {
-    let (mut send, mut recv) = tokio::time::timeout(HANDSHAKE, conn.accept_bi())
-        .await
-        .map_err(|_| fail("quic stream")(&"none opened in 5 s"))?
-        .map_err(|e| fail("quic stream")(&e))?;
-    let mut req = vec![0u8; ctx.spec.request_size.0 as usize];
-    let resp = message(ctx.spec.response_size.0);
-    while fill(&mut recv, &mut req, ctx).await? {
-        m.io(req.len() as u64, 0);
+    let req_len = ctx.spec.request_size.0 as usize;
+    let mut req = vec![0u8; HEADER + req_len];
+    let resp: Bytes = message(ctx.spec.response_size.0);
+    loop {
+        let (mut send, mut recv) = match tokio::time::timeout(WAKE, conn.accept_bi()).await {
+            Ok(Ok(s)) => s,
+            // The requester's close ends the flow.
+            Ok(Err(_)) => break,
+            Err(_) if ctx.stopped() || Instant::now() >= ctx.clock.hard_end => break,
+            Err(_) => continue,
+        };
+        if !fill(&mut recv, &mut req, ctx).await? || !ended(&mut recv).await? {
+            return Err(fail("quic perf")(&format!(
+                "a request was not {req_len} bytes after its header, then its end"
+            )));
+        }
+        m.io(req_len as u64, 0);
         m.tick(Instant::now());
-        send.write_chunk(resp.clone())
+        let asked = u64::from_be_bytes(req[..HEADER].try_into().expect("8 bytes"));
+        if asked > resp.len() as u64 {
+            return Err(fail("quic perf")(&format!(
+                "a request asked for {asked} bytes; quic-rr's response is {}",
+                resp.len()
+            )));
+        }
+        send.write_chunk(resp.slice(..asked as usize))
             .await
             .map_err(|e| fail("quic send")(&e))?;
-        m.io(resp.len() as u64, 1);
+        let _ = send.finish();
+        m.io(asked, 1);
         m.transaction();
     }
-    let _ = send.finish();
     Ok(Instant::now())
 }
