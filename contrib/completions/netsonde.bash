@@ -405,7 +405,7 @@ _netsonde() {
                     return 0
                     ;;
                 --peer)
-                    COMPREPLY=($(compgen -W "netsonde iperf3" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "netsonde iperf3 quic-perf" -- "${cur}"))
                     return 0
                     ;;
                 --test)
@@ -1767,7 +1767,7 @@ _netsonde() {
                     return 0
                     ;;
                 --peer)
-                    COMPREPLY=($(compgen -W "netsonde iperf3" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "netsonde iperf3 quic-perf" -- "${cur}"))
                     return 0
                     ;;
                 --logfile)
@@ -1999,7 +1999,7 @@ _netsonde() {
                     return 0
                     ;;
                 --peer)
-                    COMPREPLY=($(compgen -W "netsonde iperf3" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "netsonde iperf3 quic-perf" -- "${cur}"))
                     return 0
                     ;;
                 --logfile)
@@ -2075,7 +2075,7 @@ _netsonde() {
                     return 0
                     ;;
                 --peer)
-                    COMPREPLY=($(compgen -W "netsonde iperf3" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "netsonde iperf3 quic-perf" -- "${cur}"))
                     return 0
                     ;;
                 --logfile)
@@ -2383,7 +2383,7 @@ _netsonde() {
                     return 0
                     ;;
                 --peer)
-                    COMPREPLY=($(compgen -W "netsonde iperf3" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "netsonde iperf3 quic-perf" -- "${cur}"))
                     return 0
                     ;;
                 --logfile)
@@ -2688,7 +2688,7 @@ _netsonde() {
                     return 0
                     ;;
                 --peer)
-                    COMPREPLY=($(compgen -W "netsonde iperf3" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "netsonde iperf3 quic-perf" -- "${cur}"))
                     return 0
                     ;;
                 --logfile)

@@ -132,7 +132,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l auth-key -d '
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l fake-delay-ms -d 'Delay per fake repetition in milliseconds (tests)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l fake-scale -d 'Fake engine speed factor (tests: 0.8 is a 20% regression)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised' -r -f -a "netsonde\t'`netsonde server`'
-iperf3\t'An unmodified `iperf3 -s`'"
+iperf3\t'An unmodified `iperf3 -s`'
+quic-perf\t'Another QUIC stack\'s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr: this end measured as always, the server\'s side what the protocol confirms'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l yes -d 'Run a mesh whose measuring time is estimated at over an hour'
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l no-report -d 'Do not write a report'
@@ -180,7 +181,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l auth-key -
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l fake-delay-ms -d 'Delay per fake repetition in milliseconds (tests)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l fake-scale -d 'Fake engine speed factor (tests: 0.8 is a 20% regression)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised' -r -f -a "netsonde\t'`netsonde server`'
-iperf3\t'An unmodified `iperf3 -s`'"
+iperf3\t'An unmodified `iperf3 -s`'
+quic-perf\t'Another QUIC stack\'s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr: this end measured as always, the server\'s side what the protocol confirms'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l yes -d 'Run a mesh whose measuring time is estimated at over an hour'
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l no-report -d 'Do not write a report'
@@ -198,7 +200,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand dashboard" -s h -l hel
 complete -c netsonde -n "__fish_netsonde_using_subcommand dashboard" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests; this end is measured as always, the server\'s side is what iperf3 reports)' -r -f -a "netsonde\t'`netsonde server`'
-iperf3\t'An unmodified `iperf3 -s`'"
+iperf3\t'An unmodified `iperf3 -s`'
+quic-perf\t'Another QUIC stack\'s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr: this end measured as always, the server\'s side what the protocol confirms'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s T -l test -d 'Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)' -r -f -a "tcp-stream\t''
 udp-stream\t''
 tcp-rr\t''
@@ -340,7 +343,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l auth-key -d 
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l fake-delay-ms -d 'Delay per fake repetition in milliseconds (tests)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l fake-scale -d 'Fake engine speed factor (tests: 0.8 is a 20% regression)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised' -r -f -a "netsonde\t'`netsonde server`'
-iperf3\t'An unmodified `iperf3 -s`'"
+iperf3\t'An unmodified `iperf3 -s`'
+quic-perf\t'Another QUIC stack\'s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr: this end measured as always, the server\'s side what the protocol confirms'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l no-report -d 'Do not write a report'
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s q -l quiet -d 'End with only where the report and the run are, not the summary of every point'
@@ -356,7 +360,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l auth-key -d 'A
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l fake-delay-ms -d 'Delay per fake repetition in milliseconds (tests)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l fake-scale -d 'Fake engine speed factor (tests: 0.8 is a 20% regression)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised' -r -f -a "netsonde\t'`netsonde server`'
-iperf3\t'An unmodified `iperf3 -s`'"
+iperf3\t'An unmodified `iperf3 -s`'
+quic-perf\t'Another QUIC stack\'s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr: this end measured as always, the server\'s side what the protocol confirms'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -l no-report -d 'Do not write a report'
 complete -c netsonde -n "__fish_netsonde_using_subcommand run" -s q -l quiet -d 'End with only where the report and the run are, not the summary of every point'
@@ -406,7 +411,8 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l auth-key -d
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l fake-delay-ms -d 'Delay per fake repetition in milliseconds (tests)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l fake-scale -d 'Fake engine speed factor (tests: 0.8 is a 20% regression)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests with whole-second times; other points are skipped with why), so a fleet with only iperf3 installed can be characterised' -r -f -a "netsonde\t'`netsonde server`'
-iperf3\t'An unmodified `iperf3 -s`'"
+iperf3\t'An unmodified `iperf3 -s`'
+quic-perf\t'Another QUIC stack\'s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr: this end measured as always, the server\'s side what the protocol confirms'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l back-to-back -d 'Also find the longest burst at the sender\'s full rate that loses nothing (RFC 2544 §26.4 back-to-back frames), after NDR and PDR'
 complete -c netsonde -n "__fish_netsonde_using_subcommand search" -l latency -d 'Also measure latency beside a load at 10, 50, 90 and 100% of the NDR found (RFC 2544 §26.2): UDP probes echoed by the server, 100 a second, alone for 0.5 s and then beside at least 2 s of the load; round-trip percentiles and the one-way delay on one clock'

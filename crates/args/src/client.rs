@@ -227,6 +227,10 @@ pub enum PeerArg {
     Netsonde,
     /// An unmodified `iperf3 -s`.
     Iperf3,
+    /// Another QUIC stack's perf server (draft-banks-quic-performance), for
+    /// -T quic-stream and quic-rr: this end measured as always, the server's
+    /// side what the protocol confirms.
+    QuicPerf,
 }
 
 impl From<PeerArg> for netsonde_driver::client::Peer {
@@ -234,6 +238,7 @@ impl From<PeerArg> for netsonde_driver::client::Peer {
         match p {
             PeerArg::Netsonde => netsonde_driver::client::Peer::Netsonde,
             PeerArg::Iperf3 => netsonde_driver::client::Peer::Iperf3,
+            PeerArg::QuicPerf => netsonde_driver::client::Peer::QuicPerf,
         }
     }
 }

@@ -27,6 +27,7 @@ mod loopback;
 mod monitor;
 mod multipath;
 mod namespaces;
+mod quic_perf;
 mod regression;
 mod searches;
 mod server;

@@ -90,7 +90,20 @@ pub fn parse_proc_net_tcp(text: &str) -> Vec<TcpSocket> {
 /// cannot be read.
 pub fn listener_of(addr: SocketAddr) -> Option<u32> {
     const LISTEN: u8 = 10;
-    let sockets: Vec<TcpSocket> = ["/proc/net/tcp", "/proc/net/tcp6"]
+    owner_of(addr, ["/proc/net/tcp", "/proc/net/tcp6"], LISTEN)
+}
+
+/// As [`listener_of`], for a UDP socket bound to `addr` and not connected (a
+/// QUIC server's).
+pub fn udp_server_of(addr: SocketAddr) -> Option<u32> {
+    /// `TCP_CLOSE`, as `/proc/net/udp` shows an unconnected socket.
+    const UNCONNECTED: u8 = 7;
+    owner_of(addr, ["/proc/net/udp", "/proc/net/udp6"], UNCONNECTED)
+}
+
+/// The process holding the socket of `tables` in `state` bound to `addr`.
+fn owner_of(addr: SocketAddr, tables: [&str; 2], state: u8) -> Option<u32> {
+    let sockets: Vec<TcpSocket> = tables
         .iter()
         .filter_map(|p| std::fs::read_to_string(p).ok())
         .flat_map(|t| parse_proc_net_tcp(&t))
@@ -98,7 +111,7 @@ pub fn listener_of(addr: SocketAddr) -> Option<u32> {
     let inode = sockets
         .iter()
         .find(|s| {
-            s.state == LISTEN
+            s.state == state
                 && s.local.port() == addr.port()
                 && (s.local.ip() == addr.ip() || s.local.ip().is_unspecified())
         })?

@@ -29,8 +29,10 @@ pub fn run(
     cfg: &ClientConfig,
     on_interval: &mut dyn FnMut(&IntervalRecord),
 ) -> Result<TestReport, ClientError> {
-    if cfg.peer == Peer::Iperf3 {
-        return crate::iperf3_client::run_client(cfg, on_interval);
+    match cfg.peer {
+        Peer::Iperf3 => return crate::iperf3_client::run_client(cfg, on_interval),
+        Peer::QuicPerf => return crate::quic_perf_client::run_client(cfg, on_interval),
+        Peer::Netsonde => {}
     }
     let spec = cfg.spec.clone();
     spec.validate()?;

@@ -186,6 +186,14 @@ pub enum ClientError {
     /// An iperf3 peer needs a host: there is no embedded iperf3 server.
     #[error("--peer iperf3 needs a server host (there is no embedded iperf3 server)")]
     Iperf3NeedsHost,
+    /// Another tool's server cannot run the test asked.
+    #[error("--peer {peer} cannot run {why}")]
+    PeerCannot {
+        /// The peer's name.
+        peer: &'static str,
+        /// What it cannot run, and why.
+        why: String,
+    },
     /// The iperf3 session failed.
     #[error("iperf3 server {addr}: {source}")]
     Iperf3 {
@@ -209,7 +217,8 @@ impl ClientError {
             | ClientError::Affinity { .. }
             | ClientError::Busy { .. }
             | ClientError::Refused { .. }
-            | ClientError::Iperf3NeedsHost => true,
+            | ClientError::Iperf3NeedsHost
+            | ClientError::PeerCannot { .. } => true,
             ClientError::Session { source, .. } => matches!(
                 source,
                 ProtoError::VersionMismatch { .. }

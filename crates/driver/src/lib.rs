@@ -42,6 +42,7 @@ mod iperf3_server;
 pub mod jobs;
 pub mod policy;
 mod probes;
+mod quic_perf_client;
 pub mod server;
 pub mod vet;
 mod workload;

@@ -276,7 +276,10 @@ async fn flow(
 }
 
 mod perf;
+mod perf_server;
 mod rr;
+
+pub use perf_server::{serve as perf_serve, PerfTotals};
 
 #[cfg(test)]
 mod tests;

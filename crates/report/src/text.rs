@@ -125,6 +125,10 @@ fn header(o: &mut String, r: &TestReport, _opts: &TextOptions) {
     );
     let h = &r.server.host;
     match &r.peer {
+        // A peer that reports nothing of itself (a QUIC perf server).
+        None if h.kernel.is_empty() => {
+            let _ = writeln!(o, "server {}", r.server_address);
+        }
         None => {
             let _ = writeln!(
                 o,
@@ -346,6 +350,9 @@ fn cpu(o: &mut String, r: &TestReport, _opts: &TextOptions) {
     );
     cpu_row(o, "client", r.client.cpu.as_ref(), r.client_cost.as_ref());
     match &r.peer {
+        None if r.server.cpu.is_none() && r.server.host.kernel.is_empty() => {
+            let _ = writeln!(o, "server  (no figures: the peer reports none of its own)");
+        }
         None => cpu_row(o, "server", r.server.cpu.as_ref(), r.server_cost.as_ref()),
         Some(p) => {
             let _ = writeln!(

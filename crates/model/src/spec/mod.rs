@@ -23,6 +23,9 @@ pub enum Peer {
     Netsonde,
     /// An unmodified `iperf3 -s` (its control protocol; stream tests only).
     Iperf3,
+    /// Another QUIC stack's perf server (draft-banks-quic-performance: quinn's
+    /// `perf`, msquic's `secnetperf`, picoquic's `quicperf`); the QUIC tests only.
+    QuicPerf,
 }
 
 impl Peer {
@@ -30,8 +33,10 @@ impl Peer {
     /// server runs stream tests of whole seconds, with one window and no DSCP
     /// for all streams, and answers no latency probes.
     pub fn cannot_run(self, spec: &TestSpec) -> Option<String> {
-        if self == Peer::Netsonde {
-            return None;
+        match self {
+            Peer::Netsonde => return None,
+            Peer::QuicPerf => return quic_perf_cannot_run(spec),
+            Peer::Iperf3 => {}
         }
         if spec.test.is_rr() {
             return Some(format!("{} (iperf3 runs stream tests only)", spec.test));
@@ -61,6 +66,7 @@ impl Peer {
         match self {
             Peer::Netsonde => "netsonde",
             Peer::Iperf3 => "iperf3",
+            Peer::QuicPerf => "quic-perf",
         }
     }
 
@@ -69,8 +75,30 @@ impl Peer {
         match self {
             Peer::Netsonde => 5300,
             Peer::Iperf3 => 5201,
+            Peer::QuicPerf => 4433,
         }
     }
+}
+
+/// Why a QUIC perf server cannot run `spec`: it speaks only QUIC, and has no
+/// control connection to agree on the rest (it sends what a request asks
+/// for, and answers no probes).
+fn quic_perf_cannot_run(spec: &TestSpec) -> Option<String> {
+    if !spec.test.is_quic() {
+        return Some(format!(
+            "{} (a QUIC perf server runs quic-stream and quic-rr only)",
+            spec.test
+        ));
+    }
+    if spec.probe.is_some() {
+        return Some("--probe (a QUIC perf server answers no latency probes)".into());
+    }
+    if spec.verify && spec.direction.server_sends() {
+        return Some(
+            "--verify on bytes it sends (a perf server's bytes are not netsonde's pattern)".into(),
+        );
+    }
+    None
 }
 
 /// The longest a test that ends by volume runs, warm-up included, when no time
