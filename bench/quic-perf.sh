@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# quic-perf.sh: netsonde's QUIC against quinn's perf (the QUIC performance
+# quic-perf.sh: netsonde's QUIC against quinn's perf both ways (the QUIC performance
 # protocol) side by side on loopback: bench/quic_perf.py. Build quinn's perf
 # yourself from quinn's public source and pass its binary; this project never
 # builds or ships it.

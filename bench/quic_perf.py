@@ -13,6 +13,8 @@ runs in interleaved rounds on loopback, client on core 0, server on core 1:
   rr    1-byte requests and responses, one at a time: netsonde quic-rr against
         the quinn perf server, quinn's client against it, netsonde against
         netsonde
+  and in each case quinn's perf client against `netsonde server --quic-perf`
+  (other stacks' clients measuring a netsonde server)
 
 Goodput is each client's own figure (quinn's: the bytes its intervals count,
 netsonde's: its measured interval's); medians over rounds, and each case's
@@ -81,18 +83,19 @@ def main():
     ap.add_argument("--port", type=int, default=26500)
     ap.add_argument("--cases", default="up,down")
     a = ap.parse_args()
-    qport, nport = a.port, a.port + 1
+    qport, nport, pport = a.port, a.port + 1, a.port + 2
     srv = [subprocess.Popen(["taskset", "-c", "1", a.quinn_perf, "server", "--listen",
                              f"{HOST}:{qport}"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL),
            subprocess.Popen(["taskset", "-c", "1", a.netsonde, "server", "-p", str(nport),
-                             "--bind", HOST, "--no-store"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)]
+                             "--bind", HOST, "--no-store", "--quic-perf", str(pport)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     time.sleep(0.5)
     tools = [
         ("netsonde->quinn", lambda c: netsonde(a.netsonde, qport, a.time, c, True)),
         ("quinn->quinn", lambda c: quinn_client(a.quinn_perf, qport, a.time, c)),
         ("netsonde->netsonde", lambda c: netsonde(a.netsonde, nport, a.time, c, False)),
+        ("quinn->netsonde", lambda c: quinn_client(a.quinn_perf, pport, a.time, c)),
     ]
     res = {}
     try:

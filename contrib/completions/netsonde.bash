@@ -266,7 +266,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__agent)
-            opts="-p -B -v -h -V --port --bind --auth-key --metrics --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --iperf3-fast-receiver --db --engine --fake-scale --allow-targets --logfile --verbose --help --version"
+            opts="-p -B -v -h -V --port --bind --auth-key --metrics --quic-perf --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --iperf3-fast-receiver --db --engine --fake-scale --allow-targets --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -293,6 +293,10 @@ _netsonde() {
                     return 0
                     ;;
                 --metrics)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --quic-perf)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2398,7 +2402,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__server)
-            opts="-p -B -v -h -V --port --bind --auth-key --metrics --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --iperf3-fast-receiver --db --logfile --verbose --help --version"
+            opts="-p -B -v -h -V --port --bind --auth-key --metrics --quic-perf --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --iperf3-fast-receiver --db --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2425,6 +2429,10 @@ _netsonde() {
                     return 0
                     ;;
                 --metrics)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --quic-perf)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -39,6 +39,7 @@ _arguments "${_arguments_options[@]}" : \
 '--bind=[Address to listen on\: \`\:\:\` (the default) takes IPv6 and IPv4 clients, as iperf3 -s does (IPv4 alone on a host without IPv6); 0.0.0.0 for IPv4 only]:BIND:_default' \
 '--auth-key=[Require clients to prove they hold this key (made by \`netsonde keygen\`); the whole session is then integrity-protected. The file must be mode 600]:FILE:_files' \
 '--metrics=[Serve OpenMetrics on \`http\://ADDR/metrics\` for Prometheus\: sessions by outcome, tests running, the budget held, and, for an agent, the last result of each job it ran (goodput, latency, loss, CPU per KiB, verdict)]:ADDR:_default' \
+'--quic-perf=[Also answer any QUIC perf client (draft-banks-quic-performance\: quinn'\''s perf, msquic'\''s secnetperf, picoquic'\''s quicperf) on this UDP port of the listening address\: no authentication (not with --auth-key), at most 16 connections, each answer at most --max-duration]:PORT:_default' \
 '--log-format=[Session log format on stderr. With json, an iperf3 client asking for --get-server-output gets it as JSON too, as from iperf3 -s -J (else as text)]:LOG_FORMAT:((text\:"key=value pairs"
 json\:"One JSON object per line"))' \
 '--max-duration=[Longest test (warm-up plus time) a client may ask for]:MAX_DURATION:_default' \
@@ -72,6 +73,7 @@ _arguments "${_arguments_options[@]}" : \
 '--bind=[Address to listen on\: \`\:\:\` (the default) takes IPv6 and IPv4 clients, as iperf3 -s does (IPv4 alone on a host without IPv6); 0.0.0.0 for IPv4 only]:BIND:_default' \
 '--auth-key=[Require clients to prove they hold this key (made by \`netsonde keygen\`); the whole session is then integrity-protected. The file must be mode 600]:FILE:_files' \
 '--metrics=[Serve OpenMetrics on \`http\://ADDR/metrics\` for Prometheus\: sessions by outcome, tests running, the budget held, and, for an agent, the last result of each job it ran (goodput, latency, loss, CPU per KiB, verdict)]:ADDR:_default' \
+'--quic-perf=[Also answer any QUIC perf client (draft-banks-quic-performance\: quinn'\''s perf, msquic'\''s secnetperf, picoquic'\''s quicperf) on this UDP port of the listening address\: no authentication (not with --auth-key), at most 16 connections, each answer at most --max-duration]:PORT:_default' \
 '--log-format=[Session log format on stderr. With json, an iperf3 client asking for --get-server-output gets it as JSON too, as from iperf3 -s -J (else as text)]:LOG_FORMAT:((text\:"key=value pairs"
 json\:"One JSON object per line"))' \
 '--max-duration=[Longest test (warm-up plus time) a client may ask for]:MAX_DURATION:_default' \

@@ -54,6 +54,12 @@ pub struct ServerArgs {
     /// result of each job it ran (goodput, latency, loss, CPU per KiB, verdict).
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<std::net::SocketAddr>,
+    /// Also answer any QUIC perf client (draft-banks-quic-performance: quinn's
+    /// perf, msquic's secnetperf, picoquic's quicperf) on this UDP port of the
+    /// listening address: no authentication (not with --auth-key), at most 16
+    /// connections, each answer at most --max-duration.
+    #[arg(long, value_name = "PORT")]
+    pub quic_perf: Option<u16>,
     /// Session log format on stderr. With json, an iperf3 client asking for
     /// --get-server-output gets it as JSON too, as from iperf3 -s -J (else as text)
     #[arg(long, value_enum, default_value = "text")]

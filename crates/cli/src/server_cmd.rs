@@ -79,6 +79,46 @@ fn own_name(bind: std::net::IpAddr, port: u16) -> String {
     format!("{host}:{port}")
 }
 
+/// The QUIC perf server beside the netsonde server (`--quic-perf PORT`), on
+/// a thread of its own until `stop`.
+fn quic_perf(
+    a: &ServerArgs,
+    port: u16,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<(std::thread::JoinHandle<()>, Arc<netsonde_quic::PerfTotals>)> {
+    if a.auth_key.is_some() {
+        return Err(args::UsageError(
+            "--quic-perf answers any client (the perf protocol has no authentication): \
+             not with --auth-key"
+                .into(),
+        )
+        .into());
+    }
+    let addr = std::net::SocketAddr::new(a.bind, port);
+    let sock = std::net::UdpSocket::bind(addr).with_context(|| format!("--quic-perf {addr}"))?;
+    let bound = sock.local_addr()?;
+    let limits = netsonde_quic::PerfLimits {
+        connections: 16,
+        answer: std::time::Duration::from_nanos(a.max_duration.0),
+    };
+    let totals = Arc::new(netsonde_quic::PerfTotals::default());
+    let t = totals.clone();
+    let thread = std::thread::Builder::new()
+        .name("quic-perf".into())
+        .spawn(move || {
+            let far = std::time::Instant::now() + std::time::Duration::from_secs(10 * 365 * 86_400);
+            if let Err(e) = netsonde_quic::perf_serve(sock, far, &stop, limits, t) {
+                eprintln!("netsonde: QUIC perf server: {e}");
+            }
+        })?;
+    eprintln!(
+        "netsonde: QUIC perf server on udp {bound} (draft-banks-quic-performance, ALPN perf; any \
+         client, at most {} connections)",
+        limits.connections
+    );
+    Ok((thread, totals))
+}
+
 /// Serves until told to stop; an agent (`jobs`: how it measures them) also
 /// takes jobs from a controller that holds its key.
 pub fn run(a: ServerArgs, jobs: Option<(agent::Measure, agent::Targets)>) -> anyhow::Result<()> {
@@ -144,7 +184,24 @@ pub fn run(a: ServerArgs, jobs: Option<(agent::Measure, agent::Targets)>) -> any
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
     }
-    server.run(stop)?;
+    let perf = match a.quic_perf {
+        Some(port) => Some(quic_perf(&a, port, stop.clone())?),
+        None => None,
+    };
+    server.run(stop.clone())?;
+    if let Some((thread, totals)) = perf {
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = thread.join();
+        let n = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+        eprintln!(
+            "netsonde: QUIC perf: {} connections ({} refused), {} requests, {} B read, {} B sent",
+            n(&totals.connections),
+            n(&totals.refused),
+            n(&totals.requests),
+            n(&totals.read),
+            n(&totals.sent)
+        );
+    }
     // The server and its sink are gone: the storer ends once it has
     // stored what waits (bounded, should a session still hold the sink).
     if let Some(stored_all) = storer {

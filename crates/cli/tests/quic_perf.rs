@@ -29,7 +29,18 @@ fn perf_server() -> (
     let stop = Arc::new(AtomicBool::new(false));
     let (t, s) = (totals.clone(), stop.clone());
     let h = std::thread::spawn(move || {
-        netsonde_quic::perf_serve(sock, Instant::now() + Duration::from_secs(60), &s, t).unwrap()
+        let limits = netsonde_quic::PerfLimits {
+            connections: 4,
+            answer: Duration::from_secs(30),
+        };
+        netsonde_quic::perf_serve(
+            sock,
+            Instant::now() + Duration::from_secs(60),
+            &s,
+            limits,
+            t,
+        )
+        .unwrap()
     });
     (port, totals, stop, h)
 }
@@ -128,4 +139,91 @@ fn a_quic_perf_server_is_measured_both_ways_and_by_request() {
     }
     stop.store(true, Ordering::Relaxed);
     h.join().unwrap();
+}
+
+/// `netsonde server --quic-perf PORT` answers any perf client beside its own
+/// (here netsonde's, as `--peer quic-perf`): uploads, downloads and requests;
+/// on SIGTERM it says what it answered. With `--auth-key` it is refused (the
+/// perf protocol cannot authenticate a client).
+#[test]
+fn a_netsonde_server_answers_quic_perf_clients() {
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = udp.local_addr().unwrap().port().to_string();
+    drop(udp);
+    let mut srv = crate::util::ServerProc::start_with(&["--quic-perf", &port, "--no-store"]);
+    let said = |what: &str| srv.lines().iter().any(|l| l.contains(what));
+    let until = Instant::now() + Duration::from_secs(5);
+    while !said("QUIC perf server on udp") && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(said("QUIC perf server on udp"), "{:?}", srv.lines());
+    let c = [
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--peer",
+        "quic-perf",
+        "--no-store",
+        "-t",
+        "0.5",
+    ];
+    let mut up = c.to_vec();
+    up.extend_from_slice(&["-T", "quic-stream"]);
+    let doc = json(&up);
+    let d = &doc["directions"][0];
+    assert!(d["bytes"].as_u64().unwrap() > 100_000, "{d}");
+    let mut rr = c.to_vec();
+    rr.extend_from_slice(&["-T", "quic-rr"]);
+    let doc = json(&rr);
+    let whole = doc["rr"]["client_transactions_total"].as_u64().unwrap();
+    assert!(whole > 50, "{whole} transactions");
+    // SIGTERM: it drains and says what its perf server answered.
+    let st = std::process::Command::new("kill")
+        .args(["-TERM", &srv.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let start = Instant::now();
+    let code = loop {
+        if let Some(s) = srv.child.try_wait().unwrap() {
+            break s.code();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(code, Some(0), "{:?}", srv.lines());
+    std::thread::sleep(Duration::from_millis(100));
+    let line = srv
+        .lines()
+        .into_iter()
+        .find(|l| l.contains("QUIC perf:"))
+        .unwrap_or_default();
+    let requests: u64 = line
+        .split(" requests")
+        .next()
+        .and_then(|p| p.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(line.contains("2 connections (0 refused)"), "{line}");
+    assert!(
+        requests > whole,
+        "{line}: {whole} transactions and an upload"
+    );
+    // Not with a key.
+    let dir = crate::sweeps::tmpdir("quic-perf-key");
+    let key = dir.join("key");
+    let k = key.to_str().unwrap();
+    assert!(run(&["keygen", "--out", k], Duration::from_secs(10))
+        .status
+        .success());
+    let out = run(
+        &["server", "--quic-perf", &port, "--auth-key", k, "-p", "1"],
+        Duration::from_secs(10),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not with --auth-key"), "{err}");
 }

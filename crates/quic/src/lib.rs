@@ -279,7 +279,7 @@ mod perf;
 mod perf_server;
 mod rr;
 
-pub use perf_server::{serve as perf_serve, PerfTotals};
+pub use perf_server::{serve as perf_serve, PerfLimits, PerfTotals};
 
 #[cfg(test)]
 mod tests;

@@ -21,6 +21,17 @@ use quinn::{Connection, Endpoint, EndpointConfig, RecvStream, SendStream, TokioR
 use crate::fail;
 use crate::perf::{message, HEADER};
 
+/// What a perf server allows: any client may reach it (the protocol has no
+/// authentication), so it bounds what one can make it do.
+#[derive(Debug, Clone, Copy)]
+pub struct PerfLimits {
+    /// Connections at once; more are refused.
+    pub connections: u64,
+    /// The longest a request's answer is sent (a request for no end stops
+    /// here; a netsonde server's `--max-duration`).
+    pub answer: Duration,
+}
+
 /// What a perf server read and sent, all connections.
 #[derive(Debug, Default)]
 pub struct PerfTotals {
@@ -32,14 +43,19 @@ pub struct PerfTotals {
     pub read: AtomicU64,
     /// Bytes sent in answers.
     pub sent: AtomicU64,
+    /// Connections refused at the limit.
+    pub refused: AtomicU64,
+    /// Connections open now.
+    open: AtomicU64,
 }
 
 /// Serves perf clients on `sock` until `until` or `stop`, on the calling
-/// thread (a current-thread runtime), counting into `totals`.
+/// thread (a current-thread runtime), within `limits`, counting into `totals`.
 pub fn serve(
     sock: UdpSocket,
     until: Instant,
     stop: &AtomicBool,
+    limits: PerfLimits,
     totals: Arc<PerfTotals>,
 ) -> Result<(), EngineError> {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -72,12 +88,19 @@ pub fn serve(
             else {
                 continue;
             };
+            if totals.open.load(Ordering::Relaxed) >= limits.connections {
+                totals.refused.fetch_add(1, Ordering::Relaxed);
+                incoming.refuse();
+                continue;
+            }
+            totals.open.fetch_add(1, Ordering::Relaxed);
             let totals = totals.clone();
             tokio::spawn(async move {
                 if let Ok(conn) = incoming.await {
                     totals.connections.fetch_add(1, Ordering::Relaxed);
-                    connection(conn, totals).await;
+                    connection(conn, limits.answer, totals.clone()).await;
                 }
+                totals.open.fetch_sub(1, Ordering::Relaxed);
             });
         }
         ep.close(VarInt::from_u32(0), b"done");
@@ -86,7 +109,7 @@ pub fn serve(
 }
 
 /// Answers a connection's requests until it closes.
-async fn connection(conn: Connection, totals: Arc<PerfTotals>) {
+async fn connection(conn: Connection, answer_for: Duration, totals: Arc<PerfTotals>) {
     let body = message(1 << 20);
     loop {
         let t = totals.clone();
@@ -94,7 +117,7 @@ async fn connection(conn: Connection, totals: Arc<PerfTotals>) {
         tokio::select! {
             bi = conn.accept_bi() => match bi {
                 Ok((send, recv)) => {
-                    tokio::spawn(async move { answer(recv, send, b, t).await });
+                    tokio::spawn(async move { answer(recv, send, b, answer_for, t).await });
                 }
                 Err(_) => return,
             },
@@ -103,7 +126,7 @@ async fn connection(conn: Connection, totals: Arc<PerfTotals>) {
                     let c = conn.clone();
                     tokio::spawn(async move {
                         if let Ok(send) = c.open_uni().await {
-                            answer(recv, send, b, t).await;
+                            answer(recv, send, b, answer_for, t).await;
                         }
                     });
                 }
@@ -115,7 +138,13 @@ async fn connection(conn: Connection, totals: Arc<PerfTotals>) {
 
 /// One request: its header, its upload read to the FIN, then the bytes asked
 /// for (until the client stops them) and a FIN.
-async fn answer(mut recv: RecvStream, mut send: SendStream, body: Bytes, totals: Arc<PerfTotals>) {
+async fn answer(
+    mut recv: RecvStream,
+    mut send: SendStream,
+    body: Bytes,
+    answer_for: Duration,
+    totals: Arc<PerfTotals>,
+) {
     let mut header = [0u8; HEADER];
     if recv.read_exact(&mut header).await.is_err() {
         return;
@@ -127,7 +156,8 @@ async fn answer(mut recv: RecvStream, mut send: SendStream, body: Bytes, totals:
     }
     totals.requests.fetch_add(1, Ordering::Relaxed);
     let mut left = u64::from_be_bytes(header);
-    while left > 0 {
+    let until = Instant::now() + answer_for;
+    while left > 0 && Instant::now() < until {
         let n = left.min(body.len() as u64);
         if send.write_chunk(body.slice(..n as usize)).await.is_err() {
             return;
