@@ -191,6 +191,13 @@ fn window_in_force(r: &TestReport) -> (Option<f64>, String) {
     if r.spec.window.is_none() && r.spec.rcv_window.is_none() {
         return (None, String::new());
     }
+    if r.spec.test.is_quic() {
+        // netsonde-quic makes `-w` the flow-control windows exactly.
+        return match r.spec.window_of(None) {
+            Some(w) => (Some(w.0 as f64), "QUIC's flow-control window, -w".into()),
+            None => (None, String::new()),
+        };
+    }
     let advertised = crate::link::tcp_senders(r)
         .iter()
         .filter_map(|(_, t)| t.snd_wnd)
@@ -280,8 +287,19 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
     let senders = crate::link::tcp_senders(r);
     let busy: u64 = senders.iter().map(|(_, t)| t.busy.0).sum();
     let share = |v: u64| (busy > 0).then(|| v as f64 / busy as f64);
-    let rtt = (!senders.is_empty())
-        .then(|| senders.iter().map(|(_, t)| t.srtt.0 as f64).sum::<f64>() / senders.len() as f64);
+    // A transport in user space (QUIC) keeps its own: its senders' mean.
+    let own_rtts: Vec<f64> = [&r.client, &r.server]
+        .iter()
+        .flat_map(|s| s.flows.iter())
+        .filter(|f| f.role == Role::Sender)
+        .filter_map(|f| f.io.as_ref()?.rtt)
+        .map(|n| n.0 as f64)
+        .collect();
+    let rtt = if senders.is_empty() {
+        (!own_rtts.is_empty()).then(|| own_rtts.iter().sum::<f64>() / own_rtts.len() as f64)
+    } else {
+        Some(senders.iter().map(|(_, t)| t.srtt.0 as f64).sum::<f64>() / senders.len() as f64)
+    };
     let base_rtt = senders
         .iter()
         .map(|(_, t)| t.min_rtt.0)

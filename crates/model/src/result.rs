@@ -187,6 +187,11 @@ pub struct IoReport {
     /// on its thread, whole flow (`tls-` and `quic-` tests), or `None`.
     #[serde(default)]
     pub crypto: Option<CryptoCost>,
+    /// The transport's own smoothed round-trip time as the flow ended, for a
+    /// transport in user space (QUIC: quinn's path RTT), or `None` (TCP's is
+    /// in `tcp_info`).
+    #[serde(default)]
+    pub rtt: Option<Nanos>,
 }
 
 /// The record crypto's time on one flow's thread: every seal and open

@@ -267,6 +267,7 @@ async fn flow(
         )),
         verify_errors: verified,
         crypto: Some(netsonde_tls::take_crypto()),
+        rtt: Some(netsonde_model::units::Nanos(s.path.rtt.as_nanos() as u64)),
         ..IoReport::default()
     });
     conn.close(VarInt::from_u32(0), b"done");
