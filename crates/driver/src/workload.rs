@@ -28,7 +28,7 @@ pub enum FlowSocket {
     /// A connected UDP socket.
     Udp(UdpSocket),
     /// A connected UDP socket whose receiving strategy was built before the start
-    /// ([`udp_flow`]).
+    /// ([`crate::flows::udp_flow`]).
     UdpReady(UdpSocket, netsonde_engine::io::Ready),
     /// CRR requester: where to connect for each transaction.
     CrrConnect(SocketAddr, Token),

@@ -5,9 +5,9 @@
 //! `ring`, ALPN `perf`) over the flow's own UDP socket, which the session has
 //! already tied to its peer with the data preamble; the netsonde client is the
 //! QUIC client. Its streams are the QUIC performance protocol's requests
-//! ([`perf`]): a quic-stream is one request, carrying the upload when the
+//! (`perf.rs`): a quic-stream is one request, carrying the upload when the
 //! client sends and asking for the download when the server does; a quic-rr
-//! transaction is one request on a stream of its own ([`rr`]). So a netsonde
+//! transaction is one request on a stream of its own (`rr.rs`). So a netsonde
 //! client measures another stack's perf server as it measures its own. The
 //! sending end writes the test's message over and over (each write hands
 //! quinn the same reference-counted buffer: no copy or allocation of
