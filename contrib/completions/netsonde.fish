@@ -107,7 +107,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l pattern -d 'W
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l concurrency -d 'Run up to N pairs at once, never two that share an agent, each round started at one moment (the hosts\' clocks synchronised, NTP or PTP); the start skew each round measured is stored with its tests. 1: one pair at a time' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l metrics -d 'Serve OpenMetrics on `http://ADDR/metrics` while the mesh runs: the last result of each pair and test (goodput, latency, loss, CPU per KiB, verdict), as an agent\'s `--metrics` serves its own jobs\'' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l directions -d 'Directions: out,in,bidir' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l sizes -d 'Message sizes: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l windows -d 'Windows: default,64K,256K' -r -f
@@ -156,7 +156,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l pattern -d
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l concurrency -d 'Run up to N pairs at once, never two that share an agent, each round started at one moment (the hosts\' clocks synchronised, NTP or PTP); the start skew each round measured is stored with its tests. 1: one pair at a time' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l metrics -d 'Serve OpenMetrics on `http://ADDR/metrics` while the mesh runs: the last result of each pair and test (goodput, latency, loss, CPU per KiB, verdict), as an agent\'s `--metrics` serves its own jobs\'' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l directions -d 'Directions: out,in,bidir' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l sizes -d 'Message sizes: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l windows -d 'Windows: default,64K,256K' -r -f
@@ -204,7 +204,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s p -l port -
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests; this end is measured as always, the server\'s side is what iperf3 reports)' -r -f -a "netsonde\t'`netsonde server`'
 iperf3\t'An unmodified `iperf3 -s`'
 quic-perf\t'Another QUIC stack\'s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr: this end measured as always, the server\'s side what the protocol confirms'"
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s T -l test -d 'Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)' -r -f -a "tcp-stream\t''
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s T -l test -d 'Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream, tls-rr, tls-crr, quic-stream, quic-rr. (Unlike iperf3, whose -T is a title.)' -r -f -a "tcp-stream\t''
 udp-stream\t''
 tcp-rr\t''
 udp-rr\t''
@@ -318,7 +318,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -s v -l verbose 
 complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l directions -d 'Directions: out,in,bidir' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l sizes -d 'Message sizes: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l windows -d 'Windows: default,64K,256K' -r -f

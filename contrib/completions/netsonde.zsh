@@ -114,7 +114,7 @@ _arguments "${_arguments_options[@]}" : \
 '--metrics=[Serve OpenMetrics on \`http\://ADDR/metrics\` while the mesh runs\: the last result of each pair and test (goodput, latency, loss, CPU per KiB, verdict), as an agent'\''s \`--metrics\` serves its own jobs'\'']:ADDR:_default' \
 '-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
-'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr]:TESTS:' \
+'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones\: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr]:TESTS:' \
 '--directions=[Directions\: out,in,bidir]:DIRECTIONS:' \
 '--sizes=[Message sizes\: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K]:SIZES:' \
 '--windows=[Windows\: default,64K,256K]:WINDOWS:' \
@@ -174,7 +174,7 @@ _arguments "${_arguments_options[@]}" : \
 '--metrics=[Serve OpenMetrics on \`http\://ADDR/metrics\` while the mesh runs\: the last result of each pair and test (goodput, latency, loss, CPU per KiB, verdict), as an agent'\''s \`--metrics\` serves its own jobs'\'']:ADDR:_default' \
 '-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
-'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr]:TESTS:' \
+'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones\: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr]:TESTS:' \
 '--directions=[Directions\: out,in,bidir]:DIRECTIONS:' \
 '--sizes=[Message sizes\: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K]:SIZES:' \
 '--windows=[Windows\: default,64K,256K]:WINDOWS:' \
@@ -240,8 +240,8 @@ _arguments "${_arguments_options[@]}" : \
 '--peer=[What the server is\: netsonde, or an unmodified \`iperf3 -s\` (stream tests; this end is measured as always, the server'\''s side is what iperf3 reports)]:PEER:((netsonde\:"\`netsonde server\`"
 iperf3\:"An unmodified \`iperf3 -s\`"
 quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr\: this end measured as always, the server'\''s side what the protocol confirms"))' \
-'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr)' \
-'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr)' \
+'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream, tls-rr, tls-crr, quic-stream, quic-rr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr)' \
+'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream, tls-rr, tls-crr, quic-stream, quic-rr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr)' \
 '-l+[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--size=[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--request-size=[Request size (RR, CRR)]:REQUEST_SIZE:_default' \
@@ -352,7 +352,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
-'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr]:TESTS:' \
+'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones\: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr]:TESTS:' \
 '--directions=[Directions\: out,in,bidir]:DIRECTIONS:' \
 '--sizes=[Message sizes\: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K]:SIZES:' \
 '--windows=[Windows\: default,64K,256K]:WINDOWS:' \

@@ -31,8 +31,9 @@ pub struct ClientArgs {
     /// -c` for `netsonde -c` keeps its -R and --bidir figures.
     #[arg(long)]
     pub iperf3_fast_receiver: bool,
-    /// Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr. (Unlike iperf3,
-    /// whose -T is a title.)
+    /// Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream,
+    /// tls-rr, tls-crr, quic-stream, quic-rr. (Unlike iperf3, whose -T is a
+    /// title.)
     #[arg(short = 'T', long, default_value = "tcp-stream", value_parser = TEST)]
     pub test: TestKind,
     /// UDP, as iperf3's -u: the same as --test udp-stream.

@@ -237,7 +237,8 @@ pub struct SweepArgs {
     /// Server control port [default: 5300; 5201 with --peer iperf3].
     #[arg(short, long)]
     pub port: Option<u16>,
-    /// Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr.
+    /// Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted
+    /// ones: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr.
     #[arg(long, value_hint = clap::ValueHint::Other)]
     pub tests: Option<String>,
     /// Directions: out,in,bidir.
