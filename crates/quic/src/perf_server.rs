@@ -82,6 +82,8 @@ pub fn serve(
             Arc::new(TokioRuntime),
         )
         .map_err(|e| fail("quic endpoint")(&e))?;
+        // The bytes every answer is cut from: one buffer for all connections.
+        let body = message(1 << 20);
         while Instant::now() < until && !stop.load(Ordering::Relaxed) {
             let Ok(Some(incoming)) =
                 tokio::time::timeout(Duration::from_millis(100), ep.accept()).await
@@ -94,11 +96,11 @@ pub fn serve(
                 continue;
             }
             totals.open.fetch_add(1, Ordering::Relaxed);
-            let totals = totals.clone();
+            let (totals, body) = (totals.clone(), body.clone());
             tokio::spawn(async move {
                 if let Ok(conn) = incoming.await {
                     totals.connections.fetch_add(1, Ordering::Relaxed);
-                    connection(conn, limits.answer, totals.clone()).await;
+                    connection(conn, body, limits.answer, totals.clone()).await;
                 }
                 totals.open.fetch_sub(1, Ordering::Relaxed);
             });
@@ -109,8 +111,7 @@ pub fn serve(
 }
 
 /// Answers a connection's requests until it closes.
-async fn connection(conn: Connection, answer_for: Duration, totals: Arc<PerfTotals>) {
-    let body = message(1 << 20);
+async fn connection(conn: Connection, body: Bytes, answer_for: Duration, totals: Arc<PerfTotals>) {
     loop {
         let t = totals.clone();
         let b = body.clone();
