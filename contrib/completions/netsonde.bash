@@ -1408,7 +1408,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__run)
-            opts="-v -h -V --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --name --stats --logfile --verbose --help --version"
+            opts="-v -h -V --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --second-path --name --stats --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1455,6 +1455,10 @@ _netsonde() {
                     return 0
                     ;;
                 --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --second-path)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1478,7 +1482,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__up)
-            opts="-p -v -h -V --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --name --port --logfile --verbose --help --version"
+            opts="-p -v -h -V --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --second-path --name --port --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1525,6 +1529,10 @@ _netsonde() {
                     return 0
                     ;;
                 --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --second-path)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

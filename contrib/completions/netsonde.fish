@@ -510,6 +510,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l shaper -d 'Rate limiter on veth links: tbf or htb' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l mechanism -d 'auto (veth; netem or the userspace emulator for impairments), kernel, or emulator' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l seed -d 'Seed of the emulator\'s random source (loss, reordering, duplication, jitter)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l second-path -d 'A second path between the hosts at this rate (10.77.1.0/30, a veth pair of its own, the first path\'s MTU, no impairments), for `--mptcp` to add to the first: 50M, or UP/DOWN' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l name -d 'Lab name (namespaces sonde-NAME-cli and sonde-NAME-srv); default rPID' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l stats -d 'Write the userspace emulator\'s counters (packets, drops, delivery error percentiles per direction) to this file as JSON at the end' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
@@ -527,6 +528,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l shaper -d 'Rate limiter on veth links: tbf or htb' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l mechanism -d 'auto (veth; netem or the userspace emulator for impairments), kernel, or emulator' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l seed -d 'Seed of the emulator\'s random source (loss, reordering, duplication, jitter)' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l second-path -d 'A second path between the hosts at this rate (10.77.1.0/30, a veth pair of its own, the first path\'s MTU, no impairments), for `--mptcp` to add to the first: 50M, or UP/DOWN' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l name -d 'Lab name' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -s p -l port -d 'Control port of the server in the lab' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F

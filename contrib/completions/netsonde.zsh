@@ -666,6 +666,7 @@ _arguments "${_arguments_options[@]}" : \
 '--shaper=[Rate limiter on veth links\: tbf or htb]:SHAPER:_default' \
 '--mechanism=[auto (veth; netem or the userspace emulator for impairments), kernel, or emulator]:MECHANISM:_default' \
 '--seed=[Seed of the emulator'\''s random source (loss, reordering, duplication, jitter)]:SEED:_default' \
+'--second-path=[A second path between the hosts at this rate (10.77.1.0/30, a veth pair of its own, the first path'\''s MTU, no impairments), for \`--mptcp\` to add to the first\: 50M, or UP/DOWN]:RATE:_default' \
 '--name=[Lab name (namespaces sonde-NAME-cli and sonde-NAME-srv); default rPID]:NAME:_default' \
 '--stats=[Write the userspace emulator'\''s counters (packets, drops, delivery error percentiles per direction) to this file as JSON at the end]:FILE:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
@@ -692,6 +693,7 @@ _arguments "${_arguments_options[@]}" : \
 '--shaper=[Rate limiter on veth links\: tbf or htb]:SHAPER:_default' \
 '--mechanism=[auto (veth; netem or the userspace emulator for impairments), kernel, or emulator]:MECHANISM:_default' \
 '--seed=[Seed of the emulator'\''s random source (loss, reordering, duplication, jitter)]:SEED:_default' \
+'--second-path=[A second path between the hosts at this rate (10.77.1.0/30, a veth pair of its own, the first path'\''s MTU, no impairments), for \`--mptcp\` to add to the first\: 50M, or UP/DOWN]:RATE:_default' \
 '--name=[Lab name]:NAME:_default' \
 '-p+[Control port of the server in the lab]:PORT:_default' \
 '--port=[Control port of the server in the lab]:PORT:_default' \

@@ -117,7 +117,8 @@ pub fn bdp_bytes(rate_bps: f64, rtt_ns: f64) -> f64 {
     rate_bps / 8.0 * rtt_ns / 1e9
 }
 
-/// A test's path: its line rate (the one given, else the lab link's) and the
+/// A test's path: its line rate (the one given, else the lab link's: both its
+/// paths' for an MPTCP test when it has two) and the
 /// goodput ceiling that rate allows after header overhead at the path's MTU (the
 /// lab link's, else the client interface's), summed over the test's directions.
 /// The ceiling is `None` for request/response tests and without a rate or MTU.
@@ -125,7 +126,8 @@ pub fn path_ceiling(
     r: &netsonde_model::result::TestReport,
     line_rate_bps: Option<f64>,
 ) -> (Option<f64>, Option<f64>) {
-    let line = line_rate_bps.or_else(|| r.link.as_ref().and_then(|l| l.rate_bps()));
+    let line =
+        line_rate_bps.or_else(|| r.link.as_ref().and_then(|l| l.rate_bps_over(r.spec.mptcp)));
     let mtu = r
         .link
         .as_ref()

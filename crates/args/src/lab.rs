@@ -87,6 +87,11 @@ pub struct LinkFlags {
     /// Seed of the emulator's random source (loss, reordering, duplication, jitter).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// A second path between the hosts at this rate (10.77.1.0/30, a veth pair
+    /// of its own, the first path's MTU, no impairments), for `--mptcp` to add
+    /// to the first: 50M, or UP/DOWN.
+    #[arg(long, value_name = "RATE")]
+    pub second_path: Option<String>,
 }
 
 impl LinkFlags {
@@ -104,6 +109,7 @@ impl LinkFlags {
             shaper: self.shaper.clone(),
             mechanism: self.mechanism.clone(),
             seed: self.seed,
+            second_path: self.second_path.clone(),
         }
     }
 }

@@ -256,8 +256,13 @@ fn lab_up(dir: &StateDir, u: LabUpArgs) -> anyhow::Result<()> {
     clean_stale(dir);
     let (rec, [cli, srv]) = session::bring_up(dir, &u.name, &spec, u.port)?;
     eprintln!("{}", session::describe(&u.name, &rec));
+    let second = if rec.spec.second.is_some() {
+        "; a second path between 10.77.1.2 and 10.77.1.1 for --mptcp"
+    } else {
+        ""
+    };
     println!(
-        "lab {name} is up: client host {cli} (10.77.0.2), server host {srv} (10.77.0.1, netsonde server on port {port})\n\
+        "lab {name} is up: client host {cli} (10.77.0.2), server host {srv} (10.77.0.1, netsonde server on port {port}){second}\n\
          try:    ip netns exec {cli} netsonde client 10.77.0.1 -p {port}\n\
          remove: netsonde lab down {name}",
         name = u.name,

@@ -12,6 +12,8 @@
 //! - [`state`]: the state file each lab writes before it creates anything, so that
 //!   the lab only ever removes what it made (and can after a SIGKILL).
 //! - [`qdisc`]: tbf, htb and netem as `tc` arguments.
+//! - [`second_path`]: a second veth path between the two hosts, told to MPTCP's
+//!   path manager (`--second-path`).
 //! - [`emulator`]: the userspace link emulator on TUN devices, for kernels without
 //!   netem, with a seeded random source.
 //! - [`control`]: the socket a sweep inside the lab asks for a new link through.
@@ -33,6 +35,7 @@ pub mod error;
 pub mod host_settings;
 pub mod probe;
 pub mod qdisc;
+pub mod second_path;
 pub mod session;
 pub mod state;
 mod sys;

@@ -1,7 +1,8 @@
 //! A lab: two network namespaces (`sonde-NAME-cli`, `sonde-NAME-srv`) joined by
 //! one link, `sonde0` in each, with the client at 10.77.0.2 and the server at
 //! 10.77.0.1 (a /30). The link is a veth pair shaped by tbf/htb (or netem), or a
-//! TUN device in each namespace joined by the userspace emulator.
+//! TUN device in each namespace joined by the userspace emulator. A lab may have
+//! a second path for MPTCP ([`crate::second_path`]).
 //!
 //! [`Lab::create`] writes the state file first and then makes the namespaces;
 //! [`Lab::apply`] builds the link and rebuilds only what a new [`LinkSpec`]
@@ -21,7 +22,7 @@ use crate::cmd::{ip, ip_in, tc_in};
 use crate::emulator::{Emulator, EmulatorConfig};
 use crate::error::{LabError, Result};
 use crate::state::{Kind, LabState, ProcId, Started, StateDir, STATE_VERSION};
-use crate::{probe, qdisc};
+use crate::{probe, qdisc, second_path};
 
 /// Every namespace the lab makes starts with this.
 pub const PREFIX: &str = "sonde-";
@@ -202,9 +203,25 @@ impl Lab {
             self.namespace(Side::Client).to_string(),
             self.namespace(Side::Server).to_string(),
         ];
-        let old = self.built.take().map(|b| b.record.spec);
+        let old = self.built.as_ref().map(|b| b.record.spec.clone());
+        if old
+            .as_ref()
+            .is_some_and(|o| o.second.is_some() != spec.second.is_some())
+        {
+            return Err(LabError::Unsupported(
+                "a lab's second path is made with the lab; a sweep point cannot add or remove it"
+                    .into(),
+            ));
+        }
+        if old.is_none() && spec.second.is_some() && !second_path::mptcp_enabled() {
+            return Err(LabError::Unsupported(second_path::NO_MPTCP.into()));
+        }
+        self.built = None;
         if old.is_none() {
             self.make_devices(mech, &cli, &srv)?;
+            if spec.second.is_some() {
+                second_path::make(&cli, &srv)?;
+            }
         }
         let mtu_changed = old
             .as_ref()
@@ -257,6 +274,20 @@ impl Lab {
                     spec.seed
                 )
             }
+        };
+        let detail = match &spec.second {
+            Some(p) => {
+                let change = old.as_ref().is_none_or(|o| {
+                    o.second != spec.second
+                        || o.up.mtu != spec.up.mtu
+                        || o.down.mtu != spec.down.mtu
+                });
+                format!(
+                    "{detail}; {}",
+                    second_path::shape(&cli, &srv, p, spec, change)?
+                )
+            }
+            None => detail,
         };
         let record = LinkRecord {
             spec: spec.clone(),

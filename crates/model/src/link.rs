@@ -19,6 +19,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::units::{BitRate, Bytes, Nanos, UnitError};
 
+mod settings;
+pub use settings::{parse_mtu, LinkSettings};
+
 /// Smallest MTU the lab accepts (IPv4's minimum).
 pub const MIN_MTU: u32 = 68;
 /// Largest MTU the lab accepts (the IPv4 total length field; veth and TUN allow it).
@@ -455,6 +458,36 @@ pub struct LinkSpec {
     pub mechanism: MechanismChoice,
     /// Seed of the emulator's random source (loss, duplication, reordering, jitter).
     pub seed: u64,
+    /// A second path between the hosts, for MPTCP (`--second-path`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second: Option<SecondPath>,
+}
+
+/// A second path between the two hosts, for MPTCP to add to the first: a veth
+/// pair of its own (10.77.1.0/30), rate-limited by the link's shaper, with the
+/// first path's MTU and no impairments. Plain TCP and UDP keep to the first.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SecondPath {
+    /// Client → server rate; `None` is unshaped.
+    pub up: Option<BitRate>,
+    /// Server → client rate; `None` is unshaped.
+    pub down: Option<BitRate>,
+}
+
+impl fmt::Display for SecondPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rate = |r: Option<BitRate>| r.map_or_else(|| "unshaped".to_string(), |r| r.to_string());
+        if self.up == self.down {
+            write!(f, "{} each way", rate(self.up))
+        } else {
+            write!(
+                f,
+                "client->server {}; server->client {}",
+                rate(self.up),
+                rate(self.down)
+            )
+        }
+    }
 }
 
 impl Default for LinkSpec {
@@ -465,6 +498,7 @@ impl Default for LinkSpec {
             shaper: Shaper::Tbf,
             mechanism: MechanismChoice::Auto,
             seed: 1,
+            second: None,
         }
     }
 }
@@ -509,14 +543,18 @@ impl LinkSpec {
 impl fmt::Display for LinkSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.up == self.down {
-            write!(f, "{} each way", self.up)
+            write!(f, "{} each way", self.up)?;
         } else {
             write!(
                 f,
                 "client->server {}; server->client {}",
                 self.up, self.down
-            )
+            )?;
         }
+        if let Some(p) = &self.second {
+            write!(f, "; second path {p}")?;
+        }
+        Ok(())
     }
 }
 
@@ -561,6 +599,21 @@ impl LinkRecord {
             .flatten()
             .map(|r| r.bps())
             .reduce(f64::min)
+    }
+
+    /// The rate a test's traffic can use, bit/s: the first path's
+    /// ([`LinkRecord::rate_bps`]), plus the second path's slower direction for
+    /// an MPTCP test when the lab has one. `None` when a path it uses is
+    /// unlimited.
+    pub fn rate_bps_over(&self, mptcp: bool) -> Option<f64> {
+        let first = self.rate_bps()?;
+        match self.spec.second {
+            Some(p) if mptcp => {
+                let second = [p.up?, p.down?].map(|r| r.bps());
+                Some(first + second[0].min(second[1]))
+            }
+            _ => Some(first),
+        }
     }
 }
 
@@ -621,155 +674,6 @@ impl LinkPoint {
                 .transpose()?,
         })
     }
-}
-
-/// Accepts a string or a number (`mtu = 9000` and `mtu = "9000"` alike).
-fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum V {
-        S(String),
-        I(i64),
-        F(f64),
-    }
-    Ok(Option::<V>::deserialize(d)?.map(|v| match v {
-        V::S(s) => s,
-        V::I(i) => i.to_string(),
-        V::F(f) => f.to_string(),
-    }))
-}
-
-/// Link settings as a user writes them: on the command line (`--rate 100M`) or in
-/// the `[link]` table of a lab or experiment file. Every value is either one value
-/// for both directions or `UP/DOWN` (client→server / server→client).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkSettings {
-    /// MTU, 68 to 65535.
-    #[serde(default, deserialize_with = "string_or_number")]
-    pub mtu: Option<String>,
-    /// Rate (decimal: `100M`, `1G`).
-    #[serde(default, deserialize_with = "string_or_number")]
-    pub rate: Option<String>,
-    /// One-way delay (`10ms`).
-    #[serde(default, deserialize_with = "string_or_number")]
-    pub delay: Option<String>,
-    /// Jitter (`1ms`).
-    #[serde(default, deserialize_with = "string_or_number")]
-    pub jitter: Option<String>,
-    /// Loss: `1%` or `gemodel:P,R[,BAD[,GOOD]]`.
-    #[serde(default, deserialize_with = "string_or_number")]
-    pub loss: Option<String>,
-    /// Reordered share (`5%`).
-    #[serde(default, deserialize_with = "string_or_number")]
-    pub reorder: Option<String>,
-    /// Duplicated share (`1%`).
-    #[serde(default, deserialize_with = "string_or_number")]
-    pub duplicate: Option<String>,
-    /// Queue: `100p` or bytes (`256K`).
-    #[serde(default, deserialize_with = "string_or_number")]
-    pub queue: Option<String>,
-    /// `tbf` or `htb`.
-    pub shaper: Option<String>,
-    /// `auto`, `kernel` or `emulator`.
-    pub mechanism: Option<String>,
-    /// Seed of the emulator's random source.
-    pub seed: Option<u64>,
-}
-
-/// Splits `UP/DOWN` (or one value for both).
-fn per_dir(s: &str) -> (&str, &str) {
-    match s.split_once('/') {
-        Some((a, b)) if !s.contains("bit/s") => (a, b),
-        _ => (s, s),
-    }
-}
-
-impl LinkSettings {
-    /// Takes every value `other` sets (flags over a file).
-    pub fn overlay(&mut self, other: &LinkSettings) {
-        macro_rules! take {
-            ($($f:ident),*) => {$( if other.$f.is_some() { self.$f = other.$f.clone(); } )*};
-        }
-        take!(mtu, rate, delay, jitter, loss, reorder, duplicate, queue, shaper, mechanism, seed);
-    }
-
-    /// The validated link.
-    pub fn spec(&self) -> Result<LinkSpec, LinkError> {
-        let mut s = LinkSpec::default();
-        fn each<T>(
-            key: &'static str,
-            v: &Option<String>,
-            s: &mut LinkSpec,
-            parse: impl Fn(&str) -> Result<T, ValueError>,
-            set: impl Fn(&mut DirLink, T),
-        ) -> Result<(), LinkError> {
-            if let Some(v) = v {
-                let (a, b) = per_dir(v);
-                set(&mut s.up, parse(a.trim()).map_err(|m| bad(key, m))?);
-                set(&mut s.down, parse(b.trim()).map_err(|m| bad(key, m))?);
-            }
-            Ok(())
-        }
-        each("mtu", &self.mtu, &mut s, parse_mtu, |d, v| d.mtu = v)?;
-        each(
-            "rate",
-            &self.rate,
-            &mut s,
-            |v| Ok(v.parse::<BitRate>()?),
-            |d, v| d.rate = (v.bps() > 0.0).then_some(v),
-        )?;
-        each(
-            "delay",
-            &self.delay,
-            &mut s,
-            |v| Ok(v.parse::<Nanos>()?),
-            |d, v| d.delay = v,
-        )?;
-        each(
-            "jitter",
-            &self.jitter,
-            &mut s,
-            |v| Ok(v.parse::<Nanos>()?),
-            |d, v| d.jitter = v,
-        )?;
-        each("loss", &self.loss, &mut s, str::parse::<Loss>, |d, v| {
-            d.loss = v
-        })?;
-        each("reorder", &self.reorder, &mut s, parse_percent, |d, v| {
-            d.reorder = v
-        })?;
-        each(
-            "duplicate",
-            &self.duplicate,
-            &mut s,
-            parse_percent,
-            |d, v| d.duplicate = v,
-        )?;
-        each("queue", &self.queue, &mut s, str::parse::<Queue>, |d, v| {
-            d.queue = Some(v)
-        })?;
-        if let Some(v) = &self.shaper {
-            s.shaper = v.parse().map_err(|m| bad("shaper", m))?;
-        }
-        if let Some(v) = &self.mechanism {
-            s.mechanism = v.parse().map_err(|m| bad("mechanism", m))?;
-        }
-        if let Some(v) = self.seed {
-            s.seed = v;
-        }
-        s.validate()?;
-        Ok(s)
-    }
-}
-
-/// Parses an MTU: a plain number or a size (`9000`, `16K`); 68 to 65535.
-pub fn parse_mtu(s: &str) -> Result<u32, ValueError> {
-    let b = s.trim().parse::<Bytes>()?;
-    if !(u64::from(MIN_MTU)..=u64::from(MAX_MTU)).contains(&b.0) {
-        return Err(ValueError::Mtu(b.0));
-    }
-    Ok(b.0 as u32)
 }
 
 #[cfg(test)]

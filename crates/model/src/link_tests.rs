@@ -123,3 +123,47 @@ fn records_round_trip_as_json() {
     let j = serde_json::to_string(&r).unwrap();
     assert_eq!(serde_json::from_str::<LinkRecord>(&j).unwrap(), r);
 }
+
+#[test]
+fn a_second_path_adds_its_rate_for_mptcp_only() {
+    let spec = settings(|s| {
+        s.rate = Some("100M".into());
+        s.second_path = Some("50M".into());
+    })
+    .unwrap();
+    assert_eq!(
+        spec.to_string(),
+        "mtu 1500, rate 100.00 Mbit/s each way; second path 50.00 Mbit/s each way"
+    );
+    let rec = LinkRecord {
+        spec: spec.clone(),
+        mechanism: Mechanism::Veth,
+        detail: String::new(),
+    };
+    assert_eq!(rec.rate_bps_over(false), Some(100e6));
+    assert_eq!(rec.rate_bps_over(true), Some(150e6));
+    // Each path counts its slower direction; an unshaped second path leaves
+    // MPTCP's rate unbounded.
+    let slow = settings(|s| {
+        s.rate = Some("100M".into());
+        s.second_path = Some("50M/20M".into());
+    })
+    .unwrap();
+    let rec = LinkRecord { spec: slow, ..rec };
+    assert_eq!(rec.rate_bps_over(true), Some(120e6));
+    let open = settings(|s| {
+        s.rate = Some("100M".into());
+        s.second_path = Some("0".into());
+    })
+    .unwrap();
+    let rec = LinkRecord { spec: open, ..rec };
+    assert_eq!(rec.rate_bps_over(true), None);
+    assert_eq!(rec.rate_bps_over(false), Some(100e6));
+    // Stored records without a second path still read.
+    let json = serde_json::to_string(&LinkSpec::default()).unwrap();
+    assert!(!json.contains("second"));
+    assert!(settings(|s| s.second_path = Some("fast".into()))
+        .unwrap_err()
+        .to_string()
+        .starts_with("--second-path: "));
+}

@@ -89,11 +89,10 @@ pub fn view(store: &Store, id: RunId) -> Result<RunView, PipelineError> {
             client_host: host(&row.client_host_json),
             server_host: row.server_host_json.as_deref().and_then(host),
             // In the lab the link's own rate is the line rate unless one was given.
-            line_rate: plan
-                .plan
-                .line_rate
-                .map(|r| r.bps())
-                .or_else(|| link.as_ref().and_then(|l| l.rate_bps())),
+            line_rate: plan.plan.line_rate.map(|r| r.bps()).or_else(|| {
+                link.as_ref()
+                    .and_then(|l| l.rate_bps_over(plan.plan.base.mptcp))
+            }),
             repeat: plan.plan.repeat,
             link_rtt_ns: link
                 .as_ref()
