@@ -5,7 +5,10 @@ one netsonde server on loopback, client on core 0 and server on core 1
 (taskset): tcp-stream, tls-stream with each suite asked, and quic-stream with
 GSO and without it, at each message size; request/response on a kept
 connection (tcp-rr, tls-rr, quic-rr: 1-byte messages, one in flight) and a
-connection per transaction (tcp-crr, tls-crr full and resumed). Per case: goodput, and each end's CPU per KiB of plaintext (the test's
+connection per transaction (tcp-crr, tls-crr and quic-crr, full and resumed:
+handshakes per second, each end's CPU per transaction, and the part of it
+the handshake's public-key operations took, timed: "pk c" and "pk s", us per
+transaction). Per case: goodput, and each end's CPU per KiB of plaintext (the test's
 own CPU: its flow threads and its share of the host's busy time), as medians
 over rounds, and the part of it the records' or packets' crypto took (timed
 on the flow threads: "crypto c" and "crypto s", us per KiB); the ratio of
@@ -44,6 +47,8 @@ CRR = [
     ("tls12-full", ["-T", "tls-crr", "--tls-suite", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"]),
     ("tls12-resumed", ["-T", "tls-crr", "--tls-resume", "--tls-suite",
                        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"]),
+    ("quic-full", ["-T", "quic-crr"]),
+    ("quic-resumed", ["-T", "quic-crr", "--tls-resume"]),
 ]
 
 
@@ -56,10 +61,13 @@ def client(exe, port, t, size, case):
         return None
     d = json.loads(p.stdout)
     if d.get("rr"):
+        n = d["rr"]["transactions"] or 1
         return {
             "tps": d["rr"]["transactions_per_sec"],
             "client": d["client_cost"]["us_per_transaction"],
             "server": d["server_cost"]["us_per_transaction"],
+            "client_pk": interval_ns(d["client"]["flows"], "handshake_ns") / 1e3 / n,
+            "server_pk": interval_ns(d["server"]["flows"], "handshake_ns") / 1e3 / n,
         }
     return {
         "gbps": d["directions"][0]["goodput"] / 1e9,
@@ -70,17 +78,23 @@ def client(exe, port, t, size, case):
     }
 
 
-def crypto_us_per_kib(flows):
-    """The records' or packets' sealing and opening (timed on the flow
-    threads) per KiB of plaintext in the measured interval: the crypto's
-    part of the end's CPU per KiB (0 for plain TCP)."""
-    ns = kib = 0.0
+def interval_ns(flows, key):
+    """A crypto time of the flows (`ns`: the records' or packets' sealing
+    and opening; `handshake_ns`: the handshakes' public-key operations),
+    timed on the flow threads, in the measured interval (0 for plain TCP)."""
+    ns = 0.0
     for f in flows:
         c = (f.get("io") or {}).get("crypto")
         if c and f["bytes_total"]:
-            ns += c["ns"] * f["bytes"] / f["bytes_total"]
-        kib += f["bytes"] / 1024
-    return ns / 1e3 / kib if kib else 0.0
+            ns += c.get(key, 0) * f["bytes"] / f["bytes_total"]
+    return ns
+
+
+def crypto_us_per_kib(flows):
+    """The records' or packets' sealing and opening per KiB of plaintext in
+    the measured interval: the crypto's part of the end's CPU per KiB."""
+    kib = sum(f["bytes"] for f in flows) / 1024
+    return interval_ns(flows, "ns") / 1e3 / kib if kib else 0.0
 
 
 def main():
@@ -144,7 +158,8 @@ def main():
     for cases in (RR, CRR):
         print()
         print(f"{'case':<14} {'trans/s':>9} {'x TCP':>6} {'client us/trans':>16} {'x TCP':>6} "
-              f"{'server us/trans':>16} {'x TCP':>6}   (x TCP: against {cases[0][0]})")
+              f"{'server us/trans':>16} {'x TCP':>6} {'pk c':>7} {'pk s':>7}   "
+              f"(x TCP: against {cases[0][0]})")
         base = res.get(("trans", cases[0][0]), {})
         for name, _ in cases:
             v = res.get(("trans", name), {})
@@ -155,6 +170,8 @@ def main():
                 row.append(f"{med([x[key] for x in v.values()]):>{w}.1f}")
                 ratios = [v[r][key] / base[r][key] for r in v if r in base and base[r][key]]
                 row.append(f"{med(ratios):>6.2f}" if ratios else f"{'-':>6}")
+            for key in ("client_pk", "server_pk"):
+                row.append(f"{med([x[key] for x in v.values()]):>7.1f}")
             print(" ".join(row))
 
 

@@ -413,11 +413,11 @@ _netsonde() {
                     return 0
                     ;;
                 --test)
-                    COMPREPLY=($(compgen -W "tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr quic-crr" -- "${cur}"))
                     return 0
                     ;;
                 -T)
-                    COMPREPLY=($(compgen -W "tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr quic-crr" -- "${cur}"))
                     return 0
                     ;;
                 --size)

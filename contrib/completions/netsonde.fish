@@ -213,7 +213,8 @@ tls-stream\t''
 quic-stream\t''
 tls-crr\t''
 tls-rr\t''
-quic-rr\t''"
+quic-rr\t''
+quic-crr\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s l -l size -d 'Message size (stream tests): 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l request-size -d 'Request size (RR, CRR)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l response-size -d 'Response size (RR, CRR)' -r

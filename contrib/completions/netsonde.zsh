@@ -240,8 +240,8 @@ _arguments "${_arguments_options[@]}" : \
 '--peer=[What the server is\: netsonde, or an unmodified \`iperf3 -s\` (stream tests; this end is measured as always, the server'\''s side is what iperf3 reports)]:PEER:((netsonde\:"\`netsonde server\`"
 iperf3\:"An unmodified \`iperf3 -s\`"
 quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr\: this end measured as always, the server'\''s side what the protocol confirms"))' \
-'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream, tls-rr, tls-crr, quic-stream, quic-rr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr)' \
-'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream, tls-rr, tls-crr, quic-stream, quic-rr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr)' \
+'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream, tls-rr, tls-crr, quic-stream, quic-rr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr quic-crr)' \
+'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream, tls-rr, tls-crr, quic-stream, quic-rr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr quic-crr)' \
 '-l+[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--size=[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--request-size=[Request size (RR, CRR)]:REQUEST_SIZE:_default' \

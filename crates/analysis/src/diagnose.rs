@@ -661,19 +661,7 @@ fn round_trip(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
     if (NEAR * RTT_SHARE * bound..RTT_SHARE * bound).contains(&tps) {
         near.push(Bottleneck::RoundTrip.name());
     }
-    // TLS and QUIC read and write through their own libraries: busy-polling
-    // the socket is not theirs to try.
-    let advice = if d.threads.iter().any(|t| t.encrypts) {
-        "more transactions in flight: more flows (-P), or pinning with -A; each transaction \
-         also seals and opens a record at both ends (tcp-rr on the same path shows what TLS adds)"
-    } else if d.threads.iter().any(|t| t.quic) {
-        "more transactions in flight: more flows (-P), or pinning with -A; each transaction \
-         also crosses QUIC's user-space stack at both ends (tcp-rr on the same path shows the \
-         kernel's)"
-    } else {
-        "more transactions in flight: more flows (-P), or a lower latency path \
-         (--io busypoll, pinning with -A)"
-    };
+    let advice = round_trip_advice(d);
     (tps >= RTT_SHARE * bound).then(|| {
         verdict(
             Bottleneck::RoundTrip,
@@ -685,6 +673,42 @@ fn round_trip(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
             advice,
         )
     })
+}
+
+/// What to try when one transaction at a time per flow is the limit. TLS and
+/// QUIC read and write through their own libraries: busy-polling the socket
+/// is not theirs to try. A handshake per transaction (tls-crr, quic-crr) is
+/// said with what its public-key operations took, timed.
+fn round_trip_advice(d: &DiagnosisInput) -> String {
+    const MORE: &str = "more transactions in flight: more flows (-P), or pinning with -A";
+    let shakes = d
+        .threads
+        .iter()
+        .filter_map(|t| Some((t, t.handshakes?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((t, h)) = shakes {
+        format!(
+            "{MORE}; each transaction is also a handshake at both ends: its key exchange and \
+             signature took {h:.0}% of the interval on the {} {}'s thread (timed; the thread \
+             was busy {:.0}%); --tls-resume resumes sessions, and tcp-crr on the same path \
+             shows what the handshake adds",
+            t.side, t.role, t.busy
+        )
+    } else if d.threads.iter().any(|t| t.encrypts) {
+        format!(
+            "{MORE}; each transaction also seals and opens a record at both ends (tcp-rr on \
+             the same path shows what TLS adds)"
+        )
+    } else if d.threads.iter().any(|t| t.quic) {
+        format!(
+            "{MORE}; each transaction also crosses QUIC's user-space stack at both ends \
+             (tcp-rr on the same path shows the kernel's)"
+        )
+    } else {
+        "more transactions in flight: more flows (-P), or a lower latency path (--io \
+         busypoll, pinning with -A)"
+            .into()
+    }
 }
 
 /// The advice for a window, with the path's bandwidth-delay product (the line

@@ -191,6 +191,29 @@ fn round_trip() {
             "{v}"
         );
     }
+    // A handshake per transaction: what its public-key operations took, from
+    // the thread where they took the most.
+    let mut e = d.clone();
+    e.threads = vec![
+        ThreadLoad {
+            encrypts: true,
+            handshakes: Some(18.0),
+            ..thread("client", "requester", 40.0, 30.0, 10.0)
+        },
+        ThreadLoad {
+            encrypts: true,
+            handshakes: Some(12.0),
+            ..thread("server", "responder", 30.0, 20.0, 10.0)
+        },
+    ];
+    let v = diagnose(&e);
+    assert!(
+        v.advice.contains("a handshake at both ends")
+            && v.advice
+                .contains("took 18% of the interval on the client requester's thread")
+            && v.advice.contains("--tls-resume"),
+        "{v}"
+    );
 }
 
 #[test]

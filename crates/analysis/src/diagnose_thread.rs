@@ -72,10 +72,13 @@ pub(super) fn thread_verdict(t: &ThreadLoad, also: &[String], datagrams: bool) -
         .collect::<Vec<_>>()
         .join(",");
     // The sealing and opening as timed, when they were.
-    let timed = |what: &str| {
-        t.crypto
-            .map(|k| format!(" ({what} took {k:.0}% of the interval, timed)"))
-            .unwrap_or_default()
+    let timed = |what: &str| match (t.crypto, t.handshakes) {
+        (Some(k), Some(h)) => format!(
+            " ({what} and the handshakes' key exchanges and signatures took {k:.0}% of the \
+             interval, timed, the handshakes {h:.0}%)"
+        ),
+        (Some(k), None) => format!(" ({what} took {k:.0}% of the interval, timed)"),
+        _ => String::new(),
     };
     let (crypto, crypto_advice) = match t.user {
         Some(u) if t.encrypts && u >= ENCRYPTION_SHARE * t.busy => (

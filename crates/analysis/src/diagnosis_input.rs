@@ -98,10 +98,16 @@ pub struct ThreadLoad {
     /// space (packets, encryption, acknowledgements, congestion control).
     #[serde(default)]
     pub quic: bool,
-    /// Its TLS records' or QUIC packets' sealing and opening, timed, as a
-    /// share of the interval, percent (`tls-` and `quic-` tests).
+    /// Its crypto, timed, as a share of the interval, percent (`tls-` and
+    /// `quic-` tests): the TLS records' or QUIC packets' sealing and opening,
+    /// and the handshakes' public-key operations.
     #[serde(default)]
     pub crypto: Option<f64>,
+    /// Of that, the handshakes' key exchanges and signatures, percent; `None`
+    /// when its flows made no handshake in the interval worth counting (a
+    /// connection per transaction: tls-crr, quic-crr).
+    #[serde(default)]
+    pub handshakes: Option<f64>,
 }
 
 impl ThreadLoad {

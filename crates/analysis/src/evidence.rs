@@ -6,8 +6,9 @@
 //! segments carried on the wire, the flow threads' own CPU clocks.
 
 use netsonde_model::cpu::CpuReport;
-use netsonde_model::result::{Role, SideResult, TestReport};
+use netsonde_model::result::{FlowResult, Role, SideResult, TestReport};
 use netsonde_model::spec::IoStrategy;
+use netsonde_model::units::Nanos;
 
 use netsonde_model::nic::NicFinding;
 
@@ -100,12 +101,18 @@ fn thread_loads(
                 Some(u.irq.0 + u.softirq.0)
             });
             let (busy, waited) = (100.0 * cpu.cores_of(t), t.wait.map(|n| pct(n.0)));
-            let crypto = flows
-                .iter()
-                .filter_map(|f| f.crypto_in_interval())
-                .map(|n| n.0)
-                .reduce(|a, b| a + b)
-                .map(pct);
+            let sum = |f: fn(&FlowResult) -> Option<Nanos>| {
+                flows
+                    .iter()
+                    .filter_map(|x| f(x))
+                    .map(|n| n.0)
+                    .reduce(|a, b| a + b)
+                    .map(pct)
+            };
+            let crypto = sum(FlowResult::crypto_in_interval);
+            // A handshake per transaction shows; the one a kept connection
+            // made before the interval does not.
+            let handshakes = sum(FlowResult::handshakes_in_interval).filter(|&h| h >= 0.5);
             ThreadLoad {
                 side: name.into(),
                 flows: t.flows.clone(),
@@ -123,6 +130,7 @@ fn thread_loads(
                 encrypts,
                 quic,
                 crypto,
+                handshakes,
             }
         })
         .collect()

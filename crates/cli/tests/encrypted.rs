@@ -145,11 +145,12 @@ fn tls_with_small_records_on_one_core_is_called_encryption_bound() {
     assert!(text.contains("--tls-suite"), "{text}");
 }
 
-/// tls-crr: a TLS handshake on every connection, each counted by kind: all
-/// full by default, all but the first resumed with --tls-resume (TLS 1.3's
-/// tickets, and TLS 1.2's session IDs).
+/// tls-crr and quic-crr: a TLS handshake on every connection, each counted
+/// by kind: all full by default, all but the first resumed with --tls-resume
+/// (TLS 1.3's tickets, and TLS 1.2's session IDs); each handshake's key
+/// exchange timed, and a signature made and checked for each full one.
 #[test]
-fn tls_crr_counts_its_full_and_resumed_handshakes() {
+fn tls_and_quic_crr_count_their_full_and_resumed_handshakes() {
     let count = |note: &str, what: &str| -> u64 {
         let at = note
             .find(what)
@@ -158,26 +159,33 @@ fn tls_crr_counts_its_full_and_resumed_handshakes() {
             .split_whitespace()
             .last()
             .unwrap()
+            .trim_start_matches('(')
             .parse()
             .unwrap()
     };
-    for (extra, resumed) in [
-        (&[][..], false),
-        (&["--tls-resume"][..], true),
+    // Whether every handshake, resumed too, makes a key exchange: TLS 1.3's
+    // resumption does (psk_dhe_ke), TLS 1.2's by session ID does not.
+    for (test, extra, resumed, kx_each) in [
+        ("tls-crr", &[][..], false, true),
+        ("tls-crr", &["--tls-resume"][..], true, true),
         (
+            "tls-crr",
             &[
                 "--tls-resume",
                 "--tls-suite",
                 "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
             ][..],
             true,
+            false,
         ),
+        ("quic-crr", &[][..], false, true),
+        ("quic-crr", &["--tls-resume"][..], true, true),
     ] {
-        let mut args = vec!["-T", "tls-crr", "-t", "0.5", "--no-store"];
+        let mut args = vec!["-T", test, "-t", "0.5", "--no-store"];
         args.extend_from_slice(extra);
         let doc = json(&args);
         let done = doc["rr"]["transactions"].as_u64().unwrap();
-        assert!(done > 20, "{extra:?}: {done} transactions");
+        assert!(done > 20, "{test} {extra:?}: {done} transactions");
         for (end, flows) in [("client", "requester"), ("server", "responder")] {
             let f = &doc[end]["flows"][0];
             assert_eq!(f["role"], flows);
@@ -185,12 +193,24 @@ fn tls_crr_counts_its_full_and_resumed_handshakes() {
             let (full, again) = (count(note, "full handshakes"), count(note, "resumed"));
             // Whole test (warm-up and the end's stragglers too): at least the
             // measured transactions, each one handshake.
-            assert!(full + again >= done, "{end}: {note} for {done}");
+            assert!(full + again >= done, "{test} {end}: {note} for {done}");
             if resumed {
-                assert_eq!(full, 1, "{end}: {note}");
+                assert_eq!(full, 1, "{test} {end}: {note}");
             } else {
-                assert_eq!(again, 0, "{end}: {note}");
+                assert_eq!(again, 0, "{test} {end}: {note}");
             }
+            // The public-key operations, each timed: a key exchange per
+            // handshake that makes one, a signature (made or checked) per
+            // full one.
+            let c = &f["io"]["crypto"];
+            let kx = if kx_each { full + again } else { full };
+            assert_eq!(c["key_exchanges"], kx, "{test} {end}: {c}");
+            assert_eq!(c["signatures"], full, "{test} {end}: {c}");
+            let per = c["handshake_ns"].as_f64().unwrap() / kx as f64;
+            assert!(
+                (1e3..5e6).contains(&per),
+                "{test} {end}: {per} ns of public-key work per handshake"
+            );
         }
     }
 }
@@ -291,7 +311,7 @@ fn bad_tls_input_is_refused_before_traffic() {
         ),
         (
             &["-T", "tls-rr", "--tls-resume"][..],
-            "only tls-crr opens connections",
+            "only tls-crr and quic-crr open connections",
         ),
     ] {
         let mut all = vec!["client"];

@@ -29,6 +29,7 @@ mod multipath;
 mod namespaces;
 mod quic_perf;
 mod regression;
+mod regression_input;
 mod searches;
 mod server;
 mod shared_store;

@@ -66,7 +66,8 @@ pub(crate) fn shares_thread(end: End, spec: &TestSpec, dir: FlowDir) -> bool {
         | TestKind::TlsStream
         | TestKind::TlsRr
         | TestKind::QuicStream
-        | TestKind::QuicRr => false,
+        | TestKind::QuicRr
+        | TestKind::QuicCrr => false,
     }
 }
 
@@ -145,7 +146,7 @@ impl Workload {
             (TestKind::TlsRr, S::Tcp(s)) if client => Workload::TlsRequester(s),
             (TestKind::TlsRr, S::Tcp(s)) => Workload::TlsResponder(s),
             (TestKind::QuicStream, S::Udp(s)) => Workload::Quic(s, sends, client),
-            (TestKind::QuicRr, S::Udp(s)) => Workload::Quic(s, client, client),
+            (TestKind::QuicRr | TestKind::QuicCrr, S::Udp(s)) => Workload::Quic(s, client, client),
             (
                 t @ (TestKind::TcpStream | TestKind::TcpRr | TestKind::TlsStream | TestKind::TlsRr),
                 s @ (S::Udp(_) | S::UdpReady(..) | S::CrrConnect(..) | S::CrrAccept(..)),
@@ -160,7 +161,7 @@ impl Workload {
                 s @ (S::Tcp(_) | S::Udp(_) | S::UdpReady(..)),
             )
             | (
-                t @ (TestKind::QuicStream | TestKind::QuicRr),
+                t @ (TestKind::QuicStream | TestKind::QuicRr | TestKind::QuicCrr),
                 s @ (S::Tcp(_) | S::UdpReady(..) | S::CrrConnect(..) | S::CrrAccept(..)),
             ) => return Err(mismatch(t, &s)),
         })

@@ -102,7 +102,9 @@ pub fn flow_bound(spec: &TestSpec, send: bool) -> Bytes {
         // The two messages, and the TLS library's buffers as tls-stream's.
         TestKind::TlsRr => spec.request_size.0 + spec.response_size.0 + 3 * 64 * KIB,
         // The two messages, and the connection's windows as quic-stream's.
-        TestKind::QuicRr => 3 * quic_window(spec) + spec.request_size.0 + spec.response_size.0,
+        TestKind::QuicRr | TestKind::QuicCrr => {
+            3 * quic_window(spec) + spec.request_size.0 + spec.response_size.0
+        }
     };
     Bytes(buffers + THREAD_STACK)
 }

@@ -194,8 +194,9 @@ pub struct IoReport {
     pub rtt: Option<Nanos>,
 }
 
-/// The record crypto's time on one flow's thread: every seal and open
-/// counted, a random sample of them timed, the time estimated for all.
+/// The crypto's time on one flow's thread: the records' (every seal and open
+/// counted, a random sample of them timed, the time estimated for all) and
+/// the handshakes' public-key operations (each timed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct CryptoCost {
     /// Estimated time in the AEAD's seals and opens.
@@ -204,6 +205,16 @@ pub struct CryptoCost {
     pub calls: u64,
     /// How many of them were timed.
     pub sampled: u64,
+    /// Time in the handshakes' key exchanges and signatures, made or checked.
+    #[serde(default)]
+    pub handshake_ns: Nanos,
+    /// Key exchanges completed (one per handshake at each end).
+    #[serde(default)]
+    pub key_exchanges: u64,
+    /// Signatures made (the server) or checked (the client): one per full
+    /// handshake, none for a resumed one.
+    #[serde(default)]
+    pub signatures: u64,
 }
 
 /// One flow on one end.
@@ -247,12 +258,23 @@ pub struct FlowResult {
 }
 
 impl FlowResult {
-    /// The record crypto's time in the measured interval: the whole flow's,
-    /// in the share of its bytes that the interval moved.
+    /// The crypto's time in the measured interval (the records' and the
+    /// handshakes'): the whole flow's, in the share of its bytes that the
+    /// interval moved.
     pub fn crypto_in_interval(&self) -> Option<Nanos> {
         let c = self.io.as_ref()?.crypto?;
         let share = self.bytes.0 as f64 / self.bytes_total.0.max(1) as f64;
-        Some(Nanos((c.ns.0 as f64 * share.min(1.0)) as u64))
+        Some(Nanos(
+            ((c.ns.0 + c.handshake_ns.0) as f64 * share.min(1.0)) as u64,
+        ))
+    }
+
+    /// Of [`FlowResult::crypto_in_interval`], the handshakes' public-key
+    /// operations.
+    pub fn handshakes_in_interval(&self) -> Option<Nanos> {
+        let c = self.io.as_ref()?.crypto?;
+        let share = self.bytes.0 as f64 / self.bytes_total.0.max(1) as f64;
+        Some(Nanos((c.handshake_ns.0 as f64 * share.min(1.0)) as u64))
     }
 }
 

@@ -1,7 +1,8 @@
-//! QUIC in user space, measured like TCP in the kernel: the `quic-stream` and
-//! `quic-rr` flows.
+//! QUIC in user space, measured like TCP in the kernel: the `quic-stream`,
+//! `quic-rr` and `quic-crr` flows.
 //!
-//! Each flow is one QUIC connection (quinn 0.11, its TLS 1.3 from rustls with
+//! Each flow (but a quic-crr's, which opens a connection per transaction over
+//! its endpoint: `crr.rs`) is one QUIC connection (quinn 0.11, its TLS 1.3 from rustls with
 //! `ring`, ALPN `perf`) over the flow's own UDP socket, which the session has
 //! already tied to its peer with the data preamble; the netsonde client is the
 //! QUIC client. Its streams are the QUIC performance protocol's requests
@@ -33,7 +34,7 @@ use std::time::{Duration, Instant};
 use netsonde_engine::meter::{FlowCtx, Meter};
 use netsonde_engine::{EngineError, FlowOutput};
 use netsonde_model::result::{IoReport, Role};
-use netsonde_model::spec::TestSpec;
+use netsonde_model::spec::{TestKind, TestSpec};
 use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use quinn::{Connection, Endpoint, EndpointConfig, TokioRuntime, TransportConfig, VarInt};
 
@@ -104,6 +105,15 @@ pub fn run(
     rt.block_on(flow(sock, ctx, sends, client))
 }
 
+/// A flow's endpoint over its socket, before any connection.
+struct Prepared {
+    pub(crate) ep: Endpoint,
+    /// The client's configuration and its peer; `None` at the server.
+    pub(crate) dial: Option<(quinn::ClientConfig, std::net::SocketAddr)>,
+    /// The socket's receive and send buffers as granted.
+    pub(crate) buffers: (usize, usize),
+}
+
 /// What a connection is and how it began.
 struct Connected {
     /// The endpoint that holds it.
@@ -114,13 +124,15 @@ struct Connected {
     buffers: (usize, usize),
 }
 
-/// The connection over `sock`, as the QUIC client (`client`) or server.
-async fn connect(
+/// The endpoint over `sock`, as the QUIC client (`client`) or server: its
+/// socket's buffers, the TLS and transport configuration (resumption only for
+/// a quic-crr with `--tls-resume`). Inside the flow's runtime.
+fn prepare(
     sock: UdpSocket,
     spec: &TestSpec,
     flow: u32,
     client: bool,
-) -> Result<Connected, EngineError> {
+) -> Result<Prepared, EngineError> {
     let peer = sock.peer_addr().map_err(|e| fail("quic socket")(&e))?;
     if spec.window.is_none() && spec.flow_windows.is_empty() {
         // A QUIC stack's socket holds a window's worth of datagrams, as QUIC's
@@ -140,7 +152,7 @@ async fn connect(
         .and_then(|()| sock.set_nonblocking(true))
         .map_err(|e| fail("quic socket")(&e))?;
     let alpn = vec![b"perf".to_vec()];
-    let start = Instant::now();
+    let resume = spec.tls_resume;
     let endpoint = |server: Option<quinn::ServerConfig>, sock| {
         Endpoint::new(
             EndpointConfig::default(),
@@ -153,6 +165,9 @@ async fn connect(
     let (ep, dial) = if client {
         let mut tls = netsonde_tls::client_config(spec)?;
         tls.alpn_protocols = alpn;
+        if !resume {
+            tls.resumption = rustls::client::Resumption::disabled();
+        }
         let crypto = QuicClientConfig::try_from(tls).map_err(|e| fail("quic tls")(&e))?;
         let mut cfg = quinn::ClientConfig::new(Arc::new(crypto));
         cfg.transport_config(transport(spec, flow));
@@ -161,11 +176,26 @@ async fn connect(
         let mut tls = netsonde_tls::server_config(spec)?;
         tls.alpn_protocols = alpn;
         tls.max_early_data_size = 0;
+        if resume {
+            tls.send_tls13_tickets = 1;
+        }
         let crypto = QuicServerConfig::try_from(tls).map_err(|e| fail("quic tls")(&e))?;
         let mut cfg = quinn::ServerConfig::with_crypto(Arc::new(crypto));
         cfg.transport_config(transport(spec, flow));
         (endpoint(Some(cfg), sock)?, None)
     };
+    Ok(Prepared { ep, dial, buffers })
+}
+
+/// The connection over `sock`, as the QUIC client (`client`) or server.
+async fn connect(
+    sock: UdpSocket,
+    spec: &TestSpec,
+    flow: u32,
+    client: bool,
+) -> Result<Connected, EngineError> {
+    let start = Instant::now();
+    let Prepared { ep, dial, buffers } = prepare(sock, spec, flow, client)?;
     let conn = tokio::time::timeout(HANDSHAKE, shake(&ep, dial))
         .await
         .map_err(|_| fail("quic handshake")(&"no answer in 5 s"))?
@@ -206,6 +236,9 @@ async fn flow(
 ) -> Result<FlowOutput, EngineError> {
     // This thread's crypto from here on is this flow's.
     let _ = netsonde_tls::take_crypto();
+    if ctx.spec.test == TestKind::QuicCrr {
+        return crr::flow(prepare(sock, &ctx.spec, ctx.id, client)?, ctx).await;
+    }
     let Connected {
         ep,
         conn,
@@ -276,6 +309,7 @@ async fn flow(
     Ok(FlowOutput { result, latency })
 }
 
+mod crr;
 mod perf;
 mod perf_server;
 mod rr;

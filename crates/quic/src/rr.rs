@@ -12,7 +12,7 @@ use bytes::Bytes;
 use netsonde_engine::latency::{new_histogram, Histogram};
 use netsonde_engine::meter::{FlowCtx, Meter, Phase};
 use netsonde_engine::EngineError;
-use quinn::{Connection, RecvStream};
+use quinn::{Connection, RecvStream, SendStream};
 
 use crate::perf::{fill, message, request as perf_request, HEADER};
 use crate::{fail, HANDSHAKE, WAKE};
@@ -25,6 +25,23 @@ async fn ended(recv: &mut RecvStream) -> Result<bool, EngineError> {
         Ok(Ok(Some(_))) | Err(_) => Ok(false),
         Ok(Err(e)) => Err(fail("quic receive")(&e)),
     }
+}
+
+/// One transaction on `conn`: a request stream opened, `req` (a perf
+/// request) written with its FIN, the response read into `resp` to its FIN.
+/// `Ok(false)` when the peer ended it early.
+pub(crate) async fn exchange(
+    conn: &Connection,
+    req: &Bytes,
+    resp: &mut [u8],
+    ctx: &FlowCtx,
+) -> Result<bool, EngineError> {
+    let (mut send, mut recv) = conn.open_bi().await.map_err(|e| fail("quic stream")(&e))?;
+    send.write_chunk(req.clone())
+        .await
+        .map_err(|e| fail("quic send")(&e))?;
+    let _ = send.finish();
+    Ok(fill(&mut recv, resp, ctx).await? && ended(&mut recv).await?)
 }
 
 /// The requester: transactions until the measured interval ends, each timed.
@@ -44,15 +61,10 @@ pub(crate) async fn request(
         if phase == Phase::After || ctx.stopped() {
             break start;
         }
-        let (mut send, mut recv) = conn.open_bi().await.map_err(|e| fail("quic stream")(&e))?;
-        send.write_chunk(req.clone())
-            .await
-            .map_err(|e| fail("quic send")(&e))?;
-        let _ = send.finish();
-        m.io(req_len, 1);
-        if !fill(&mut recv, &mut resp, ctx).await? || !ended(&mut recv).await? {
+        if !exchange(conn, &req, &mut resp, ctx).await? {
             return Err(EngineError::PeerClosed { flow: ctx.id });
         }
+        m.io(req_len, 1);
         m.io(resp_len, 0);
         if phase == Phase::Measure {
             hist.saturating_record(start.elapsed().as_nanos() as u64);
@@ -60,6 +72,36 @@ pub(crate) async fn request(
         m.transaction();
     };
     Ok((end, hist))
+}
+
+/// Answers the request on `send`/`recv`: reads it into `req` (its header and
+/// the request's bytes) to its FIN, then writes the bytes its header asks
+/// for, from `resp`, and the FIN. The bytes answered.
+pub(crate) async fn answer(
+    send: &mut SendStream,
+    recv: &mut RecvStream,
+    req: &mut [u8],
+    resp: &Bytes,
+    ctx: &FlowCtx,
+) -> Result<u64, EngineError> {
+    if !fill(recv, req, ctx).await? || !ended(recv).await? {
+        return Err(fail("quic perf")(&format!(
+            "a request was not {} bytes after its header, then its end",
+            req.len() - HEADER
+        )));
+    }
+    let asked = u64::from_be_bytes(req[..HEADER].try_into().expect("8 bytes"));
+    if asked > resp.len() as u64 {
+        return Err(fail("quic perf")(&format!(
+            "a request asked for {asked} bytes; the test's response is {}",
+            resp.len()
+        )));
+    }
+    send.write_chunk(resp.slice(..asked as usize))
+        .await
+        .map_err(|e| fail("quic send")(&e))?;
+    let _ = send.finish();
+    Ok(asked)
 }
 
 /// The responder: answers every request (its header's size, from the
@@ -81,24 +123,9 @@ pub(crate) async fn respond(
             Err(_) if ctx.stopped() || Instant::now() >= ctx.clock.hard_end => break,
             Err(_) => continue,
         };
-        if !fill(&mut recv, &mut req, ctx).await? || !ended(&mut recv).await? {
-            return Err(fail("quic perf")(&format!(
-                "a request was not {req_len} bytes after its header, then its end"
-            )));
-        }
+        let asked = answer(&mut send, &mut recv, &mut req, &resp, ctx).await?;
         m.io(req_len as u64, 0);
         m.tick(Instant::now());
-        let asked = u64::from_be_bytes(req[..HEADER].try_into().expect("8 bytes"));
-        if asked > resp.len() as u64 {
-            return Err(fail("quic perf")(&format!(
-                "a request asked for {asked} bytes; quic-rr's response is {}",
-                resp.len()
-            )));
-        }
-        send.write_chunk(resp.slice(..asked as usize))
-            .await
-            .map_err(|e| fail("quic send")(&e))?;
-        let _ = send.finish();
         m.io(asked, 1);
         m.transaction();
     }

@@ -420,6 +420,17 @@ fn threads(o: &mut String, r: &TestReport, _opts: &TextOptions) {
                     if let Some(k) = share(crypto) {
                         parts.push(format!("crypto {k:.2}"));
                     }
+                    // Of it, the handshakes' public-key operations, where a
+                    // transaction is a connection.
+                    let shakes = side
+                        .flows
+                        .iter()
+                        .filter(|f| t.flows.contains(&f.id))
+                        .filter_map(|f| f.handshakes_in_interval())
+                        .reduce(|a, b| netsonde_model::units::Nanos(a.0 + b.0));
+                    if let Some(h) = share(shakes).filter(|h| *h >= 0.005) {
+                        parts.push(format!("of it handshakes {h:.2}"));
+                    }
                     if let Some(w) = share(t.wait).filter(|w| *w >= 0.005) {
                         parts.push(format!("waited {w:.2}"));
                     }

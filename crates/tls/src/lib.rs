@@ -103,6 +103,8 @@ fn provider(spec: &TestSpec) -> Result<Arc<CryptoProvider>, TlsError> {
         });
     }
     p.cipher_suites = timed::timed(&p.cipher_suites);
+    p.kx_groups = pubkey::kx_groups(&p.kx_groups);
+    p.key_provider = &pubkey::KEYS;
     Ok(Arc::new(p))
 }
 
@@ -180,12 +182,14 @@ impl ServerCertVerifier for Signatures {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
+        pubkey::check(|| {
+            verify_tls12_signature(
+                message,
+                cert,
+                dss,
+                &self.0.signature_verification_algorithms,
+            )
+        })
     }
 
     fn verify_tls13_signature(
@@ -194,12 +198,14 @@ impl ServerCertVerifier for Signatures {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
+        pubkey::check(|| {
+            verify_tls13_signature(
+                message,
+                cert,
+                dss,
+                &self.0.signature_verification_algorithms,
+            )
+        })
     }
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
@@ -422,6 +428,7 @@ pub(crate) fn is_wait(e: &io::Error) -> bool {
 }
 
 mod crr;
+mod pubkey;
 mod rr;
 mod timed;
 pub use crr::{crr_layer, CrrLayer};

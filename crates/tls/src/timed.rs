@@ -6,8 +6,9 @@
 //! ([`take`]) is the sampled calls' time scaled by all calls over sampled
 //! ones: unbiased whatever the mix of sizes (16 KiB records, QUIC's full
 //! packets and its small acknowledgements), and no clock read on the other
-//! calls. What it leaves out is said with it: the handshake's public-key
-//! operations (key exchange, signature and its check) and QUIC's header
+//! calls. The handshakes' public-key operations (key exchange, signature and
+//! its check) are timed beside them ([`crate::pubkey`]); what it leaves out is
+//! said with it: the handshake's key schedule (hashes) and QUIC's header
 //! protection (one AES block per packet).
 //!
 //! A flow's crypto runs on its own thread (TLS's records in the flow's
@@ -80,7 +81,9 @@ fn count<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// The calling thread's crypto since the last `take`, and starts afresh.
+/// The calling thread's crypto since the last `take` (the records' and, from
+/// `pubkey.rs`, the handshakes' public-key operations), and starts
+/// afresh.
 pub fn take() -> CryptoCost {
     let t = TALLY.with(|c| {
         let t = c.get();
@@ -94,10 +97,14 @@ pub fn take() -> CryptoCost {
         0 => 0,
         s => (t.sampled_ns as f64 * t.calls as f64 / s as f64) as u64,
     };
+    let pk = crate::pubkey::take();
     CryptoCost {
         ns: Nanos(ns),
         calls: t.calls,
         sampled: t.sampled,
+        handshake_ns: Nanos(pk.ns),
+        key_exchanges: pk.key_exchanges,
+        signatures: pk.signatures,
     }
 }
 

@@ -50,14 +50,18 @@ pub enum TestKind {
     /// tcp-rr over TLS: request/response as records on one kept TLS
     /// connection per flow.
     TlsRr,
-    /// Request/response over QUIC: one connection per flow, the messages on
-    /// one kept bidirectional stream.
+    /// Request/response over QUIC: one connection per flow, each transaction
+    /// a request on a bidirectional stream of its own.
     QuicRr,
+    /// QUIC connect, request, response, close: a new QUIC connection per
+    /// transaction over the flow's UDP socket (a full handshake, or a resumed
+    /// one with `--tls-resume`): handshakes per second.
+    QuicCrr,
 }
 
 impl TestKind {
     /// All kinds, for help texts and sweeps.
-    pub const ALL: [TestKind; 10] = [
+    pub const ALL: [TestKind; 11] = [
         TestKind::TcpStream,
         TestKind::UdpStream,
         TestKind::TcpRr,
@@ -68,6 +72,7 @@ impl TestKind {
         TestKind::TlsCrr,
         TestKind::TlsRr,
         TestKind::QuicRr,
+        TestKind::QuicCrr,
     ];
 
     /// The name used on the command line and in JSON.
@@ -83,6 +88,7 @@ impl TestKind {
             TestKind::TlsCrr => "tls-crr",
             TestKind::TlsRr => "tls-rr",
             TestKind::QuicRr => "quic-rr",
+            TestKind::QuicCrr => "quic-crr",
         }
     }
 
@@ -94,8 +100,9 @@ impl TestKind {
         )
     }
 
-    /// Whether the test opens a connection per transaction (connect, request,
-    /// response, close).
+    /// Whether the test opens a TCP connection per transaction (connect,
+    /// request, response, close). quic-crr opens QUIC connections over one
+    /// UDP socket per flow instead.
     pub fn is_crr(self) -> bool {
         matches!(self, TestKind::TcpCrr | TestKind::TlsCrr)
     }
@@ -117,7 +124,10 @@ impl TestKind {
 
     /// Whether the test runs its own transport in user space over UDP (QUIC).
     pub fn is_quic(self) -> bool {
-        matches!(self, TestKind::QuicStream | TestKind::QuicRr)
+        matches!(
+            self,
+            TestKind::QuicStream | TestKind::QuicRr | TestKind::QuicCrr
+        )
     }
 
     /// Whether the test uses TCP data connections.
@@ -143,6 +153,7 @@ impl TestKind {
                 | TestKind::TlsCrr
                 | TestKind::TlsRr
                 | TestKind::QuicRr
+                | TestKind::QuicCrr
         )
     }
 }
@@ -278,7 +289,7 @@ impl IoStrategy {
             (_, Xdp) if test != TestKind::UdpStream => {
                 Err("xdp receives UDP streams; TCP and request/response need the kernel's stack")
             }
-            (TestKind::TcpCrr | TestKind::TlsCrr, _) => Err(
+            (TestKind::TcpCrr | TestKind::TlsCrr | TestKind::QuicCrr, _) => Err(
                 "a connect-request-response test opens a connection per transaction; only \
                  copy, epoll and busypoll apply",
             ),

@@ -76,7 +76,7 @@ impl Peer {
 fn quic_perf_cannot_run(spec: &TestSpec) -> Option<String> {
     if !spec.test.is_quic() {
         return Some(format!(
-            "{} (a QUIC perf server runs quic-stream and quic-rr only)",
+            "{} (a QUIC perf server runs quic-stream, quic-rr and quic-crr only)",
             spec.test
         ));
     }

@@ -129,62 +129,7 @@ impl TestSpec {
                 });
             }
         }
-        if self.tls_resume && t != TestKind::TlsCrr {
-            return Err(SpecError::NotApplicable {
-                option: "--tls-resume",
-                test: t,
-                why: "only tls-crr opens connections to resume",
-            });
-        }
-        if !t.is_tls() && self.tls_suite.is_some() {
-            return Err(SpecError::NotApplicable {
-                option: "--tls-suite",
-                test: t,
-                why: "only the tls- tests take a suite (QUIC uses TLS 1.3's own)",
-            });
-        }
-        let io_given = self.tx_io != IoStrategy::Copy || self.rx_io != IoStrategy::Copy;
-        if t.is_tls() && io_given {
-            return Err(SpecError::NotApplicable {
-                option: "--io",
-                test: t,
-                why: "TLS writes and reads its own records over the copy path",
-            });
-        }
-        if t.is_quic() && io_given {
-            return Err(SpecError::NotApplicable {
-                option: "--io",
-                test: t,
-                why: "QUIC's stack (quinn) does its own socket I/O, with GSO and GRO where the \
-                      kernel has them (--no-gso turns them off)",
-            });
-        }
-        if self.no_gso && t.is_tcp() {
-            return Err(SpecError::NotApplicable {
-                option: "--no-gso",
-                test: t,
-                why: "it turns off UDP's segmentation and receive offloads",
-            });
-        }
-        if self.mptcp
-            && !matches!(
-                t,
-                TestKind::TcpStream | TestKind::TcpRr | TestKind::TlsStream | TestKind::TlsRr
-            )
-        {
-            return Err(SpecError::NotApplicable {
-                option: "--mptcp",
-                test: t,
-                why: "MPTCP carries the stream and request/response tests' kept connections",
-            });
-        }
-        if t.is_tls() && self.iperf3_io {
-            return Err(SpecError::NotApplicable {
-                option: "iperf3's reading",
-                test: t,
-                why: "iperf3 has no TLS test",
-            });
-        }
+        self.check_transport()?;
         if t == TestKind::UdpStream {
             let v = self.size.0;
             if !(UDP_HEADER_LEN..=MAX_UDP_PAYLOAD).contains(&v) {
@@ -250,6 +195,69 @@ impl TestSpec {
             {
                 return Err(SpecError::BadCongestion(c.clone()));
             }
+        }
+        Ok(())
+    }
+
+    /// The encrypted and multipath transports' options on the tests that
+    /// take them.
+    fn check_transport(&self) -> Result<(), SpecError> {
+        let t = self.test;
+        if self.tls_resume && !matches!(t, TestKind::TlsCrr | TestKind::QuicCrr) {
+            return Err(SpecError::NotApplicable {
+                option: "--tls-resume",
+                test: t,
+                why: "only tls-crr and quic-crr open connections to resume",
+            });
+        }
+        if !t.is_tls() && self.tls_suite.is_some() {
+            return Err(SpecError::NotApplicable {
+                option: "--tls-suite",
+                test: t,
+                why: "only the tls- tests take a suite (QUIC uses TLS 1.3's own)",
+            });
+        }
+        let io_given = self.tx_io != IoStrategy::Copy || self.rx_io != IoStrategy::Copy;
+        if t.is_tls() && io_given {
+            return Err(SpecError::NotApplicable {
+                option: "--io",
+                test: t,
+                why: "TLS writes and reads its own records over the copy path",
+            });
+        }
+        if t.is_quic() && io_given {
+            return Err(SpecError::NotApplicable {
+                option: "--io",
+                test: t,
+                why: "QUIC's stack (quinn) does its own socket I/O, with GSO and GRO where the \
+                      kernel has them (--no-gso turns them off)",
+            });
+        }
+        if self.no_gso && t.is_tcp() {
+            return Err(SpecError::NotApplicable {
+                option: "--no-gso",
+                test: t,
+                why: "it turns off UDP's segmentation and receive offloads",
+            });
+        }
+        if self.mptcp
+            && !matches!(
+                t,
+                TestKind::TcpStream | TestKind::TcpRr | TestKind::TlsStream | TestKind::TlsRr
+            )
+        {
+            return Err(SpecError::NotApplicable {
+                option: "--mptcp",
+                test: t,
+                why: "MPTCP carries the stream and request/response tests' kept connections",
+            });
+        }
+        if t.is_tls() && self.iperf3_io {
+            return Err(SpecError::NotApplicable {
+                option: "iperf3's reading",
+                test: t,
+                why: "iperf3 has no TLS test",
+            });
         }
         Ok(())
     }
