@@ -3,7 +3,8 @@
 Every case runs in interleaved rounds (the order rotating each round) against
 one netsonde server on loopback, client on core 0 and server on core 1
 (taskset): tcp-stream, tls-stream with each suite asked, and quic-stream with
-GSO and without it, at each message size; request/response on a kept
+GSO and without it, with four streams on its connection and as four
+connections, at each message size; request/response on a kept
 connection (tcp-rr, tls-rr, quic-rr: 1-byte messages, one in flight) and a
 connection per transaction (tcp-crr, tls-crr and quic-crr, full and resumed:
 handshakes per second, each end's CPU per transaction, and the part of it
@@ -31,6 +32,9 @@ SUITES = [
     ("tls12-aes128", ["-T", "tls-stream", "--tls-suite", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"]),
     ("quic", ["-T", "quic-stream"]),
     ("quic-no-gso", ["-T", "quic-stream", "--no-gso"]),
+    # Four streams on one connection, and four connections of one stream.
+    ("quic-4streams", ["-T", "quic-stream", "--quic-streams", "4"]),
+    ("quic-P4", ["-T", "quic-stream", "-P", "4"]),
 ]
 # Request/response on one kept connection per flow: what TLS's records and
 # QUIC's user-space stack add to each round trip.

@@ -233,6 +233,7 @@ TLS13_CHACHA20_POLY1305_SHA256\t''
 TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384\t''
 TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256\t''
 TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256\t''"
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l quic-streams -d 'quic-stream: streams on each flow\'s one QUIC connection, 1 to 64, each a perf request of its own sharing the connection\'s flow control and congestion window (-P opens more connections) [default: 1]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s b -l rate -d 'Pacing rate per stream, in bit/s: 100M, 10G (decimal); 0 is unpaced. UDP default 1G' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s P -l parallel -d 'Parallel streams per direction, each on its own thread [default: 1]' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s t -l time -d 'Measured duration: 10 (seconds), 500ms, 2m [default: 10 s; with -n or -k, a cap of 300 s less the warm-up]' -r
@@ -298,7 +299,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l rrul -d 'Re
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s N -l nodelay -d 'Disable Nagle\'s algorithm (always on for RR tests)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l mptcp -d 'Multipath TCP: each stream\'s (or request/response flow\'s) connection is the kernel\'s MPTCP, over the subflows its path manager opens (`ip mptcp endpoint`); each subflow\'s path and share are reported'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l no-gso -d 'UDP with --io batch: sendmmsg and recvmmsg of 64 without GSO/GRO, so every datagram crosses as a packet of its own (on loopback and veth a GSO super-datagram never does)'
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l tls-resume -d 'tls-crr: resume the flow\'s earlier TLS sessions (tickets, session IDs) instead of a full handshake on every connection'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l tls-resume -d 'tls-crr, quic-crr: resume the flow\'s earlier TLS sessions (tickets, session IDs) instead of a full handshake on every connection'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s R -l reverse -d 'The server sends'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l bidir -d 'Both directions at once, on separate connections'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s J -l json -d 'One JSON document (see docs/JSON.md); iperf3\'s -J'

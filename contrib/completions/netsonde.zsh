@@ -259,6 +259,7 @@ quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), 
 '-C+[TCP congestion control on both ends (bbr, cubic, reno, ...)]:CONGESTION:_default' \
 '--congestion=[TCP congestion control on both ends (bbr, cubic, reno, ...)]:CONGESTION:_default' \
 '--tls-suite=[tls-stream\: the cipher suite by its IANA name, which also picks TLS 1.3 or 1.2 (TLS13_AES_128_GCM_SHA256, TLS13_CHACHA20_POLY1305_SHA256, TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, ...); default\: TLS 1.3'\''s first]:SUITE:(TLS13_AES_256_GCM_SHA384 TLS13_AES_128_GCM_SHA256 TLS13_CHACHA20_POLY1305_SHA256 TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256)' \
+'--quic-streams=[quic-stream\: streams on each flow'\''s one QUIC connection, 1 to 64, each a perf request of its own sharing the connection'\''s flow control and congestion window (-P opens more connections) \[default\: 1\]]:N:_default' \
 '-b+[Pacing rate per stream, in bit/s\: 100M, 10G (decimal); 0 is unpaced. UDP default 1G]:RATE:_default' \
 '--rate=[Pacing rate per stream, in bit/s\: 100M, 10G (decimal); 0 is unpaced. UDP default 1G]:RATE:_default' \
 '-P+[Parallel streams per direction, each on its own thread \[default\: 1\]]:PARALLEL:_default' \
@@ -305,7 +306,7 @@ quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), 
 '--nodelay[Disable Nagle'\''s algorithm (always on for RR tests)]' \
 '--mptcp[Multipath TCP\: each stream'\''s (or request/response flow'\''s) connection is the kernel'\''s MPTCP, over the subflows its path manager opens (\`ip mptcp endpoint\`); each subflow'\''s path and share are reported]' \
 '--no-gso[UDP with --io batch\: sendmmsg and recvmmsg of 64 without GSO/GRO, so every datagram crosses as a packet of its own (on loopback and veth a GSO super-datagram never does)]' \
-'--tls-resume[tls-crr\: resume the flow'\''s earlier TLS sessions (tickets, session IDs) instead of a full handshake on every connection]' \
+'--tls-resume[tls-crr, quic-crr\: resume the flow'\''s earlier TLS sessions (tickets, session IDs) instead of a full handshake on every connection]' \
 '(--bidir)-R[The server sends]' \
 '(--bidir)--reverse[The server sends]' \
 '--bidir[Both directions at once, on separate connections]' \

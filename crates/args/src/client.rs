@@ -117,10 +117,15 @@ pub struct ClientArgs {
     /// GSO super-datagram never does).
     #[arg(long)]
     pub no_gso: bool,
-    /// tls-crr: resume the flow's earlier TLS sessions (tickets, session IDs)
-    /// instead of a full handshake on every connection.
+    /// tls-crr, quic-crr: resume the flow's earlier TLS sessions (tickets,
+    /// session IDs) instead of a full handshake on every connection.
     #[arg(long)]
     pub tls_resume: bool,
+    /// quic-stream: streams on each flow's one QUIC connection, 1 to 64, each
+    /// a perf request of its own sharing the connection's flow control and
+    /// congestion window (-P opens more connections) [default: 1].
+    #[arg(long, value_name = "N")]
+    pub quic_streams: Option<u32>,
     /// Pacing rate per stream, in bit/s: 100M, 10G (decimal); 0 is unpaced. UDP default 1G.
     #[arg(short = 'b', long, value_parser = parse_rate)]
     pub rate: Option<BitRate>,
@@ -322,6 +327,7 @@ impl ClientArgs {
         s.mptcp = self.mptcp;
         s.no_gso = self.no_gso;
         s.tls_resume = self.tls_resume;
+        s.quic_streams = self.quic_streams;
         if let Some(r) = self.rate {
             s.rate = netsonde_model::spec::pacing(r);
         }

@@ -79,6 +79,18 @@ fn own_name(bind: std::net::IpAddr, port: u16) -> String {
     format!("{host}:{port}")
 }
 
+/// What the QUIC perf server has answered so far.
+fn perf_counts(t: &netsonde_quic::PerfTotals) -> netsonde_model::health::QuicPerfCounts {
+    let n = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+    netsonde_model::health::QuicPerfCounts {
+        connections: n(&t.connections),
+        refused: n(&t.refused),
+        requests: n(&t.requests),
+        read_bytes: n(&t.read),
+        sent_bytes: n(&t.sent),
+    }
+}
+
 /// The QUIC perf server beside the netsonde server (`--quic-perf PORT`), on
 /// a thread of its own until `stop`.
 fn quic_perf(
@@ -172,13 +184,6 @@ pub fn run(a: ServerArgs, jobs: Option<(agent::Measure, agent::Targets)>) -> any
     if let Some(t) = targets {
         eprintln!("netsonde: agent targets: {t}");
     }
-    if let Some(addr) = a.metrics {
-        let health = server.health();
-        let render =
-            Arc::new(move || netsonde_report::openmetrics::render(Some(&health()), &results.all()));
-        let bound = crate::metrics_http::serve(addr, render)?;
-        eprintln!("netsonde: metrics on http://{bound}/metrics");
-    }
     // SIGTERM or Ctrl-C: stop accepting, let running tests finish, exit 0.
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
@@ -188,18 +193,25 @@ pub fn run(a: ServerArgs, jobs: Option<(agent::Measure, agent::Targets)>) -> any
         Some(port) => Some(quic_perf(&a, port, stop.clone())?),
         None => None,
     };
+    if let Some(addr) = a.metrics {
+        let health = server.health();
+        let perf_totals = perf.as_ref().map(|(_, t)| t.clone());
+        let render = Arc::new(move || {
+            let mut h = health();
+            h.quic_perf = perf_totals.as_deref().map(perf_counts);
+            netsonde_report::openmetrics::render(Some(&h), &results.all())
+        });
+        let bound = crate::metrics_http::serve(addr, render)?;
+        eprintln!("netsonde: metrics on http://{bound}/metrics");
+    }
     server.run(stop.clone())?;
     if let Some((thread, totals)) = perf {
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let _ = thread.join();
-        let n = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+        let c = perf_counts(&totals);
         eprintln!(
             "netsonde: QUIC perf: {} connections ({} refused), {} requests, {} B read, {} B sent",
-            n(&totals.connections),
-            n(&totals.refused),
-            n(&totals.requests),
-            n(&totals.read),
-            n(&totals.sent)
+            c.connections, c.refused, c.requests, c.read_bytes, c.sent_bytes
         );
     }
     // The server and its sink are gone: the storer ends once it has

@@ -215,6 +215,57 @@ fn tls_and_quic_crr_count_their_full_and_resumed_handshakes() {
     }
 }
 
+/// quic-stream with several streams on each connection: every stream's
+/// bytes arrive (checked with --verify), both ways, each flow one
+/// connection; a volume is the flow's whole, shared by its streams.
+#[test]
+fn a_quic_connection_carries_several_streams_both_ways() {
+    for extra in [&[][..], &["-R"][..], &["-P", "2"][..]] {
+        let mut args = vec![
+            "-T",
+            "quic-stream",
+            "--quic-streams",
+            "4",
+            "-t",
+            "0.5",
+            "--verify",
+            "--no-store",
+        ];
+        args.extend_from_slice(extra);
+        let doc = json(&args);
+        for d in doc["directions"].as_array().unwrap() {
+            assert!(d["bytes"].as_u64().unwrap() > 1_000_000, "{extra:?}: {d}");
+            assert_eq!(d["sender_bytes_total"], d["receiver_bytes_total"], "{d}");
+        }
+        for end in ["client", "server"] {
+            for f in doc[end]["flows"].as_array().unwrap() {
+                let io = &f["io"];
+                let note = io["note"].as_str().unwrap();
+                assert!(note.contains("4 streams on the connection"), "{note}");
+                if f["role"] == "receiver" {
+                    assert_eq!(io["verify_errors"], 0, "{extra:?}: {io}");
+                }
+            }
+        }
+    }
+    let doc = json(&[
+        "-T",
+        "quic-stream",
+        "--quic-streams",
+        "3",
+        "-n",
+        "30M",
+        "--no-store",
+    ]);
+    let moved = doc["directions"][0]["bytes"].as_u64().unwrap();
+    // -n counts binary units; each stream may finish the message it began.
+    let want = 30 * 1024 * 1024;
+    assert!(
+        (want..=want + 3 * 131_072).contains(&moved),
+        "{moved} bytes for -n 30M over 3 streams"
+    );
+}
+
 /// tls-rr and quic-rr: one kept connection per flow (one handshake each,
 /// whole test), every transaction a request and a response through it,
 /// timed; a response of several TLS records (40 KiB) arrives whole.
@@ -312,6 +363,14 @@ fn bad_tls_input_is_refused_before_traffic() {
         (
             &["-T", "tls-rr", "--tls-resume"][..],
             "only tls-crr and quic-crr open connections",
+        ),
+        (
+            &["-T", "tcp-stream", "--quic-streams", "2"][..],
+            "only quic-stream carries several streams",
+        ),
+        (
+            &["-T", "quic-stream", "--quic-streams", "65"][..],
+            "--quic-streams must be between 1 and 64",
         ),
     ] {
         let mut all = vec!["client"];

@@ -117,7 +117,29 @@ fn a_quic_perf_server_is_measured_both_ways_and_by_request() {
         answered >= whole && answered <= whole + 1,
         "{answered} for {whole}"
     );
-    assert_eq!(totals.connections.load(Ordering::Relaxed), 4);
+    // Three streams on one connection: three requests, every byte read.
+    let (read, requests) = (
+        totals.read.load(Ordering::Relaxed),
+        totals.requests.load(Ordering::Relaxed),
+    );
+    let three = with(&["-T", "quic-stream", "--quic-streams", "3", "-t", "1"]);
+    assert_eq!(totals.requests.load(Ordering::Relaxed) - requests, 3);
+    assert_eq!(
+        totals.read.load(Ordering::Relaxed) - read,
+        sum(&three, "client", "bytes_total")
+    );
+    // A connection per transaction: each one a connection the server took
+    // and a request it answered.
+    let (conns, requests) = (
+        totals.connections.load(Ordering::Relaxed),
+        totals.requests.load(Ordering::Relaxed),
+    );
+    let crr = with(&["-T", "quic-crr", "-t", "0.5"]);
+    let whole = crr["rr"]["client_transactions_total"].as_u64().unwrap();
+    assert!(whole > 20, "{whole} connections");
+    assert_eq!(totals.connections.load(Ordering::Relaxed) - conns, whole);
+    assert_eq!(totals.requests.load(Ordering::Relaxed) - requests, whole);
+    assert_eq!(totals.connections.load(Ordering::Relaxed), 5 + whole);
     // What a perf server cannot run is refused before traffic, in a line.
     for (args, says) in [
         (&["-T", "tcp-stream"][..], "cannot run tcp-stream"),
@@ -150,7 +172,13 @@ fn a_netsonde_server_answers_quic_perf_clients() {
     let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
     let port = udp.local_addr().unwrap().port().to_string();
     drop(udp);
-    let mut srv = crate::util::ServerProc::start_with(&["--quic-perf", &port, "--no-store"]);
+    let mut srv = crate::util::ServerProc::start_with(&[
+        "--quic-perf",
+        &port,
+        "--no-store",
+        "--metrics",
+        "127.0.0.1:0",
+    ]);
     let said = |what: &str| srv.lines().iter().any(|l| l.contains(what));
     let until = Instant::now() + Duration::from_secs(5);
     while !said("QUIC perf server on udp") && Instant::now() < until {
@@ -177,6 +205,29 @@ fn a_netsonde_server_answers_quic_perf_clients() {
     let doc = json(&rr);
     let whole = doc["rr"]["client_transactions_total"].as_u64().unwrap();
     assert!(whole > 50, "{whole} transactions");
+    // --metrics serves its perf server's counts as they grow.
+    let metrics = srv
+        .lines()
+        .iter()
+        .find_map(|l| {
+            l.split("metrics on http://")
+                .nth(1)
+                .and_then(|a| a.strip_suffix("/metrics"))
+                .map(str::to_string)
+        })
+        .expect("the metrics address");
+    let text = crate::fleet::http_get(&metrics, "/metrics").unwrap();
+    let value = |series: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{series} in {text}"))
+    };
+    assert_eq!(
+        value(r#"netsonde_quic_perf_connections_total{outcome="accepted"}"#),
+        2
+    );
+    assert!(value("netsonde_quic_perf_requests_total") > whole, "{text}");
+    assert!(value(r#"netsonde_quic_perf_bytes_total{direction="read"}"#) > 100_000);
     // SIGTERM: it drains and says what its perf server answered.
     let st = std::process::Command::new("kill")
         .args(["-TERM", &srv.child.id().to_string()])

@@ -57,6 +57,7 @@ impl Tally {
             connections: connections as u64,
             held: res(held),
             budget: res(total),
+            quic_perf: None,
         }
     }
 }

@@ -21,6 +21,24 @@ pub struct ServerHealth {
     pub held: Resources,
     /// The budget's size.
     pub budget: Resources,
+    /// The QUIC perf server beside it (`--quic-perf`), if it runs one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quic_perf: Option<QuicPerfCounts>,
+}
+
+/// What a server's QUIC perf server answered since it started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuicPerfCounts {
+    /// Connections accepted.
+    pub connections: u64,
+    /// Connections refused at its limit.
+    pub refused: u64,
+    /// Requests answered (or cut short by their client).
+    pub requests: u64,
+    /// Upload bytes read.
+    pub read_bytes: u64,
+    /// Bytes handed to the stack in answers.
+    pub sent_bytes: u64,
 }
 
 /// Memory, threads and descriptors.

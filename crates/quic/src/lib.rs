@@ -72,7 +72,11 @@ fn windows(spec: &TestSpec, flow: u32) -> (u32, u32) {
 fn transport(spec: &TestSpec, flow: u32) -> Arc<TransportConfig> {
     // The client's perf-protocol requests: quic-stream's one, or quic-rr's
     // one at a time (the credit for the next must never be what it waits on).
-    let bidi = if spec.test.is_rr() { 100 } else { 1 };
+    let bidi = if spec.test.is_rr() {
+        100
+    } else {
+        spec.quic_streams()
+    };
     let (stream_window, window) = windows(spec, flow);
     let mut t = TransportConfig::default();
     t.stream_receive_window(VarInt::from_u32(stream_window))
@@ -274,6 +278,11 @@ async fn flow(
     };
     let mut result = m.finish(end, ctx.id, ctx.dir, role);
     let s = conn.stats();
+    let streams = match ctx.spec.quic_streams() {
+        1 => String::new(),
+        n if !ctx.spec.test.is_rr() => format!(", {n} streams on the connection"),
+        _ => String::new(),
+    };
     let gso = if ctx.spec.no_gso {
         "GSO off"
     } else {
@@ -283,7 +292,7 @@ async fn flow(
     result.io = Some(IoReport {
         strategy: "quic".into(),
         note: Some(format!(
-            "QUIC v1 (quinn 0.11, TLS 1.3 by rustls, ring); handshake {:.2} ms; socket buffers \
+            "QUIC v1 (quinn 0.11, TLS 1.3 by rustls, ring){streams}; handshake {:.2} ms; socket buffers \
              {} B receive, {} B send; {gso}: {} UDP datagrams sent in {} calls, {} received \
              in {}; {} packets lost, {} congestion events; rtt {:.1} us; goodput counts stream \
              bytes",

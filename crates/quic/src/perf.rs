@@ -13,9 +13,11 @@
 //! transaction is one request of the request size asking for the response
 //! size.
 
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
+use futures_util::future::try_join_all;
 use netsonde_engine::meter::{FlowCtx, Meter, Phase};
 use netsonde_engine::verify::Verifier;
 use netsonde_engine::EngineError;
@@ -88,23 +90,32 @@ async fn drain(stream: &mut RecvStream, ctx: &FlowCtx) -> Result<u64, EngineErro
     }
 }
 
-/// Writes the message until the measured interval ends (or the volume is
-/// sent, or the test is stopped), paced to `--rate`. When sending stopped.
+/// One flow's meter, shared by its streams (they run as futures of one task
+/// on the flow's thread, each borrowing it between awaits).
+type Shared<'a> = RefCell<&'a mut Meter>;
+
+/// Writes the message until the measured interval ends (or the flow's volume
+/// is sent, or the test is stopped), paced to this stream's share of
+/// `--rate` (`streams` share it). When sending stopped.
 async fn pump_out(
     send: &mut SendStream,
     ctx: &FlowCtx,
-    m: &mut Meter,
+    m: &Shared<'_>,
+    streams: u32,
 ) -> Result<Instant, EngineError> {
     let msg = message(ctx.spec.size.0.max(1));
     let len = msg.len() as u64;
     let clock = ctx.clock;
     let volume = ctx.spec.stream_volume().unwrap_or(u64::MAX);
-    let ns_per_byte = ctx.spec.rate.map(|r| 8e9 / r.bps());
+    let ns_per_byte = ctx.spec.rate.map(|r| 8e9 * f64::from(streams) / r.bps());
     let mut sent = 0u64;
     loop {
         let now = clock.now_ns();
-        if m.tick_ns(now) == Phase::After || ctx.stopped() || m.measured_bytes() >= volume {
-            break;
+        {
+            let mut m = m.borrow_mut();
+            if m.tick_ns(now) == Phase::After || ctx.stopped() || m.measured_bytes() >= volume {
+                break;
+            }
         }
         if let Some(p) = ns_per_byte {
             let due = (sent as f64 * p) as u64;
@@ -120,7 +131,7 @@ async fn pump_out(
             .await
             .map_err(|e| fail("quic send")(&e))?;
         sent += len;
-        m.moved(len, 1, 1);
+        m.borrow_mut().moved(len, 1, 1);
     }
     Ok(Instant::now())
 }
@@ -131,7 +142,7 @@ async fn pump_out(
 async fn pump_in(
     recv: &mut RecvStream,
     ctx: &FlowCtx,
-    m: &mut Meter,
+    m: &Shared<'_>,
     until: u64,
 ) -> Result<(Instant, Option<u64>), EngineError> {
     let clock = ctx.clock;
@@ -141,8 +152,11 @@ async fn pump_in(
         match tokio::time::timeout(WAKE, recv.read_chunk(usize::MAX, true)).await {
             Ok(Ok(Some(c))) => {
                 let now = clock.now_ns();
-                m.tick_ns(now);
-                m.moved(c.bytes.len() as u64, 0, 1);
+                {
+                    let mut m = m.borrow_mut();
+                    m.tick_ns(now);
+                    m.moved(c.bytes.len() as u64, 0, 1);
+                }
                 if let Some(v) = &mut verifier {
                     v.stream(&c.bytes);
                 }
@@ -155,8 +169,11 @@ async fn pump_in(
             Ok(Err(e)) => return Err(fail("quic receive")(&e)),
             Err(_) => {
                 let now = clock.now_ns();
-                m.tick_ns(now);
-                m.call();
+                {
+                    let mut m = m.borrow_mut();
+                    m.tick_ns(now);
+                    m.call();
+                }
                 if ctx.stopped() || now >= clock.hard_ns.min(until) {
                     break;
                 }
@@ -173,19 +190,53 @@ async fn closed(conn: &Connection, ctx: &FlowCtx) {
     let _ = tokio::time::timeout(left, conn.closed()).await;
 }
 
-/// The client sends: one request asking for nothing back, the upload, its
-/// FIN, and the server's empty answer (it has read every byte). When sending
+/// The streams' ends together: the last one's end, and the damaged bytes
+/// `--verify` found on all of them.
+fn together(each: Vec<(Instant, Option<u64>)>) -> (Instant, Option<u64>) {
+    let end = each.iter().map(|e| e.0).max().unwrap_or_else(Instant::now);
+    let damaged = each.iter().filter_map(|e| e.1).reduce(|a, b| a + b);
+    (end, damaged)
+}
+
+/// The client sends: a request per stream (`--quic-streams`, all at once on
+/// the one connection), each asking for nothing back, its upload and FIN,
+/// and the server's empty answer (it has read every byte). When sending
 /// stopped.
 pub(crate) async fn upload(
     conn: &Connection,
     ctx: &FlowCtx,
     m: &mut Meter,
 ) -> Result<Instant, EngineError> {
-    let (mut send, mut recv) = conn.open_bi().await.map_err(|e| fail("quic stream")(&e))?;
-    send.write_chunk(request(0, &[]))
-        .await
-        .map_err(|e| fail("quic send")(&e))?;
-    let end = pump_out(&mut send, ctx, m).await?;
+    let n = ctx.spec.quic_streams();
+    // Every request goes out before any upload: a stream that began first
+    // would take all the connection's send buffer, and the others' requests
+    // would wait behind it.
+    let mut streams = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let (mut send, recv) = conn.open_bi().await.map_err(|e| fail("quic stream")(&e))?;
+        send.write_chunk(request(0, &[]))
+            .await
+            .map_err(|e| fail("quic send")(&e))?;
+        streams.push((send, recv));
+    }
+    let m = RefCell::new(m);
+    let ends = try_join_all(
+        streams
+            .into_iter()
+            .map(|(send, recv)| upload_one(send, recv, ctx, &m, n)),
+    )
+    .await?;
+    Ok(ends.into_iter().max().unwrap_or_else(Instant::now))
+}
+
+async fn upload_one(
+    mut send: SendStream,
+    mut recv: RecvStream,
+    ctx: &FlowCtx,
+    m: &Shared<'_>,
+    streams: u32,
+) -> Result<Instant, EngineError> {
+    let end = pump_out(&mut send, ctx, m, streams).await?;
     let _ = send.finish();
     let extra = drain(&mut recv, ctx).await?;
     if extra > 0 {
@@ -196,15 +247,31 @@ pub(crate) async fn upload(
     Ok(end)
 }
 
-/// The client receives: one request for the test's volume (or no end), and
-/// the server's bytes until its FIN or a second past the end.
+/// The client receives: a request per stream for its share of the test's
+/// volume (or no end), and the server's bytes until each stream's FIN or a
+/// second past the end.
 pub(crate) async fn download(
     conn: &Connection,
     ctx: &FlowCtx,
     m: &mut Meter,
 ) -> Result<(Instant, Option<u64>), EngineError> {
+    let n = ctx.spec.quic_streams();
+    let m = RefCell::new(m);
+    let asked = |i: u32| match ctx.spec.stream_volume() {
+        Some(v) => v / u64::from(n) + u64::from(u64::from(i) < v % u64::from(n)),
+        None => ENDLESS,
+    };
+    let each = try_join_all((0..n).map(|i| download_one(conn, ctx, &m, asked(i)))).await?;
+    Ok(together(each))
+}
+
+async fn download_one(
+    conn: &Connection,
+    ctx: &FlowCtx,
+    m: &Shared<'_>,
+    asked: u64,
+) -> Result<(Instant, Option<u64>), EngineError> {
     let (mut send, mut recv) = conn.open_bi().await.map_err(|e| fail("quic stream")(&e))?;
-    let asked = ctx.spec.stream_volume().unwrap_or(ENDLESS);
     send.write_chunk(request(asked, &[]))
         .await
         .map_err(|e| fail("quic send")(&e))?;
@@ -215,30 +282,55 @@ pub(crate) async fn download(
     Ok(r)
 }
 
-/// The server's end of a quic-stream: the client's one request, then the
-/// upload read to its FIN and an empty answer (this end receives), or the
-/// test's bytes sent until the end (it sends); then the client's close.
+/// The server's end of a quic-stream: the client's requests (one per
+/// stream), then each upload read to its FIN and an empty answer (this end
+/// receives), or the test's bytes sent on each until the end (it sends);
+/// then the client's close.
 pub(crate) async fn serve(
     conn: &Connection,
     ctx: &FlowCtx,
     m: &mut Meter,
     sends: bool,
 ) -> Result<(Instant, Option<u64>), EngineError> {
-    let (mut send, mut recv) = tokio::time::timeout(HANDSHAKE, conn.accept_bi())
-        .await
-        .map_err(|_| fail("quic stream")(&"none opened in 5 s"))?
-        .map_err(|e| fail("quic stream")(&e))?;
+    let n = ctx.spec.quic_streams();
+    let mut streams = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        streams.push(
+            tokio::time::timeout(HANDSHAKE, conn.accept_bi())
+                .await
+                .map_err(|_| fail("quic stream")(&"none opened in 5 s"))?
+                .map_err(|e| fail("quic stream")(&e))?,
+        );
+    }
+    let m = RefCell::new(m);
+    let each = try_join_all(
+        streams
+            .into_iter()
+            .map(|(send, recv)| serve_one(send, recv, ctx, &m, sends, n)),
+    )
+    .await?;
+    closed(conn, ctx).await;
+    Ok(together(each))
+}
+
+async fn serve_one(
+    mut send: SendStream,
+    mut recv: RecvStream,
+    ctx: &FlowCtx,
+    m: &Shared<'_>,
+    sends: bool,
+    streams: u32,
+) -> Result<(Instant, Option<u64>), EngineError> {
     let mut header = [0u8; HEADER];
     if !fill(&mut recv, &mut header, ctx).await? {
         return Err(fail("quic perf")(&"the request ended before its header"));
     }
     let r = if sends {
         drain(&mut recv, ctx).await?;
-        (pump_out(&mut send, ctx, m).await?, None)
+        (pump_out(&mut send, ctx, m, streams).await?, None)
     } else {
         pump_in(&mut recv, ctx, m, u64::MAX).await?
     };
     let _ = send.finish();
-    closed(conn, ctx).await;
     Ok(r)
 }

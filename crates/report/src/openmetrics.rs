@@ -108,6 +108,42 @@ fn health(reg: &mut Registry, h: &ServerHealth) {
         "What running sessions hold of the budget, and its size, per resource",
         budget,
     );
+    if let Some(q) = &h.quic_perf {
+        quic_perf(reg, q);
+    }
+}
+
+/// A `--quic-perf` server's counts since it started.
+fn quic_perf(reg: &mut Registry, q: &netsonde_model::health::QuicPerfCounts) {
+    let conns = Family::<Labels, Counter>::default();
+    for (outcome, n) in [("accepted", q.connections), ("refused", q.refused)] {
+        conns
+            .get_or_create(&labels(&[("outcome", outcome)]))
+            .inc_by(n);
+    }
+    reg.register(
+        "netsonde_quic_perf_connections",
+        "Connections the QUIC perf server (--quic-perf) accepted, and refused at its limit",
+        conns,
+    );
+    let requests = Counter::<u64>::default();
+    requests.inc_by(q.requests);
+    reg.register(
+        "netsonde_quic_perf_requests",
+        "Perf-protocol requests the QUIC perf server answered",
+        requests,
+    );
+    let bytes = Family::<Labels, Counter>::default();
+    for (dir, n) in [("read", q.read_bytes), ("sent", q.sent_bytes)] {
+        bytes
+            .get_or_create(&labels(&[("direction", dir)]))
+            .inc_by(n);
+    }
+    reg.register(
+        "netsonde_quic_perf_bytes",
+        "Bytes the QUIC perf server read from uploads and handed to the stack in answers",
+        bytes,
+    );
 }
 
 fn results(reg: &mut Registry, results: &[PairResult]) {
@@ -380,7 +416,25 @@ mod tests {
             !text.contains("netsonde_pair_latency_p50_seconds{"),
             "{text}"
         );
+        assert!(!text.contains("netsonde_quic_perf"), "{text}");
         assert!(text.trim_end().ends_with("# EOF"), "{text}");
+        // A server with a QUIC perf server says what it answered.
+        h.quic_perf = Some(netsonde_model::health::QuicPerfCounts {
+            connections: 5,
+            refused: 1,
+            requests: 9,
+            read_bytes: 1000,
+            sent_bytes: 2000,
+        });
+        let text = render(Some(&h), &[]);
+        for line in [
+            r#"netsonde_quic_perf_connections_total{outcome="accepted"} 5"#,
+            r#"netsonde_quic_perf_connections_total{outcome="refused"} 1"#,
+            "netsonde_quic_perf_requests_total 9",
+            r#"netsonde_quic_perf_bytes_total{direction="sent"} 2000"#,
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
     }
 
     /// Issue 38: a monitor serves each pair's state (one series per state, 1

@@ -5,7 +5,8 @@
 //! exchange completed (its key share made, then the shared secret: X25519 or
 //! ECDHE), each signature made (the server's, ECDSA P-256) and each checked
 //! (the client's) is timed, on the thread that does it: they are tens of
-//! microseconds each, so every one is timed, not a sample. A full handshake
+//! microseconds each, so every one is timed, not a sample (one longer than a
+//! millisecond was preempted: the others' mean stands for it). A full handshake
 //! makes one signature at the server and checks it at the client; a resumed
 //! one has none, which is how a flow's full handshakes are counted where the
 //! TLS library does not say ([`crate::take_crypto`]).
@@ -22,7 +23,7 @@ use rustls::{NamedGroup, ProtocolVersion, SignatureAlgorithm, SignatureScheme};
 /// A thread's public-key operations since its last [`take`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct PkTally {
-    /// Their time, every one timed.
+    /// Their estimated time: the kept timings' mean times every operation.
     pub ns: u64,
     /// Key exchanges completed.
     pub key_exchanges: u64,
@@ -30,8 +31,27 @@ pub(crate) struct PkTally {
     pub signatures: u64,
 }
 
+/// The running counts behind a [`PkTally`].
+#[derive(Clone, Copy)]
+struct Counts {
+    /// Operations (key shares made, exchanges completed, signatures).
+    ops: u64,
+    /// Of them, timed without preemption, and their time.
+    kept: u64,
+    kept_ns: u64,
+    key_exchanges: u64,
+    signatures: u64,
+}
+
+/// A public-key operation that took longer than this was preempted (none
+/// takes a fifth of it on a core): its time is left out, and the others'
+/// mean stands for it.
+const PREEMPTED_NS: u64 = 1_000_000;
+
 thread_local! {
-    static PK: Cell<PkTally> = const { Cell::new(PkTally { ns: 0, key_exchanges: 0, signatures: 0 }) };
+    static PK: Cell<Counts> = const {
+        Cell::new(Counts { ops: 0, kept: 0, kept_ns: 0, key_exchanges: 0, signatures: 0 })
+    };
 }
 
 /// Which operation.
@@ -49,7 +69,11 @@ fn timed<R>(op: Op, f: impl FnOnce() -> R) -> R {
     let ns = start.elapsed().as_nanos() as u64;
     PK.with(|c| {
         let mut t = c.get();
-        t.ns += ns;
+        t.ops += 1;
+        if ns <= PREEMPTED_NS {
+            t.kept += 1;
+            t.kept_ns += ns;
+        }
         match op {
             Op::Share => {}
             Op::KeyExchange => t.key_exchanges += 1,
@@ -67,7 +91,23 @@ pub(crate) fn check<R>(f: impl FnOnce() -> R) -> R {
 
 /// The calling thread's operations since the last `take`, and starts afresh.
 pub(crate) fn take() -> PkTally {
-    PK.with(|c| c.replace(PkTally::default()))
+    let c = PK.with(|c| {
+        c.replace(Counts {
+            ops: 0,
+            kept: 0,
+            kept_ns: 0,
+            key_exchanges: 0,
+            signatures: 0,
+        })
+    });
+    PkTally {
+        ns: match c.kept {
+            0 => 0,
+            k => (c.kept_ns as f64 * c.ops as f64 / k as f64) as u64,
+        },
+        key_exchanges: c.key_exchanges,
+        signatures: c.signatures,
+    }
 }
 
 /// The provider's key-exchange groups with each exchange timed (made once
@@ -187,5 +227,31 @@ impl Signer for Sign {
 
     fn scheme(&self) -> SignatureScheme {
         self.0.scheme()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every operation counts; one preempted (slept past PREEMPTED_NS) is
+    /// given the others' mean time, not its own.
+    #[test]
+    fn a_preempted_operation_takes_the_others_mean() {
+        let _ = take();
+        for _ in 0..9 {
+            check(|| std::thread::sleep(std::time::Duration::from_micros(50)));
+        }
+        check(|| std::thread::sleep(std::time::Duration::from_nanos(3 * PREEMPTED_NS)));
+        let t = take();
+        assert_eq!(t.signatures, 10);
+        // Ten operations of about 50 us each (sleeps overshoot a little),
+        // not nine of them and three milliseconds.
+        assert!(
+            (500_000..2 * PREEMPTED_NS).contains(&t.ns),
+            "{} ns for ten checks",
+            t.ns
+        );
+        assert_eq!(take(), PkTally::default());
     }
 }

@@ -19,6 +19,8 @@ pub const MAX_DURATION: Nanos = Nanos::from_secs(24 * 3600);
 pub const VOLUME_CAP: Nanos = Nanos::from_secs(300);
 /// The most parallel streams.
 pub const MAX_PARALLEL: u32 = 256;
+/// Most streams one quic-stream connection carries (`--quic-streams`).
+pub const MAX_QUIC_STREAMS: u32 = 64;
 /// Every UDP stream datagram starts with this header: sequence number and send time.
 pub const UDP_HEADER_LEN: u64 = 16;
 /// The largest UDP payload over IPv4.
@@ -456,6 +458,11 @@ pub struct TestSpec {
     /// tickets, TLS 1.2 session IDs) instead of a full handshake each time.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tls_resume: bool,
+    /// quic-stream: streams per flow's connection (`--quic-streams`), each a
+    /// perf request of its own, sharing the connection's flow control and
+    /// congestion window; `None` is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quic_streams: Option<u32>,
 }
 
 /// The probes of a load-latency test. Each kind (a kept TCP connection, UDP
@@ -538,6 +545,9 @@ pub enum SpecError {
     /// `--parallel` was zero or above [`MAX_PARALLEL`].
     #[error("--parallel must be between 1 and {MAX_PARALLEL}, got {0}")]
     ParallelOutOfRange(u32),
+    /// `--quic-streams` was zero or above [`MAX_QUIC_STREAMS`].
+    #[error("--quic-streams must be between 1 and {MAX_QUIC_STREAMS}, got {0}")]
+    QuicStreamsOutOfRange(u32),
     /// An option that does not apply to the chosen test.
     #[error("{option} makes no sense with {test}: {why}")]
     NotApplicable {
@@ -639,6 +649,7 @@ impl TestSpec {
             mptcp: false,
             no_gso: false,
             tls_resume: false,
+            quic_streams: None,
         }
     }
 
@@ -647,6 +658,11 @@ impl TestSpec {
     pub fn stream_volume(&self) -> Option<u64> {
         self.volume
             .map(|v| v.0.div_ceil(u64::from(self.parallel.max(1))))
+    }
+
+    /// Streams on each quic-stream connection (`--quic-streams`, else one).
+    pub fn quic_streams(&self) -> u32 {
+        self.quic_streams.unwrap_or(1)
     }
 
     /// The test in a few words, with iperf3's flags for what differs from a
@@ -660,6 +676,9 @@ impl TestSpec {
         }
         if self.parallel > 1 {
             l.push_str(&format!(" -P {}", self.parallel));
+        }
+        if self.quic_streams() > 1 {
+            l.push_str(&format!(" --quic-streams {}", self.quic_streams()));
         }
         l
     }

@@ -203,6 +203,18 @@ impl TestSpec {
     /// take them.
     fn check_transport(&self) -> Result<(), SpecError> {
         let t = self.test;
+        if let Some(n) = self.quic_streams {
+            if t != TestKind::QuicStream {
+                return Err(SpecError::NotApplicable {
+                    option: "--quic-streams",
+                    test: t,
+                    why: "only quic-stream carries several streams on one connection",
+                });
+            }
+            if !(1..=super::MAX_QUIC_STREAMS).contains(&n) {
+                return Err(SpecError::QuicStreamsOutOfRange(n));
+            }
+        }
         if self.tls_resume && !matches!(t, TestKind::TlsCrr | TestKind::QuicCrr) {
             return Err(SpecError::NotApplicable {
                 option: "--tls-resume",
