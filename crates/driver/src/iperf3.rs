@@ -10,10 +10,9 @@
 //! (`netsonde_engine::datagram::Format::Iperf3`).
 
 use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::time::Duration;
 
-use netsonde_engine::sockopt;
 use netsonde_model::cpu::CpuReport;
 use netsonde_model::result::{
     FlowResult, PeerReport, Role, SideResult, TestReport, UdpStats, Warning,
@@ -23,7 +22,6 @@ use netsonde_model::units::{Bytes, Nanos};
 use netsonde_proto::iperf3::{
     self as ip, ClientMachine, Iperf3Event, Results, ServerMachine, StreamResult,
 };
-use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::flows::End;
 
@@ -295,11 +293,4 @@ pub(crate) fn peer_report(r: &Results) -> PeerReport {
             .clone()
             .or_else(|| r.server_output_json.as_ref().map(|j| j.to_string())),
     }
-}
-
-/// How a UDP stream is connected to an iperf3 peer.
-pub(crate) fn udp_socket(spec: &TestSpec, local: SocketAddr) -> std::io::Result<Socket> {
-    let s = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
-    sockopt::apply(&s, spec).map_err(std::io::Error::other)?;
-    Ok(s)
 }

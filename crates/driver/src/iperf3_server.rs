@@ -19,8 +19,9 @@ use socket2::Socket;
 
 use crate::flows::{self, End, FlowPlan, FlowSocket};
 
+use crate::conn::udp_socket;
 use crate::intervals::Intervals;
-use crate::iperf3::{flush, judge_totals, peer_report, peer_side, pump, results_of, udp_socket};
+use crate::iperf3::{flush, judge_totals, peer_report, peer_side, pump, results_of};
 use crate::policy::SessionSink;
 
 /// Tells an iperf3 client that this server (which requires netsonde's key)
