@@ -24,6 +24,7 @@ fuzz_target!(|data: &[u8]| {
         shaper: next(),
         mechanism: next(),
         seed: next().and_then(|s| s.parse().ok()),
+        second_path: next(),
     };
     if let Ok(spec) = settings.spec() {
         let _ = spec.validate();
