@@ -37,7 +37,11 @@
 //!     4x either way of the Mathis bound `MSS/RTT · 1.22/√p`); far below it,
 //!     something else held the flow; far above it, its congestion control (BBR)
 //!     did not back off on loss: either way loss was not the limit;
-//! 13. **CPU, one core**: a core of either end at 90% busy or more, named with its
+//! 13. **buffers together**: neither the sender's buffer nor the receiver's
+//!     window held the sender 30% of its busy time, but the two together did
+//!     (TCP_INFO's `sndbuf_limited` and `rwnd_limited` are exclusive states, so
+//!     their sum is the share a buffer held it): a window verdict, naming both;
+//! 14. **CPU, one core**: a core of either end at 90% busy or more, named with its
 //!     side and whether user, system or softirq time filled it, when the test's
 //!     share of that host's busy time is the majority; when it is not, **host
 //!     busy with other work**, naming the processes that ran most, with the
@@ -45,9 +49,9 @@
 //!     the direct evidence above (TCP_INFO's limits, window/RTT, loss by Mathis,
 //!     pacing) decides first, and only the test's own saturated thread (rule 6)
 //!     comes before it;
-//! 14. **round trip** (request/response tests): the transactions ran one at a time
+//! 15. **round trip** (request/response tests): the transactions ran one at a time
 //!     per flow at 90% of flows/latency or more;
-//! 15. otherwise **no single bottleneck**, with the candidates that came within
+//! 16. otherwise **no single bottleneck**, with the candidates that came within
 //!     reach of their rule (70% of its threshold; every rule with a threshold
 //!     names itself so).
 //!
@@ -134,7 +138,7 @@ fn positive(v: Option<f64>) -> Option<f64> {
 type Rule = fn(&DiagnosisInput, &mut Vec<String>) -> Option<Diagnosis>;
 
 /// The rules in order: the first that holds wins.
-const RULES: [Rule; 14] = [
+const RULES: [Rule; 15] = [
     input_error,
     link,
     nic_link_speed,
@@ -147,6 +151,7 @@ const RULES: [Rule; 14] = [
     window,
     nic_drops,
     loss,
+    buffers_together,
     busy_core,
     round_trip,
 ];
@@ -546,6 +551,32 @@ fn sender_buffer(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis
         near.push(Bottleneck::SenderBuffer.name());
     }
     None
+}
+
+/// The sender's buffer and the receiver's window together: TCP_INFO keeps
+/// one of its limited states at a time, so `sndbuf_limited + rwnd_limited` is
+/// the share of the sender's busy time a buffer held it. On a busy host the
+/// two split it (a receiver advertises little more than what arrives, so a
+/// small sender buffer also shows as the receiver's window), and neither
+/// alone reaches its rule.
+fn buffers_together(d: &DiagnosisInput, _near: &mut Vec<String>) -> Option<Diagnosis> {
+    let snd = d.sndbuf_limited.filter(|s| s.is_finite())?;
+    let rwnd = d.rwnd_limited.filter(|s| s.is_finite())?;
+    (snd + rwnd >= LIMITED_SHARE).then(|| {
+        verdict(
+            Bottleneck::Window,
+            format!(
+                "the sender's socket buffer and the receiver's window together held the \
+                 sender {:.0}% of its busy time (TCP_INFO sndbuf_limited {:.0}%, rwnd_limited \
+                 {:.0}%): neither alone, and which end's buffer is the tighter TCP_INFO does \
+                 not tell apart",
+                100.0 * (snd + rwnd),
+                100.0 * snd,
+                100.0 * rwnd
+            ),
+            bdp_advice(d, "larger buffers at both ends: -w"),
+        )
+    })
 }
 
 fn window(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {

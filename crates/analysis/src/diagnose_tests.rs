@@ -148,6 +148,26 @@ fn windows_are_told_apart_by_tcp_info() {
     let v = diagnose(&d);
     assert_eq!(v.bottleneck, Bottleneck::SenderBuffer, "{v}");
     assert!(v.evidence.contains("sndbuf_limited"), "{v}");
+    // Neither alone, but together: a window verdict naming both (a busy
+    // host's CI run had 21-30% of each and no verdict).
+    let d = DiagnosisInput {
+        sndbuf_limited: Some(0.26),
+        rwnd_limited: Some(0.22),
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_eq!(v.bottleneck, Bottleneck::Window, "{v}");
+    assert!(
+        v.evidence.contains("together held the sender 48%")
+            && v.evidence.contains("sndbuf_limited 26%, rwnd_limited 22%"),
+        "{v}"
+    );
+    let d = DiagnosisInput {
+        sndbuf_limited: Some(0.12),
+        rwnd_limited: Some(0.1),
+        ..base()
+    };
+    assert_ne!(kind(&d), Bottleneck::Window);
 }
 
 #[test]

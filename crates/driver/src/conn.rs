@@ -330,11 +330,3 @@ pub(crate) fn connect_tcp(
     t.write_all(first).map_err(io("send the first bytes"))?;
     Ok((t, facts))
 }
-
-/// A UDP socket for `local`'s family with the spec's options, not yet bound:
-/// an iperf3 stream's, or a flow's to a QUIC perf server.
-pub(crate) fn udp_socket(spec: &TestSpec, local: SocketAddr) -> std::io::Result<Socket> {
-    let s = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
-    sockopt::apply(&s, spec).map_err(std::io::Error::other)?;
-    Ok(s)
-}

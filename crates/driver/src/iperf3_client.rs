@@ -16,10 +16,10 @@ use netsonde_proto::iperf3::{
 
 use crate::flows::{self, End, Finished, FlowPlan, FlowSocket};
 
-use crate::conn::udp_socket;
 use crate::conn::{connect_tcp, resolve, ClientConfig, ClientError};
 use crate::intervals::{volume_moved, Intervals};
 use crate::iperf3::{flush, judge_totals, peer_report, peer_side, pump, results_of};
+use netsonde_engine::sockopt::udp_socket;
 
 /// Opens the client's streams as iperf3 does.
 fn connect_streams(

@@ -19,10 +19,10 @@ use socket2::Socket;
 
 use crate::flows::{self, End, FlowPlan, FlowSocket};
 
-use crate::conn::udp_socket;
 use crate::intervals::Intervals;
 use crate::iperf3::{flush, judge_totals, peer_report, peer_side, pump, results_of};
 use crate::policy::SessionSink;
+use netsonde_engine::sockopt::udp_socket;
 
 /// Tells an iperf3 client that this server (which requires netsonde's key)
 /// cannot authorise its test: its cookie is read, then `SERVER_ERROR` with

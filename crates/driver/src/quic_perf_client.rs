@@ -42,7 +42,7 @@ fn socket(
         Ipv6Addr::UNSPECIFIED.into()
     };
     let from = cfg.data_local(any, id).unwrap_or(SocketAddr::new(any, 0));
-    let s = crate::conn::udp_socket(&cfg.spec, from).map_err(fail("socket"))?;
+    let s = netsonde_engine::sockopt::udp_socket(&cfg.spec, from).map_err(fail("socket"))?;
     s.bind(&from.into()).map_err(fail("bind"))?;
     s.connect(&server.into()).map_err(fail("connect"))?;
     let facts = netsonde_engine::sockopt::facts(&s, false);

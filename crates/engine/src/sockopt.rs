@@ -24,6 +24,15 @@ pub fn apply(sock: &Socket, spec: &TestSpec) -> Result<(), EngineError> {
     apply_common(sock, spec)
 }
 
+/// A UDP socket for `local`'s family with [`apply`]'s options, not yet
+/// bound: an iperf3 stream's, or a flow's to a QUIC perf server.
+pub fn udp_socket(spec: &TestSpec, local: std::net::SocketAddr) -> std::io::Result<Socket> {
+    use socket2::{Domain, Protocol, Type};
+    let s = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
+    apply(&s, spec).map_err(std::io::Error::other)?;
+    Ok(s)
+}
+
 /// [`apply`] for flow `flow`'s socket: its own buffer (`--window A,B`) and DSCP.
 pub fn apply_flow(sock: &Socket, spec: &TestSpec, flow: u32) -> Result<(), EngineError> {
     apply_window(sock, spec.window_of(Some(flow)))?;
