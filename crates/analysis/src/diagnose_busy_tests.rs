@@ -1,6 +1,6 @@
 //! The rules on a busy host (issue 35): direct evidence before a busy core,
 //! a core busy with other work, every rule within reach a candidate, advice that
-//! fits the test.
+//! fits the test; and a VM's steal, a thread's and the host's.
 
 use super::*;
 
@@ -142,4 +142,46 @@ fn a_udp_senders_advice_speaks_of_datagrams() {
         ..base()
     };
     assert!(!diagnose(&d).advice.contains("128K"), "{}", diagnose(&d));
+}
+
+/// On a VM the hypervisor takes time from a busy thread's vCPU (steal): the
+/// guest counts it neither as the thread's nor as its wait, so a thread that
+/// never blocked shows well under 100%. Its demand counts the steal.
+#[test]
+fn a_thread_whose_vcpu_was_stolen_is_still_cpu_bound() {
+    let mut t = thread("client", "sender", 84.0, 3.0, 81.0);
+    t.waited = Some(4.0);
+    t.stolen = Some(10.0);
+    let d = DiagnosisInput {
+        threads: vec![t.clone()],
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert!(matches!(v.bottleneck, Bottleneck::Cpu { .. }), "{v}");
+    assert!(v.evidence.contains("steal time"), "{v}");
+    t.stolen = None;
+    let d = DiagnosisInput {
+        threads: vec![t],
+        ..base()
+    };
+    assert!(!matches!(kind(&d), Bottleneck::Cpu { .. }));
+}
+
+/// A VM whose vCPUs lost 12% of their time to the hypervisor says so beside
+/// any verdict; 2% says nothing.
+#[test]
+fn heavy_steal_is_a_caveat() {
+    let d = DiagnosisInput {
+        steal_pct: Some(12.0),
+        ..base()
+    };
+    assert!(diagnose(&d)
+        .caveats
+        .iter()
+        .any(|c| c.contains("12.0%") && c.contains("steal")));
+    let d = DiagnosisInput {
+        steal_pct: Some(2.0),
+        ..base()
+    };
+    assert!(diagnose(&d).caveats.is_empty());
 }

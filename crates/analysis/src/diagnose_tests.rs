@@ -744,29 +744,6 @@ fn a_link_negotiated_below_the_line_rate_is_named() {
     );
 }
 
-/// On a VM the hypervisor takes time from a busy thread's vCPU (steal): the
-/// guest counts it neither as the thread's nor as its wait, so a thread that
-/// never blocked shows well under 100%. Its demand counts the steal.
-#[test]
-fn a_thread_whose_vcpu_was_stolen_is_still_cpu_bound() {
-    let mut t = thread("client", "sender", 84.0, 3.0, 81.0);
-    t.waited = Some(4.0);
-    t.stolen = Some(10.0);
-    let d = DiagnosisInput {
-        threads: vec![t.clone()],
-        ..base()
-    };
-    let v = diagnose(&d);
-    assert!(matches!(v.bottleneck, Bottleneck::Cpu { .. }), "{v}");
-    assert!(v.evidence.contains("steal time"), "{v}");
-    t.stolen = None;
-    let d = DiagnosisInput {
-        threads: vec![t],
-        ..base()
-    };
-    assert!(!matches!(kind(&d), Bottleneck::Cpu { .. }));
-}
-
 /// Retransmissions the receiver reported as duplicates (DSACK) were needless:
 /// reordering, not loss. They are no loss verdict, and a caveat says so.
 #[test]
@@ -784,25 +761,6 @@ fn retransmissions_the_receiver_saw_twice_are_reordering_not_loss() {
             .any(|c| c.contains("0.42%") && c.contains("DSACK")),
         "{v}"
     );
-}
-
-/// A VM whose vCPUs lost 12% of their time to the hypervisor says so beside
-/// any verdict; 2% says nothing.
-#[test]
-fn heavy_steal_is_a_caveat() {
-    let d = DiagnosisInput {
-        steal_pct: Some(12.0),
-        ..base()
-    };
-    assert!(diagnose(&d)
-        .caveats
-        .iter()
-        .any(|c| c.contains("12.0%") && c.contains("steal")));
-    let d = DiagnosisInput {
-        steal_pct: Some(2.0),
-        ..base()
-    };
-    assert!(diagnose(&d).caveats.is_empty());
 }
 
 /// Issue 35: the rules on a busy host.
