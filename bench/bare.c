@@ -156,14 +156,19 @@ int main(int argc, char **argv) {
             m[i].msg_hdr.msg_iov = &iov[i];
             m[i].msg_hdr.msg_iovlen = 1;
         }
+        double t0 = now();
+        long long sent = 0;
         for (long i = 0;; i++) {
             if (batch > 1) {
-                sendmmsg(s, m, batch, 0);
+                int n = sendmmsg(s, m, batch, 0);
+                sent += n > 0 ? n : 0;
             } else {
-                send(s, buf, size, 0);
+                sent += send(s, buf, size, 0) >= 0;
             }
             if ((i & 1023) == 0 && now() >= end) break;
         }
+        /* What was sent, for the receiver's count beside it (its loss). */
+        printf("sent %lld secs %.6f\n", sent, now() - t0);
     } else if (!strcmp(mode, "rr-server")) {
         int l = listener(atoi(argv[2]), SOCK_STREAM);
         size_t size = atol(argv[3]);

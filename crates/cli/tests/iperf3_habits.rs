@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::iperf3::{iperf3, iperf3_client, Iperf3Server};
-use crate::util::{json, ServerProc};
+use crate::util::{json, sockets_in, ServerProc};
 
 /// An iperf3 client's session is recorded by the server as netsonde's own are
 /// by its client: a stored run with this end's CPU and TCP_INFO and what iperf3
@@ -201,25 +201,6 @@ fn export_once_stored(srv: &ServerProc, db: &str) -> std::process::Output {
         &["runs", "export", "latest", "--json", "--db", db],
         Duration::from_secs(30),
     )
-}
-
-/// The sockets in a descriptor table (`/proc/PID[/task/TID]/fd`), each once
-/// however many descriptors it has, and whether the table holds anything but
-/// sockets above standard error.
-fn sockets_in(fd_dir: &std::path::Path) -> (Vec<String>, bool) {
-    let (mut socks, mut other) = (Vec::new(), false);
-    for e in std::fs::read_dir(fd_dir).into_iter().flatten().flatten() {
-        let target = std::fs::read_link(e.path()).unwrap_or_default();
-        let target = target.to_string_lossy();
-        let fd: u32 = e.file_name().to_string_lossy().parse().unwrap_or(0);
-        match target.strip_prefix("socket:") {
-            Some(inode) => socks.push(inode.to_string()),
-            None => other |= fd > 2,
-        }
-    }
-    socks.sort();
-    socks.dedup();
-    (socks, other)
 }
 
 /// An iperf3 client's streams are served on a thread whose descriptor table

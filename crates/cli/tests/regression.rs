@@ -539,6 +539,12 @@ fn under_a_512_mib_address_space_the_server_survives_every_setup() {
             "server died at {req} x {par}: {err}\nserver: {}",
             server_log()
         );
+        // A refusal by the budget is one answer; on a loaded host a 16 MiB
+        // transaction can outlast a flow's 0.3 s and the client says the test
+        // was cut short. Either way the server lives, which is what is tested.
+        if !out.status.success() && err.contains("cut short") {
+            continue;
+        }
         if !out.status.success() {
             assert!(
                 err.contains("server limit"),

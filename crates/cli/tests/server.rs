@@ -1,11 +1,12 @@
 //! The server under stress: garbage on its port, a client that vanishes, a server
-//! that dies mid-test, and a second client while one runs.
+//! that dies mid-test, and a second client while one runs; and the descriptor
+//! tables its flow threads work on.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use crate::util::{json, run, ServerProc};
+use crate::util::{cmd, json, run, sockets_in, wait_bounded, ServerProc};
 
 #[test]
 fn garbage_is_dropped_and_the_server_keeps_serving() {
@@ -200,5 +201,64 @@ fn max_sessions_runs_that_many_clients_at_once_and_tells_the_next_how_long_to_wa
             (g / 100e6 - 1.0).abs() < 0.05,
             "each paced client gets its rate: {g}"
         );
+    }
+}
+
+/// The threads of process `pid` whose descriptor table is their own and holds
+/// one socket and nothing else above standard error: a flow thread's.
+fn flow_tables(pid: u32) -> usize {
+    let (shared, _) = sockets_in(std::path::Path::new(&format!("/proc/{pid}/fd")));
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter(|t| {
+            let (socks, other) = sockets_in(&t.path().join("fd"));
+            // A thread sharing the process's table sees the process's.
+            socks.len() == 1 && !other && socks != shared
+        })
+        .count()
+}
+
+/// Each flow thread, at both ends, TCP and UDP, works on a descriptor table of
+/// its own that holds only its socket (so each call looks the socket up
+/// without the shared table's reference counting, as a one-thread program's
+/// does), and the server has the descriptors it had before once the tests
+/// are over.
+#[test]
+fn each_flow_thread_works_on_a_descriptor_table_holding_only_its_socket() {
+    let srv = ServerProc::start();
+    let (before, _) = srv.fds_and_threads();
+    for test in ["udp-stream", "tcp-stream"] {
+        let client = cmd()
+            .args(["client", "127.0.0.1", "-p", &srv.port(), "-T", test])
+            .args(["-P", "2", "-t", "2", "--no-store"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = client.id();
+        let start = Instant::now();
+        let (mut at_server, mut at_client) = (0, 0);
+        while start.elapsed() < Duration::from_secs(2) && (at_server < 2 || at_client < 2) {
+            at_server = at_server.max(flow_tables(srv.child.id()));
+            at_client = at_client.max(flow_tables(pid));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = wait_bounded(client, Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{test}: {err}");
+        assert_eq!((at_server, at_client), (2, 2), "{test}: flow threads with a table of their own");
+    }
+    let start = Instant::now();
+    while srv.fds_and_threads().0 != before {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the server kept descriptors after the tests: {} before, {} now",
+            before,
+            srv.fds_and_threads().0
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }

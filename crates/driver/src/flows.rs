@@ -277,8 +277,6 @@ pub fn start_with(
             tids.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push((tid, ids));
-            // A load-latency test starts its load after the probes' idle phase.
-            sleep_until(clock.t0, &stop);
             let out = run_thread(end, core, members, also, clock, &stop);
             if let Some(t) = netsonde_cpu::thread::cpu_time(tid) {
                 let stat = netsonde_cpu::thread::task_stat(tid);
@@ -421,6 +419,11 @@ fn run_thread(
         let select = served_as_iperf3(end, &ctx.spec, ctx.dir);
         (select || shares_thread(end, &ctx.spec, ctx.dir), select)
     });
+    // Before the start, as the thread waits: a table of its own costs a copy
+    // of the process's and a short-lived thread.
+    let table = own_table(&members, &also);
+    // A load-latency test starts its load after the probes' idle phase.
+    sleep_until(clock.t0, stop);
     if !shared {
         return members
             .into_iter()
@@ -430,11 +433,6 @@ fn run_thread(
             })
             .collect();
     }
-    let table = if select {
-        own_table(&members, &also)
-    } else {
-        Ok(())
-    };
     // Build every flow of the group; one that cannot be built fails alone.
     let mut order = Vec::new();
     let mut failed = Vec::new();
@@ -454,8 +452,9 @@ fn run_thread(
         run_group(built, clock, stop)
     };
     let mut out: Vec<_> = order.into_iter().zip(ran).collect();
-    if let Err(why) = table {
-        // The report says why this session's streams cost more per call.
+    if let (true, Err(why)) = (select, table) {
+        // The report says why this session's streams cost more per call than
+        // iperf3's own.
         for o in out.iter_mut().filter_map(|(_, r)| r.as_mut().ok()) {
             let io = o.result.io.get_or_insert_with(Default::default);
             let shared = format!(
@@ -473,14 +472,19 @@ fn run_thread(
     out
 }
 
-/// Gives an iperf3 session's thread a descriptor table that holds only its
-/// sockets, as iperf3's one thread has: each `select` and `read` then looks
-/// them up without taking a reference ([`netsonde_engine::own_table`], which
-/// has the figures). The thread holds no other descriptor yet: its flows are
-/// built after. A socket whose strategy was built beforehand (it may hold
-/// descriptors of its own) keeps the shared table, as does a thread whose
-/// table could not be copied: the same test, at the shared table's cost, and
-/// the reason, which its flows' reports carry.
+/// Gives a flow thread a descriptor table that holds only its sockets, as a
+/// one-thread program (iperf3, a bare loop) has: each `send`, `recv`, `select`
+/// or `read` then looks them up without taking a reference on the file and
+/// dropping it at the call's end, two atomic operations per call
+/// ([`netsonde_engine::own_table`], which has the figures). The thread holds no
+/// other descriptor yet: its flows are built after, and what they open (a
+/// ring, an epoll, a connection per transaction) is its own. The copies the
+/// CPU sampler and the interval reporter read are other numbers in the shared
+/// table, left open there. A socket whose strategy was built beforehand (it may
+/// hold descriptors of its own), and a CRR flow (its listener is the session's,
+/// shared by its flows), keep the shared table, as does a thread whose table
+/// could not be copied: the same test, at the shared table's cost; an iperf3
+/// session's reports say why.
 fn own_table(members: &[Member], also: &[OwnedFd]) -> Result<(), String> {
     let fds: Option<Vec<BorrowedFd<'_>>> = members
         .iter()
