@@ -12,8 +12,13 @@
  *   bare rr-client HOST PORT SIZE SECS one request in flight, for SECS
  *
  * Receivers and the RR client print one line: "bytes N secs S msgs M" (the
- * figures over the measured time). BATCH is 1 (send/recv) or 64
- * (sendmmsg/recvmmsg). */
+ * figures over the measured time); the UDP sender "sent N secs S". BATCH is 1
+ * (send/recv) or 64 (sendmmsg/recvmmsg).
+ *
+ * BARE_RX_WORK_NS=N makes the UDP receiver spin N ns after each datagram (on
+ * the time stamp counter, calibrated at the start): how far the ceiling
+ * itself moves when a receiver does a little more per datagram (see
+ * docs/PERFORMANCE.md). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -32,6 +37,15 @@ static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Time stamp counter ticks per ns, over 20 ms of CLOCK_MONOTONIC. */
+static double tsc_per_ns(void) {
+    double t0 = now();
+    unsigned long long c0 = __builtin_ia32_rdtsc();
+    while (now() - t0 < 0.02)
+        ;
+    return (__builtin_ia32_rdtsc() - c0) / ((now() - t0) * 1e9);
 }
 
 static void die(const char *what) {
@@ -122,12 +136,20 @@ int main(int argc, char **argv) {
         }
         long long msgs = 0, bytes = 0, calls = 0;
         double t0 = 0, end = 1e300;
+        unsigned long long work = 0;
+        if (getenv("BARE_RX_WORK_NS"))
+            work = (unsigned long long)(atof(getenv("BARE_RX_WORK_NS")) * tsc_per_ns());
         for (;;) {
             int n;
             if (batch > 1) {
                 n = recvmmsg(s, m, batch, 0, NULL);
             } else {
                 n = recv(s, buf, size, 0) < 0 ? -1 : 1;
+            }
+            if (work && n > 0) {
+                unsigned long long c = __builtin_ia32_rdtsc();
+                while (__builtin_ia32_rdtsc() - c < work)
+                    ;
             }
             if (n < 0) {
                 if (msgs) break; /* the sender stopped */

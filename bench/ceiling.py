@@ -8,7 +8,8 @@ loopback with the sender on core 0 and the receiver on core 1 (taskset): TCP
 64 B and 128 KiB writes (goodput), UDP 64 B and 1472 B (datagrams received per
 second), the same UDP sizes batched (netsonde --io batch --no-gso, sendmmsg and
 recvmmsg of 64 as the batched loop's), and TCP request/response at 64 B (transactions per second, one in
-flight). A case's ratio is the median over rounds of netsonde / bare (and
+flight); with --rx-work, also the bare loop whose UDP receiver spins N ns per
+datagram (BARE_RX_WORK_NS). A case's ratio is the median over rounds of netsonde / bare (and
 iperf3 / bare) in the same round. A benchmark: it asserts nothing.
 """
 
@@ -42,9 +43,11 @@ class Bare:
     def __init__(self, exe, t, port):
         self.exe, self.t, self.port = exe, t, port
 
+    env = None
+
     def pair(self, server, client):
         srv = subprocess.Popen(["taskset", "-c", "1", self.exe] + server,
-                               stdout=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, text=True, env=self.env)
         time.sleep(0.3)
         sh(["taskset", "-c", "0", self.exe] + client, self.t + 20)
         try:
@@ -78,6 +81,26 @@ class Bare:
         return r["msgs"] / r["secs"]
 
 
+class BareWork(Bare):
+    """The bare loop whose UDP receiver spins `ns` after each datagram
+    (BARE_RX_WORK_NS): how far the ceiling moves with a receiver's time per
+    datagram. UDP copy cases only."""
+
+    def __init__(self, exe, t, port, ns):
+        super().__init__(exe, t, port)
+        self.name = f"bare+{ns}ns"
+        self.env = dict(os.environ, BARE_RX_WORK_NS=str(ns))
+
+    def tcp(self, size):
+        return None
+
+    def udp(self, size, batch):
+        return None if batch else super().udp(size, batch)
+
+    def rr(self, size):
+        return None
+
+
 class Netsonde:
     name = "netsonde"
 
@@ -98,7 +121,7 @@ class Netsonde:
         return d and d["directions"][0]["goodput"] / 1e9
 
     def udp(self, size, batch):
-        args = ["-T", "udp-stream", "-l", str(size), "-b", "10G"]
+        args = ["-T", "udp-stream", "-l", str(size), "-b", "0"]
         if batch:
             # sendmmsg/recvmmsg of 64, as the bare batched loop: every datagram
             # a packet (GSO on loopback sends datagrams that never cross as one).
@@ -178,12 +201,16 @@ def main():
     ap.add_argument("--netsonde", required=True)
     ap.add_argument("--bare", required=True)
     ap.add_argument("--port", type=int, default=26300)
+    ap.add_argument("--rx-work", default="",
+                    help="also the bare loop with its UDP receiver spinning N ns per "
+                         "datagram, for each N of a comma-separated list (UDP copy cases)")
     a = ap.parse_args()
     chosen = [c for c in CASES if not a.cases or c[0] in a.cases.split(",")]
     bare = Bare(a.bare, a.time, a.port)
     ns = Netsonde(a.netsonde, a.time, a.port + 1)
     i3 = Iperf3(a.time, a.port + 2)
-    tools = [bare, ns, i3]
+    works = [int(w) for w in a.rx_work.split(",") if w]
+    tools = [bare, ns, i3] + [BareWork(a.bare, a.time, a.port, w) for w in works]
     results = {}
     try:
         print(f"host: {os.uname().release}, {os.cpu_count()} cores; {a.rounds} rounds of "
@@ -222,6 +249,16 @@ def main():
                 f" [{fmt(min(tv))}-{fmt(max(tv))}]" if tool == "netsonde" else "")
             row += [cell, f"{statistics.median(ratios):.3f}" if ratios else "-"]
         print(f"{row[0]:<32} {row[1]:>22} {row[2]:>22} {row[3]:>6} {row[4]:>10} {row[5]:>6}")
+    for key, what, unit, _ in chosen:
+        b = results.get((key, "bare"), {})
+        for w in works:
+            t = results.get((key, f"bare+{w}ns"), {})
+            ratios = [t[r] / b[r] for r in t if r in b]
+            if ratios:
+                tv = list(t.values())
+                print(f"{what} ({unit}), bare receiver +{w} ns per datagram: "
+                      f"{fmt(statistics.median(tv))} [{fmt(min(tv))}-{fmt(max(tv))}], "
+                      f"ratio {statistics.median(ratios):.3f}")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 # TCP 64 B and 128 KiB, UDP 64 B and 1472 B (plain and batched), TCP RR 64 B,
 # each as a ratio to the bare loop in one run. See bench/ceiling.py.
 #
-#   bash bench/ceiling.sh [--rounds 5] [--time 3] [--cases udp-64,tcp-128k]
+#   bash bench/ceiling.sh [--rounds 5] [--time 3] [--cases udp-64,tcp-128k] [--rx-work 20,40,80]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 for t in cc iperf3 taskset python3; do

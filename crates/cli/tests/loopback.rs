@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::util::{json, ServerProc};
+use crate::util::{cmd, json, wait_bounded, ServerProc};
 
 fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
@@ -425,4 +425,41 @@ fn iperf3_habits_format_title_json_stream_and_zero_copy() {
     let end = &events.last().unwrap()["data"];
     assert_eq!(end["spec"]["tx_io"], "sendfile", "{end}");
     assert!(f(&end["directions"][0]["goodput"]) > 0.0);
+}
+
+/// `--rcv-window` sizes a UDP stream's receiving socket, and only it: while
+/// the test runs, `ss` shows one UDP socket whose receive buffer is the
+/// kernel's double of it (the sender keeps the default).
+#[test]
+fn rcv_window_sizes_a_udp_receivers_queue() {
+    if std::process::Command::new("ss").arg("-V").output().is_err() {
+        eprintln!("skipped: no ss (iproute2)");
+        return;
+    }
+    let srv = ServerProc::start();
+    let client = cmd()
+        .args(["client", "127.0.0.1", "-p", &srv.port(), "-T", "udp-stream"])
+        .args(["-b", "10M", "-t", "2", "--rcv-window", "96K", "--no-store"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let want = format!("rb{},", 2 * 96 * 1024);
+    let start = std::time::Instant::now();
+    let mut sized = 0;
+    while sized == 0 && start.elapsed() < std::time::Duration::from_secs(2) {
+        let out = std::process::Command::new("ss")
+            .args(["-uanm"])
+            .output()
+            .unwrap();
+        sized = String::from_utf8_lossy(&out.stdout).matches(&want).count();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = wait_bounded(client, std::time::Duration::from_secs(30));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(sized, 1, "UDP sockets with {want} while the test ran");
 }

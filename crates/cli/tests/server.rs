@@ -249,7 +249,11 @@ fn each_flow_thread_works_on_a_descriptor_table_holding_only_its_socket() {
         let out = wait_bounded(client, Duration::from_secs(30));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{test}: {err}");
-        assert_eq!((at_server, at_client), (2, 2), "{test}: flow threads with a table of their own");
+        assert_eq!(
+            (at_server, at_client),
+            (2, 2),
+            "{test}: flow threads with a table of their own"
+        );
     }
     let start = Instant::now();
     while srv.fds_and_threads().0 != before {

@@ -32,6 +32,8 @@ pub fn calibrate() {
 /// Nanoseconds since a test's `t0`, as a `u64`. Copy, one per test.
 #[derive(Debug, Clone, Copy)]
 pub struct NsClock {
+    /// The calibrated source, held so a read does not look it up.
+    src: &'static quanta::Clock,
     raw0: u64,
     /// `t0`'s distance from `raw0`, in ns (negative when `t0` is ahead).
     ns0: i64,
@@ -46,6 +48,7 @@ impl NsClock {
         let behind = now.saturating_duration_since(t0).as_nanos() as i64;
         let ahead = t0.saturating_duration_since(now).as_nanos() as i64;
         NsClock {
+            src: c,
             raw0,
             ns0: behind - ahead,
         }
@@ -54,7 +57,7 @@ impl NsClock {
     /// Nanoseconds since `t0` (0 before it).
     #[inline]
     pub fn now(&self) -> u64 {
-        let c = source();
+        let c = self.src;
         let d = c.delta_as_nanos(self.raw0, c.raw());
         (self.ns0 + d as i64).max(0) as u64
     }

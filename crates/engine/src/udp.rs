@@ -286,16 +286,91 @@ impl Flow for UdpSender {
     }
 }
 
+/// What one receive call's datagrams came to.
+#[derive(Debug, Clone, Copy, Default)]
+struct Call {
+    /// When the call's first datagram was handed over (ns since `t0`).
+    arrived: Option<u64>,
+    /// Datagrams sent in the measured interval, each counted once.
+    fresh: u64,
+    /// The sender's count, from its FIN.
+    fin: Option<u64>,
+    /// FIN and repeated handshake datagrams: protocol, not test bytes.
+    skip_bytes: u64,
+    skip_msgs: u64,
+}
+
+/// A receiver's per-datagram work and the state it keeps: loss, duplicates
+/// and reordering ([`SeqTracker`]), jitter, `--verify`, and what the current
+/// receive call's datagrams came to ([`Call`]).
+struct Arrivals {
+    clock: crate::meter::FlowClock,
+    format: Format,
+    seqs: SeqTracker,
+    jitter: Jitter,
+    verifier: Option<Verifier>,
+    call: Call,
+}
+
+impl Arrivals {
+    fn new(ctx: &FlowCtx) -> Arrivals {
+        Arrivals {
+            clock: ctx.clock,
+            format: ctx.format,
+            seqs: SeqTracker::default(),
+            jitter: Jitter::default(),
+            verifier: ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0)),
+            call: Call::default(),
+        }
+    }
+
+    /// One datagram of `len` bytes (`d` holds what fitted). The clock is read
+    /// once per call, when its first datagram is handed over: after the
+    /// receive returned, not before it blocked (a batch shares its arrival
+    /// time).
+    #[inline]
+    fn arrive(&mut self, d: &[u8], len: usize) {
+        let clock = &self.clock;
+        let at = *self.call.arrived.get_or_insert_with(|| clock.now_ns());
+        let Some((seq, tx)) = self.format.read(&d[..len.min(d.len())]) else {
+            return;
+        };
+        // The sender's measured interval on its own clock, which stamps every
+        // datagram: an arrival counts for the measured interval when it was
+        // sent in it, so it matches the sender's count of the same datagrams.
+        // An iperf3 sender's clock is not this test's: its datagrams count by
+        // when they arrive.
+        let netsonde = self.format == Format::Netsonde;
+        let when = if netsonde { tx } else { at };
+        if netsonde && (seq == FIN || (len == PREAMBLE_LEN && d[..8] == *PREAMBLE_MAGIC)) {
+            if seq == FIN {
+                self.call.fin = Some(tx);
+            }
+            self.call.skip_bytes += len as u64;
+            self.call.skip_msgs += 1;
+            return;
+        }
+        if self.seqs.observe(seq) != Arrival::Duplicate {
+            self.jitter.observe(tx, at);
+            if (clock.warm_ns..clock.end_ns).contains(&when) {
+                self.call.fresh += 1;
+            }
+        }
+        if let Some(v) = &mut self.verifier {
+            v.datagram(d);
+        }
+    }
+}
+
 /// A UDP stream's receiving end, as a [`Flow`]: loss, duplicates, reordering,
 /// jitter and `--verify` per datagram.
 pub struct UdpReceiver {
     sock: UdpSocket,
     ctx: FlowCtx,
     rx: Box<dyn io::Rx>,
-    verifier: Option<Verifier>,
     m: Meter,
-    seqs: SeqTracker,
-    jitter: Jitter,
+    /// The per-datagram accounting.
+    acc: Arrivals,
     packets_measured: u64,
     /// The sender's count from its FIN.
     sent: Option<u64>,
@@ -318,10 +393,8 @@ impl UdpReceiver {
         };
         Ok(UdpReceiver {
             rx,
-            verifier: ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0)),
             m: Meter::new(ctx),
-            seqs: SeqTracker::default(),
-            jitter: Jitter::default(),
+            acc: Arrivals::new(ctx),
             packets_measured: 0,
             sent: None,
             give_up: ctx.clock.end_ns + FIN_WAIT.as_nanos() as u64,
@@ -351,51 +424,21 @@ impl Flow for UdpReceiver {
         if self.done {
             return Ok(Progress::Done);
         }
-        // Accounting per datagram happens in the callback. The clock is read once per
-        // call, when its first datagram is handed over: after the receive returned,
-        // not before it blocked (a batch shares its arrival time).
+        // Accounting per datagram happens in the callback, on one struct it
+        // borrows whole (the receiver's per-datagram work: [`Arrivals::arrive`]).
+        let acc = &mut self.acc;
+        acc.call = Call::default();
+        let r = self
+            .rx
+            .recv(Sock::Udp(&self.sock), &mut |d, len| acc.arrive(d, len));
+        let Call {
+            arrived,
+            fresh,
+            fin,
+            skip_bytes,
+            skip_msgs,
+        } = acc.call;
         let clock = self.ctx.clock;
-        // The sender's measured interval on its own clock, which stamps every
-        // datagram: an arrival counts for the measured interval when it was sent in
-        // it, so it matches the sender's count of the same datagrams.
-        let (from, to) = (clock.warm_ns, clock.end_ns);
-        let mut arrived: Option<u64> = None;
-        let mut fresh = 0u64;
-        let mut fin = None;
-        // FIN and repeated handshake datagrams are protocol, not test bytes.
-        let (mut skip_bytes, mut skip_msgs) = (0u64, 0u64);
-        let (seqs, jitter, verifier) = (&mut self.seqs, &mut self.jitter, &mut self.verifier);
-        let format = self.ctx.format;
-        let r = self.rx.recv(Sock::Udp(&self.sock), &mut |d, len| {
-            let at = *arrived.get_or_insert_with(|| clock.now_ns());
-            let Some((seq, tx)) = format.read(&d[..len.min(d.len())]) else {
-                return;
-            };
-            // An iperf3 sender's clock is not this test's: its datagrams count
-            // for the measured interval by when they arrive.
-            let when = match format {
-                Format::Netsonde => tx,
-                Format::Iperf3 { .. } => at,
-            };
-            let netsonde = format == Format::Netsonde;
-            if netsonde && (seq == FIN || (len == PREAMBLE_LEN && d[..8] == *PREAMBLE_MAGIC)) {
-                if seq == FIN {
-                    fin = Some(tx);
-                }
-                skip_bytes += len as u64;
-                skip_msgs += 1;
-                return;
-            }
-            if seqs.observe(seq) != Arrival::Duplicate {
-                jitter.observe(tx, at);
-                if (from..to).contains(&when) {
-                    fresh += 1;
-                }
-            }
-            if let Some(v) = verifier {
-                v.datagram(d);
-            }
-        });
         let now = arrived.unwrap_or_else(|| clock.now_ns());
         self.m.tick_ns(now);
         self.packets_measured += fresh;
@@ -405,7 +448,7 @@ impl Flow for UdpReceiver {
             self.ctx
                 .counters
                 .udp
-                .publish(self.seqs.next, self.seqs.unique, self.jitter.scaled());
+                .publish(acc.seqs.next, acc.seqs.unique, acc.jitter.scaled());
         }
         let progress = match r {
             Ok(Some(mv)) => {
@@ -437,22 +480,23 @@ impl Flow for UdpReceiver {
     fn finish(self: Box<Self>) -> Result<FlowOutput, EngineError> {
         let mut this = *self;
         let mut report = this.rx.report();
-        report.verify_errors = this.verifier.map(|v| v.errors);
+        report.verify_errors = this.acc.verifier.map(|v| v.errors);
+        let (seqs, jitter) = (this.acc.seqs, this.acc.jitter);
         let mut result = this
             .m
             .finish(this.idle.last(), this.ctx.id, this.ctx.dir, Role::Receiver);
         let by_sequence = this.ctx.format != Format::Netsonde;
         result.udp = Some(UdpStats {
             packets: if by_sequence {
-                this.seqs.unique
+                seqs.unique
             } else {
                 this.packets_measured
             },
-            lost: this.seqs.lost(this.sent),
-            duplicates: this.seqs.duplicates,
-            reordered: this.seqs.reordered,
-            jitter: this.jitter.get(),
-            packets_total: this.seqs.unique,
+            lost: seqs.lost(this.sent),
+            duplicates: seqs.duplicates,
+            reordered: seqs.reordered,
+            jitter: jitter.get(),
+            packets_total: seqs.unique,
             by_sequence,
         });
         result.io = Some(report);
