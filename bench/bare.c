@@ -15,12 +15,25 @@
  * figures over the measured time); the UDP sender "sent N secs S". BATCH is 1
  * (send/recv) or 64 (sendmmsg/recvmmsg).
  *
+ * BARE_STAMP=1 makes the UDP copy loops do the least that loss and RFC 3550
+ * jitter need per datagram, as netsonde's figures do: the sender reads the
+ * time stamp counter and writes a sequence number and its send time in the
+ * datagram; the receiver reads the counter, the two fields, counts what is
+ * missing and keeps the jitter in integers (RFC 3550 A.8).
+ *
+ * BARE_THREADS=N starts N idle threads beside the loop, whose own thread
+ * then takes a descriptor table of its own (unshare(CLONE_FILES)), as
+ * netsonde's flow threads do: what being a process with other threads (a
+ * control connection's, a sampler's) costs a data path on this kernel.
+ *
  * BARE_RX_WORK_NS=N makes the UDP receiver spin N ns after each datagram (on
  * the time stamp counter, calibrated at the start): how far the ceiling
  * itself moves when a receiver does a little more per datagram (see
  * docs/PERFORMANCE.md). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <pthread.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -80,7 +93,21 @@ static int connected(const char *host, int port, int type) {
     return s;
 }
 
+static void *idle(void *arg) {
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
+
 int main(int argc, char **argv) {
+    if (getenv("BARE_THREADS")) {
+        for (int i = 0; i < atoi(getenv("BARE_THREADS")); i++) {
+            pthread_t t;
+            if (pthread_create(&t, NULL, idle, NULL)) die("pthread_create");
+        }
+        if (unshare(CLONE_FILES)) die("unshare");
+    }
     if (argc < 4) {
         fprintf(stderr, "usage: see the head of bare.c\n");
         return 2;
@@ -136,7 +163,9 @@ int main(int argc, char **argv) {
         }
         long long msgs = 0, bytes = 0, calls = 0;
         double t0 = 0, end = 1e300;
-        unsigned long long work = 0;
+        unsigned long long work = 0, next = 0, missing = 0, jitter16 = 0;
+        long long last_transit = 0;
+        int stamp = getenv("BARE_STAMP") != NULL;
         if (getenv("BARE_RX_WORK_NS"))
             work = (unsigned long long)(atof(getenv("BARE_RX_WORK_NS")) * tsc_per_ns());
         for (;;) {
@@ -145,6 +174,18 @@ int main(int argc, char **argv) {
                 n = recvmmsg(s, m, batch, 0, NULL);
             } else {
                 n = recv(s, buf, size, 0) < 0 ? -1 : 1;
+            }
+            if (stamp && n > 0) {
+                unsigned long long at = __builtin_ia32_rdtsc(), seq, tx;
+                memcpy(&seq, buf, 8);
+                memcpy(&tx, buf + 8, 8);
+                if (seq >= next) {
+                    missing += seq - next;
+                    next = seq + 1;
+                }
+                long long transit = (long long)(at - tx), d = transit - last_transit;
+                jitter16 += (unsigned long long)(d < 0 ? -d : d) - ((jitter16 + 8) >> 4);
+                last_transit = transit;
             }
             if (work && n > 0) {
                 unsigned long long c = __builtin_ia32_rdtsc();
@@ -164,7 +205,10 @@ int main(int argc, char **argv) {
             /* The clock every 64 calls. */
             if ((++calls & 63) == 0 && now() >= end) break;
         }
-        printf("bytes %lld secs %.6f msgs %lld\n", bytes, now() - t0, msgs);
+        printf("bytes %lld secs %.6f msgs %lld", bytes, now() - t0, msgs);
+        if (stamp)
+            printf(" missing %llu jitter_ticks %llu", missing, jitter16 >> 4);
+        printf("\n");
     } else if (!strcmp(mode, "udp-send")) {
         int s = connected(argv[2], atoi(argv[3]), SOCK_DGRAM);
         size_t size = atol(argv[4]);
@@ -180,11 +224,17 @@ int main(int argc, char **argv) {
         }
         double t0 = now();
         long long sent = 0;
+        int stamp = getenv("BARE_STAMP") != NULL;
         for (long i = 0;; i++) {
             if (batch > 1) {
                 int n = sendmmsg(s, m, batch, 0);
                 sent += n > 0 ? n : 0;
             } else {
+                if (stamp) {
+                    unsigned long long t = __builtin_ia32_rdtsc();
+                    memcpy(buf, &sent, 8);
+                    memcpy(buf + 8, &t, 8);
+                }
                 sent += send(s, buf, size, 0) >= 0;
             }
             if ((i & 1023) == 0 && now() >= end) break;

@@ -8,8 +8,15 @@ loopback with the sender on core 0 and the receiver on core 1 (taskset): TCP
 64 B and 128 KiB writes (goodput), UDP 64 B and 1472 B (datagrams received per
 second), the same UDP sizes batched (netsonde --io batch --no-gso, sendmmsg and
 recvmmsg of 64 as the batched loop's), and TCP request/response at 64 B (transactions per second, one in
-flight); with --rx-work, also the bare loop whose UDP receiver spins N ns per
-datagram (BARE_RX_WORK_NS). A case's ratio is the median over rounds of netsonde / bare (and
+flight). The UDP copy cases also run the bare loops doing the least that loss
+and jitter need per datagram (BARE_STAMP: a clock read and a sequence number
+and send time at the sender; a clock read, the loss count and RFC 3550 jitter
+at the receiver), the floor of what netsonde's figures cost, and the same in
+processes with three more (idle) threads, the loop on a descriptor table of its
+own (BARE_THREADS), as a tool with a control connection and a sampler is; with
+--rx-work,
+also the bare loop whose UDP receiver spins N ns per datagram
+(BARE_RX_WORK_NS). A case's ratio is the median over rounds of netsonde / bare (and
 iperf3 / bare) in the same round. A benchmark: it asserts nothing.
 """
 
@@ -24,8 +31,8 @@ import time
 HOST = "127.0.0.1"
 
 
-def sh(argv, timeout):
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+def sh(argv, timeout, env=None):
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
     if p.returncode != 0:
         sys.stderr.write(f"  ({' '.join(argv)} failed: {p.stderr.strip()[-300:]})\n")
         return None
@@ -49,7 +56,7 @@ class Bare:
         srv = subprocess.Popen(["taskset", "-c", "1", self.exe] + server,
                                stdout=subprocess.PIPE, text=True, env=self.env)
         time.sleep(0.3)
-        sh(["taskset", "-c", "0", self.exe] + client, self.t + 20)
+        sh(["taskset", "-c", "0", self.exe] + client, self.t + 20, self.env)
         try:
             out, _ = srv.communicate(timeout=self.t + 20)
         except subprocess.TimeoutExpired:
@@ -99,6 +106,22 @@ class BareWork(Bare):
 
     def rr(self, size):
         return None
+
+
+class BareStamped(BareWork):
+    """The bare UDP copy loops doing the least that loss and jitter need per
+    datagram (BARE_STAMP): a clock read, a sequence number and a send time at
+    the sender; a clock read, the loss count and RFC 3550 jitter at the
+    receiver. The floor of what netsonde's figures cost."""
+
+    def __init__(self, exe, t, port, threads=0):
+        super().__init__(exe, t, port, 0)
+        self.name = "bare+stamp" + ("+threads" if threads else "")
+        self.env = dict(os.environ, BARE_STAMP="1")
+        if threads:
+            # A process with other threads, its loop on a descriptor table of
+            # its own, as netsonde's flow threads are (BARE_THREADS).
+            self.env["BARE_THREADS"] = str(threads)
 
 
 class Netsonde:
@@ -210,7 +233,9 @@ def main():
     ns = Netsonde(a.netsonde, a.time, a.port + 1)
     i3 = Iperf3(a.time, a.port + 2)
     works = [int(w) for w in a.rx_work.split(",") if w]
-    tools = [bare, ns, i3] + [BareWork(a.bare, a.time, a.port, w) for w in works]
+    tools = [bare, ns, i3, BareStamped(a.bare, a.time, a.port),
+             BareStamped(a.bare, a.time, a.port, threads=3)] + [
+        BareWork(a.bare, a.time, a.port, w) for w in works]
     results = {}
     try:
         print(f"host: {os.uname().release}, {os.cpu_count()} cores; {a.rounds} rounds of "
@@ -251,6 +276,17 @@ def main():
         print(f"{row[0]:<32} {row[1]:>22} {row[2]:>22} {row[3]:>6} {row[4]:>10} {row[5]:>6}")
     for key, what, unit, _ in chosen:
         b = results.get((key, "bare"), {})
+        n = results.get((key, "netsonde"), {})
+        for name, label in (("bare+stamp", "bare loops stamping as the figures need"),
+                            ("bare+stamp+threads", "the same in processes with 3 more threads")):
+            st = results.get((key, name), {})
+            per = [n[r] / st[r] for r in n if r in st]
+            if st and per:
+                sv = list(st.values())
+                print(f"{what} ({unit}), {label}: "
+                      f"{fmt(statistics.median(sv))} [{fmt(min(sv))}-{fmt(max(sv))}], ratio "
+                      f"{statistics.median([st[r] / b[r] for r in st if r in b]):.3f}; "
+                      f"netsonde / it {statistics.median(per):.3f}")
         for w in works:
             t = results.get((key, f"bare+{w}ns"), {})
             ratios = [t[r] / b[r] for r in t if r in b]

@@ -13,5 +13,5 @@ done
 (cd "$root" && cargo build --release --locked -q -p netsonde)
 out=$(mktemp -d /tmp/netsonde-ceiling.XXXXXX)
 trap 'rm -rf "$out"' EXIT
-cc -O2 -Wall -o "$out/bare" "$root/bench/bare.c"
+cc -O2 -Wall -pthread -o "$out/bare" "$root/bench/bare.c"
 python3 "$root/bench/ceiling.py" --netsonde "$root/target/release/netsonde" --bare "$out/bare" "$@"

@@ -145,6 +145,32 @@ impl Sending {
         Gate::Go(now)
     }
 
+    /// How many strategy calls may follow a [`Gate::Go`] at `now` before the
+    /// gate is asked again, and the time (ns since `t0`) at which the run ends
+    /// if it has not: one when paced (each call waits its turn) or when the
+    /// test ends by volume (each call may be its last); else up to
+    /// [`Sending::RUN`], never across the next phase boundary, where the meter
+    /// snapshots its counts. A sender that reads the clock per call anyway (a
+    /// UDP sender stamps each datagram) then asks only that it has not reached
+    /// the boundary; a stop request is seen within a run.
+    #[inline]
+    pub(crate) fn run(&self, now: u64) -> (u32, u64) {
+        if self.pacer.is_some() || self.volume != u64::MAX {
+            return (1, u64::MAX);
+        }
+        let clock = &self.ctx.clock;
+        let boundary = if now < clock.warm_ns {
+            clock.warm_ns
+        } else {
+            clock.end_ns
+        };
+        (Sending::RUN, boundary)
+    }
+
+    /// The most calls in a run ([`Sending::run`]): at 64-byte datagrams
+    /// about 30 us, within which a stop request is seen.
+    pub(crate) const RUN: u32 = 32;
+
     /// One strategy call; `None` once sending has stopped.
     #[inline]
     pub(crate) fn send(

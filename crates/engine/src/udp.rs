@@ -251,25 +251,28 @@ impl Flow for UdpSender {
             Gate::Hold(until) => return Ok(Progress::Until(until)),
             Gate::Go(now) => now,
         };
-        let tx_ns = now + self.epoch_ns;
+        // A run of sends, each stamped with its own reading of the clock,
+        // between two askings of the gate ([`Sending::run`]).
+        let (run, boundary) = self.s.run(now);
         let flow = self.s.ctx.id;
-        match self.s.send(Sock::Udp(&self.sock), self.seq, tx_ns) {
-            None => Ok(Progress::Done),
-            Some(Ok(mv)) => {
-                self.seq += mv.messages;
-                Ok(Progress::Moved)
-            }
-            Some(Err(e))
-                if is_timeout(&e)
-                    || rustix::io::Errno::from_io_error(&e) == Some(rustix::io::Errno::NOBUFS) =>
+        let mut now = now;
+        for left in (0..run).rev() {
+            match self
+                .s
+                .send(Sock::Udp(&self.sock), self.seq, now + self.epoch_ns)
             {
-                Ok(Progress::Blocked)
+                None => return Ok(Progress::Done),
+                Some(Ok(mv)) => self.seq += mv.messages,
+                Some(Err(e)) => return send_error(e, flow),
             }
-            Some(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                Err(EngineError::PeerClosed { flow })
+            if left > 0 {
+                now = self.s.ctx.clock.now_ns();
+                if now >= boundary {
+                    break;
+                }
             }
-            Some(Err(e)) => Err(EngineError::io("send")(e)),
         }
+        Ok(Progress::Moved)
     }
 
     fn finish(mut self: Box<Self>) -> Result<FlowOutput, EngineError> {
@@ -283,6 +286,22 @@ impl Flow for UdpSender {
             result,
             latency: None,
         })
+    }
+}
+
+/// What a failed send means: a full buffer or an interrupted call is a wait,
+/// the peer's port closed ends the flow, anything else fails it.
+fn send_error(e: std::io::Error, flow: u32) -> Result<Progress, EngineError> {
+    match e {
+        e if is_timeout(&e)
+            || rustix::io::Errno::from_io_error(&e) == Some(rustix::io::Errno::NOBUFS) =>
+        {
+            Ok(Progress::Blocked)
+        }
+        e if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            Err(EngineError::PeerClosed { flow })
+        }
+        e => Err(EngineError::io("send")(e)),
     }
 }
 
