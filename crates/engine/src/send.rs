@@ -229,6 +229,47 @@ impl Sending {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
+    use netsonde_model::spec::{TestKind, TestSpec};
+    use netsonde_model::units::{BitRate, Bytes, Nanos};
+
+    use crate::meter::FlowClock;
+
+    fn sending(sock: &std::net::UdpSocket, f: &dyn Fn(&mut TestSpec)) -> Sending {
+        let mut spec = TestSpec::new(TestKind::UdpStream);
+        spec.warmup = Nanos::from_millis(100);
+        spec.duration = Nanos::from_secs(1);
+        spec.rate = None;
+        f(&mut spec);
+        let ctx = FlowCtx {
+            id: 0,
+            dir: netsonde_model::spec::FlowDir::Up,
+            clock: FlowClock::new(Instant::now(), &spec),
+            spec: Arc::new(spec),
+            counters: Arc::default(),
+            stop: Arc::default(),
+            format: Default::default(),
+        };
+        Sending::new(Sock::Udp(sock), &ctx).unwrap()
+    }
+
+    /// Sends between two askings of the gate: up to RUN, ending at the next
+    /// phase boundary (the warm-up's end, then the measured interval's); one
+    /// when paced or when the test ends by volume.
+    #[test]
+    fn a_run_of_sends_ends_at_the_next_boundary_and_is_one_when_paced_or_by_volume() {
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let s = sending(&sock, &|_| {});
+        let c = s.ctx.clock;
+        assert_eq!(s.run(0), (Sending::RUN, c.warm_ns));
+        assert_eq!(s.run(c.warm_ns - 1), (Sending::RUN, c.warm_ns));
+        assert_eq!(s.run(c.warm_ns), (Sending::RUN, c.end_ns));
+        let paced = sending(&sock, &|s| s.rate = Some(BitRate(1e9)));
+        assert_eq!(paced.run(c.warm_ns), (1, u64::MAX));
+        let by_volume = sending(&sock, &|s| s.volume = Some(Bytes(1 << 20)));
+        assert_eq!(by_volume.run(c.warm_ns), (1, u64::MAX));
+    }
 
     #[test]
     fn a_stalled_sender_catches_up_only_its_credit() {
