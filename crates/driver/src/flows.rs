@@ -486,7 +486,7 @@ fn run_thread(
 /// dropping it at the call's end, two atomic operations per call
 /// ([`netsonde_engine::own_table`], which has the figures). The thread holds no
 /// other descriptor yet: its flows are built after, and what they open (a
-/// ring, an epoll, a connection per transaction) is its own. The copies the
+/// ring, an epoll, a QUIC connection's runtime) is its own. The copies the
 /// CPU sampler and the interval reporter read are other numbers in the shared
 /// table, left open there. A socket whose strategy was built beforehand (it may
 /// hold descriptors of its own), and a CRR flow (its listener is the session's,
