@@ -104,11 +104,15 @@ impl Progress for Bar {
         self.bar.inc(1);
     }
     fn retry(&mut self, point: &Point, rep: u32, wait: Duration, why: &str) {
+        let when = if wait.is_zero() {
+            String::new()
+        } else {
+            format!(" in {:.1} s", wait.as_secs_f64())
+        };
         self.say(format!(
-            "point {} rep {}: {why}; trying again in {:.1} s",
+            "point {} rep {}: {why}; trying again{when}",
             point.idx,
             rep + 1,
-            wait.as_secs_f64()
         ));
     }
 }

@@ -102,6 +102,14 @@ pub fn task_stat(tid: i32) -> Option<TaskStat> {
     Some(s)
 }
 
+/// The calling thread's run-queue wait since it was born
+/// (`/proc/thread-self/schedstat`): `None` where the kernel keeps none.
+pub fn own_wait() -> Option<Nanos> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|l| parse_schedstat(&l))
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

@@ -95,6 +95,9 @@ pub fn run(
         Some(f) => Some(connect_probes(&ack, f, addr.ip(), local_ip, deadline)?),
         None => None,
     };
+    // The test starts as `Start` leaves, however late this thread is given a
+    // core after it.
+    let started = crate::start::Mark::now();
     s.start(now());
     ctl.flush(&mut s);
     let spec = Arc::new(spec);
@@ -104,7 +107,7 @@ pub fn run(
     let running = flows::start(
         End::Client,
         spec.clone(),
-        Instant::now() + idle,
+        started.start() + idle,
         plans,
         &spec.client_affinity,
     );
@@ -181,12 +184,27 @@ pub const CUT_SHORT: f64 = 0.9;
 /// thread's start and stop on a loaded host.
 const SHORTFALL_FLOOR: Duration = Duration::from_millis(50);
 
+/// The stretch without data a receiver may have whatever the test's length,
+/// beyond what its own wait for a core explains: a sender that waited for a
+/// core (a CPU quota throttles a whole process for up to its period, 100 ms by
+/// default) is not a stopped one.
+const STALL_FLOOR: Duration = Duration::from_millis(200);
+
 /// Whether a report is a whole test: the server's side is there, and every
 /// receiving, requesting and responding flow of a test that ends by time
-/// measured (nearly) all of it: short by no
-/// more than 10% of it, 50 ms, or (request/response) twice its longest
-/// transaction. A test cut
-/// short is an error that says which flow and how much, never a result.
+/// measured (nearly) all of it, with data all along.
+///
+/// A flow's measured interval is the test's phase however late its thread
+/// was scheduled (`engine::meter`), and each end's phase starts when `Start`
+/// left or came, not when its control thread next had a core
+/// (`start::Mark`): a flow that still measured less than the time asked, by
+/// more than 10% of it, 50 ms or (request/response) twice its longest
+/// transaction, ended before its peer's phase did. A stream receiver that
+/// got no data for longer than 10% of the time, 200 ms, or twice a paced
+/// sender's time between messages, beyond what its thread waited for a core
+/// then ([`netsonde_model::result::Stall`]), had its peer or path stop (a
+/// stopped server, a link down). Either is an error that says which flow and
+/// how much, never a result.
 fn whole(report: &TestReport) -> Result<(), ClientError> {
     if report.server.flows.is_empty() && !report.client.flows.is_empty() {
         return Err(ClientError::Incomplete(
@@ -205,6 +223,14 @@ fn whole(report: &TestReport) -> Result<(), ClientError> {
     let may_miss = ((1.0 - CUT_SHORT) * asked.0 as f64)
         .max(SHORTFALL_FLOOR.as_nanos() as f64)
         .max(2.0 * longest as f64);
+    // A paced sender's messages come that far apart by design.
+    let between = spec
+        .rate
+        .filter(|r| r.0 > 0.0)
+        .map_or(0.0, |r| spec.size.0 as f64 * 8.0 / r.0 * 1e9);
+    let may_stall = ((1.0 - CUT_SHORT) * asked.0 as f64)
+        .max(STALL_FLOOR.as_nanos() as f64)
+        .max(2.0 * between);
     for (side, r) in [("client", &report.client), ("server", &report.server)] {
         // A sender's interval ends with its last write that completed: one
         // blocked on a full buffer (a paced flow, a shaped link) ends early by
@@ -216,8 +242,14 @@ fn whole(report: &TestReport) -> Result<(), ClientError> {
         {
             if (asked.0 as f64) - (f.elapsed.0 as f64) > may_miss {
                 return Err(ClientError::Incomplete(format!(
-                    "the {side}'s flow {} measured {} of the {} asked: the test was cut short",
+                    "the {side}'s flow {} measured {} of the {} asked: its peer ended early, the test was cut short",
                     f.id, f.elapsed, asked
+                )));
+            }
+            if let Some(st) = f.stall.filter(|st| st.unexplained().0 as f64 > may_stall) {
+                return Err(ClientError::Incomplete(format!(
+                    "the {side}'s flow {} got no data for {} from {} into the {} asked (its thread waited {} of it for a core): the peer or the path stopped, the test was cut short",
+                    f.id, st.gap, st.at, asked, st.waited
                 )));
             }
         }

@@ -261,6 +261,7 @@ pub(crate) fn peer_side(spec: &TestSpec, end: End, r: &Results) -> SideResult {
                 latency: None,
                 io: None,
                 mptcp: None,
+                stall: None,
             }
         })
         .collect();

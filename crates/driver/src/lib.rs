@@ -44,6 +44,7 @@ pub mod policy;
 mod probes;
 mod quic_perf_client;
 pub mod server;
+mod start;
 pub mod vet;
 mod workload;
 

@@ -69,6 +69,7 @@ fn confirmed(flows: &[FlowResult]) -> Vec<FlowResult> {
             latency: None,
             io: None,
             mptcp: None,
+            stall: None,
             ..f.clone()
         })
         .collect()

@@ -35,6 +35,7 @@ pub mod probe;
 pub mod rr;
 mod send;
 pub mod sockopt;
+mod stall;
 pub mod stream;
 mod sys;
 pub mod udp;

@@ -9,6 +9,7 @@ use netsonde_model::spec::{FlowDir, TestSpec};
 use netsonde_model::units::{Bytes, Nanos};
 
 use crate::clock::NsClock;
+use crate::stall::Stalls;
 
 /// When a flow's phases begin and end, on this end's clock.
 #[derive(Debug, Clone, Copy)]
@@ -216,17 +217,23 @@ impl FlowCtx {
     }
 }
 
-/// When a receiver last got data, and its idle limit (`TestSpec::rcv_timeout`,
-/// iperf3's `--rcv-timeout`): a stream that gets no byte for that long fails the
-/// test, instead of waiting for the end. A receiver that ends before its clock
-/// (the sender stopped at its volume, or the test was told to end) closes its
-/// measured interval at its last arrival, not when it noticed the end.
+/// When a receiver last got data, its idle limit (`TestSpec::rcv_timeout`,
+/// iperf3's `--rcv-timeout`: a stream that gets no byte for that long fails the
+/// test, instead of waiting for the end) and its stalls ([`Stalls`]). Where its
+/// measured interval ends: a test that ends by time is measured to the end, or
+/// to when the flow ended before it (the sender's end of stream, however late
+/// the last bytes came); one that ends by volume to its last arrival, not to
+/// when it noticed the end.
 #[derive(Debug)]
 pub(crate) struct IdleLimit {
     limit: Option<u64>,
     clock: FlowClock,
     /// On the data path's clock.
     last: u64,
+    by_volume: bool,
+    /// When the flow ended (ns since `t0`).
+    ended: Option<u64>,
+    stalls: Stalls,
 }
 
 impl IdleLimit {
@@ -235,18 +242,42 @@ impl IdleLimit {
             limit: ctx.spec.rcv_timeout.map(|n| n.0),
             clock: ctx.clock,
             last: 0,
+            by_volume: ctx.spec.volume.is_some(),
+            ended: None,
+            stalls: Stalls::new(ctx.clock.warm_ns, ctx.clock.end_ns),
         }
     }
 
     /// Data came at `now` (ns since `t0`).
     #[inline]
     pub(crate) fn data(&mut self, now: u64) {
+        self.stalls.data(self.last, now);
         self.last = now;
     }
 
-    /// When data last came (the test's start before any did).
-    pub(crate) fn last(&self) -> Instant {
-        self.clock.instant(self.last)
+    /// The flow ended at `now` (its peer's end of stream, its hard end, a
+    /// stop): the stretch since the last data is one too, for a test that
+    /// ends by time.
+    pub(crate) fn ended(&mut self, now: u64) {
+        if self.ended.is_none() {
+            self.ended = Some(now);
+            if !self.by_volume {
+                self.stalls.edge(self.last, now, None);
+            }
+        }
+    }
+
+    /// Where the measured interval ends (its clock's end caps it).
+    pub(crate) fn window_end(&self) -> Instant {
+        match self.ended {
+            Some(e) if !self.by_volume => self.clock.instant(e),
+            _ => self.clock.instant(self.last),
+        }
+    }
+
+    /// The longest stretch without data, if one was long enough to keep.
+    pub(crate) fn stall(&self) -> Option<netsonde_model::result::Stall> {
+        self.stalls.longest()
     }
 
     /// After a wait that brought nothing, at `now` (ns since `t0`): fails once
@@ -342,7 +373,10 @@ impl Meter {
             if now < self.clock.warm_end {
                 return Phase::Warmup;
             }
-            self.window_start = Some(now);
+            // The measured interval is the test's phase, however late this
+            // thread was scheduled to notice it began: what it moves from here
+            // on is counted over the whole phase.
+            self.window_start = Some(self.clock.warm_end);
             self.base = self.now;
             // Once per flow, at the boundary: off the per-message path.
             self.counters.start.store(self.now.triple());
@@ -454,6 +488,7 @@ impl Meter {
             latency: None,
             io: None,
             mptcp: None,
+            stall: None,
         }
     }
 }
@@ -498,6 +533,21 @@ mod tests {
         assert_eq!(r.calls, 2);
         assert_eq!(r.elapsed, Nanos::from_secs(1));
         assert_eq!(c.counters.load(), (2007, 4, 0));
+    }
+
+    #[test]
+    fn a_thread_late_to_the_start_still_measures_the_whole_phase() {
+        // Its first step past warm-up came 160 ms late (it waited for a core):
+        // what it moved from then on is counted over the whole second.
+        let c = ctx(100);
+        let t0 = c.clock.t0;
+        let mut m = Meter::new(&c);
+        assert_eq!(m.tick(t0 + Duration::from_millis(260)), Phase::Measure);
+        m.io(1000, 1);
+        assert_eq!(m.tick(t0 + Duration::from_millis(1100)), Phase::After);
+        let r = m.finish(t0 + Duration::from_secs(2), 0, FlowDir::Up, Role::Receiver);
+        assert_eq!(r.elapsed, Nanos::from_secs(1));
+        assert_eq!(r.bytes, Bytes(1000));
     }
 
     #[test]

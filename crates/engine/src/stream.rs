@@ -451,6 +451,7 @@ impl Flow for TcpReceiver {
         match r {
             Ok(None) => {
                 self.end = Some(now());
+                self.idle.ended(ns);
                 Ok(Progress::Done)
             }
             Ok(Some(mv)) => {
@@ -465,6 +466,7 @@ impl Flow for TcpReceiver {
                 self.m.call();
                 if ns >= clock.hard_ns || self.ctx.stopped() {
                     self.end = Some(now());
+                    self.idle.ended(ns);
                     return Ok(Progress::Done);
                 }
                 if ns < clock.end_ns {
@@ -477,6 +479,7 @@ impl Flow for TcpReceiver {
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
                 if ns >= clock.end_ns {
                     self.end = Some(now());
+                    self.idle.ended(ns);
                     return Ok(Progress::Done);
                 }
                 Err(EngineError::PeerClosed { flow: self.ctx.id })
@@ -492,9 +495,13 @@ impl Flow for TcpReceiver {
         let mut report = this.rx.report();
         report.verify_errors = this.verifier.map(|v| v.errors);
         drop(this.sock);
-        let mut result = this
-            .m
-            .finish(this.idle.last(), this.ctx.id, this.ctx.dir, Role::Receiver);
+        let mut result = this.m.finish(
+            this.idle.window_end(),
+            this.ctx.id,
+            this.ctx.dir,
+            Role::Receiver,
+        );
+        result.stall = this.idle.stall();
         result.tcp_info = info;
         result.mptcp = mptcp;
         result.io = Some(report);

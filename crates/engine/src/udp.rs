@@ -493,6 +493,9 @@ impl Flow for UdpReceiver {
         if now >= self.give_up || self.ctx.stopped() {
             self.done = true;
         }
+        if self.done {
+            self.idle.ended(now);
+        }
         Ok(if self.done { Progress::Done } else { progress })
     }
 
@@ -501,9 +504,13 @@ impl Flow for UdpReceiver {
         let mut report = this.rx.report();
         report.verify_errors = this.acc.verifier.map(|v| v.errors);
         let (seqs, jitter) = (this.acc.seqs, this.acc.jitter);
-        let mut result = this
-            .m
-            .finish(this.idle.last(), this.ctx.id, this.ctx.dir, Role::Receiver);
+        let mut result = this.m.finish(
+            this.idle.window_end(),
+            this.ctx.id,
+            this.ctx.dir,
+            Role::Receiver,
+        );
+        result.stall = this.idle.stall();
         let by_sequence = this.ctx.format != Format::Netsonde;
         result.udp = Some(UdpStats {
             packets: if by_sequence {

@@ -29,6 +29,7 @@ fn flow(id: u32, role: Role, bytes: u64, messages: u64) -> FlowResult {
         latency: None,
         io: None,
         mptcp: None,
+        stall: None,
     }
 }
 

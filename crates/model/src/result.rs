@@ -255,6 +255,34 @@ pub struct FlowResult {
     /// share of what it carried.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mptcp: Option<Vec<Subflow>>,
+    /// A stream receiver's longest stretch without data in its measured
+    /// interval, and how much of it its thread waited for a core: whether the
+    /// data stopped or only the receiver was late ([`Stall`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall: Option<Stall>,
+}
+
+/// The longest stretch of a receiver's measured interval in which no data
+/// came, less the time its thread waited for a core in it (its `schedstat`
+/// run delay, read at the stretch's edges: an upper bound by at most one
+/// reading period). What is left is time the peer or the path sent nothing:
+/// a test is cut short by that, never by a late thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Stall {
+    /// Where it began, from the measured interval's start.
+    pub at: Nanos,
+    /// How long no data came.
+    pub gap: Nanos,
+    /// Of it, the receiving thread waited for a core (0 where the kernel
+    /// keeps no `schedstat`).
+    pub waited: Nanos,
+}
+
+impl Stall {
+    /// The time no data came that the receiver's own lateness does not explain.
+    pub fn unexplained(&self) -> Nanos {
+        Nanos(self.gap.0.saturating_sub(self.waited.0))
+    }
 }
 
 impl FlowResult {

@@ -82,6 +82,7 @@ fn flow(id: u32, dir: FlowDir, role: Role, bytes: u64) -> FlowResult {
         latency: None,
         io: None,
         mptcp: None,
+        stall: None,
     }
 }
 

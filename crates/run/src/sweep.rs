@@ -414,12 +414,24 @@ fn conclude(
             100.0 * (wall - measured) / measured
         )
     };
+    let retried = match outcome.retried.len() {
+        0 => String::new(),
+        n => format!(" ({n} more tried again)"),
+    };
     let mut summary = format!(
-        "run {run}: {} measurements in {wall:.1} s{overhead}, {} failed attempt(s), {pending} \
-         point(s) pending",
+        "run {run}: {} measurements in {wall:.1} s{overhead}, {} failed attempt(s){retried}, \
+         {pending} point(s) pending",
         outcome.reps,
         outcome.failures.len()
     );
+    for f in &outcome.retried {
+        summary.push_str(&format!(
+            "\n  point {} rep {} tried again after: {}",
+            f.idx,
+            f.rep + 1,
+            f.error
+        ));
+    }
     for f in &outcome.failures {
         summary.push_str(&format!(
             "\n  point {} rep {} failed: {}",

@@ -184,6 +184,12 @@ pub struct RetryPolicy {
     /// The wait between them: the server's stated wait, clamped to this range
     /// (a server that names no wait gets the lower bound doubled).
     pub busy_wait: (Duration, Duration),
+    /// Attempts at one repetition that fails for a reason that is not its
+    /// setup's (a flow that failed, a test cut short: a host doing other work
+    /// can do that to a healthy pair), the first included; each failed one is
+    /// stored and said. A point's setup (a lab's link, a refusal, a party known
+    /// down) is not tried again.
+    pub failed_tries: u32,
     /// The run ends after this many failed attempts in a row (busy after its
     /// retries, or failed; a refused configuration is the point's own, and proves
     /// the server answers, so it starts the count again): a server that is gone fails every point, and trying each of them
@@ -196,6 +202,7 @@ impl Default for RetryPolicy {
         RetryPolicy {
             busy_tries: 6,
             busy_wait: (Duration::from_millis(250), Duration::from_secs(60)),
+            failed_tries: 3,
             max_consecutive_failures: 3,
         }
     }
@@ -396,6 +403,8 @@ pub struct Outcome {
     pub reps: usize,
     /// Failed attempts (after retries), in order.
     pub failures: Vec<Failure>,
+    /// Failed attempts that were tried again (stored as failures too), in order.
+    pub retried: Vec<Failure>,
     /// Whether the stop hook ended it early.
     pub interrupted: bool,
     /// Set when the run gave up after too many failures in a row: why.
@@ -505,6 +514,38 @@ impl<'a> Settle<'a> {
         self.progress.begin(point, rep);
     }
 
+    /// Whether a failed attempt, the `failed`th at this repetition, is tried
+    /// again: one that is not the setup's, within the policy's tries. If so it
+    /// is stored and said first.
+    pub(crate) fn again(
+        &mut self,
+        point: &Point,
+        rep: u32,
+        failed: u32,
+        result: &Result<TestReport, RunError>,
+    ) -> Result<bool, ExecError> {
+        let Err(error @ RunError::Failed(_)) = result else {
+            return Ok(false);
+        };
+        if failed >= self.policy.failed_tries {
+            return Ok(false);
+        }
+        self.sink
+            .rep_failed(point, rep, error)
+            .map_err(ExecError::Sink)?;
+        let why = format!(
+            "{error} (try {failed} of {}, not the setup's)",
+            self.policy.failed_tries
+        );
+        self.progress.retry(point, rep, Duration::ZERO, &why);
+        self.out.retried.push(Failure {
+            idx: point.idx,
+            rep,
+            error: error.clone(),
+        });
+        Ok(true)
+    }
+
     /// One measurement's result, after `tries` attempts: a report is stored
     /// before the schedule judges it (a measurement is never lost to a schedule
     /// that cannot use it); an error is a failed attempt, the point left pending.
@@ -608,10 +649,15 @@ pub fn drive(
         let point = point_at(idx)?;
         let spec = spec.as_ref().unwrap_or(&point.spec);
         settle.begin(point, rep);
-        let mut tries = 0;
+        let (mut tries, mut failed) = (0, 0);
         let result = loop {
             tries += 1;
-            match runner.prepare(point).and_then(|()| runner.run(spec)) {
+            // A point's setup that fails is not tried again; its measurement may be.
+            let measured = match runner.prepare(point) {
+                Ok(()) => runner.run(spec),
+                Err(e) => break Err(e),
+            };
+            match measured {
                 Err(RunError::Busy {
                     message,
                     retry_after,
@@ -626,7 +672,12 @@ pub fn drive(
                         break 'steps;
                     }
                 }
-                r => break r,
+                r => {
+                    failed += u32::from(r.is_err());
+                    if !settle.again(point, rep, failed, &r)? {
+                        break r;
+                    }
+                }
             }
         };
         if !settle.settle(schedule, point, rep, tries, result)? {

@@ -188,7 +188,11 @@ fn busy_past_its_tries_fails_the_attempt_only() {
 fn a_failure_in_round_two_keeps_round_one() {
     let (points, order) = plan(&[1024], 3);
     let mut r = Scripted::new(vec![None, Some(RunError::failed("connection refused"))]);
-    let (out, sink, _) = run(&points, 3, &order, &mut r, &RetryPolicy::default());
+    let once = RetryPolicy {
+        failed_tries: 1,
+        ..RetryPolicy::default()
+    };
+    let (out, sink, _) = run(&points, 3, &order, &mut r, &once);
     assert_eq!(sink.0, vec![0], "round one is kept");
     assert_eq!(sink.1, vec![(0, 1)]);
     assert!(sink.2.is_empty(), "not summarized: it lacks repetitions");
@@ -202,16 +206,47 @@ fn the_run_gives_up_after_failures_in_a_row_but_not_after_refusals() {
     let (points, order) = plan(&[64, 256, 1024, 4096, 16384], 1);
     let gone = || Some(RunError::failed("connection refused"));
     let refused = || Some(RunError::refused("server limit"));
+    let once = RetryPolicy {
+        failed_tries: 1,
+        ..RetryPolicy::default()
+    };
     let mut r = Scripted::new(vec![refused(), gone(), refused(), gone(), gone()]);
-    let (out, sink, _) = run(&points, 1, &order, &mut r, &RetryPolicy::default());
+    let (out, sink, _) = run(&points, 1, &order, &mut r, &once);
     assert_eq!(out.failures.len(), 5);
     assert!(out.gave_up.is_none(), "refusals are the points' own");
     let mut r = Scripted::new(vec![None, gone(), gone(), gone(), None]);
-    let (out, _, _) = run(&points, 1, &order, &mut r, &RetryPolicy::default());
+    let (out, _, _) = run(&points, 1, &order, &mut r, &once);
     assert_eq!(out.reps, 1);
     assert_eq!(out.failures.len(), 3);
     assert!(out.gave_up.unwrap().contains("3 measurements in a row"));
     drop(sink);
+}
+
+/// A measurement that fails for a reason not its setup's (a test cut short
+/// on a busy host) is tried again, at most twice: each failed try is stored
+/// and said, and the repetition is measured when a try succeeds.
+#[test]
+fn a_failed_measurement_is_tried_again_at_most_twice() {
+    let (points, order) = plan(&[1024, 4096], 1);
+    let cut = || Some(RunError::failed("incomplete test: cut short"));
+    let mut r = Scripted::new(vec![cut(), cut(), None, None]);
+    let (out, sink, _) = run(&points, 1, &order, &mut r, &RetryPolicy::default());
+    assert_eq!(out.reps, 2, "both points measured");
+    assert!(out.failures.is_empty());
+    assert_eq!(out.retried.len(), 2);
+    assert_eq!(sink.1.len(), 2, "each failed try is stored");
+    // A third failure is the repetition's: stored, the point left pending.
+    let mut r = Scripted::new(vec![cut(), cut(), cut(), None]);
+    let (out, sink, _) = run(&points, 1, &order, &mut r, &RetryPolicy::default());
+    assert_eq!(out.reps, 1);
+    assert_eq!(out.failures.len(), 1);
+    assert_eq!(out.retried.len(), 2);
+    assert_eq!(sink.1.len(), 3);
+    // A refusal is the point's own: not tried again.
+    let mut r = Scripted::new(vec![Some(RunError::refused("limit")), None]);
+    let (out, _, _) = run(&points, 1, &order, &mut r, &RetryPolicy::default());
+    assert!(out.retried.is_empty());
+    assert_eq!(out.failures.len(), 1);
 }
 
 /// A stop asked for during a busy wait ends the run there.

@@ -149,6 +149,7 @@ fn flow(
         latency: None,
         io: None,
         mptcp: None,
+        stall: None,
     }
 }
 

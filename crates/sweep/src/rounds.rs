@@ -62,6 +62,7 @@ pub fn drive_rounds(
     let point_at = |idx: u32| points.get(idx as usize).ok_or(ExecError::NoSuchPoint(idx));
     let width = width.max(1);
     let mut held: VecDeque<Held> = VecDeque::new();
+    let mut tried: std::collections::BTreeMap<(u32, u32), u32> = Default::default();
     let mut exhausted = false;
     loop {
         if stop() {
@@ -122,8 +123,20 @@ pub fn drive_rounds(
         }
         let results = runner.run_batch(&batch);
         let mut going = true;
-        for (((p, _), (_, rep, _)), r) in batch.iter().zip(&round).zip(results) {
-            going &= settle.settle(schedule, p, *rep, 1, r)?;
+        let mut again = Vec::new();
+        for (((p, _), h), r) in batch.iter().zip(&round).zip(results) {
+            // A measurement that failed for a reason not its setup's is tried
+            // again in a later round, within the policy's tries.
+            let failed = tried.entry((h.0, h.1)).or_insert(0);
+            *failed += u32::from(r.is_err());
+            if settle.again(p, h.1, *failed, &r)? {
+                again.push(h.clone());
+                continue;
+            }
+            going &= settle.settle(schedule, p, h.1, 1, r)?;
+        }
+        for h in again.into_iter().rev() {
+            held.push_front(h);
         }
         if !going {
             break;
@@ -291,11 +304,13 @@ mod tests {
         let points = mesh_points(&[("a", "b"), ("c", "d"), ("b", "a"), ("d", "c")]);
         let (runner, sink, out) = go(&points, 2, 2, vec![1]);
         assert_eq!(out.failures.len(), 1);
-        assert_eq!(sink.failed, vec![1]);
+        // Tried again twice, in later rounds, each failure stored.
+        assert_eq!(out.retried.len(), 2);
+        assert_eq!(sink.failed, vec![1, 1, 1]);
         // Point 1's second repetition never ran; the others have both.
         assert_eq!(
             runner.rounds.concat().iter().filter(|&&i| i == 1).count(),
-            1
+            3
         );
         let mut done = sink.done.clone();
         done.sort();

@@ -21,6 +21,7 @@ use crate::flows::{self, End, FlowPlan, FlowSocket};
 use crate::jobs::Refusal;
 use crate::now;
 use crate::policy::{LogFormat, SessionLog};
+use crate::start::Mark;
 
 use super::config::{BusyGuard, Shared, AFTER_TEST};
 
@@ -531,7 +532,7 @@ fn serve_connection_netsonde(
     drop(listener);
 
     // Wait for start.
-    let (plans, probes) = match until_start(&mut ctl, &mut s, &mut acceptor) {
+    let ((plans, probes), started) = match until_start(&mut ctl, &mut s, &mut acceptor) {
         Ok(accepted) => accepted,
         Err((outcome, why)) => return fail(log, outcome, why),
     };
@@ -564,7 +565,7 @@ fn serve_connection_netsonde(
     let mut running = flows::start(
         End::Server,
         spec.clone(),
-        Instant::now() + idle,
+        started.start() + idle,
         plans,
         &spec.server_affinity,
     );
@@ -670,12 +671,16 @@ fn until_setup(
 
 /// Waits for the client's start while the data connections are accepted; the
 /// accepted flows once both happened.
+/// Waits for the client's `Start`; returns the accepted flows and the mark
+/// taken before the wait that brought it (the test starts when it came, not
+/// when this thread next had a core: [`Mark`]).
 fn until_start(
     ctl: &mut Control,
     s: &mut ServerSession,
     acceptor: &mut Acceptor,
-) -> Result<Accepted, Ended> {
+) -> Result<(Accepted, Mark), Ended> {
     let mut accepted = None;
+    let mut mark;
     let abort = |ctl: &mut Control, s: &mut ServerSession, msg: String| {
         s.abort(now(), ErrorCode::Internal, format!("server: {msg}"));
         ctl.flush(s);
@@ -689,6 +694,7 @@ fn until_start(
                 None => {}
             }
         }
+        mark = Mark::now();
         for ev in ctl.pump(s, TICK) {
             match ev {
                 Event::StartRequested => break 'start,
@@ -702,6 +708,7 @@ fn until_start(
     }
     accepted
         .map_or_else(|| acceptor.join(), Ok)
+        .map(|a| (a, mark))
         .map_err(|msg| abort(ctl, s, msg))
 }
 
