@@ -680,3 +680,40 @@ fn crr_data_port_drops_strangers_and_silent_connections() {
     );
     drop((silent, real, again, after, stranger, raw));
 }
+
+/// Issue 50: a test is cut short when its data stopped, and then it says so.
+/// A server SIGSTOPped for 1.5 s of a 4 s test, whichever end receives: the
+/// receiver got nothing while its thread was not waiting for a core. (Before,
+/// a receiver's interval ran on through the stop and the test was a result.)
+#[test]
+fn a_server_stopped_mid_test_cuts_it_short_whichever_end_receives() {
+    for reverse in [false, true] {
+        let server = ServerProc::start_with(&["--no-store"]);
+        let port = server.port();
+        let mut args = vec!["client", "127.0.0.1", "-p", &port, "-t", "4", "--no-store"];
+        if reverse {
+            args.push("-R");
+        }
+        let client = spawn(&args);
+        std::thread::sleep(Duration::from_millis(1200));
+        let pid = server.child.id().to_string();
+        let signal = |sig: &str| {
+            let ok = std::process::Command::new("kill")
+                .args([sig, &pid])
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        };
+        signal("-STOP");
+        std::thread::sleep(Duration::from_millis(1500));
+        signal("-CONT");
+        let (code, err) = finish(client, Duration::from_secs(30));
+        assert_ne!(code, Some(0), "-R {reverse}: {err}");
+        let side = if reverse { "client" } else { "server" };
+        assert!(
+            err.contains(&format!("the {side}'s flow 0 got no data for"))
+                && err.contains("cut short"),
+            "-R {reverse}: {err}"
+        );
+    }
+}
