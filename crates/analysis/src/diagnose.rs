@@ -116,7 +116,7 @@ pub const NEAR: f64 = 0.70;
 
 use crate::diagnosis_input::rate;
 pub use crate::diagnosis_input::{
-    CoreLoad, DiagnosisInput, PeerProcess, SideFinding, ThreadLoad, STEAL_PCT,
+    CoreLoad, DiagnosisInput, PeerProcess, SideFinding, SideQuota, ThreadLoad, STEAL_PCT,
 };
 
 fn verdict(b: Bottleneck, evidence: String, advice: impl Into<String>) -> Diagnosis {
@@ -138,7 +138,7 @@ fn positive(v: Option<f64>) -> Option<f64> {
 type Rule = fn(&DiagnosisInput, &mut Vec<String>) -> Option<Diagnosis>;
 
 /// The rules in order: the first that holds wins.
-const RULES: [Rule; 15] = [
+const RULES: [Rule; 18] = [
     input_error,
     link,
     nic_link_speed,
@@ -154,6 +154,9 @@ const RULES: [Rule; 15] = [
     buffers_together,
     busy_core,
     round_trip,
+    host::cpu_quota,
+    host::starved_thread,
+    host::host_busy,
 ];
 
 /// Names the bottleneck, with evidence and advice. See the module docs for the
@@ -355,13 +358,15 @@ fn application(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> 
 }
 
 fn busy_thread(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
+    // A thread is the limit by the time it ran, never by what it waited for a
+    // core (that is other work's, or a quota's: `host`).
     let mut busy: Vec<&ThreadLoad> = d.threads.iter().filter(|t| !t.spins).collect();
-    busy.sort_by(|a, b| b.demand().total_cmp(&a.demand()));
-    if let Some(t) = busy.first().filter(|t| t.demand() >= THREAD_BUSY_PCT) {
+    busy.sort_by(|a, b| b.ran().total_cmp(&a.ran()));
+    if let Some(t) = busy.first().filter(|t| t.ran() >= THREAD_BUSY_PCT) {
         let also: Vec<String> = busy[1..]
             .iter()
-            .filter(|o| o.demand() >= THREAD_BUSY_PCT)
-            .map(|o| format!("{} flow thread {:?} at {:.1}%", o.side, o.flows, o.demand()))
+            .filter(|o| o.ran() >= THREAD_BUSY_PCT)
+            .map(|o| format!("{} flow thread {:?} at {:.1}%", o.side, o.flows, o.ran()))
             .collect();
         return Some(thread_verdict(t, &also, d.datagrams));
     }
@@ -372,15 +377,8 @@ fn busy_thread(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> 
     {
         return Some(peer_verdict(p));
     }
-    if let Some(t) = busy
-        .first()
-        .filter(|t| t.demand() >= NEAR * THREAD_BUSY_PCT)
-    {
-        near.push(format!(
-            "CPU ({} flow thread {:.0}% busy)",
-            t.side,
-            t.demand()
-        ));
+    if let Some(t) = busy.first().filter(|t| t.ran() >= NEAR * THREAD_BUSY_PCT) {
+        near.push(format!("CPU ({} flow thread {:.0}% busy)", t.side, t.ran()));
     }
     None
 }
@@ -427,11 +425,7 @@ fn peer_verdict(p: &PeerProcess) -> Diagnosis {
 }
 
 fn busy_core(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
-    let client = if d.one_host { "host" } else { "client" };
-    let (side, c) = [(client, &d.client_core), ("server", &d.server_core)]
-        .into_iter()
-        .filter_map(|(side, c)| Some((side, c.as_ref()?)))
-        .reduce(|a, b| if b.1.busy > a.1.busy { b } else { a })?;
+    let (side, c) = host::busiest(d)?;
     if c.busy < CPU_BUSY_PCT {
         if c.busy >= NEAR * CPU_BUSY_PCT {
             near.push(format!("CPU ({side} core {:.0}% busy)", c.busy));
@@ -442,8 +436,10 @@ fn busy_core(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
         .core
         .map(|n| format!("core {n}"))
         .unwrap_or("a core".into());
-    if let Some(t) = c.test_pct.filter(|t| *t < MAJORITY_PCT) {
-        return Some(host_busy(side, &core, c, t, near));
+    // Mostly other work's: judged after round trip and the quota
+    // (`host::host_busy`).
+    if c.test_pct.is_some_and(|t| t < MAJORITY_PCT) {
+        return None;
     }
     let kind = c.kind();
     let split = if kind.is_some() {
@@ -479,32 +475,6 @@ fn busy_core(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
         format!("{side} {core} was {:.1}% busy{split}", c.busy),
         advice,
     ))
-}
-
-/// The busy core's host was mostly busy with other work: the test got what was
-/// left. The rules that came within reach are its candidates.
-fn host_busy(side: &str, core: &str, c: &CoreLoad, test: f64, near: &[String]) -> Diagnosis {
-    let who = if c.foreign.is_empty() {
-        String::new()
-    } else {
-        format!("; most: {}", c.foreign.join(", "))
-    };
-    let mut v = verdict(
-        Bottleneck::HostBusy {
-            side: side.into(),
-            core: c.core,
-            test_pct: test,
-        },
-        format!(
-            "{side} {core} was {:.1}% busy, but the test was only {test:.0}% of the host's \
-             busy time: other processes and their traffic had the rest{who}",
-            c.busy
-        ),
-        "measure on a quieter host, or pin the test to cores the other work does not use \
-         (-A, --server-affinity)",
-    );
-    v.candidates = near.to_vec();
-    v
 }
 
 fn receiver_window(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
@@ -559,9 +529,17 @@ fn sender_buffer(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis
 /// two split it (a receiver advertises little more than what arrives, so a
 /// small sender buffer also shows as the receiver's window), and neither
 /// alone reaches its rule.
-fn buffers_together(d: &DiagnosisInput, _near: &mut Vec<String>) -> Option<Diagnosis> {
+fn buffers_together(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
     let snd = d.sndbuf_limited.filter(|s| s.is_finite())?;
     let rwnd = d.rwnd_limited.filter(|s| s.is_finite())?;
+    // A candidate of its own only where neither alone is one.
+    let alone = snd.max(rwnd) >= NEAR * LIMITED_SHARE;
+    if !alone && (NEAR * LIMITED_SHARE..LIMITED_SHARE).contains(&(snd + rwnd)) {
+        near.push(format!(
+            "window (both buffers held the sender {:.0}%)",
+            100.0 * (snd + rwnd)
+        ));
+    }
     (snd + rwnd >= LIMITED_SHARE).then(|| {
         verdict(
             Bottleneck::Window,
@@ -762,6 +740,10 @@ fn bdp_advice(d: &DiagnosisInput, what: &str) -> String {
 
 #[path = "diagnose_thread.rs"]
 mod thread;
+
+#[path = "diagnose_host.rs"]
+mod host;
+pub use host::THROTTLED_PCT;
 use thread::{thread_verdict, DATAGRAM_SENDER_ADVICE};
 
 #[cfg(test)]

@@ -571,35 +571,6 @@ fn the_bdp_in_advice_uses_the_base_rtt() {
     );
 }
 
-/// Under other load a thread that never blocks runs less than the interval
-/// and waits for a core the rest: it is as CPU-bound as one that ran it all.
-#[test]
-fn a_thread_that_waited_for_a_core_is_still_cpu_bound() {
-    let d = DiagnosisInput {
-        threads: vec![ThreadLoad {
-            waited: Some(38.0),
-            idle_cores: Some(0.0),
-            ..thread("client", "sender", 60.0, 1.0, 59.0)
-        }],
-        ..base()
-    };
-    let v = diagnose(&d);
-    assert_eq!(
-        v.bottleneck.name(),
-        "CPU-bound (client flow thread, system)"
-    );
-    assert!(v.evidence.contains("waited 38.0% for a core"), "{v}");
-    // One that slept (blocked on its socket) is not.
-    let d = DiagnosisInput {
-        threads: vec![ThreadLoad {
-            waited: Some(2.0),
-            ..thread("client", "sender", 60.0, 1.0, 59.0)
-        }],
-        ..base()
-    };
-    assert_eq!(kind(&d), Bottleneck::Unknown);
-}
-
 fn nic(side: &str, finding: NicFinding) -> SideFinding {
     SideFinding {
         side: side.into(),
@@ -766,3 +737,8 @@ fn retransmissions_the_receiver_saw_twice_are_reordering_not_loss() {
 /// Issue 35: the rules on a busy host.
 #[path = "diagnose_busy_tests.rs"]
 mod busy;
+
+/// Issue 50: whose CPU it was: starved threads, round trip before a busy
+/// host, a cgroup's quota.
+#[path = "diagnose_host_tests.rs"]
+mod host;

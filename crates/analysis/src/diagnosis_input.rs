@@ -56,6 +56,15 @@ impl CoreLoad {
     }
 }
 
+/// One end's cgroup CPU limits over the measured interval.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SideQuota {
+    /// `client`, `server`, or `host` when both ends are one process.
+    pub side: String,
+    /// Its cgroup's quota and throttling.
+    pub cgroup: netsonde_model::cpu::CgroupCpu,
+}
+
 /// One flow thread's CPU over the measured interval.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ThreadLoad {
@@ -112,10 +121,23 @@ pub struct ThreadLoad {
 
 impl ThreadLoad {
     /// The share of the interval it wanted a core: ran, was runnable and waited
-    /// for one, or had its vCPU taken by the hypervisor. A thread that never
-    /// blocked is bound by the CPU it got.
+    /// for one, or had its vCPU taken by the hypervisor.
     pub fn demand(&self) -> f64 {
         self.busy + self.waited.unwrap_or(0.0) + self.stolen.unwrap_or(0.0)
+    }
+
+    /// The share of the interval it had a core: it ran, or its vCPU was taken
+    /// from under it while it did (the guest does not count that time as the
+    /// thread's). Only this makes a thread the test's CPU limit; what it
+    /// waited for a core beside it is other work's (or a quota's) doing.
+    pub fn ran(&self) -> f64 {
+        self.busy + self.stolen.unwrap_or(0.0)
+    }
+
+    /// It wanted a core (nearly) all the interval but ran less than that: it
+    /// was starved by other work or a quota, not bound by its own.
+    pub fn starved(&self, at: f64) -> bool {
+        !self.spins && self.demand() >= at && self.ran() < at
     }
 
     pub(crate) fn kind(&self) -> Option<CpuKind> {
@@ -184,6 +206,10 @@ pub struct DiagnosisInput {
     /// A peer tool's process, when the other end was one.
     #[serde(default)]
     pub peer_process: Option<PeerProcess>,
+    /// Each end's cgroup CPU limits and throttling, where it has a quota (one
+    /// entry, `host`, when both ends are one process).
+    #[serde(default)]
+    pub quotas: Vec<SideQuota>,
     /// The window in force when one was set (`-w`, `--rcv-window`): what the
     /// kernel granted (the receiver's advertised window from TCP_INFO, else half
     /// the granted receive buffer), bytes.

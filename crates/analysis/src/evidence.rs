@@ -12,7 +12,7 @@ use netsonde_model::units::Nanos;
 
 use netsonde_model::nic::NicFinding;
 
-use crate::diagnose::{CoreLoad, DiagnosisInput, PeerProcess, SideFinding, ThreadLoad};
+use crate::diagnose::{CoreLoad, DiagnosisInput, PeerProcess, SideFinding, SideQuota, ThreadLoad};
 
 /// A peer process above this share of one core runs more than one thread.
 const ONE_THREAD_PCT: f64 = 105.0;
@@ -284,6 +284,27 @@ fn offered(r: &TestReport) -> Option<f64> {
     (sum > 0.0).then_some(sum)
 }
 
+/// Each end's cgroup CPU limits where one has a quota: one entry, `host`,
+/// when both ends are one process (an embedded server).
+fn quotas(r: &TestReport, one_host: bool) -> Vec<SideQuota> {
+    let (c, s) = (r.client.cpu.as_ref(), r.server.cpu.as_ref());
+    let one_process = one_host && c.zip(s).is_some_and(|(c, s)| c.pid == s.pid && c.pid != 0);
+    let ends: Vec<(&str, Option<&CpuReport>)> = if one_process {
+        vec![("host", c)]
+    } else {
+        vec![("client", c), ("server", s)]
+    };
+    ends.into_iter()
+        .filter_map(|(side, cpu)| {
+            let g = cpu?.cgroup.as_ref()?;
+            g.quota_cores.map(|_| SideQuota {
+                side: side.into(),
+                cgroup: g.clone(),
+            })
+        })
+        .collect()
+}
+
 /// What a single test's report says, for [`crate::diagnose()`]. `line_rate_bps`
 /// is the user's `--line-rate`; in the lab the link's own rate stands in when
 /// none is given.
@@ -366,6 +387,7 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
         one_host,
         threads,
         peer_process: peer_process(r),
+        quotas: quotas(r, one_host),
         window_bytes,
         window_source,
         rtt_ns: rtt,

@@ -7,6 +7,7 @@ mod util;
 
 mod architecture;
 mod bad_input;
+mod containers;
 mod control_plane;
 mod encrypted;
 mod figures;

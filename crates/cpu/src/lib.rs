@@ -53,6 +53,7 @@
 
 use std::path::PathBuf;
 
+pub mod cgroup;
 pub mod delta;
 pub mod host;
 pub mod memory;

@@ -38,6 +38,8 @@ pub struct CpuSampler {
     udp: Option<netsonde_model::cpu::UdpDrops>,
     /// The watched interface's NIC counters at the start ([`CpuSampler::watch`]).
     nic: Option<crate::nic::NicSnapshot>,
+    /// The process's cgroup's CPU limits and counters at the start.
+    cgroup: Option<crate::cgroup::CgroupSnapshot>,
     started: Instant,
 }
 
@@ -52,6 +54,7 @@ impl CpuSampler {
     pub fn start_with(threads: &[i32]) -> Result<CpuSampler, CpuError> {
         let others = crate::processes::Others::read();
         let udp = crate::snmp::read_udp_drops();
+        let cgroup = crate::cgroup::CgroupSnapshot::read();
         let stat = read_proc_stat()?;
         let rusage = read_rusage()?;
         Ok(CpuSampler {
@@ -64,6 +67,7 @@ impl CpuSampler {
                 .map(|&t| (t, crate::thread::cpu_time(t), crate::thread::task_stat(t)))
                 .collect(),
             nic: None,
+            cgroup,
             started: Instant::now(),
         })
     }
@@ -145,6 +149,11 @@ impl CpuSampler {
                 in_errors: b.in_errors.saturating_sub(a.in_errors),
             }
         });
+        report.cgroup = self
+            .cgroup
+            .as_ref()
+            .zip(crate::cgroup::CgroupSnapshot::read())
+            .map(|(a, b)| a.since(&b));
         report.nic = self
             .nic
             .as_ref()

@@ -116,6 +116,72 @@ pub struct CpuReport {
     /// who the foreign load was.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub foreign_top: Vec<ForeignProcess>,
+    /// The CPU limits of the cgroup this end's process ran in (the tightest
+    /// quota from its cgroup up), and its throttling over the interval; `None`
+    /// where not taken (no cgroup cpu controller).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<CgroupCpu>,
+}
+
+/// A cgroup's CPU limits and what they did over the measured interval: the
+/// quota a container (a Kubernetes pod's `limits.cpu`, `docker --cpus`) is
+/// held to, from cgroup v1's `cpu.cfs_quota_us`/`cpu.cfs_period_us` or v2's
+/// `cpu.max`, and its throttling from `cpu.stat`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CgroupCpu {
+    /// The cgroup version whose files were read (1 or 2).
+    pub version: u8,
+    /// The cgroup whose quota is the tightest, as `/proc/self/cgroup` names
+    /// paths (this process's own where none has a quota).
+    pub path: String,
+    /// The quota in cores (quota over period); `None` when unlimited.
+    pub quota_cores: Option<f64>,
+    /// The enforcement period.
+    pub period: Option<Nanos>,
+    /// Enforcement periods that elapsed over the interval (only periods in
+    /// which the group ran count).
+    pub periods: u64,
+    /// Of them, the periods in which the group used its quota and was stopped.
+    pub throttled_periods: u64,
+    /// The time its threads were held stopped, summed over them.
+    pub throttled: Nanos,
+    /// The cores its cpuset allows, as the kernel lists them (`0-1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<String>,
+}
+
+impl CgroupCpu {
+    /// The share of the interval's periods in which the quota throttled the
+    /// group, percent (`None` with no period).
+    pub fn throttled_pct(&self) -> Option<f64> {
+        (self.periods > 0).then(|| 100.0 * self.throttled_periods as f64 / self.periods as f64)
+    }
+
+    /// One line: `quota 0.30 CPU (period 100 ms), throttled in 31 of 31 periods (1.42 s)`.
+    pub fn describe(&self) -> String {
+        let quota = match (self.quota_cores, self.period) {
+            (Some(q), Some(p)) => format!("quota {q:.2} CPU (period {p})"),
+            (Some(q), None) => format!("quota {q:.2} CPU"),
+            _ => "no CPU quota".into(),
+        };
+        let throttled = if self.quota_cores.is_some() {
+            format!(
+                ", throttled in {} of {} periods ({})",
+                self.throttled_periods, self.periods, self.throttled
+            )
+        } else {
+            String::new()
+        };
+        let cpus = self
+            .cpus
+            .as_ref()
+            .map(|c| format!(", cpuset {c}"))
+            .unwrap_or_default();
+        format!(
+            "cgroup v{} {}: {quota}{throttled}{cpus}",
+            self.version, self.path
+        )
+    }
 }
 
 /// Another process on the host and what it ran over the measured interval.

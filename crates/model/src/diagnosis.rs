@@ -85,6 +85,18 @@ pub enum Bottleneck {
         /// The test's share of the host's busy time, percent.
         test_pct: f64,
     },
+    /// The cgroup's CPU quota of one end (a container's CPU limit) stopped its
+    /// threads in most periods: the quota, not the host, was its CPU ceiling.
+    CpuQuota {
+        /// `client` or `server` (`host` when both ends are one process).
+        side: String,
+        /// The quota, in cores.
+        quota_cores: f64,
+        /// Periods throttled, of `periods`, over the measured interval.
+        throttled_periods: u64,
+        /// Periods that elapsed.
+        periods: u64,
+    },
     /// None of the rules held.
     Unknown,
 }
@@ -118,6 +130,7 @@ impl Bottleneck {
             Bottleneck::RoundTrip => "round-trip-bound".into(),
             Bottleneck::Nic { side, finding } => format!("NIC-bound ({side}, {})", finding.name()),
             Bottleneck::HostBusy { side, .. } => format!("host busy with other work ({side})"),
+            Bottleneck::CpuQuota { side, .. } => format!("CPU quota ({side} cgroup)"),
             Bottleneck::Unknown => "no single bottleneck".into(),
         }
     }
@@ -143,6 +156,7 @@ impl Bottleneck {
             Bottleneck::RoundTrip => "round trip".into(),
             Bottleneck::Nic { side, .. } => format!("NIC {side}"),
             Bottleneck::HostBusy { side, .. } => format!("host busy {side}"),
+            Bottleneck::CpuQuota { side, .. } => format!("CPU quota {side}"),
             Bottleneck::Unknown => "no single limit".into(),
         }
     }

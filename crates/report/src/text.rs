@@ -390,6 +390,26 @@ fn cpu(o: &mut String, r: &TestReport, _opts: &TextOptions) {
             }
         );
     }
+    // A container's CPU quota is that end's ceiling: every figure above is
+    // under it. (One line per process: an embedded server shares the client's.)
+    let one_process = r.client.cpu.as_ref().map(|c| c.pid) == r.server.cpu.as_ref().map(|c| c.pid);
+    for (name, side) in [("client", &r.client), ("server", &r.server)] {
+        if name == "server" && one_process {
+            continue;
+        }
+        if let Some(g) = side
+            .cpu
+            .as_ref()
+            .and_then(|c| c.cgroup.as_ref())
+            .filter(|g| g.quota_cores.is_some())
+        {
+            let _ = writeln!(
+                o,
+                "  {name} {}: the quota is this end's CPU ceiling",
+                g.describe()
+            );
+        }
+    }
 }
 
 /// Each end's flow threads, TCP state and socket.

@@ -1,0 +1,192 @@
+//! Whose CPU it was: a container's quota, a flow thread that wanted a core and
+//! waited for one (starved), and a host busy with other work. Judged after the
+//! direct evidence (windows, loss, pacing) and round trip: a thread is the
+//! test's CPU limit only by the time it ran (`busy_thread`); the time it
+//! waited for a core is the quota's or the other work's, named here.
+
+use super::{
+    verdict, Bottleneck, CoreLoad, Diagnosis, DiagnosisInput, ThreadLoad, CPU_BUSY_PCT,
+    MAJORITY_PCT, NEAR, THREAD_BUSY_PCT,
+};
+
+/// A cgroup throttled in at least this share of its periods over the
+/// interval, percent, held its end to its quota.
+pub const THROTTLED_PCT: f64 = 50.0;
+
+/// The busiest core of either end, with its end's name.
+pub(super) fn busiest(d: &DiagnosisInput) -> Option<(&'static str, &CoreLoad)> {
+    let client = if d.one_host { "host" } else { "client" };
+    [(client, &d.client_core), ("server", &d.server_core)]
+        .into_iter()
+        .filter_map(|(side, c)| Some((side, c.as_ref()?)))
+        .reduce(|a, b| if b.1.busy > a.1.busy { b } else { a })
+}
+
+/// The core a thread's end is judged by: the host's when both ends share it.
+fn core_of<'a>(d: &'a DiagnosisInput, side: &str) -> Option<&'a CoreLoad> {
+    if d.one_host || side == "client" {
+        d.client_core.as_ref()
+    } else {
+        d.server_core.as_ref()
+    }
+}
+
+/// The flow threads' run and wait, for the evidence: "the client flow thread
+/// of flow 0 (sender) ran 29.5% and waited 70.1% for a core".
+fn thread_said(t: &ThreadLoad) -> String {
+    let flows = t
+        .flows
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    format!(
+        "the {} flow thread of flow {flows} ({}) ran {:.1}% of the interval and waited {:.1}% \
+         for a core",
+        t.side,
+        t.role,
+        t.ran(),
+        t.waited.unwrap_or(0.0)
+    )
+}
+
+/// The most starved thread (the longest wait) of `side`, or of any end.
+fn most_starved<'a>(d: &'a DiagnosisInput, side: Option<&str>) -> Option<&'a ThreadLoad> {
+    d.threads
+        .iter()
+        .filter(|t| side.is_none_or(|s| s == "host" || s == t.side))
+        .filter(|t| t.starved(THREAD_BUSY_PCT))
+        .max_by(|a, b| a.waited.unwrap_or(0.0).total_cmp(&b.waited.unwrap_or(0.0)))
+}
+
+/// An end whose cgroup throttled it in most periods: its quota was its CPU
+/// ceiling, whatever the host had idle.
+pub(super) fn cpu_quota(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
+    let (q, pct) = d
+        .quotas
+        .iter()
+        .filter(|q| q.cgroup.quota_cores.is_some() && q.cgroup.periods >= 2)
+        .filter_map(|q| Some((q, q.cgroup.throttled_pct()?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let c = &q.cgroup;
+    let quota = c.quota_cores?;
+    if pct < THROTTLED_PCT {
+        if pct >= NEAR * THROTTLED_PCT {
+            near.push(format!(
+                "CPU quota ({} throttled in {pct:.0}% of periods)",
+                q.side
+            ));
+        }
+        return None;
+    }
+    let thread = most_starved(d, Some(&q.side))
+        .map(|t| format!("; {}", thread_said(t)))
+        .unwrap_or_default();
+    let period = c
+        .period
+        .map(|p| format!(" (period {p})"))
+        .unwrap_or_default();
+    Some(verdict(
+        Bottleneck::CpuQuota {
+            side: q.side.clone(),
+            quota_cores: quota,
+            throttled_periods: c.throttled_periods,
+            periods: c.periods,
+        },
+        format!(
+            "the cgroup's quota of {quota:.2} CPU{period} throttled the {} in {} of {} periods \
+             (its threads held stopped {} in all; cgroup v{} {}){thread}: the quota, not the \
+             host, was this end's CPU ceiling",
+            q.side, c.throttled_periods, c.periods, c.throttled, c.version, c.path
+        ),
+        "raise the quota (cgroup v2 cpu.max, v1 cpu.cfs_quota_us; a Kubernetes pod's \
+         resources.limits.cpu, docker --cpus), or measure outside the container",
+    ))
+}
+
+/// A flow thread that wanted a core (nearly) all the interval and waited for
+/// one: the test's own other threads had the cores (its CPU limit all the
+/// same), or other work did (the host was busy).
+#[allow(clippy::ptr_arg)] // a rule's signature: others push to it
+pub(super) fn starved_thread(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
+    let t = most_starved(d, None)?;
+    let c = core_of(d, &t.side);
+    let test = c.and_then(|c| c.test_pct);
+    let side = if d.one_host { "host" } else { t.side.as_str() };
+    if let Some(test) = test.filter(|p| *p >= MAJORITY_PCT) {
+        return Some(verdict(
+            Bottleneck::Cpu {
+                side: t.side.clone(),
+                core: t.core,
+                cpu: t.kind(),
+                thread: None,
+            },
+            format!(
+                "{}, and the test was {test:.0}% of the host's busy time: its own threads \
+                 wanted more cores than the host has",
+                thread_said(t)
+            ),
+            "fewer flow threads than cores, or more cores: the test competes with itself",
+        ));
+    }
+    let who = c
+        .filter(|c| !c.foreign.is_empty())
+        .map(|c| format!("; most: {}", c.foreign.join(", ")))
+        .unwrap_or_default();
+    let share = test
+        .map(|p| format!(" (the test was {p:.0}% of the host's busy time)"))
+        .unwrap_or_default();
+    let mut v = verdict(
+        Bottleneck::HostBusy {
+            side: side.into(),
+            core: t.core,
+            test_pct: test.unwrap_or(0.0),
+        },
+        format!(
+            "{}: other work had the cores{share}{who}; the thread was starved, not the \
+             test's CPU limit",
+            thread_said(t)
+        ),
+        HOST_BUSY_ADVICE,
+    );
+    v.candidates = near.to_vec();
+    Some(v)
+}
+
+const HOST_BUSY_ADVICE: &str = "measure on a quieter host, or pin the test to cores the \
+     other work does not use (-A, --server-affinity)";
+
+/// The busiest core was (nearly) full, mostly with other work: the test got
+/// what was left.
+#[allow(clippy::ptr_arg)] // a rule's signature: others push to it
+pub(super) fn host_busy(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
+    let (side, c) = busiest(d)?;
+    if c.busy < CPU_BUSY_PCT {
+        return None;
+    }
+    let test = c.test_pct.filter(|t| *t < MAJORITY_PCT)?;
+    let core = c
+        .core
+        .map(|n| format!("core {n}"))
+        .unwrap_or("a core".into());
+    let who = if c.foreign.is_empty() {
+        String::new()
+    } else {
+        format!("; most: {}", c.foreign.join(", "))
+    };
+    let mut v = verdict(
+        Bottleneck::HostBusy {
+            side: side.into(),
+            core: c.core,
+            test_pct: test,
+        },
+        format!(
+            "{side} {core} was {:.1}% busy, but the test was only {test:.0}% of the host's \
+             busy time: other processes and their traffic had the rest{who}",
+            c.busy
+        ),
+        HOST_BUSY_ADVICE,
+    );
+    v.candidates = near.to_vec();
+    Some(v)
+}
