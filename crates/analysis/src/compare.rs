@@ -145,8 +145,9 @@ pub fn practical_change(metric: Metric) -> f64 {
         | Metric::ServerCpuMaxCore => 0.10,
         Metric::Retransmits | Metric::Loss => 0.25,
         Metric::IntervalCv | Metric::BufferDelay => 0.50,
-        // Context for the CPU metrics; `run::compare` does not compare it.
+        // Context for every metric; `run::compare` does not compare them.
         Metric::ForeignCores => 0.10,
+        Metric::Throttled => 0.25,
         Metric::TcpEfficiency | Metric::TransferTimeRatio => 0.05,
         Metric::WindowGranted => 0.0,
     }
@@ -206,12 +207,23 @@ pub enum NotJudged {
         /// The fewest it needs.
         need: u64,
     },
-    /// A CPU metric of two runs whose foreign load differs by
-    /// [`FOREIGN_DIFFERS`] cores or more: other work moved it, not the change.
+    /// A metric of two runs whose foreign load differs by [`FOREIGN_DIFFERS`]
+    /// cores or more: other work moved it, not the change.
     ForeignLoadDiffers {
-        /// The CPU metric.
+        /// The metric.
         metric: Metric,
         /// The baseline's median foreign load, in cores.
+        a: f64,
+        /// The candidate's.
+        b: f64,
+    },
+    /// A metric of two runs whose cgroups' CPU quotas throttled them in shares
+    /// of their periods [`THROTTLE_DIFFERS`] points or more apart: the quota
+    /// moved it, not the change.
+    ThrottlingDiffers {
+        /// The metric.
+        metric: Metric,
+        /// The baseline's median share of periods throttled, percent.
         a: f64,
         /// The candidate's.
         b: f64,
@@ -246,8 +258,13 @@ impl NotJudged {
             }
             NotJudged::SamplesUnknown { .. } => "measure both runs again with this version".into(),
             NotJudged::ForeignLoadDiffers { .. } => {
-                "compare CPU between runs on equally quiet hosts (the foreign-load warning \
-                 says how busy each was)"
+                "compare runs on equally quiet hosts (the foreign-load warning says how busy \
+                 each was), or measure both again back to back"
+                    .into()
+            }
+            NotJudged::ThrottlingDiffers { .. } => {
+                "compare runs under the same CPU quota (the cgroup line of each test says \
+                 how often it throttled)"
                     .into()
             }
             NotJudged::Spread { .. } => {
@@ -276,6 +293,11 @@ impl std::fmt::Display for NotJudged {
                 f,
                 "{metric}: the foreign load differs between the runs ({a:.2} against {b:.2} \
                  busy cores that were neither end's)"
+            ),
+            NotJudged::ThrottlingDiffers { metric, a, b } => write!(
+                f,
+                "{metric}: the CPU quota throttled the runs differently ({a:.0}% against \
+                 {b:.0}% of its periods)"
             ),
             NotJudged::Spread {
                 metric,
@@ -370,11 +392,18 @@ fn thin_samples<'a>(metric: Metric, reps: impl Iterator<Item = &'a Metrics>) -> 
 /// runs' CPU figures incomparable: the foreign-load warning's own threshold.
 pub const FOREIGN_DIFFERS: f64 = netsonde_model::result::FOREIGN_LOAD;
 
-/// Why a `metric`'s comparison says nothing about the change: for a CPU
-/// figure, the runs' foreign loads differ, or either run's repetitions spread
-/// wider than the change; for any figure of runs on a busy host (foreign load
-/// of 0.15 cores or more), the spread. `None` when it compares.
-fn cpu_incomparable(
+/// Shares of periods a CPU quota throttled that differ by this much, in
+/// points, make two runs incomparable.
+pub const THROTTLE_DIFFERS: f64 = 20.0;
+
+/// Why a `metric`'s comparison says nothing about the change: for any figure,
+/// the runs' foreign loads or quota throttling differ (other work or a quota
+/// moved every figure, not only the CPU's: a tcp-rr's latency moved 24% between
+/// two back-to-back runs under different load); for a CPU figure, either run's
+/// repetitions spread wider than the change; for any figure of runs on a busy
+/// host (foreign load of 0.15 cores or more), the spread. `None` when it
+/// compares.
+fn incomparable(
     metric: Metric,
     (a, b): (&[Metrics], &[Metrics]),
     (va, vb): (&[f64], &[f64]),
@@ -389,13 +418,31 @@ fn cpu_incomparable(
         estimate(&v).map(|e| e.median)
     };
     let (fa, fb) = (foreign(a), foreign(b));
+    let throttled = |reps: &[Metrics]| {
+        let v: Vec<f64> = reps
+            .iter()
+            .filter_map(|r| r.value(Metric::Throttled))
+            .collect();
+        estimate(&v).map(|e| e.median)
+    };
+    // A run without a quota was throttled in none of its periods.
+    let (ta, tb) = (throttled(a), throttled(b));
+    if (ta.is_some() || tb.is_some())
+        && (ta.unwrap_or(0.0) - tb.unwrap_or(0.0)).abs() >= THROTTLE_DIFFERS
+    {
+        return Some(NotJudged::ThrottlingDiffers {
+            metric,
+            a: ta.unwrap_or(0.0),
+            b: tb.unwrap_or(0.0),
+        });
+    }
     // On a busy host back-to-back runs drift apart with the other work's
     // phase: there every metric's change must exceed its runs' own spread.
     let busy = fa.into_iter().chain(fb).any(|f| f >= FOREIGN_DIFFERS);
     if !metric.is_cpu() && !busy {
         return None;
     }
-    if let (Some(fa), Some(fb)) = (fa.filter(|_| metric.is_cpu()), fb) {
+    if let (Some(fa), Some(fb)) = (fa, fb) {
         if (fa - fb).abs() >= FOREIGN_DIFFERS {
             return Some(NotJudged::ForeignLoadDiffers {
                 metric,
@@ -443,7 +490,7 @@ pub fn delta(metric: Metric, a: &[Metrics], b: &[Metrics]) -> Option<Delta> {
     let (va, vb) = (values(a), values(b));
     let (ea, eb, rel_change, p_lower, p_higher) = ranked(&va, &vb)?;
     let not_judged = thin_samples(metric, a.iter().chain(b))
-        .or_else(|| cpu_incomparable(metric, (a, b), (&va, &vb), ea.median, rel_change));
+        .or_else(|| incomparable(metric, (a, b), (&va, &vb), ea.median, rel_change));
     let (p_worse, p_better) = if metric.higher_is_better() {
         (p_lower, p_higher)
     } else {

@@ -367,7 +367,9 @@ fn cpu_figures_compare_only_under_the_same_load_and_beyond_their_spread() {
         matches!(scattered.not_judged, Some(NotJudged::Spread { .. })),
         "{scattered:?}"
     );
-    // Goodput is not a CPU figure: the foreign load does not stop it.
+    // Issue 50: other work moves every figure, not only the CPU's (a tcp-rr's
+    // p50 moved 24% between two back-to-back runs under different load):
+    // goodput under 0.9 foreign cores against none is not judged either.
     let g = |v: &[f64], f: f64| -> Vec<Metrics> {
         v.iter()
             .map(|x| {
@@ -379,7 +381,42 @@ fn cpu_figures_compare_only_under_the_same_load_and_beyond_their_spread() {
     };
     let mut ds = vec![delta(Metric::Goodput, &g(&b, 0.0), &g(&a, 0.9)).unwrap()];
     judge(&mut ds, FAMILY_ALPHA, None);
+    assert_eq!(ds[0].verdict, Verdict::NotJudged);
+    assert!(
+        matches!(ds[0].not_judged, Some(NotJudged::ForeignLoadDiffers { .. })),
+        "{:?}",
+        ds[0]
+    );
+    // Under the same (quiet) load it is a regression.
+    let mut ds = vec![delta(Metric::Goodput, &g(&b, 0.0), &g(&a, 0.0)).unwrap()];
+    judge(&mut ds, FAMILY_ALPHA, None);
     assert_eq!(ds[0].verdict, Verdict::Worse);
+    // A quota that throttled one run in 90% of its periods and the other in
+    // none: not judged, whatever the metric.
+    let q = |v: &[f64], t: Option<f64>| -> Vec<Metrics> {
+        v.iter()
+            .map(|x| {
+                [(Metric::Goodput, *x)]
+                    .into_iter()
+                    .chain(t.map(|t| (Metric::Throttled, t)))
+                    .collect()
+            })
+            .collect()
+    };
+    let mut ds = vec![delta(Metric::Goodput, &q(&b, None), &q(&a, Some(90.0))).unwrap()];
+    judge(&mut ds, FAMILY_ALPHA, None);
+    assert!(
+        matches!(ds[0].not_judged, Some(NotJudged::ThrottlingDiffers { .. })),
+        "{:?}",
+        ds[0]
+    );
+    let mut ds = vec![delta(Metric::Goodput, &q(&b, Some(95.0)), &q(&a, Some(90.0))).unwrap()];
+    judge(&mut ds, FAMILY_ALPHA, None);
+    assert_eq!(
+        ds[0].verdict,
+        Verdict::Worse,
+        "the same quota, throttled alike"
+    );
 }
 
 /// Issue 35's A/A under load, as CI met it: two back-to-back runs on a busy

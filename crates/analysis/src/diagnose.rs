@@ -114,10 +114,12 @@ pub const MAJORITY_PCT: f64 = 50.0;
 /// Within this share of a rule's threshold, the rule is a candidate.
 pub const NEAR: f64 = 0.70;
 
+use crate::advice::{offer, Part, Try};
 use crate::diagnosis_input::rate;
 pub use crate::diagnosis_input::{
     CoreLoad, DiagnosisInput, PeerProcess, SideFinding, SideQuota, ThreadLoad, STEAL_PCT,
 };
+use netsonde_model::spec::IoStrategy;
 
 fn verdict(b: Bottleneck, evidence: String, advice: impl Into<String>) -> Diagnosis {
     Diagnosis {
@@ -368,7 +370,7 @@ fn busy_thread(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> 
             .filter(|o| o.ran() >= THREAD_BUSY_PCT)
             .map(|o| format!("{} flow thread {:?} at {:.1}%", o.side, o.flows, o.ran()))
             .collect();
-        return Some(thread_verdict(t, &also, d.datagrams));
+        return Some(thread_verdict(t, &also, d.datagrams, d.spec.as_ref()));
     }
     if let Some(p) = d
         .peer_process
@@ -450,20 +452,44 @@ fn busy_core(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
     } else {
         String::new()
     };
+    let spec = d.spec.as_ref();
     let advice = match kind {
         Some(CpuKind::Softirq) => {
-            "spread the receive work over cores: more streams (-P 2), or RPS \
-             (/sys/class/net/DEV/queues/rx-0/rps_cpus)"
+            let more = offer(spec, "", &[("more streams ({})", Try::MoreStreams)], "");
+            let more = if more.is_empty() {
+                String::new()
+            } else {
+                format!("{more}, or ")
+            };
+            format!(
+                "spread the receive work over cores: {more}RPS \
+                 (/sys/class/net/DEV/queues/rx-0/rps_cpus)"
+            )
         }
-        Some(CpuKind::User) if d.datagrams => {
-            "less work per datagram in the application: larger datagrams (at most -l 63K)"
-        }
-        Some(CpuKind::User) => "less work per byte in the application: larger messages (-l 128K)",
-        _ if d.datagrams => DATAGRAM_SENDER_ADVICE,
-        _ => {
-            "fewer system calls per byte: --io batch (or auto), larger messages (-l 128K), or \
-             more streams on more cores (-P 2)"
-        }
+        Some(CpuKind::User) if d.datagrams => offer(
+            spec,
+            "less work per datagram in the application",
+            &[("larger datagrams ({}, at most)", Try::Size(63 * 1024))],
+            "less work per datagram in the application: a faster core",
+        ),
+        Some(CpuKind::User) => offer(
+            spec,
+            "less work per byte in the application",
+            &[("larger messages ({})", Try::Size(256 * 1024))],
+            "less work per byte in the application: a faster core",
+        ),
+        _ if d.datagrams => datagram_sender_advice(spec),
+        _ => offer(
+            spec,
+            "fewer system calls per byte",
+            &[
+                ("{}", Try::Io(IoStrategy::Batch)),
+                ("{}", Try::Io(IoStrategy::Auto)),
+                ("larger messages ({})", Try::Size(256 * 1024)),
+                ("more streams on more cores ({})", Try::MoreStreams),
+            ],
+            "a faster core, or more of them",
+        ),
     };
     Some(verdict(
         Bottleneck::Cpu {
@@ -657,8 +683,16 @@ fn loss(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
     Some(verdict(
         Bottleneck::Loss,
         format!("{l:.2}% of the segments were retransmitted{mathis}"),
-        "find where packets are dropped (interface, qdisc and socket drop counters); \
-         BBR (--congestion bbr) keeps more rate under random loss",
+        offer(
+            d.spec.as_ref(),
+            "find where packets are dropped (interface, qdisc and socket drop counters)",
+            &[(
+                "BBR ({}) keeps more rate under random loss",
+                Try::Congestion("bbr"),
+            )],
+            "find where packets are dropped (interface, qdisc and socket drop counters)",
+        )
+        .replacen(": BBR", "; BBR", 1),
     ))
 }
 
@@ -689,34 +723,55 @@ fn round_trip(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
 /// is not theirs to try. A handshake per transaction (tls-crr, quic-crr) is
 /// said with what its public-key operations took, timed.
 fn round_trip_advice(d: &DiagnosisInput) -> String {
-    const MORE: &str = "more transactions in flight: more flows (-P), or pinning with -A";
+    let spec = d.spec.as_ref();
+    let more = |extra: &[Part]| {
+        let mut parts: Vec<Part> = vec![
+            ("more flows ({})", Try::MoreStreams),
+            ("pinning ({})", Try::Pin),
+        ];
+        parts.extend_from_slice(extra);
+        offer(
+            spec,
+            "more transactions in flight",
+            &parts,
+            "a lower latency path: the flows and pinning asked are in place",
+        )
+    };
     let shakes = d
         .threads
         .iter()
         .filter_map(|t| Some((t, t.handshakes?)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
     if let Some((t, h)) = shakes {
+        let resume = if spec.is_none_or(|s| Try::TlsResume.runnable(s)) {
+            "; --tls-resume resumes sessions"
+        } else {
+            ""
+        };
         format!(
-            "{MORE}; each transaction is also a handshake at both ends: its key exchange and \
+            "{}; each transaction is also a handshake at both ends: its key exchange and \
              signature took {h:.0}% of the interval on the {} {}'s thread (timed; the thread \
-             was busy {:.0}%); --tls-resume resumes sessions, and tcp-crr on the same path \
-             shows what the handshake adds",
-            t.side, t.role, t.busy
+             was busy {:.0}%){resume}, and tcp-crr on the same path shows what the handshake \
+             adds",
+            more(&[]),
+            t.side,
+            t.role,
+            t.busy
         )
     } else if d.threads.iter().any(|t| t.encrypts) {
         format!(
-            "{MORE}; each transaction also seals and opens a record at both ends (tcp-rr on \
-             the same path shows what TLS adds)"
+            "{}; each transaction also seals and opens a record at both ends (tcp-rr on \
+             the same path shows what TLS adds)",
+            more(&[])
         )
     } else if d.threads.iter().any(|t| t.quic) {
         format!(
-            "{MORE}; each transaction also crosses QUIC's user-space stack at both ends \
-             (tcp-rr on the same path shows the kernel's)"
+            "{}; each transaction also crosses QUIC's user-space stack at both ends \
+             (tcp-rr on the same path shows the kernel's)",
+            more(&[])
         )
     } else {
-        "more transactions in flight: more flows (-P), or a lower latency path (--io \
-         busypoll, pinning with -A)"
-            .into()
+        more(&[("a lower latency path ({})", Try::Io(IoStrategy::Busypoll))])
     }
 }
 
@@ -744,7 +799,7 @@ mod thread;
 #[path = "diagnose_host.rs"]
 mod host;
 pub use host::THROTTLED_PCT;
-use thread::{thread_verdict, DATAGRAM_SENDER_ADVICE};
+use thread::{datagram_sender_advice, thread_verdict};
 
 #[cfg(test)]
 #[path = "diagnose_tests.rs"]

@@ -4,6 +4,8 @@
 //! test's CPU limit only by the time it ran (`busy_thread`); the time it
 //! waited for a core is the quota's or the other work's, named here.
 
+use crate::advice::{offer, Try};
+
 use super::{
     verdict, Bottleneck, CoreLoad, Diagnosis, DiagnosisInput, ThreadLoad, CPU_BUSY_PCT,
     MAJORITY_PCT, NEAR, THREAD_BUSY_PCT,
@@ -147,14 +149,21 @@ pub(super) fn starved_thread(d: &DiagnosisInput, near: &mut Vec<String>) -> Opti
              test's CPU limit",
             thread_said(t)
         ),
-        HOST_BUSY_ADVICE,
+        host_busy_advice(d),
     );
     v.candidates = near.to_vec();
     Some(v)
 }
 
-const HOST_BUSY_ADVICE: &str = "measure on a quieter host, or pin the test to cores the \
-     other work does not use (-A, --server-affinity)";
+/// A busy host's advice: pinning, unless the test is pinned already.
+fn host_busy_advice(d: &DiagnosisInput) -> String {
+    offer(
+        d.spec.as_ref(),
+        "measure on a quieter host, or pin the test to cores the other work does not use",
+        &[("{} (and --server-affinity)", Try::Pin)],
+        "measure on a quieter host, or move the other work off the cores the test is pinned to",
+    )
+}
 
 /// The busiest core was (nearly) full, mostly with other work: the test got
 /// what was left.
@@ -185,7 +194,7 @@ pub(super) fn host_busy(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Di
              busy time: other processes and their traffic had the rest{who}",
             c.busy
         ),
-        HOST_BUSY_ADVICE,
+        host_busy_advice(d),
     );
     v.candidates = near.to_vec();
     Some(v)

@@ -1,14 +1,29 @@
 //! The verdict on a saturated flow thread: how its time split, where it ran,
 //! and what to try ([`thread_verdict`]).
 
+use netsonde_model::spec::{IoStrategy, TestSpec};
+
 use super::{verdict, Bottleneck, BusyThread, CpuKind, Diagnosis, ThreadLoad};
+use crate::advice::{offer, Part, Try};
 
 /// A UDP sender's advice: datagrams are at most 64 KiB, so fewer calls per
 /// byte come from batching, not from larger writes.
-pub(super) const DATAGRAM_SENDER_ADVICE: &str =
-    "fewer system calls per datagram: --io batch (sendmmsg) \
-     or gso, larger datagrams (at most -l 63K; -l 1472 fits a 1500 B MTU unfragmented), or more \
-     streams (-P 2) on more cores";
+pub(super) fn datagram_sender_advice(spec: Option<&TestSpec>) -> String {
+    offer(
+        spec,
+        "fewer system calls per datagram",
+        &[
+            ("{} (sendmmsg, with GSO)", Try::Io(IoStrategy::Batch)),
+            (
+                "larger datagrams ({}, at most; 1472 fits a 1500 B MTU unfragmented)",
+                Try::Size(63 * 1024),
+            ),
+            ("more streams on more cores ({})", Try::MoreStreams),
+        ],
+        "a sender that already batches its largest datagrams on every stream it has: a \
+         faster core",
+    )
+}
 
 /// A TLS flow thread whose user time is at least this share of its busy time
 /// is bound by its crypto: the records' sealing and opening are all the user
@@ -16,17 +31,53 @@ pub(super) const DATAGRAM_SENDER_ADVICE: &str =
 const ENCRYPTION_SHARE: f64 = 0.3;
 
 /// A TLS flow bound by its crypto's advice.
-const TLS_ADVICE: &str = "cheaper crypto per byte: an AES-GCM suite where the CPU has AES-NI \
-     (--tls-suite TLS13_AES_128_GCM_SHA256), ChaCha20-Poly1305 where it has not; more streams \
-     (-P 2) on more cores; or kernel TLS where the kernel has the tls module \
-     (net.ipv4.tcp_available_ulp lists it)";
+fn tls_advice(spec: Option<&TestSpec>) -> String {
+    let parts = offer(
+        spec,
+        "cheaper crypto per byte",
+        &[
+            (
+                "an AES-GCM suite where the CPU has AES-NI ({})",
+                Try::TlsSuite("TLS13_AES_128_GCM_SHA256"),
+            ),
+            ("more streams on more cores ({})", Try::MoreStreams),
+        ],
+        "cheaper crypto per byte",
+    );
+    format!(
+        "{parts}; ChaCha20-Poly1305 where the CPU has no AES-NI; or kernel TLS where the \
+         kernel has the tls module (net.ipv4.tcp_available_ulp lists it)"
+    )
+}
 
 /// A QUIC flow bound by its user-space stack's advice.
-const QUIC_ADVICE: &str = "less per-packet work in user space: keep GSO on (the default; \
-     --no-gso makes every datagram a system call), larger messages (-l), more streams (-P 2) on \
-     more cores; tls-stream leaves the packets to the kernel's TCP";
+fn quic_advice(spec: Option<&TestSpec>) -> String {
+    let more = offer(
+        spec,
+        "",
+        &[
+            ("larger messages ({})", Try::Size(256 * 1024)),
+            ("more streams on more cores ({})", Try::MoreStreams),
+        ],
+        "",
+    );
+    let more = if more.is_empty() {
+        String::new()
+    } else {
+        format!(", {more}")
+    };
+    format!(
+        "less per-packet work in user space: keep GSO on (the default; --no-gso makes every \
+         datagram a system call){more}; tls-stream leaves the packets to the kernel's TCP"
+    )
+}
 
-pub(super) fn thread_verdict(t: &ThreadLoad, also: &[String], datagrams: bool) -> Diagnosis {
+pub(super) fn thread_verdict(
+    t: &ThreadLoad,
+    also: &[String],
+    datagrams: bool,
+    spec: Option<&TestSpec>,
+) -> Diagnosis {
     let kind = t.kind();
     let split = match (t.user, t.sys) {
         (Some(u), Some(s)) => format!(
@@ -87,7 +138,7 @@ pub(super) fn thread_verdict(t: &ThreadLoad, also: &[String], datagrams: bool) -
                  encryption is the limit",
                 timed("sealing and opening them")
             ),
-            TLS_ADVICE,
+            tls_advice(spec),
         ),
         Some(u) if t.quic && u >= ENCRYPTION_SHARE * t.busy => (
             format!(
@@ -96,28 +147,49 @@ pub(super) fn thread_verdict(t: &ThreadLoad, also: &[String], datagrams: bool) -
                  transport is the limit",
                 timed("which")
             ),
-            QUIC_ADVICE,
+            quic_advice(spec),
         ),
-        _ => (String::new(), ""),
+        _ => (String::new(), String::new()),
     };
+    const ONE: &str = "one thread goes no faster: a faster core";
+    let more: Part = ("more streams on more cores ({})", Try::MoreStreams);
     let advice = match (kind, t.role.as_str()) {
         _ if !crypto.is_empty() => crypto_advice,
-        (Some(CpuKind::User), _) if t.verifies => {
-            "--verify checks every byte in user space: leave it off to measure the path, or \
-             spread the flows over cores (-P 2)"
-        }
-        (Some(CpuKind::User), _) => "less work per byte in the application: larger messages (-l)",
-        (_, "sender") if datagrams => DATAGRAM_SENDER_ADVICE,
-        (_, "sender") => {
-            "fewer system calls and copies per byte: larger writes (-l 256K), --tx-io \
-             zerocopy or sendfile; or more streams (-P 2) on more cores: one thread goes no \
-             faster"
-        }
-        (_, "receiver") => {
-            "a cheaper receive: --rx-io batch or uring, or more streams (-P 2) on more cores \
-             (with RPS on a real NIC)"
-        }
-        _ => "more flows (-P 2) on more cores: one thread goes no faster",
+        (Some(CpuKind::User), _) if t.verifies => offer(
+            spec,
+            "--verify checks every byte in user space",
+            &[("{} to measure the path", Try::NoVerify), more],
+            ONE,
+        ),
+        (Some(CpuKind::User), _) => offer(
+            spec,
+            "less work per byte in the application",
+            &[("larger messages ({})", Try::Size(256 * 1024)), more],
+            ONE,
+        ),
+        (_, "sender") if datagrams => datagram_sender_advice(spec),
+        (_, "sender") => offer(
+            spec,
+            "fewer system calls and copies per byte",
+            &[
+                ("larger writes ({})", Try::Size(256 * 1024)),
+                ("{}", Try::TxIo(IoStrategy::Zerocopy)),
+                ("{}", Try::TxIo(IoStrategy::Sendfile)),
+                more,
+            ],
+            ONE,
+        ),
+        (_, "receiver") => offer(
+            spec,
+            "a cheaper receive",
+            &[
+                ("{}", Try::RxIo(IoStrategy::Batch)),
+                ("{}", Try::RxIo(IoStrategy::Uring)),
+                ("{} (with RPS on a real NIC)", Try::MoreStreams),
+            ],
+            ONE,
+        ),
+        _ => offer(spec, "", &[more], ONE),
     };
     verdict(
         Bottleneck::Cpu {

@@ -206,6 +206,10 @@ pub struct DiagnosisInput {
     /// A peer tool's process, when the other end was one.
     #[serde(default)]
     pub peer_process: Option<PeerProcess>,
+    /// The test judged, when known: the advice offers only flags it accepts
+    /// and has not set ([`crate::advice`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<netsonde_model::spec::TestSpec>,
     /// Each end's cgroup CPU limits and throttling, where it has a quota (one
     /// entry, `host`, when both ends are one process).
     #[serde(default)]

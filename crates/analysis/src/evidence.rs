@@ -388,6 +388,7 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
         threads,
         peer_process: peer_process(r),
         quotas: quotas(r, one_host),
+        spec: Some(spec.clone()),
         window_bytes,
         window_source,
         rtt_ns: rtt,

@@ -29,6 +29,9 @@
 //! [`Quality`]: netsonde_model::sweep::Quality
 #![forbid(unsafe_code)]
 
+pub mod advice;
+#[cfg(test)]
+mod advice_tests;
 pub mod baseline;
 pub mod compare;
 pub mod comparison;

@@ -202,6 +202,13 @@ impl Metrics {
             .filter_map(|c| c.as_ref()?.foreign_cores)
             .reduce(f64::max);
         m.put(Metric::ForeignCores, foreign);
+        let throttled = [&r.client, &r.server]
+            .into_iter()
+            .filter_map(|s| s.cpu.as_ref()?.cgroup.as_ref())
+            .filter(|g| g.quota_cores.is_some())
+            .filter_map(|g| g.throttled_pct())
+            .reduce(f64::max);
+        m.put(Metric::Throttled, throttled);
         let srtts: Vec<f64> = r
             .client
             .flows
@@ -390,11 +397,15 @@ pub enum Metric {
     /// two ends'): the foreign load. Context for the CPU metrics, which are not
     /// compared between runs whose foreign load differs; never compared itself.
     ForeignCores,
+    /// The share of its cgroup's CPU quota periods in which either end was
+    /// throttled (the larger), percent: context, as [`Metric::ForeignCores`];
+    /// absent where neither end had a quota.
+    Throttled,
 }
 
 impl Metric {
     /// Every metric, in report order.
-    pub const ALL: [Metric; 30] = [
+    pub const ALL: [Metric; 31] = [
         Metric::Goodput,
         Metric::GoodputOut,
         Metric::GoodputIn,
@@ -425,6 +436,7 @@ impl Metric {
         Metric::BufferDelay,
         Metric::TransferTimeRatio,
         Metric::ForeignCores,
+        Metric::Throttled,
     ];
 
     /// The name stored in [`Metrics`] and the store.
@@ -460,6 +472,7 @@ impl Metric {
             Metric::BufferDelay => "buffer_delay",
             Metric::TransferTimeRatio => "transfer_time_ratio",
             Metric::ForeignCores => "foreign_cores",
+            Metric::Throttled => "cpu_throttled",
         }
     }
 
@@ -488,6 +501,7 @@ impl Metric {
             | Metric::ServerCpuMaxCore
             | Metric::Loss
             | Metric::TcpEfficiency
+            | Metric::Throttled
             | Metric::BufferDelay => Unit::Percent,
             Metric::Retransmits | Metric::Transactions => Unit::Count,
             Metric::IntervalCv | Metric::TransferTimeRatio => Unit::Ratio,

@@ -51,7 +51,7 @@ fn sweeps(o: &mut String, c: &Comparison, s: &SweepComparison) {
         s.points(),
         match s.rows.len() - family {
             0 => String::new(),
-            n => format!("; {n} percentile(s) on too few transactions are shown, not judged"),
+            n => format!("; {n} shown, not judged (why under each)"),
         }
     ));
     let need = reps_for(family, FAMILY_ALPHA);

@@ -116,6 +116,7 @@ pub(crate) fn efficiency(p: &PointView, lab: &Labeler, at: &Line<'_>) -> Option<
             rtt_ns: rtt,
             loss_pct: p.median("loss"),
             paced_bps: p.spec.rate.map(|r| r.bps() * f64::from(p.spec.parallel)),
+            spec: Some(p.spec.clone()),
             ..DiagnosisInput::default()
         })
     });
