@@ -109,10 +109,15 @@ fn thread_loads(
                     .reduce(|a, b| a + b)
                     .map(pct)
             };
-            let crypto = sum(FlowResult::crypto_in_interval);
+            // Timed on the wall clock, a sample the thread was preempted in
+            // can still pass what it ran: the crypto is never more than the
+            // thread's own CPU.
+            let crypto = sum(FlowResult::crypto_in_interval).map(|k| k.min(busy));
             // A handshake per transaction shows; the one a kept connection
             // made before the interval does not.
-            let handshakes = sum(FlowResult::handshakes_in_interval).filter(|&h| h >= 0.5);
+            let handshakes = sum(FlowResult::handshakes_in_interval)
+                .map(|h| h.min(crypto.unwrap_or(busy)))
+                .filter(|&h| h >= 0.5);
             ThreadLoad {
                 side: name.into(),
                 flows: t.flows.clone(),

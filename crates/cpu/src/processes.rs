@@ -147,9 +147,9 @@ struct Proc {
 pub struct Others {
     procs: HashMap<u32, Proc>,
     partners: HashMap<u32, u64>,
-    /// Interface bytes summed over the namespaces found; `None` when not even
-    /// this process's namespace could be read.
-    stack_bytes: Option<u64>,
+    /// Interface bytes of each network namespace found (by its `net:[N]`
+    /// name); empty when not even this process's namespace could be read.
+    stack_bytes: HashMap<String, u64>,
 }
 
 /// One `/proc/PID/stat` line's fields that matter here.
@@ -159,7 +159,9 @@ pub struct StatLine {
     pub name: String,
     /// The kernel's task flags (`PF_KTHREAD` marks a kernel thread).
     pub flags: u64,
-    /// utime + stime, in clock ticks.
+    /// utime + stime, and the cutime + cstime of its children it reaped (a
+    /// shell loop's short-lived commands, which no reading ever sees alive),
+    /// in clock ticks.
     pub ticks: u64,
     /// The core it last ran on (field 39).
     pub core: Option<u32>,
@@ -176,10 +178,14 @@ pub fn parse_stat_line(line: &str) -> Option<StatLine> {
     let flags = f.get(6)?.parse().ok()?;
     let utime: u64 = f.get(11)?.parse().ok()?;
     let stime: u64 = f.get(12)?.parse().ok()?;
+    let reaped: u64 = [13, 14]
+        .iter()
+        .filter_map(|&i| f.get(i)?.parse::<u64>().ok())
+        .sum();
     Some(StatLine {
         name,
         flags,
-        ticks: utime + stime,
+        ticks: utime + stime + reaped,
         core: f.get(36).and_then(|c| c.parse().ok()),
     })
 }
@@ -210,6 +216,21 @@ fn netns_of(pid: &str) -> Option<String> {
     Some(link.to_string_lossy().into_owned())
 }
 
+/// What the processes of `later` grew by since `earlier` (a new one by all it
+/// has), less the ticks that the ones gone by then had at `earlier`.
+fn grown<T>(earlier: &HashMap<u32, T>, later: &HashMap<u32, T>, ticks: impl Fn(&T) -> u64) -> u64 {
+    let grew: u64 = later
+        .iter()
+        .map(|(pid, p)| ticks(p).saturating_sub(earlier.get(pid).map_or(0, &ticks)))
+        .sum();
+    let gone: u64 = earlier
+        .iter()
+        .filter(|(pid, _)| !later.contains_key(pid))
+        .map(|(_, p)| ticks(p))
+        .sum();
+    grew.saturating_sub(gone)
+}
+
 impl Others {
     /// Reads every process's figures, and every namespace's interfaces, now.
     pub fn read() -> Others {
@@ -220,10 +241,10 @@ impl Others {
         let mut add_ns = |out: &mut Others, pid: &str| {
             // A namespace is read through the first process found in it.
             let Some(ns) = netns_of(pid) else { return };
-            if seen_ns.insert(ns) {
+            if seen_ns.insert(ns.clone()) {
                 let dev = std::fs::read_to_string(format!("/proc/{pid}/net/dev")).ok();
                 if let Some(b) = dev.as_deref().and_then(parse_net_dev) {
-                    out.stack_bytes = Some(out.stack_bytes.unwrap_or(0) + b);
+                    out.stack_bytes.insert(ns, b);
                 }
             }
         };
@@ -271,36 +292,35 @@ impl Others {
         Nanos(ticks.saturating_mul(1_000_000_000) / crate::thread::clock_ticks())
     }
 
-    /// The CPU time the other processes ran between `self` (earlier) and `later`.
+    /// The CPU time the other processes ran between `self` (earlier) and
+    /// `later`: each one's growth, its reaped children's included (so a shell
+    /// loop's short-lived commands count, through the shell), less what the
+    /// processes that ended in between had run before (a parent that reaped
+    /// one gained its whole life, of which only the part after `self` is in
+    /// the interval).
     pub fn since(&self, later: &Others) -> Nanos {
-        let ticks: u64 = later
-            .procs
-            .iter()
-            .map(|(pid, p)| {
-                p.ticks
-                    .saturating_sub(self.procs.get(pid).map_or(0, |q| q.ticks))
-            })
-            .sum();
-        Others::ticks_to_nanos(ticks)
+        Others::ticks_to_nanos(grown(&self.procs, &later.procs, |p| p.ticks))
     }
 
     /// The CPU time the processes that are part of the test (a peer tool's
     /// server, the lab's emulator) ran between `self` and `later`.
     pub fn partners_since(&self, later: &Others) -> Nanos {
-        let ticks: u64 = later
-            .partners
-            .iter()
-            .map(|(pid, t)| t.saturating_sub(self.partners.get(pid).copied().unwrap_or(0)))
-            .sum();
-        Others::ticks_to_nanos(ticks)
+        Others::ticks_to_nanos(grown(&self.partners, &later.partners, |t| *t))
     }
 
-    /// The bytes the host's interfaces counted between `self` and `later`: a
-    /// namespace that appeared in between counts all its bytes, one that
-    /// vanished none, so the figure errs either way by what such namespaces
-    /// carried (a test's lab is set up before its interval and torn down after).
+    /// The bytes the host's interfaces counted between `self` and `later`,
+    /// over the namespaces seen at both readings: one that vanished in between
+    /// (its last process exited) or appeared takes its bytes with it, so it is
+    /// left out of both rather than counted as a fall to nothing (which made
+    /// the whole host's kernel work the test's) or as all it ever carried.
     pub fn stack_bytes_since(&self, later: &Others) -> Option<u64> {
-        Some(later.stack_bytes?.saturating_sub(self.stack_bytes?))
+        let mut both = self
+            .stack_bytes
+            .iter()
+            .filter_map(|(ns, a)| Some(later.stack_bytes.get(ns)?.saturating_sub(*a)))
+            .peekable();
+        both.peek()?;
+        Some(both.sum())
     }
 
     /// The `n` other processes that ran most between `self` and `later`, with
@@ -345,6 +365,37 @@ mod tests {
         assert!(st.flags & PF_KTHREAD != 0);
         assert_eq!(st.ticks, 38);
         assert_eq!(parse_stat_line("garbage"), None);
+    }
+
+    /// Issue 50: a shell loop forking short-lived commands. None of them is
+    /// ever seen alive; the shell's reaped children's time is theirs. A
+    /// process that ended and was reaped counts only what it ran after the
+    /// first reading; a namespace that vanished (its last process exited)
+    /// leaves the stack's bytes as the namespaces seen twice counted them.
+    #[test]
+    fn reaped_children_count_and_ended_processes_count_only_their_interval() {
+        let line = "77 (sh) S 1 77 77 0 -1 4194560 0 0 0 0 10 20 300 400 20 0 1 0 5 0 0";
+        assert_eq!(parse_stat_line(line).unwrap().ticks, 730);
+        let m = |v: &[(u32, u64)]| -> HashMap<u32, u64> { v.iter().copied().collect() };
+        // A fork loop's shell: 30 ticks of commands reaped.
+        assert_eq!(grown(&m(&[(1, 100)]), &m(&[(1, 130)]), |t| *t), 30);
+        // A child seen at 50 ticks ran 5 more, ended, and its parent (which
+        // ran 10 itself) reaped its 55: 15 in the interval, not 65.
+        assert_eq!(grown(&m(&[(1, 100), (2, 50)]), &m(&[(1, 165)]), |t| *t), 15);
+        // A new process counts all it ran.
+        assert_eq!(grown(&m(&[(1, 100)]), &m(&[(1, 100), (3, 7)]), |t| *t), 7);
+        let ns = |v: &[(&str, u64)]| Others {
+            stack_bytes: v.iter().map(|(n, b)| (n.to_string(), *b)).collect(),
+            ..Others::default()
+        };
+        let (a, b) = (
+            ns(&[("net:[1]", 100), ("net:[2]", 5000)]),
+            ns(&[("net:[1]", 150)]),
+        );
+        assert_eq!(a.stack_bytes_since(&b), Some(50));
+        let c = ns(&[("net:[1]", 180), ("net:[3]", 1 << 40)]);
+        assert_eq!(b.stack_bytes_since(&c), Some(30));
+        assert_eq!(ns(&[]).stack_bytes_since(&c), None);
     }
 
     #[test]

@@ -199,11 +199,11 @@ const STALL_FLOOR: Duration = Duration::from_millis(200);
 /// left or came, not when its control thread next had a core
 /// (`start::Mark`): a flow that still measured less than the time asked, by
 /// more than 10% of it, 50 ms or (request/response) twice its longest
-/// transaction, ended before its peer's phase did. A stream receiver that
-/// got no data for longer than 10% of the time, 200 ms, or twice a paced
+/// transaction, ended before its peer's phase did. A TCP stream receiver
+/// that got no data for longer than 10% of the time, 200 ms, or twice a paced
 /// sender's time between messages, beyond what its thread waited for a core
 /// then ([`netsonde_model::result::Stall`]), had its peer or path stop (a
-/// stopped server, a link down). Either is an error that says which flow and
+/// stopped server, a link down); a UDP receiver's is loss, measured as such. Either is an error that says which flow and
 /// how much, never a result.
 fn whole(report: &TestReport) -> Result<(), ClientError> {
     if report.server.flows.is_empty() && !report.client.flows.is_empty() {
@@ -246,7 +246,12 @@ fn whole(report: &TestReport) -> Result<(), ClientError> {
                     f.id, f.elapsed, asked
                 )));
             }
-            if let Some(st) = f.stall.filter(|st| st.unexplained().0 as f64 > may_stall) {
+            // A UDP receiver's stretch without data is loss, which the test
+            // measures (a link overloaded or down, a receiver that stopped
+            // and overflowed its buffer): only a stream that waits for every
+            // byte was stopped by one.
+            let stall = f.stall.filter(|_| f.udp.is_none());
+            if let Some(st) = stall.filter(|st| st.unexplained().0 as f64 > may_stall) {
                 return Err(ClientError::Incomplete(format!(
                     "the {side}'s flow {} got no data for {} from {} into the {} asked (its thread waited {} of it for a core): the peer or the path stopped, the test was cut short",
                     f.id, st.gap, st.at, asked, st.waited

@@ -322,6 +322,9 @@ pub enum Phase {
 /// Per-flow counting with warm-up exclusion.
 #[derive(Debug)]
 pub struct Meter {
+    /// The measured interval starts at the phase's boundary (every flow but a
+    /// stream sender), not at the first step past it.
+    at_boundary: bool,
     clock: FlowClock,
     counters: Arc<FlowCounters>,
     now: Counts,
@@ -331,15 +334,29 @@ pub struct Meter {
 }
 
 impl Meter {
-    /// A meter for the flow.
+    /// A meter for the flow: its measured interval is the test's phase,
+    /// however late its thread is scheduled to notice the phase began.
     pub fn new(ctx: &FlowCtx) -> Meter {
         Meter {
+            at_boundary: true,
             clock: ctx.clock,
             counters: ctx.counters.clone(),
             now: Counts::default(),
             base: Counts::default(),
             window_start: None,
             window: None,
+        }
+    }
+
+    /// A stream sender's meter: its interval is the span of its completed
+    /// writes, from its first step past the boundary to its last write (a
+    /// writer blocked on a full buffer across the boundary starts when that
+    /// write returns, as it ends at its last completed one), so that what it
+    /// wrote is set against the time it was writing.
+    pub fn sending(ctx: &FlowCtx) -> Meter {
+        Meter {
+            at_boundary: false,
+            ..Meter::new(ctx)
         }
     }
 
@@ -376,7 +393,11 @@ impl Meter {
             // The measured interval is the test's phase, however late this
             // thread was scheduled to notice it began: what it moves from here
             // on is counted over the whole phase.
-            self.window_start = Some(self.clock.warm_end);
+            self.window_start = Some(if self.at_boundary {
+                self.clock.warm_end
+            } else {
+                now
+            });
             self.base = self.now;
             // Once per flow, at the boundary: off the per-message path.
             self.counters.start.store(self.now.triple());

@@ -116,7 +116,7 @@ impl Sending {
         Sending {
             tx: Some(tx),
             pacer: Pacer::new(ctx),
-            m: Meter::new(ctx),
+            m: Meter::sending(ctx),
             ctx: ctx.clone(),
             sent: 0,
             end: None,

@@ -73,6 +73,14 @@ pub struct PairResult {
     pub rpm: Option<f64>,
     /// Client CPU per KiB moved, microseconds.
     pub client_us_per_kib: Option<f64>,
+    /// The CPU quota of the client's cgroup, in cores (a container's
+    /// limit); `None` without one.
+    #[serde(default)]
+    pub client_cpu_quota_cores: Option<f64>,
+    /// The share of the quota's periods in which it throttled the client
+    /// over the test, 0 to 1.
+    #[serde(default)]
+    pub client_throttled_ratio: Option<f64>,
     /// What limited it: the verdict's kind (`cpu`, `link`, `window`...).
     pub verdict: String,
     /// When it ended, Unix seconds.

@@ -20,6 +20,12 @@ type FloatGauge = Gauge<f64, AtomicU64>;
 /// against `dst`); `at_unix_s` is when it ended.
 pub fn pair_result(src: &str, dst: &str, report: &TestReport, at_unix_s: u64) -> PairResult {
     let m = Metrics::from_report(report);
+    let quota = report
+        .client
+        .cpu
+        .as_ref()
+        .and_then(|c| c.cgroup.as_ref())
+        .filter(|g| g.quota_cores.is_some());
     let test = if report.spec.test.is_rr() {
         report.spec.test.name().to_string()
     } else {
@@ -44,6 +50,8 @@ pub fn pair_result(src: &str, dst: &str, report: &TestReport, at_unix_s: u64) ->
             .and_then(|s| s.responsiveness.as_ref())
             .map(|r| r.rpm),
         client_us_per_kib: m.value(Metric::ClientUsPerKib),
+        client_cpu_quota_cores: quota.and_then(|g| g.quota_cores),
+        client_throttled_ratio: quota.and_then(|g| g.throttled_pct()).map(|p| p / 100.0),
         verdict: report
             .diagnosis
             .as_ref()
@@ -148,6 +156,7 @@ fn quic_perf(reg: &mut Registry, q: &netsonde_model::health::QuicPerfCounts) {
 
 fn results(reg: &mut Registry, results: &[PairResult]) {
     let family = || Family::<Labels, FloatGauge>::default();
+    let (quota, throttled) = (family(), family());
     let (goodput, p50, p99, loss, rpm, cpu, verdict, at) = (
         family(),
         family(),
@@ -168,6 +177,8 @@ fn results(reg: &mut Registry, results: &[PairResult]) {
             (&loss, r.loss_ratio),
             (&rpm, r.rpm),
             (&cpu, r.client_us_per_kib.map(|us| us * 1e-6 / 1024.0)),
+            (&quota, r.client_cpu_quota_cores),
+            (&throttled, r.client_throttled_ratio),
             (&at, Some(r.at_unix_s as f64)),
         ] {
             if let Some(v) = v {
@@ -181,6 +192,16 @@ fn results(reg: &mut Registry, results: &[PairResult]) {
     let with_unit = |reg: &mut Registry, name: &str, help: &str, unit: Unit, f| {
         reg.register_with_unit(name, help, unit, f)
     };
+    reg.register(
+        "netsonde_pair_client_cpu_quota_cores",
+        "The CPU quota of the client's cgroup (a container's limit), in cores; absent without one",
+        quota,
+    );
+    reg.register(
+        "netsonde_pair_client_throttled_ratio",
+        "Share of the client cgroup's quota periods in which it was throttled over the last test",
+        throttled,
+    );
     with_unit(
         reg,
         "netsonde_pair_goodput",
@@ -391,6 +412,8 @@ mod tests {
             loss_ratio: None,
             rpm: None,
             client_us_per_kib: Some(0.5),
+            client_cpu_quota_cores: Some(0.3),
+            client_throttled_ratio: Some(1.0),
             verdict: "link".into(),
             at_unix_s: 1_800_000_000,
         };
@@ -409,6 +432,14 @@ mod tests {
             text.contains(
                 r#"netsonde_pair_verdict{src="h1",dst="h2",test="tcp-stream out",verdict="link"} 1"#
             ),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"netsonde_pair_client_cpu_quota_cores{src="h1",dst="h2",test="tcp-stream out"} 0.3"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"netsonde_pair_client_throttled_ratio{src="h1",dst="h2",test="tcp-stream out"} 1.0"#),
             "{text}"
         );
         // A figure the test did not have is not exported as zero.

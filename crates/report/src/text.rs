@@ -436,7 +436,9 @@ fn threads(o: &mut String, r: &TestReport, _opts: &TextOptions) {
                         .iter()
                         .filter(|f| t.flows.contains(&f.id))
                         .filter_map(|f| f.crypto_in_interval())
-                        .reduce(|a, b| netsonde_model::units::Nanos(a.0 + b.0));
+                        .reduce(|a, b| netsonde_model::units::Nanos(a.0 + b.0))
+                        // Never more than the thread ran (a preempted sample).
+                        .map(|k| netsonde_model::units::Nanos(k.0.min(t.cpu.0)));
                     if let Some(k) = share(crypto) {
                         parts.push(format!("crypto {k:.2}"));
                     }
