@@ -140,7 +140,7 @@ fn positive(v: Option<f64>) -> Option<f64> {
 type Rule = fn(&DiagnosisInput, &mut Vec<String>) -> Option<Diagnosis>;
 
 /// The rules in order: the first that holds wins.
-const RULES: [Rule; 18] = [
+const RULES: [Rule; 19] = [
     input_error,
     link,
     nic_link_speed,
@@ -154,6 +154,7 @@ const RULES: [Rule; 18] = [
     nic_drops,
     loss,
     buffers_together,
+    host::own_threads,
     busy_core,
     round_trip,
     host::cpu_quota,

@@ -107,30 +107,34 @@ pub(super) fn cpu_quota(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Di
 }
 
 /// A flow thread that wanted a core (nearly) all the interval and waited for
-/// one: the test's own other threads had the cores (its CPU limit all the
-/// same), or other work did (the host was busy).
+/// one, on a host whose busy time was mostly the test's: the cores it waited
+/// for were the test's own other threads' (more flow threads than cores, both
+/// ends pinned to one), so the test's CPU is the limit, as a saturated thread
+/// is (rule 6), and this thread's split (its crypto, its verify) says what it
+/// was spent on.
+#[allow(clippy::ptr_arg)] // a rule's signature: others push to it
+pub(super) fn own_threads(d: &DiagnosisInput, _near: &mut Vec<String>) -> Option<Diagnosis> {
+    let t = most_starved(d, None)?;
+    let test = core_of(d, &t.side)
+        .and_then(|c| c.test_pct)
+        .filter(|p| *p >= MAJORITY_PCT)?;
+    let mut v = super::thread::thread_verdict(t, &[], d.datagrams, d.spec.as_ref());
+    v.evidence.push_str(&format!(
+        "; the test was {test:.0}% of the host's busy time: the cores it waited for were \
+         the test's own other threads'"
+    ));
+    Some(v)
+}
+
+/// A flow thread that wanted a core (nearly) all the interval and waited for
+/// one while other work had the cores (the host was busy): starved, not the
+/// test's CPU limit.
 #[allow(clippy::ptr_arg)] // a rule's signature: others push to it
 pub(super) fn starved_thread(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
     let t = most_starved(d, None)?;
     let c = core_of(d, &t.side);
     let test = c.and_then(|c| c.test_pct);
     let side = if d.one_host { "host" } else { t.side.as_str() };
-    if let Some(test) = test.filter(|p| *p >= MAJORITY_PCT) {
-        return Some(verdict(
-            Bottleneck::Cpu {
-                side: t.side.clone(),
-                core: t.core,
-                cpu: t.kind(),
-                thread: None,
-            },
-            format!(
-                "{}, and the test was {test:.0}% of the host's busy time: its own threads \
-                 wanted more cores than the host has",
-                thread_said(t)
-            ),
-            "fewer flow threads than cores, or more cores: the test competes with itself",
-        ));
-    }
     let who = c
         .filter(|c| !c.foreign.is_empty())
         .map(|c| format!("; most: {}", c.foreign.join(", ")))

@@ -58,8 +58,9 @@ fn a_thread_that_waited_for_a_core_is_starved_not_cpu_bound() {
     let v = diagnose(&d);
     assert!(matches!(v.bottleneck, Bottleneck::HostBusy { .. }), "{v}");
     assert!(!v.evidence.contains("encryption is the limit"), "{v}");
-    // The test's own threads had the cores (more flow threads than cores):
-    // its CPU limit all the same, no thread named as the one.
+    // The test's own threads had the cores (more flow threads than cores,
+    // both ends pinned to one): its CPU limit all the same, the thread named
+    // with what it spent its time on.
     let d = DiagnosisInput {
         client_core: Some(CoreLoad {
             test_pct: Some(85.0),
@@ -71,9 +72,16 @@ fn a_thread_that_waited_for_a_core_is_starved_not_cpu_bound() {
     };
     let v = diagnose(&d);
     assert!(
-        matches!(v.bottleneck, Bottleneck::Cpu { thread: None, .. }),
+        matches!(
+            v.bottleneck,
+            Bottleneck::Cpu {
+                thread: Some(_),
+                ..
+            }
+        ),
         "{v}"
     );
+    assert!(v.evidence.contains("the test's own other threads"), "{v}");
     // One that slept (blocked on its socket) is neither.
     let d = DiagnosisInput {
         threads: vec![ThreadLoad {

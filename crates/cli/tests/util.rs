@@ -501,16 +501,19 @@ pub fn free_port() -> u16 {
 
 /// The sockets in a descriptor table (`/proc/PID[/task/TID]/fd`), each once
 /// however many descriptors it has, and whether the table holds anything but
-/// sockets above standard error.
+/// sockets above standard error. A receiving flow thread's own `schedstat`,
+/// which it opens, reads and closes at a stretch without data
+/// (`engine::stall`), is neither.
 pub fn sockets_in(fd_dir: &std::path::Path) -> (Vec<String>, bool) {
     let (mut socks, mut other) = (Vec::new(), false);
     for e in std::fs::read_dir(fd_dir).into_iter().flatten().flatten() {
         let target = std::fs::read_link(e.path()).unwrap_or_default();
         let target = target.to_string_lossy();
         let fd: u32 = e.file_name().to_string_lossy().parse().unwrap_or(0);
+        let own_wait = target.starts_with("/proc/") && target.ends_with("/schedstat");
         match target.strip_prefix("socket:") {
             Some(inode) => socks.push(inode.to_string()),
-            None => other |= fd > 2,
+            None => other |= fd > 2 && !own_wait,
         }
     }
     socks.sort();

@@ -203,8 +203,8 @@ const STALL_FLOOR: Duration = Duration::from_millis(200);
 /// that got no data for longer than 10% of the time, 200 ms, or twice a paced
 /// sender's time between messages, beyond what its thread waited for a core
 /// then ([`netsonde_model::result::Stall`]), had its peer or path stop (a
-/// stopped server, a link down); a UDP receiver's is loss, measured as such. Either is an error that says which flow and
-/// how much, never a result.
+/// stopped server, a link down); a UDP receiver's is loss, measured as such.
+/// Either is an error that says which flow and how much, never a result.
 fn whole(report: &TestReport) -> Result<(), ClientError> {
     if report.server.flows.is_empty() && !report.client.flows.is_empty() {
         return Err(ClientError::Incomplete(
