@@ -154,10 +154,10 @@ const RULES: [Rule; 19] = [
     nic_drops,
     loss,
     buffers_together,
+    host::cpu_quota,
     host::own_threads,
     busy_core,
     round_trip,
-    host::cpu_quota,
     host::starved_thread,
     host::host_busy,
 ];
@@ -443,6 +443,12 @@ fn busy_core(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
     // (`host::host_busy`).
     if c.test_pct.is_some_and(|t| t < MAJORITY_PCT) {
         return None;
+    }
+    // The test's flow threads that ran on it filled it: the core is named
+    // with the one that ran most, and what it spent its time on (its crypto,
+    // its verify), as a saturated thread is.
+    if let Some(v) = host::core_of_threads(d, c) {
+        return Some(v);
     }
     let kind = c.kind();
     let split = if kind.is_some() {

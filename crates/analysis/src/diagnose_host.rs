@@ -126,6 +126,39 @@ pub(super) fn own_threads(d: &DiagnosisInput, _near: &mut Vec<String>) -> Option
     Some(v)
 }
 
+/// The share of a busy core the test's flow threads that last ran on it must
+/// have run for the core to be named with them.
+const THREADS_FILL: f64 = 0.8;
+
+/// A core (nearly) full with the test's work, which its flow threads that
+/// last ran there ran most of (two threads pinned to one core, each half of
+/// it): the verdict names the core with the thread that ran most, and what it
+/// spent its time on. `None` when the core's time was not its threads'.
+pub(super) fn core_of_threads(d: &DiagnosisInput, c: &CoreLoad) -> Option<Diagnosis> {
+    let core = c.core?;
+    let mut on: Vec<&ThreadLoad> = d
+        .threads
+        .iter()
+        .filter(|t| !t.spins && t.core == Some(core))
+        .collect();
+    let ran: f64 = on.iter().map(|t| t.ran()).sum();
+    if on.is_empty() || ran < THREADS_FILL * c.busy {
+        return None;
+    }
+    on.sort_by(|a, b| b.ran().total_cmp(&a.ran()));
+    let also: Vec<String> = on[1..]
+        .iter()
+        .map(|o| format!("{} flow thread {:?} at {:.1}%", o.side, o.flows, o.ran()))
+        .collect();
+    let mut v = super::thread::thread_verdict(on[0], &also, d.datagrams, d.spec.as_ref());
+    v.evidence.push_str(&format!(
+        "; core {core} was {:.1}% busy, {ran:.0}% of it the test's flow threads that last ran \
+         there",
+        c.busy
+    ));
+    Some(v)
+}
+
 /// A flow thread that wanted a core (nearly) all the interval and waited for
 /// one while other work had the cores (the host was busy): starved, not the
 /// test's CPU limit.

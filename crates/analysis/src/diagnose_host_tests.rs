@@ -174,3 +174,54 @@ fn a_throttled_cgroup_is_the_cpu_quota() {
     assert_eq!(v.bottleneck, Bottleneck::Unknown);
     assert!(v.candidates.iter().any(|c| c.contains("CPU quota")), "{v}");
 }
+
+/// Both ends' TLS threads pinned to one core, each running about half of it
+/// and waiting the rest: the core is the limit, named with the thread that
+/// ran most and what it spent its time on (its crypto).
+#[test]
+fn a_core_filled_by_the_tests_threads_is_named_with_them() {
+    let tls = |side: &str, role: &str, busy: f64| ThreadLoad {
+        encrypts: true,
+        waited: Some(38.0),
+        core: Some(0),
+        ..thread(side, role, busy, 0.8 * busy, 0.2 * busy)
+    };
+    let d = DiagnosisInput {
+        client_core: Some(CoreLoad {
+            core: Some(0),
+            busy: 100.0,
+            user: 76.0,
+            sys: 21.0,
+            softirq: 3.0,
+            test_pct: Some(96.0),
+            ..CoreLoad::default()
+        }),
+        server_core: None,
+        one_host: true,
+        threads: vec![
+            tls("client", "sender", 49.0),
+            tls("server", "receiver", 47.0),
+        ],
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert!(
+        matches!(v.bottleneck, Bottleneck::Cpu { thread: Some(ref t), .. } if t.busy == 49.0),
+        "{v}"
+    );
+    assert!(v.evidence.contains("encryption is the limit"), "{v}");
+    assert!(v.evidence.contains("core 0 was 100.0% busy"), "{v}");
+    assert!(v.advice.contains("--tls-suite"), "{v}");
+    // Threads that ran a third of it: the core, not them.
+    let d = DiagnosisInput {
+        threads: vec![
+            tls("client", "sender", 20.0),
+            tls("server", "receiver", 15.0),
+        ],
+        ..d
+    };
+    assert!(matches!(
+        diagnose(&d).bottleneck,
+        Bottleneck::Cpu { thread: None, .. }
+    ));
+}

@@ -15,7 +15,10 @@
 //!   threads or memory beyond the connections kept;
 //! - an accept that fails (EMFILE: the process is out of descriptors) is logged at
 //!   most once a second and retried after a pause, so the endpoint comes back
-//!   when descriptors do.
+//!   when descriptors do;
+//! - a page is made off the async thread, on at most [`PAGE_THREADS`] blocking
+//!   threads: a page reads the store, whose calls block (the PostgreSQL client
+//!   starts a runtime of its own, which panics inside this one's thread).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -40,6 +43,10 @@ pub(crate) const CONNECTION_LIFETIME: Duration = Duration::from_secs(10);
 
 /// The pause after a failed accept before the next.
 const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
+/// Threads that make pages at once (each blocking on the store while it reads);
+/// more requests wait for one.
+pub(crate) const PAGE_THREADS: usize = 2;
 
 type Render = Arc<dyn Fn() -> String + Send + Sync>;
 
@@ -100,6 +107,8 @@ pub(crate) fn serve_pages(
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
+        .max_blocking_threads(PAGE_THREADS)
+        .thread_keep_alive(Duration::from_secs(5))
         .build()
         .with_context(|| format!("{what}: starting its runtime"))?;
     std::thread::Builder::new()
@@ -135,8 +144,8 @@ async fn accept_loop(listener: std::net::TcpListener, handler: Handler, what: &'
                 let handler = handler.clone();
                 let task = tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                        let response = respond(&req, &handler);
-                        async move { Ok::<_, Infallible>(response) }
+                        let handler = handler.clone();
+                        async move { Ok::<_, Infallible>(respond(&req, handler).await) }
                     });
                     let conn = hyper::server::conn::http1::Builder::new()
                         .timer(hyper_util::rt::TokioTimer::new())
@@ -157,10 +166,19 @@ async fn accept_loop(listener: std::net::TcpListener, handler: Handler, what: &'
     }
 }
 
-/// The handler's page for a `GET`; 405 for any other method.
-fn respond(req: &Request<Incoming>, handler: &Handler) -> Response<Full<Bytes>> {
+/// The handler's page for a `GET`, made on a blocking thread; 405 for any
+/// other method.
+async fn respond(req: &Request<Incoming>, handler: Handler) -> Response<Full<Bytes>> {
     let page = if req.method() == Method::GET {
-        handler(req.uri().path(), req.uri().query())
+        let path = req.uri().path().to_string();
+        let query = req.uri().query().map(str::to_string);
+        tokio::task::spawn_blocking(move || handler(&path, query.as_deref()))
+            .await
+            .unwrap_or_else(|_| Page {
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                content_type: "text/plain; charset=utf-8",
+                body: "the page failed\n".into(),
+            })
     } else {
         Page {
             status: StatusCode::METHOD_NOT_ALLOWED,

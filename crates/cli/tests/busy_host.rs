@@ -142,13 +142,18 @@ fn crypto_within_threads(doc: &Value) -> Result<(), String> {
 }
 
 /// A `cpu` verdict names the test's own CPU: a flow thread that ran at least
-/// 90% of the interval (not counting what it waited for a core), or a core
-/// without a thread, which the rule names only when the test was the
-/// majority of the host's busy time.
+/// 90% of the interval (not counting what it waited for a core), or one that
+/// waited for the test's own other threads (the test the majority of the
+/// host's busy time, which the evidence says), or a core without a thread,
+/// which the rule names only when the test was that majority.
 fn own_cpu(doc: &Value) -> bool {
     let b = &doc["diagnosis"]["bottleneck"];
+    let evidence = doc["diagnosis"]["evidence"].as_str().unwrap_or("");
     match b["thread"]["what"].as_str() {
-        Some("flow thread") => b["thread"]["busy"].as_f64().is_some_and(|r| r >= 90.0),
+        Some("flow thread") => {
+            b["thread"]["busy"].as_f64().is_some_and(|r| r >= 90.0)
+                || evidence.contains("the test's own other threads")
+        }
         Some(_) => false,
         None => b["core"].is_u64(),
     }

@@ -164,3 +164,77 @@ fn tempdir() -> std::path::PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// Issue 51: the dashboard over PostgreSQL, the store docs/FLEET.md and
+/// deploy/kubernetes use. Its first GET aborted the process ("Cannot start a
+/// runtime from within a runtime": the store's blocking client called on the
+/// web server's async thread); now every page answers and the process lives.
+#[test]
+fn the_dashboard_serves_its_pages_from_postgres() {
+    let Some(pg) = Postgres::start("the_dashboard_serves_its_pages_from_postgres") else {
+        return;
+    };
+    let url = pg.database("dash");
+    let out = fake_sweep(&[
+        "--db",
+        &url,
+        "--label",
+        "d",
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "1K",
+    ])
+    .wait_with_output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let port = crate::util::free_port();
+    let mut dash = cmd()
+        .args([
+            "dashboard",
+            "--db",
+            &url,
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let get = |path: &str| -> Option<(u16, String)> {
+        let mut r = ureq::get(&format!("http://127.0.0.1:{port}{path}"))
+            .config()
+            .http_status_as_error(false)
+            .build()
+            .call()
+            .ok()?;
+        Some((r.status().as_u16(), r.body_mut().read_to_string().ok()?))
+    };
+    let start = std::time::Instant::now();
+    let first = loop {
+        if let Some(page) = get("/runs") {
+            break page;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the dashboard never answered"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(first.0, 200, "{}", first.1);
+    assert!(first.1.contains("/runs/1"), "{}", first.1);
+    for path in ["/", "/runs/1"] {
+        let (status, body) = get(path).expect("an answer");
+        assert_eq!(status, 200, "{path}: {body}");
+    }
+    assert!(
+        dash.try_wait().unwrap().is_none(),
+        "the dashboard died serving PostgreSQL"
+    );
+    let _ = dash.kill();
+    let _ = dash.wait();
+}

@@ -52,6 +52,17 @@ impl FromStr for Location {
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
             return s.parse().map(|u| Location::Postgres(Box::new(u)));
         }
+        // A libpq keyword string ("host=db user=ns password=... dbname=r") is
+        // not a file's name: made one, it held the password in clear and
+        // wrote nothing to PostgreSQL. Refused, without echoing it.
+        if s.contains('=') {
+            return Err(
+                "a store's location with '=' in it (a libpq keyword string?) is not taken: \
+                 give a postgres://USER@HOST:PORT/DB URL (the password in PGPASSWORD or a \
+                 passfile), or a file name without '='"
+                    .into(),
+            );
+        }
         Ok(Location::File(PathBuf::from(s)))
     }
 }
@@ -190,6 +201,12 @@ mod tests {
         assert_eq!(file.file(), Some(std::path::Path::new("/tmp/x.db")));
         assert!("".parse::<Location>().is_err());
         assert!("postgres://h:notaport/db".parse::<Location>().is_err());
+        // Issue 51: a libpq keyword string is refused, never a file, and the
+        // refusal does not repeat its password.
+        let e = "host=db user=u password=secret dbname=ns3"
+            .parse::<Location>()
+            .unwrap_err();
+        assert!(e.contains("postgres://") && !e.contains("secret"), "{e}");
         let default_port: Location = "postgresql://h/db".parse().unwrap();
         assert_eq!(default_port.to_string(), "postgres://h:5432/db");
     }
