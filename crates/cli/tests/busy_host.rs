@@ -215,11 +215,14 @@ fn induced_bottlenecks_are_each_diagnosed_on_a_busy_host() {
             &["-l", "1K"],
             &["cpu", "host-busy"],
         ),
+        // A receiver checking every byte and kept waiting for a core lets its
+        // window fill: TCP_INFO's direct evidence, judged before a starved
+        // thread.
         (
             "receiver CPU thread",
             &[],
             &["--verify"],
-            &["cpu", "host-busy"],
+            &["cpu", "host-busy", "receiver-window"],
         ),
         // TLS with small records: encryption holds a flow thread, and the
         // crypto timed on it stays within the thread's own time.
