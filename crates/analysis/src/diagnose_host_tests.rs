@@ -163,7 +163,7 @@ fn a_throttled_cgroup_is_the_cpu_quota() {
         quotas: vec![SideQuota {
             side: "client".into(),
             cgroup: netsonde_model::cpu::CgroupCpu {
-                throttled_periods: 12,
+                throttled_periods: 7,
                 ..cg
             },
         }],
