@@ -4,10 +4,13 @@
 //! test's CPU limit only by the time it ran (`busy_thread`); the time it
 //! waited for a core is the quota's or the other work's, named here.
 
+use netsonde_model::spec::IoStrategy;
+
+use super::thread::datagram_sender_advice;
 use crate::advice::{offer, Try};
 
 use super::{
-    verdict, Bottleneck, CoreLoad, Diagnosis, DiagnosisInput, ThreadLoad, CPU_BUSY_PCT,
+    verdict, Bottleneck, CoreLoad, CpuKind, Diagnosis, DiagnosisInput, ThreadLoad, CPU_BUSY_PCT,
     MAJORITY_PCT, NEAR, THREAD_BUSY_PCT,
 };
 
@@ -238,4 +241,89 @@ pub(super) fn host_busy(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Di
     );
     v.candidates = near.to_vec();
     Some(v)
+}
+
+/// The busiest core (nearly) full with the test's work: the test's CPU limit,
+/// named with its flow threads when they filled it ([`core_of_threads`]).
+pub(super) fn busy_core(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
+    let (side, c) = busiest(d)?;
+    if c.busy < CPU_BUSY_PCT {
+        if c.busy >= NEAR * CPU_BUSY_PCT {
+            near.push(format!("CPU ({side} core {:.0}% busy)", c.busy));
+        }
+        return None;
+    }
+    let core = c
+        .core
+        .map(|n| format!("core {n}"))
+        .unwrap_or("a core".into());
+    // Mostly other work's: judged after round trip and the quota
+    // (`host::host_busy`).
+    if c.test_pct.is_some_and(|t| t < MAJORITY_PCT) {
+        return None;
+    }
+    // The test's flow threads that ran on it filled it: the core is named
+    // with the one that ran most, and what it spent its time on (its crypto,
+    // its verify), as a saturated thread is.
+    if let Some(v) = core_of_threads(d, c) {
+        return Some(v);
+    }
+    let kind = c.kind();
+    let split = if kind.is_some() {
+        format!(
+            " (user {:.0}%, system {:.0}%, irq+softirq {:.0}%)",
+            c.user, c.sys, c.softirq
+        )
+    } else {
+        String::new()
+    };
+    let spec = d.spec.as_ref();
+    let advice = match kind {
+        Some(CpuKind::Softirq) => {
+            let more = offer(spec, "", &[("more streams ({})", Try::MoreStreams)], "");
+            let more = if more.is_empty() {
+                String::new()
+            } else {
+                format!("{more}, or ")
+            };
+            format!(
+                "spread the receive work over cores: {more}RPS \
+                 (/sys/class/net/DEV/queues/rx-0/rps_cpus)"
+            )
+        }
+        Some(CpuKind::User) if d.datagrams => offer(
+            spec,
+            "less work per datagram in the application",
+            &[("larger datagrams ({}, at most)", Try::Size(63 * 1024))],
+            "less work per datagram in the application: a faster core",
+        ),
+        Some(CpuKind::User) => offer(
+            spec,
+            "less work per byte in the application",
+            &[("larger messages ({})", Try::Size(256 * 1024))],
+            "less work per byte in the application: a faster core",
+        ),
+        _ if d.datagrams => datagram_sender_advice(spec),
+        _ => offer(
+            spec,
+            "fewer system calls per byte",
+            &[
+                ("{}", Try::Io(IoStrategy::Batch)),
+                ("{}", Try::Io(IoStrategy::Auto)),
+                ("larger messages ({})", Try::Size(256 * 1024)),
+                ("more streams on more cores ({})", Try::MoreStreams),
+            ],
+            "a faster core, or more of them",
+        ),
+    };
+    Some(verdict(
+        Bottleneck::Cpu {
+            side: side.into(),
+            core: c.core,
+            cpu: kind,
+            thread: None,
+        },
+        format!("{side} {core} was {:.1}% busy{split}", c.busy),
+        advice,
+    ))
 }

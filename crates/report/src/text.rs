@@ -788,17 +788,5 @@ fn cpu_row(o: &mut String, name: &str, cpu: Option<&CpuReport>, cost: Option<&Si
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::fixture;
-
-    #[test]
-    fn stream_text_golden() {
-        insta::assert_snapshot!(render(&fixture::stream_report()));
-    }
-
-    #[test]
-    fn rr_text_golden() {
-        insta::assert_snapshot!(render(&fixture::rr_report()));
-    }
-}
+#[path = "text_tests.rs"]
+mod tests;
