@@ -42,12 +42,7 @@ fn core_of<'a>(d: &'a DiagnosisInput, side: &str) -> Option<&'a CoreLoad> {
 /// The flow threads' run and wait, for the evidence: "the client flow thread
 /// of flow 0 (sender) ran 29.5% and waited 70.1% for a core".
 fn thread_said(t: &ThreadLoad) -> String {
-    let flows = t
-        .flows
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
+    let flows = t.flow_list();
     format!(
         "the {} flow thread of flow {flows} ({}) ran {:.1}% of the interval and waited {:.1}% \
          for a core",

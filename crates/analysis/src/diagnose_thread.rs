@@ -116,12 +116,7 @@ pub(super) fn thread_verdict(
     } else {
         format!("; also {}", also.join(", "))
     };
-    let flows = t
-        .flows
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
+    let flows = t.flow_list();
     // The sealing and opening as timed, when they were.
     let timed = |what: &str| match (t.crypto, t.handshakes) {
         (Some(k), Some(h)) => format!(

@@ -134,6 +134,15 @@ impl ThreadLoad {
         self.busy + self.stolen.unwrap_or(0.0)
     }
 
+    /// Its flows, as the evidence lists them: `0,1`.
+    pub fn flow_list(&self) -> String {
+        self.flows
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
     /// It wanted a core (nearly) all the interval but ran less than that: it
     /// was starved by other work or a quota, not bound by its own.
     pub fn starved(&self, at: f64) -> bool {

@@ -424,17 +424,14 @@ fn conclude(
         outcome.reps,
         outcome.failures.len()
     );
-    for f in &outcome.retried {
+    for (f, what) in outcome
+        .retried
+        .iter()
+        .map(|f| (f, "tried again after"))
+        .chain(outcome.failures.iter().map(|f| (f, "failed")))
+    {
         summary.push_str(&format!(
-            "\n  point {} rep {} tried again after: {}",
-            f.idx,
-            f.rep + 1,
-            f.error
-        ));
-    }
-    for f in &outcome.failures {
-        summary.push_str(&format!(
-            "\n  point {} rep {} failed: {}",
+            "\n  point {} rep {} {what}: {}",
             f.idx,
             f.rep + 1,
             f.error
