@@ -233,26 +233,37 @@ pub(crate) struct IdleLimit {
     by_volume: bool,
     /// When the flow ended (ns since `t0`).
     ended: Option<u64>,
-    stalls: Stalls,
+    /// A TCP stream's only: a UDP receiver's stretch without data is loss,
+    /// which it measures, so it reads no run delay for it.
+    stalls: Option<Stalls>,
 }
 
 impl IdleLimit {
-    pub(crate) fn new(ctx: &FlowCtx) -> IdleLimit {
+    /// For a receiver; `stalls` keeps its longest stretch without data.
+    pub(crate) fn new(ctx: &FlowCtx, stalls: bool) -> IdleLimit {
         IdleLimit {
             limit: ctx.spec.rcv_timeout.map(|n| n.0),
             clock: ctx.clock,
             last: 0,
             by_volume: ctx.spec.volume.is_some(),
             ended: None,
-            stalls: Stalls::new(ctx.clock.warm_ns, ctx.clock.end_ns),
+            stalls: stalls.then(|| Stalls::new(ctx.clock.warm_ns, ctx.clock.end_ns)),
         }
     }
 
     /// Data came at `now` (ns since `t0`).
     #[inline]
     pub(crate) fn data(&mut self, now: u64) {
-        self.stalls.data(self.last, now);
+        if let Some(s) = &mut self.stalls {
+            s.data(self.last, now);
+        }
         self.last = now;
+    }
+
+    /// Whether the flow has ended.
+    #[inline]
+    pub(crate) fn has_ended(&self) -> bool {
+        self.ended.is_some()
     }
 
     /// The flow ended at `now` (its peer's end of stream, its hard end, a
@@ -261,23 +272,24 @@ impl IdleLimit {
     pub(crate) fn ended(&mut self, now: u64) {
         if self.ended.is_none() {
             self.ended = Some(now);
-            if !self.by_volume {
-                self.stalls.edge(self.last, now, None);
+            if let Some(s) = self.stalls.as_mut().filter(|_| !self.by_volume) {
+                s.edge(self.last, now, None);
             }
         }
     }
 
-    /// Where the measured interval ends (its clock's end caps it).
-    pub(crate) fn window_end(&self) -> Instant {
-        match self.ended {
-            Some(e) if !self.by_volume => self.clock.instant(e),
-            _ => self.clock.instant(self.last),
-        }
-    }
-
-    /// The longest stretch without data, if one was long enough to keep.
-    pub(crate) fn stall(&self) -> Option<netsonde_model::result::Stall> {
-        self.stalls.longest()
+    /// The receiver's figures from its meter: its measured interval closed
+    /// where it ends (to the flow's end for a test by time, its clock's end
+    /// capping it; to the last arrival for one by volume), with its longest
+    /// stretch without data.
+    pub(crate) fn close(&self, m: Meter, ctx: &FlowCtx) -> FlowResult {
+        let end = match self.ended {
+            Some(e) if !self.by_volume => e,
+            _ => self.last,
+        };
+        let mut r = m.finish(self.clock.instant(end), ctx.id, ctx.dir, Role::Receiver);
+        r.stall = self.stalls.as_ref().and_then(Stalls::longest);
+        r
     }
 
     /// After a wait that brought nothing, at `now` (ns since `t0`): fails once

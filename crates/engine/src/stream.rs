@@ -7,7 +7,6 @@ use std::net::{Shutdown, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
-use netsonde_model::result::Role;
 use netsonde_model::spec::IoStrategy;
 
 use crate::flow::{run_stream, Flow, Progress, Want};
@@ -381,7 +380,6 @@ pub struct TcpReceiver {
     rx: Box<dyn io::Rx>,
     verifier: Option<Verifier>,
     m: Meter,
-    end: Option<Instant>,
     lowat: Option<RcvLowat>,
     idle: IdleLimit,
 }
@@ -413,10 +411,9 @@ impl TcpReceiver {
                 .then(|| RcvLowat::new((ctx.spec.size.0 as usize).max(io::TCP_READ))),
             verifier: ctx.spec.verify.then(|| Verifier::new(ctx.spec.size.0)),
             m: Meter::new(ctx),
-            idle: IdleLimit::new(ctx),
+            idle: IdleLimit::new(ctx, true),
             ctx: ctx.clone(),
             sock,
-            end: None,
         })
     }
 }
@@ -436,7 +433,7 @@ impl Flow for TcpReceiver {
 
     #[inline]
     fn step(&mut self) -> Result<Progress, EngineError> {
-        if self.end.is_some() {
+        if self.idle.has_ended() {
             return Ok(Progress::Done);
         }
         let sock = Sock::Tcp(&self.sock);
@@ -447,10 +444,8 @@ impl Flow for TcpReceiver {
         let clock = &self.ctx.clock;
         let ns = clock.now_ns();
         self.m.tick_ns(ns);
-        let now = || clock.instant(ns);
         match r {
             Ok(None) => {
-                self.end = Some(now());
                 self.idle.ended(ns);
                 Ok(Progress::Done)
             }
@@ -465,7 +460,6 @@ impl Flow for TcpReceiver {
             Err(e) if is_timeout(&e) => {
                 self.m.call();
                 if ns >= clock.hard_ns || self.ctx.stopped() {
-                    self.end = Some(now());
                     self.idle.ended(ns);
                     return Ok(Progress::Done);
                 }
@@ -478,7 +472,6 @@ impl Flow for TcpReceiver {
             // flow; before, the test lost its peer.
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
                 if ns >= clock.end_ns {
-                    self.end = Some(now());
                     self.idle.ended(ns);
                     return Ok(Progress::Done);
                 }
@@ -495,13 +488,7 @@ impl Flow for TcpReceiver {
         let mut report = this.rx.report();
         report.verify_errors = this.verifier.map(|v| v.errors);
         drop(this.sock);
-        let mut result = this.m.finish(
-            this.idle.window_end(),
-            this.ctx.id,
-            this.ctx.dir,
-            Role::Receiver,
-        );
-        result.stall = this.idle.stall();
+        let mut result = this.idle.close(this.m, &this.ctx);
         result.tcp_info = info;
         result.mptcp = mptcp;
         result.io = Some(report);

@@ -7,7 +7,7 @@ use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
-use netsonde_model::result::{Role, UdpStats};
+use netsonde_model::result::UdpStats;
 use netsonde_model::units::Nanos;
 use netsonde_proto::message::{
     decode_preamble, encode_preamble, Token, PREAMBLE_LEN, PREAMBLE_MAGIC,
@@ -418,7 +418,7 @@ impl UdpReceiver {
             sent: None,
             give_up: ctx.clock.end_ns + FIN_WAIT.as_nanos() as u64,
             done: false,
-            idle: IdleLimit::new(ctx),
+            idle: IdleLimit::new(ctx, false),
             ctx: ctx.clone(),
             sock,
         })
@@ -504,13 +504,7 @@ impl Flow for UdpReceiver {
         let mut report = this.rx.report();
         report.verify_errors = this.acc.verifier.map(|v| v.errors);
         let (seqs, jitter) = (this.acc.seqs, this.acc.jitter);
-        let mut result = this.m.finish(
-            this.idle.window_end(),
-            this.ctx.id,
-            this.ctx.dir,
-            Role::Receiver,
-        );
-        result.stall = this.idle.stall();
+        let mut result = this.idle.close(this.m, &this.ctx);
         let by_sequence = this.ctx.format != Format::Netsonde;
         result.udp = Some(UdpStats {
             packets: if by_sequence {

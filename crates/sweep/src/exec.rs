@@ -674,7 +674,9 @@ pub fn drive(
                 }
                 r => {
                     failed += u32::from(r.is_err());
-                    if !settle.again(point, rep, failed, &r)? {
+                    // Not tried again once a stop is asked for: the failure
+                    // is kept, and the run ends at the next step.
+                    if (r.is_err() && stop()) || !settle.again(point, rep, failed, &r)? {
                         break r;
                     }
                 }

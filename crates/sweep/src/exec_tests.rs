@@ -249,6 +249,39 @@ fn a_failed_measurement_is_tried_again_at_most_twice() {
     assert_eq!(out.failures.len(), 1);
 }
 
+/// A stop asked for while a measurement fails: it is not tried again (a
+/// Ctrl-C would otherwise start more tests), its failure is kept.
+#[test]
+fn a_failed_measurement_is_not_tried_again_after_a_stop() {
+    let (points, order) = plan(&[1024], 1);
+    let mut r = Scripted::new(vec![Some(RunError::failed("cut short")), None]);
+    let mut sink = Keep::default();
+    let asked = std::cell::Cell::new(0);
+    let out = execute(
+        &points,
+        1,
+        &order,
+        BTreeMap::new(),
+        &RetryPolicy::default(),
+        Hooks {
+            runner: &mut r,
+            sink: &mut sink,
+            progress: &mut NoProgress,
+            // Free before the step, stopped once the measurement failed.
+            stop: &|| {
+                asked.set(asked.get() + 1);
+                asked.get() > 1
+            },
+            wait: &|_| true,
+        },
+    )
+    .unwrap();
+    assert!(out.retried.is_empty());
+    assert_eq!(out.failures.len(), 1);
+    assert_eq!(sink.1.len(), 1);
+    assert_eq!(out.reps, 0);
+}
+
 /// A stop asked for during a busy wait ends the run there.
 #[test]
 fn a_stop_during_a_busy_wait_interrupts() {
