@@ -97,9 +97,10 @@ pub fn run(
     };
     // The test starts as `Start` leaves, however late this thread is given a
     // core after it.
-    let started = crate::start::Mark::now();
+    let mark = crate::start::Mark::now();
     s.start(now());
     ctl.flush(&mut s);
+    let started = mark.start();
     let spec = Arc::new(spec);
     // A load-latency test probes from now; its load starts after the idle phase.
     let probing = probe_conns.map(|c| Probing::start(&spec, c));
@@ -107,7 +108,7 @@ pub fn run(
     let running = flows::start(
         End::Client,
         spec.clone(),
-        started.start() + idle,
+        started + idle,
         plans,
         &spec.client_affinity,
     );

@@ -565,7 +565,7 @@ fn serve_connection_netsonde(
     let mut running = flows::start(
         End::Server,
         spec.clone(),
-        started.start() + idle,
+        started + idle,
         plans,
         &spec.server_affinity,
     );
@@ -669,24 +669,22 @@ fn until_setup(
     }
 }
 
-/// Waits for the client's start while the data connections are accepted; the
-/// accepted flows once both happened.
-/// Waits for the client's `Start`; returns the accepted flows and the mark
-/// taken before the wait that brought it (the test starts when it came, not
-/// when this thread next had a core: [`Mark`]).
+/// Waits for the client's `Start` while the data connections are accepted;
+/// returns the accepted flows and when the test starts: when `Start` came,
+/// less what this thread waited for a core since the wait that brought it
+/// ([`Mark`]), taken at once (the processing after it is not the peer's).
 fn until_start(
     ctl: &mut Control,
     s: &mut ServerSession,
     acceptor: &mut Acceptor,
-) -> Result<(Accepted, Mark), Ended> {
+) -> Result<(Accepted, Instant), Ended> {
     let mut accepted = None;
-    let mut mark;
     let abort = |ctl: &mut Control, s: &mut ServerSession, msg: String| {
         s.abort(now(), ErrorCode::Internal, format!("server: {msg}"));
         ctl.flush(s);
         ("failed", msg)
     };
-    'start: loop {
+    let started = 'start: loop {
         if accepted.is_none() {
             match acceptor.poll() {
                 Some(Ok(a)) => accepted = Some(a),
@@ -694,10 +692,10 @@ fn until_start(
                 None => {}
             }
         }
-        mark = Mark::now();
+        let mark = Mark::now();
         for ev in ctl.pump(s, TICK) {
             match ev {
-                Event::StartRequested => break 'start,
+                Event::StartRequested => break 'start mark.start(),
                 Event::Failed(e) => return Err(("failed", format!("before start: {e}"))),
                 _ => {}
             }
@@ -705,10 +703,10 @@ fn until_start(
         if s.is_over() {
             return Err(("dropped", "closed before start".into()));
         }
-    }
+    };
     accepted
         .map_or_else(|| acceptor.join(), Ok)
-        .map(|a| (a, mark))
+        .map(|a| (a, started))
         .map_err(|msg| abort(ctl, s, msg))
 }
 
