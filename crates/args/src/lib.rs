@@ -60,6 +60,32 @@ pub struct Cli {
     pub verbose: bool,
 }
 
+impl Cli {
+    /// The store options of the command, if it has any.
+    pub fn store_mut(&mut self) -> Option<&mut StoreArgs> {
+        match &mut self.command {
+            Command::Server(a) => Some(&mut a.store),
+            Command::Agent(a) => Some(&mut a.server.store),
+            Command::Mesh(a) => Some(&mut a.sweep.common.store),
+            Command::Monitor(a) => Some(&mut a.mesh.sweep.common.store),
+            Command::Dashboard(a) => Some(&mut a.store),
+            Command::Client(a) => Some(&mut a.store),
+            Command::Sweep(a) => Some(&mut a.common.store),
+            Command::Run(a) => Some(&mut a.common.store),
+            Command::Search(a) => Some(&mut a.common.store),
+            Command::Runs(a) => Some(&mut a.store),
+            Command::Compare(a) => Some(&mut a.store),
+            Command::Report(a) => Some(&mut a.store),
+            Command::Study(a) => Some(&mut a.store),
+            Command::Lab(_)
+            | Command::Keygen(_)
+            | Command::Caps
+            | Command::Completions { .. }
+            | Command::Man { .. } => None,
+        }
+    }
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -224,9 +250,19 @@ pub struct StoreArgs {
     /// Results database: a SQLite file (default: the platform data directory,
     /// netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB
     /// (password from PGPASSWORD; TLS as libpq's ?sslmode=, sslrootcert=, sslcert=,
-    /// sslkey= say).
-    #[arg(long, value_name = "PATH|URL", global = true)]
+    /// sslkey= say). Read from $NETSONDE_DB when not given.
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        global = true,
+        env = "NETSONDE_DB",
+        hide_env_values = true
+    )]
     pub db: Option<netsonde_store::Location>,
+    /// Read --db from FILE's first line (a mounted secret), so a database URL
+    /// and its password never sit in the process's arguments.
+    #[arg(long, value_name = "FILE", global = true, conflicts_with = "db")]
+    pub db_file: Option<PathBuf>,
 }
 
 /// Options of sweeps, from the command line or a file.
@@ -362,9 +398,15 @@ pub struct MonitorArgs {
     /// step.
     #[arg(long, default_value = "10%", value_parser = parse_ratio)]
     pub jitter: f64,
-    /// Past rounds that make each pair's normal (its baseline).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(3..=1000))]
+    /// Past rounds that make each pair's normal (its baseline): at least 5,
+    /// the fewest a normal's spread is taken from.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(5..=1000))]
     pub window: u32,
+    /// Start even when a round is estimated to take longer than --every: the
+    /// slots a round runs past are skipped (said and counted). Without it
+    /// such an interval is refused, with the estimate.
+    #[arg(long)]
+    pub skip_overrun: bool,
     /// Stop after this many rounds (default: until SIGTERM or SIGINT, which
     /// end the round in progress with what it measured stored).
     #[arg(long)]
@@ -386,7 +428,7 @@ pub struct DashboardArgs {
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: std::net::SocketAddr,
     /// Past rounds that make each pair's normal, as the monitor's --window.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(3..=1000))]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(5..=1000))]
     pub window: u32,
     #[command(flatten)]
     pub store: StoreArgs,

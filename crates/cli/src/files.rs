@@ -87,3 +87,21 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// `--db-file`: the store named by the first line of `path` that is not
+/// blank (a mounted secret holding a PostgreSQL URL). A file that names none,
+/// or a line `--db` would refuse, is a usage error that never quotes it.
+pub fn read_db_location(path: &Path) -> anyhow::Result<netsonde_store::Location> {
+    let text = read_small(path, "--db-file", KEY_FILE_MAX)?;
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty());
+    let Some(line) = line else {
+        return Err(netsonde_args::UsageError(format!(
+            "--db-file {}: the file names no database (its first line is the URL or path)",
+            path.display()
+        ))
+        .into());
+    };
+    line.parse().map_err(|e: String| {
+        netsonde_args::UsageError(format!("--db-file {}: {e}", path.display())).into()
+    })
+}

@@ -1,12 +1,15 @@
 //! Pre-shared key files: `netsonde keygen` writes one, `--auth-key` reads one.
-//! A key file readable by group or others is refused: a key that anyone on the
-//! host can read authenticates anyone.
+//! A key file that others can read, or group can write, is refused: a key
+//! that anyone on the host can read authenticates anyone. One readable by its
+//! group is taken only when root owns it, as PostgreSQL takes its server key
+//! (0640 owned by root): root gave that group the key (Kubernetes mounts a
+//! Secret so, owned by root with the pod's fsGroup, for a non-root process).
 
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use netsonde_proto::auth::Key;
 
 /// Writes a fresh random key (64 hex digits) to a new file with mode 600.
@@ -28,18 +31,32 @@ pub fn generate(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads a key file, refusing one that group or others can read or write, and
-/// anything but a small regular file.
+/// Why a key file of `mode` owned by `uid` is refused, if it is.
+fn refused(mode: u32, uid: u32) -> Option<&'static str> {
+    if mode & 0o007 != 0 {
+        Some("accessible to others")
+    } else if mode & 0o020 != 0 {
+        Some("writable by its group")
+    } else if mode & 0o050 != 0 && uid != 0 {
+        Some("accessible to its group and not owned by root")
+    } else {
+        None
+    }
+}
+
+/// Reads a key file, refusing one its mode does not keep to its owner (see
+/// the module), and anything but a small regular file.
 pub fn load(path: &Path) -> anyhow::Result<Key> {
     let meta =
         std::fs::metadata(path).with_context(|| format!("reading key file {}", path.display()))?;
     let mode = meta.permissions().mode() & 0o777;
-    if meta.is_file() && mode & 0o077 != 0 {
-        bail!(
-            "key file {} is accessible to group or others (mode {mode:03o}); run: chmod 600 {}",
+    if let Some(why) = refused(mode, meta.uid()).filter(|_| meta.is_file()) {
+        return Err(netsonde_args::UsageError(format!(
+            "key file {} is {why} (mode {mode:03o}); run: chmod 600 {}",
             path.display(),
             path.display()
-        );
+        ))
+        .into());
     }
     let text = crate::files::read_small(path, "key file", crate::files::KEY_FILE_MAX)?;
     Key::from_hex(&text).with_context(|| format!("key file {}", path.display()))
@@ -48,4 +65,22 @@ pub fn load(path: &Path) -> anyhow::Result<Key> {
 /// Loads an optional key file.
 pub fn load_opt(path: Option<&Path>) -> anyhow::Result<Option<Key>> {
     path.map(load).transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refused;
+
+    #[test]
+    fn a_key_stays_with_its_owner_or_roots_group() {
+        assert_eq!(refused(0o600, 1000), None);
+        assert_eq!(refused(0o400, 65534), None);
+        // Root's key given to a group (a Kubernetes Secret with fsGroup).
+        assert_eq!(refused(0o440, 0), None);
+        assert_eq!(refused(0o640, 0), None);
+        assert!(refused(0o640, 1000).is_some());
+        assert!(refused(0o660, 0).is_some());
+        assert!(refused(0o644, 0).is_some());
+        assert!(refused(0o604, 1000).is_some());
+    }
 }

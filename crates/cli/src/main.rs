@@ -16,7 +16,6 @@ mod lab;
 mod lab_mesh;
 mod man;
 mod mesh;
-mod metrics_http;
 mod monitor;
 mod runs;
 mod search;
@@ -272,7 +271,7 @@ fn warn_password_on_command_line() {
         eprintln!(
             "netsonde: warning: the password in the PostgreSQL URL is visible to other users in \
              the process list (it is never stored or shown); use PGPASSWORD, a passfile \
-             (~/.pgpass or PGPASSFILE) or PGSERVICE instead"
+             (~/.pgpass or PGPASSFILE), PGSERVICE, --db-file or $NETSONDE_DB instead"
         );
     }
 }
@@ -386,7 +385,7 @@ fn mesh_cmd(a: args::MeshArgs) -> anyhow::Result<Exit> {
         let shown = results.clone();
         let render =
             std::sync::Arc::new(move || netsonde_report::openmetrics::render(None, &shown.all()));
-        let bound = metrics_http::serve(addr, render)?;
+        let bound = netsonde_serve::serve_metrics(addr, render)?;
         eprintln!("netsonde: metrics on http://{bound}/metrics");
         req.run.mesh_results = Some(results);
     }
@@ -469,7 +468,12 @@ fn caps() -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn run(cli: Cli) -> anyhow::Result<Exit> {
+fn run(mut cli: Cli) -> anyhow::Result<Exit> {
+    if let Some(store) = cli.store_mut() {
+        if let Some(path) = store.db_file.take() {
+            store.db = Some(files::read_db_location(&path)?);
+        }
+    }
     let verbose = cli.verbose;
     // Started by the lab: its emulator carries this test's packets.
     if let Some(pid) = netsonde_lab::control::pid_from_env() {

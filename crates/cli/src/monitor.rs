@@ -11,7 +11,7 @@ use netsonde_args::{MonitorArgs, UsageError};
 use netsonde_run::monitor::{MonitorRequest, Watch};
 use netsonde_sweep::cadence::Cadence;
 
-use crate::{metrics_http, runs};
+use crate::runs;
 
 /// Runs the monitor until its rounds are done or a signal stops it.
 pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
@@ -19,6 +19,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         every,
         jitter,
         window,
+        skip_overrun,
         rounds,
         mesh,
     } = a;
@@ -44,6 +45,18 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         .port
         .unwrap_or(netsonde_driver::client::DEFAULT_PORT);
     let plan = crate::mesh::plan(&mesh, port)?;
+    let round = netsonde_run::monitor::round_secs(&plan, mesh.concurrency as usize);
+    let every_s = Duration::from_nanos(every.0).as_secs_f64();
+    if round > every_s && !skip_overrun {
+        return Err(UsageError(format!(
+            "a round is estimated at {round:.0} s (each measurement's time and about a second \
+             of setup, {} pair(s) at once) but --every is {every_s:.0} s: widen --every, \
+             measure less per round (--sizes, --tests, -t, --repeat), raise --concurrency, \
+             or pass --skip-overrun to skip the slots a round runs past",
+            mesh.concurrency
+        ))
+        .into());
+    }
     let label = mesh.sweep.label.clone().unwrap_or_else(|| "monitor".into());
     let mut common = mesh.sweep.common;
     // Rounds write no report: the dashboard renders any run on demand.
@@ -58,7 +71,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         let render = Arc::new(move || {
             netsonde_report::openmetrics::render_monitor(&w.snapshot(), &shown.all())
         });
-        let bound = metrics_http::serve(addr, render)?;
+        let bound = netsonde_serve::serve_metrics(addr, render)?;
         eprintln!("netsonde monitor: metrics on http://{bound}/metrics");
         sweep.mesh_results = Some(results);
     }

@@ -44,7 +44,7 @@ fn config(a: &ServerArgs) -> anyhow::Result<ServerConfig> {
         }),
         // The metrics endpoint's connections and its listener.
         other_fds: if a.metrics.is_some() {
-            crate::metrics_http::MAX_CONNECTIONS + 1
+            netsonde_serve::MAX_CONNECTIONS + 1
         } else {
             0
         },
@@ -201,7 +201,7 @@ pub fn run(a: ServerArgs, jobs: Option<(agent::Measure, agent::Targets)>) -> any
             h.quic_perf = perf_totals.as_deref().map(perf_counts);
             netsonde_report::openmetrics::render(Some(&h), &results.all())
         });
-        let bound = crate::metrics_http::serve(addr, render)?;
+        let bound = netsonde_serve::serve_metrics(addr, render)?;
         eprintln!("netsonde: metrics on http://{bound}/metrics");
     }
     server.run(stop.clone())?;

@@ -310,7 +310,9 @@ fn a_monitor_sees_a_lab_link_slowed_between_rounds() {
         "the lab never slowed the link: {err}"
     );
     let store = Store::open(&db).unwrap();
-    let (pairs, _) = netsonde_run::monitor::latest(&store, "monitor", 3).unwrap();
+    let pairs = netsonde_run::monitor::latest(&store, "monitor", 3)
+        .unwrap()
+        .pairs;
     assert_eq!(pairs.len(), 4, "{pairs:?}");
     for p in &pairs {
         let slowed = [p.src.as_str(), p.dst.as_str()] == ["h1", "h3"]

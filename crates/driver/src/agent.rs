@@ -118,11 +118,20 @@ fn check(job: &Job, authenticated: bool) -> Result<(), (ErrorCode, String)> {
 }
 
 /// The error code a controller sees for a job's client error: a busy or
-/// refusing target is the target's answer, passed on; anything else failed here.
+/// refusing target is the target's answer, passed on; a target that did not
+/// answer on its control channel is unreachable; anything else failed here.
 fn code_of(e: &ClientError) -> (ErrorCode, Option<u64>) {
     match e {
         ClientError::Busy { retry_after_ms, .. } => (ErrorCode::Busy, *retry_after_ms),
         ClientError::Refused { .. } | ClientError::Spec(_) => (ErrorCode::BadSpec, None),
+        ClientError::Resolve { .. } | ClientError::Connect { .. } | ClientError::Silent { .. } => {
+            (ErrorCode::Unreachable, None)
+        }
+        ClientError::Session { source, .. }
+            if !matches!(source, netsonde_proto::ProtoError::Remote { .. }) =>
+        {
+            (ErrorCode::Unreachable, None)
+        }
         _ => (ErrorCode::Internal, None),
     }
 }

@@ -107,6 +107,11 @@ pub enum ErrorCode {
     AuthRequired,
     /// Authentication or frame integrity failed.
     AuthFailed,
+    /// A job's target did not answer on its control channel: no address, no
+    /// connection, no hello, or a session that broke or fell silent. An
+    /// agent sends it for its job; a controller marks the target down on it
+    /// alone, never on a test that ran and failed.
+    Unreachable,
 }
 
 /// What the server tells the client after accepting a setup.

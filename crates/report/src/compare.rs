@@ -22,7 +22,7 @@ pub fn text(c: &Comparison) -> String {
     o
 }
 
-fn p_value(p: f64) -> String {
+pub(crate) fn p_value(p: f64) -> String {
     if p < 0.001 {
         format!("{p:.1e}")
     } else {
@@ -31,7 +31,7 @@ fn p_value(p: f64) -> String {
 }
 
 /// The word and the p-value a verdict is shown with.
-fn verdict(v: Verdict, p_worse: f64, p_better: f64) -> (&'static str, f64) {
+pub(crate) fn verdict(v: Verdict, p_worse: f64, p_better: f64) -> (&'static str, f64) {
     match v {
         Verdict::Better => ("better", p_better),
         Verdict::Worse => ("REGRESSION", p_worse),

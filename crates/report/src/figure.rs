@@ -35,6 +35,18 @@ pub enum AxisUnit {
     Fraction,
     /// A plain quantity: SI prefixes past a thousand.
     Plain,
+    /// A moment, as Unix seconds: written as its UTC time of day (`14:05`),
+    /// the label giving the day.
+    Clock,
+}
+
+/// Unix seconds as `HH:MM` UTC.
+fn clock(v: f64) -> String {
+    let fmt = time::macros::format_description!("[hour]:[minute]");
+    time::OffsetDateTime::from_unix_timestamp(v as i64)
+        .ok()
+        .and_then(|t| t.format(&fmt).ok())
+        .unwrap_or_else(|| format!("{v:.0}"))
 }
 
 impl AxisUnit {
@@ -45,6 +57,7 @@ impl AxisUnit {
             AxisUnit::BitRate | AxisUnit::Plain => si(v, ""),
             AxisUnit::Seconds => seconds(v),
             AxisUnit::Fraction => short(v),
+            AxisUnit::Clock => clock(v),
         }
     }
 }

@@ -46,8 +46,9 @@ pub mod view;
 
 use netsonde_model::result::TestReport;
 
-#[cfg(test)]
-pub(crate) mod fixture;
+#[cfg(any(test, feature = "fixture"))]
+#[doc(hidden)]
+pub mod fixture;
 #[cfg(test)]
 mod view_tests;
 

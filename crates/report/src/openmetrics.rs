@@ -227,7 +227,7 @@ fn results(reg: &mut Registry, results: &[PairResult]) {
         reg,
         "netsonde_pair_loss",
         "Last share of datagrams lost",
-        Unit::Ratios,
+        Unit::Other("ratio".into()),
         loss,
     );
     reg.register(
@@ -281,15 +281,21 @@ fn in_base_unit(metric: &str, v: f64) -> (String, f64) {
 /// it is in), its latest figures and its baseline (median, low, high), in
 /// base units, labelled by agent names; and how the rounds go.
 fn watch(reg: &mut Registry, w: &netsonde_model::watch::Watched) {
+    let with_unit = |reg: &mut Registry, name: &str, help: &str, unit: Unit, f| {
+        reg.register_with_unit(name, help, unit, f)
+    };
     use netsonde_model::watch::PairState;
     let family = || Family::<Labels, FloatGauge>::default();
-    let (state, latest, baseline) = (family(), family(), family());
+    let (state, latest, baseline, worse) = (family(), family(), family(), family());
     for p in &w.pairs {
         let pair = [
             ("src", p.src.as_str()),
             ("dst", p.dst.as_str()),
             ("test", p.test.as_str()),
         ];
+        if let Some(r) = p.worse_ratio {
+            worse.get_or_create(&labels(&pair)).set(r);
+        }
         for s in PairState::ALL {
             let mut l = labels(&pair);
             l.push(("state".into(), s.name().into()));
@@ -315,8 +321,15 @@ fn watch(reg: &mut Registry, w: &netsonde_model::watch::Watched) {
     }
     reg.register(
         "netsonde_pair_state",
-        "The pair's test against its own normal: 1 for its state (ok, learning, degraded, failed)",
+        "The pair's test against its own normal: 1 for its state (ok, learning, inconclusive, degraded, failed)",
         state,
+    );
+    with_unit(
+        reg,
+        "netsonde_pair_worse",
+        "How much worse than its normal the pair's worst watched metric is (0.9: 90% below a normal that is better higher); 0 when none is worse",
+        Unit::Other("ratio".into()),
+        worse,
     );
     reg.register(
         "netsonde_pair_latest",
@@ -357,11 +370,52 @@ fn watch(reg: &mut Registry, w: &netsonde_model::watch::Watched) {
     if let Some(t) = w.last_round_unix_s {
         reg.register_with_unit(
             "netsonde_monitor_last_round_timestamp",
-            "When the last stored round started",
+            "When the last round started",
             Unit::Seconds,
             g(t as f64),
         );
     }
+    reg.register(
+        "netsonde_monitor_store_up",
+        "1 when the last write to the results store worked, 0 while it is out of reach",
+        g(if w.store_up { 1.0 } else { 0.0 }),
+    );
+    reg.register(
+        "netsonde_monitor_held_rounds",
+        "Rounds measured and held in memory until the results store takes them",
+        g(w.held_rounds as f64),
+    );
+    agents(reg, &w.agents);
+}
+
+/// Each agent as the monitor's latest round saw it.
+fn agents(reg: &mut Registry, agents: &[netsonde_model::watch::AgentWatch]) {
+    let family = || Family::<Labels, FloatGauge>::default();
+    let (up, failed, seen) = (family(), family(), family());
+    for a in agents {
+        let l = labels(&[("agent", &a.name)]);
+        up.get_or_create(&l).set(if a.up { 1.0 } else { 0.0 });
+        failed.get_or_create(&l).set(f64::from(a.failed_pairs));
+        if let Some(t) = a.last_seen_unix_s {
+            seen.get_or_create(&l).set(t as f64);
+        }
+    }
+    reg.register(
+        "netsonde_agent_up",
+        "1 unless none of the agent's pair-tests in the latest round was measured and some failed",
+        up,
+    );
+    reg.register(
+        "netsonde_agent_failed_pairs",
+        "The agent's pair-tests that failed in the latest round, at either end",
+        failed,
+    );
+    reg.register_with_unit(
+        "netsonde_agent_last_seen_timestamp",
+        "When a round last measured a test of the agent",
+        Unit::Seconds,
+        seen,
+    );
 }
 
 /// What a monitor serves on `--metrics`: its view of every pair
@@ -472,7 +526,9 @@ mod tests {
     /// for the one it is in) and its baseline, in base units.
     #[test]
     fn a_monitor_serves_each_pairs_state_and_baseline() {
-        use netsonde_model::watch::{Baseline, MetricWatch, PairState, PairWatch, Watched};
+        use netsonde_model::watch::{
+            AgentWatch, Baseline, MetricWatch, PairState, PairWatch, Watched,
+        };
         let pair = |src: &str, state| PairWatch {
             src: src.into(),
             dst: "h9".into(),
@@ -487,13 +543,28 @@ mod tests {
                     median: 9.6e9,
                     low: 9.2e9,
                     high: 9.8e9,
+                    spread: 0.1e9,
                     rounds: 5,
                 }),
                 change: Some(-0.17),
                 worse: true,
             }],
+            change: Some(-0.17),
+            worse_ratio: Some(if state == PairState::Degraded {
+                0.17
+            } else {
+                0.0
+            }),
+            worse_of: (2, 3),
             run: 3,
             at_unix_s: 1_700_000_000,
+        };
+        let agent = |name: &str, up| AgentWatch {
+            name: name.into(),
+            up,
+            failed_pairs: if up { 0 } else { 4 },
+            why: None,
+            last_seen_unix_s: Some(1_700_000_000),
         };
         let w = Watched {
             pairs: vec![pair("h1", PairState::Degraded), pair("h2", PairState::Ok)],
@@ -501,6 +572,9 @@ mod tests {
             skipped: 1,
             last_round_unix_s: Some(1_700_000_000),
             every_s: 600.0,
+            agents: vec![agent("h1", true), agent("h3", false)],
+            store_up: false,
+            held_rounds: 2,
         };
         let text = render_monitor(&w, &[]);
         for want in [
@@ -511,6 +585,14 @@ mod tests {
             r#"netsonde_pair_latest{src="h1",dst="h9",test="tcp-stream",metric="goodput_bytes_per_second"} 1000000000.0"#,
             "netsonde_monitor_skipped_rounds_total 1",
             "netsonde_monitor_interval_seconds 600.0",
+            r#"netsonde_pair_worse_ratio{src="h1",dst="h9",test="tcp-stream"} 0.17"#,
+            r#"netsonde_pair_worse_ratio{src="h2",dst="h9",test="tcp-stream"} 0.0"#,
+            r#"netsonde_pair_state{src="h1",dst="h9",test="tcp-stream",state="inconclusive"} 0.0"#,
+            r#"netsonde_agent_up{agent="h3"} 0.0"#,
+            r#"netsonde_agent_failed_pairs{agent="h3"} 4.0"#,
+            r#"netsonde_agent_last_seen_timestamp_seconds{agent="h1"} 1700000000.0"#,
+            "netsonde_monitor_store_up 0.0",
+            "netsonde_monitor_held_rounds 2.0",
         ] {
             assert!(text.contains(want), "{want}\n{text}");
         }

@@ -444,6 +444,7 @@ mod tests {
         assert_eq!(AxisUnit::Seconds.tick(0.002), "2 ms");
         assert_eq!(AxisUnit::Fraction.tick(0.25), "0.25");
         assert_eq!(AxisUnit::Plain.tick(1500.0), "1.5 k");
+        assert_eq!(AxisUnit::Clock.tick(1_795_000_000.0), "11:06");
     }
 
     #[test]

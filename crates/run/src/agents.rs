@@ -28,14 +28,18 @@ pub struct AgentRunner {
     /// records (agents h1...hN).
     cluster: Option<ClusterSpec>,
     key: Key,
-    /// The pair of the point being run (set by `prepare`).
+    /// The pair of the point being run and its test as a monitor names it
+    /// (set by `prepare`).
     pair: Option<(Agent, Agent)>,
+    test: String,
     /// Agents marked down this run, and why: their later pairs fail at once
     /// (skipped, not counted towards giving up) instead of waiting for the same
     /// timeout again, and the pairs of healthy agents are all measured.
     silent: BTreeMap<String, String>,
-    /// Jobs in a row whose target a source could not test (the source answered,
-    /// the job failed), by target: [`TARGET_STRIKES`] mark it down.
+    /// Jobs in a row whose target did not answer a source on its control
+    /// channel (the source answered, the job says `unreachable`), by target:
+    /// [`TARGET_STRIKES`] mark it down. A test that ran and failed (cut short
+    /// by a busy host, a flow that broke) is no strike.
     strikes: BTreeMap<String, (u32, String)>,
     /// `mesh --metrics`: each pair's last result, served while the mesh runs.
     results: Option<Arc<LastResults>>,
@@ -62,6 +66,7 @@ impl AgentRunner {
                 .and_then(|j| serde_json::from_str(&j).ok()),
             key,
             pair: None,
+            test: String::new(),
             silent: BTreeMap::new(),
             strikes: BTreeMap::new(),
             results,
@@ -105,9 +110,10 @@ impl AgentRunner {
     /// What a job's answer makes of the measurement, judged per agent: a
     /// source that did not answer as an agent does (no connection, no hello,
     /// silence past a deadline, bytes that are not the protocol, a report no
-    /// link could produce) is marked down at once; a target that sources could
-    /// not test [`TARGET_STRIKES`] times in a row, with no success between, is
-    /// marked down too. A success clears both agents' strikes.
+    /// link could produce) is marked down at once; a target that did not
+    /// answer sources on its control channel [`TARGET_STRIKES`] times in a
+    /// row, with no success between, is marked down too. A success clears
+    /// both agents' strikes; a test that ran and failed touches neither.
     fn outcome(
         &mut self,
         src: &Agent,
@@ -127,17 +133,27 @@ impl AgentRunner {
             self.silent.insert(src.name.clone(), e.to_string());
             return Err(RunError::failed(why));
         }
+        let unreachable = matches!(
+            &e,
+            ClientError::Session {
+                source: netsonde_proto::ProtoError::Remote {
+                    code: netsonde_proto::message::ErrorCode::Unreachable,
+                    ..
+                },
+                ..
+            }
+        );
         let run_error = crate::client_error::run_error(e);
-        if let RunError::Failed(cause) = &run_error {
+        if let (true, RunError::Failed(cause)) = (unreachable, &run_error) {
             let strikes = self
                 .strikes
                 .entry(dst.name.clone())
                 .or_insert((0, String::new()));
             strikes.0 += 1;
-            strikes.1 = format!("{} could not test it: {cause}", src.name);
+            strikes.1 = format!("{} could not reach it: {cause}", src.name);
             if strikes.0 >= TARGET_STRIKES {
                 let why = format!(
-                    "{} jobs in a row could not test it, the last: {}",
+                    "{} jobs in a row could not reach it, the last: {}",
                     strikes.0, strikes.1
                 );
                 self.silent.insert(dst.name.clone(), why);
@@ -168,8 +184,8 @@ fn source_at_fault(e: &ClientError) -> bool {
 impl AgentRunner {
     /// A report from `src` to `dst` finished as a single test is, with the
     /// cluster lab's link between them when there is one; kept as the pair's
-    /// last result for `--metrics`.
-    fn finish(&self, mut report: TestReport, src: &Agent, dst: &Agent) -> TestReport {
+    /// last result for `--metrics`, its test named as the monitor names it.
+    fn finish(&self, mut report: TestReport, src: &Agent, dst: &Agent, test: &str) -> TestReport {
         let host = |a: &Agent| {
             a.name
                 .strip_prefix('h')
@@ -182,9 +198,10 @@ impl AgentRunner {
         netsonde_analysis::finish(&mut report, None);
         if let Some(results) = &self.results {
             let now = unix_now();
-            results.record(netsonde_report::openmetrics::pair_result(
-                &src.name, &dst.name, &report, now,
-            ));
+            let mut r =
+                netsonde_report::openmetrics::pair_result(&src.name, &dst.name, &report, now);
+            r.test = test.to_string();
+            results.record(r);
         }
         report
     }
@@ -289,11 +306,13 @@ impl BatchRunner for AgentRunner {
         };
         done.into_iter()
             .zip(&pairs)
-            .map(|(d, pair)| {
+            .zip(batch)
+            .map(|((d, pair), (point, _))| {
                 let d = d?;
                 let mut report = d.report;
                 if let Ok((src, dst)) = pair {
-                    report = self.finish(report, src, dst);
+                    let test = netsonde_report::view::pair_test_label(&point.axes);
+                    report = self.finish(report, src, dst, &test);
                 }
                 report.synced = Some(SyncedStart {
                     start_at_unix_ms: at,
@@ -310,6 +329,7 @@ impl BatchRunner for AgentRunner {
 impl Runner for AgentRunner {
     fn prepare(&mut self, point: &Point) -> Result<(), RunError> {
         self.pair = Some(self.pair_of(point)?);
+        self.test = netsonde_report::view::pair_test_label(&point.axes);
         Ok(())
     }
 
@@ -333,7 +353,7 @@ impl Runner for AgentRunner {
             Default::default(),
         );
         let report = self.outcome(&src, &dst, r)?.report;
-        Ok(self.finish(report, &src, &dst))
+        Ok(self.finish(report, &src, &dst, &self.test))
     }
 }
 

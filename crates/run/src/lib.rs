@@ -33,6 +33,7 @@ pub mod agents;
 mod client_error;
 pub mod compare;
 mod error;
+pub mod judge;
 pub mod kube;
 pub mod monitor;
 pub mod output;

@@ -1,25 +1,30 @@
 //! `netsonde monitor`: a mesh measured round after round on a schedule
 //! (`netsonde_sweep::cadence`: a slot per interval, a random delay into it, an
 //! overrunning round's slots skipped and said, never stacked). Each round is
-//! stored as a mesh run labelled with the monitor's name, so a restarted
-//! monitor goes on from the store: its rounds are its history. After each
-//! round every pair's test is judged against its own normal, the rounds before
-//! it (`netsonde_analysis::baseline`), into a [`PairWatch`]: ok, learning,
-//! degraded or failed, with why; [`Watch`] holds the latest for `--metrics`.
-//! A pair's round never shares an agent with another test (the mesh's runner
-//! sees to it); a dead, stopped or lying agent fails its own pairs only.
+//! measured into a private in-memory store and then copied whole into the
+//! results store as a mesh run labelled with the monitor's name, so a
+//! restarted monitor goes on from the store (its rounds are its history), and
+//! a store out of reach stops nothing: the rounds wait in memory (at most
+//! [`MAX_HELD`]) and are written, oldest first, once it answers again. After
+//! each round every pair's test is judged against its own normal
+//! ([`crate::judge`]) into a [`PairWatch`]; [`Watch`] holds the latest for
+//! `--metrics`. A pair's round never shares an agent with another test (the
+//! mesh's runner sees to it); a dead, stopped or lying agent fails its own
+//! pairs only.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use netsonde_model::sweep::Metric;
-use netsonde_model::watch::{MetricWatch, PairState, PairWatch, Watched};
-use netsonde_report::view::{PointView, RunView};
-use netsonde_store::{RunId, Store};
+use netsonde_model::watch::{AgentWatch, PairState, PairWatch, Watched};
+use netsonde_report::view::RunView;
+use netsonde_store::{RunId, RunStatus, Store};
 use netsonde_sweep::cadence::Cadence;
-use netsonde_sweep::exec::NoProgress;
+use netsonde_sweep::exec::{measuring_secs, NoProgress};
+use netsonde_sweep::plan::Plan;
 
+use crate::judge;
 use crate::sweep::SweepRequest;
 use crate::SweepError;
 
@@ -52,214 +57,77 @@ impl Watch {
     }
 }
 
-/// The metrics watched for a test's points: a stream's goodput, loss and CPU
-/// per KiB; a request/response test's rate, median and tail latency and CPU
-/// per transaction.
-fn watched(rr: bool) -> &'static [Metric] {
-    if rr {
-        &[
-            Metric::TransactionsPerSec,
-            Metric::LatencyP50,
-            Metric::LatencyP99,
-            Metric::ClientUsPerTrans,
-        ]
-    } else {
-        &[Metric::Goodput, Metric::Loss, Metric::ClientUsPerKib]
-    }
-}
+/// The most rounds held in memory while the store is out of reach (a day of
+/// rounds every 30 minutes); past it the oldest is dropped, and said.
+pub const MAX_HELD: usize = 48;
 
-/// The least CPU time behind a CPU-per-unit figure for it to be judged: the
-/// interrupt time in it is counted in ticks (10 ms), so a figure from a few
-/// ticks of CPU (a short test at a low rate) is noise, not a normal.
-const MIN_CPU_SECONDS: f64 = 0.1;
+/// What a measurement costs beyond its measured time in a round: the job to
+/// the agent, the control handshake, the round's common start a second ahead.
+const SETUP_SECS: f64 = 1.0;
 
-/// Whether `p`'s figure of `m` stands on enough data to be judged: for the CPU
-/// per KiB or per transaction, at least [`MIN_CPU_SECONDS`] of CPU behind it.
-fn judgeable(p: &PointView, m: Metric) -> bool {
-    let secs = p.spec.duration.0 as f64 / 1e9;
-    let units = match m {
-        Metric::ClientUsPerKib => p.median(Metric::Goodput.name()).map(|g| g / 8.0 / 1024.0),
-        Metric::ClientUsPerTrans => p.median(Metric::TransactionsPerSec.name()),
-        _ => return true,
-    };
-    match (units, p.median(m.name())) {
-        (Some(u), Some(us)) => us * 1e-6 * u * secs >= MIN_CPU_SECONDS,
-        _ => false,
-    }
-}
-
-/// A figure of `metric` as a line says it (as the dashboard shows it).
-fn show(metric: Metric, v: f64) -> String {
-    netsonde_report::dashboard::show(metric.name(), v)
-}
-
-/// A point's axes but the pair: what makes it the same test in another round.
-fn test_axes(p: &PointView) -> Vec<(&str, &str)> {
-    p.axes
+/// Seconds a round of `plan` takes, about: each measurement's time and its
+/// setup, shared among the pairs that run at once (`concurrency`, at most one
+/// pair per two agents).
+pub fn round_secs(plan: &Plan, concurrency: usize) -> f64 {
+    let (points, _) = plan.points();
+    let each: f64 = points
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "src" | "dst"))
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect()
+        .map(|p| measuring_secs(&p.spec) + SETUP_SECS)
+        .sum::<f64>()
+        * f64::from(plan.repeat.max(1));
+    let agents = plan.mesh.as_ref().map_or(2, |m| m.agents.len());
+    each / concurrency.clamp(1, (agents / 2).max(1)) as f64
 }
 
-/// Judges the last of `views` (its rounds, oldest first): each pair's test
-/// against its normal, the `window` rounds before it that were themselves
-/// within their normal (ok or learning) — a degraded or failed round does not
-/// become part of the normal it fell short of, so a lasting drop stays
-/// degraded rather than teaching the baseline to expect it.
-pub fn judge(views: &[RunView], window: usize) -> Vec<PairWatch> {
-    let Some(latest) = views.last() else {
-        return Vec::new();
-    };
-    latest
-        .points
-        .iter()
-        .filter_map(|p| walk(views, window, p).pop())
-        .collect()
-}
-
-/// The pair's test of `p` (its agents and axes) in each of `views` that has
-/// it, oldest first, each round judged against the normal so far.
-fn walk(views: &[RunView], window: usize, p: &PointView) -> Vec<PairWatch> {
-    let (Some(src), Some(dst)) = (p.axes.get("src"), p.axes.get("dst")) else {
-        return Vec::new();
-    };
-    let mut normal: Vec<PointView> = Vec::new();
-    let mut out = Vec::new();
-    for v in views {
-        let Some(q) = v.points.iter().find(|q| {
-            q.axes.get("src") == Some(src)
-                && q.axes.get("dst") == Some(dst)
-                && test_axes(q) == test_axes(p)
-        }) else {
-            continue;
-        };
-        let from = normal.len().saturating_sub(window);
-        let w = pair_watch(v, q, (src, dst), &normal[from..]);
-        if matches!(w.state, PairState::Ok | PairState::Learning) {
-            normal.push(q.clone());
-        }
-        out.push(w);
-    }
-    out
-}
-
-/// One pair's test in the latest round against its `history` (the same test
-/// of the same pair in the rounds before, done ones only).
-fn pair_watch(
-    latest: &RunView,
-    p: &PointView,
-    (src, dst): (&str, &str),
-    history: &[PointView],
-) -> PairWatch {
-    let metrics: Vec<MetricWatch> = watched(p.spec.test.is_rr())
-        .iter()
-        .filter(|&&m| judgeable(p, m))
-        .filter_map(|&m| {
-            let now = p.median(m.name())?;
-            let past: Vec<f64> = history
-                .iter()
-                .filter(|h| judgeable(h, m))
-                .filter_map(|h| h.median(m.name()))
-                .collect();
-            Some(netsonde_analysis::baseline::judge(m, &past, now))
-        })
-        .collect();
-    let (state, why) = if p.status != "done" {
-        let why = p.reason.clone().unwrap_or_else(|| p.status.clone());
-        (PairState::Failed, why)
-    } else if let Some(w) = metrics.iter().find(|w| w.worse) {
-        let m = Metric::from_name(&w.metric).unwrap_or(Metric::Goodput);
-        let b = w.baseline.expect("a worse metric has a baseline");
-        let change = w
-            .change
-            .map(|c| format!(" ({:+.0}%)", 100.0 * c))
-            .unwrap_or_default();
-        (
-            PairState::Degraded,
-            format!(
-                "{} {}{change}, against its normal of {} ({} to {}) over {} rounds",
-                w.metric,
-                show(m, w.latest),
-                show(m, b.median),
-                show(m, b.low),
-                show(m, b.high),
-                b.rounds
-            ),
-        )
-    } else if metrics.iter().all(|w| w.baseline.is_none()) {
-        (
-            PairState::Learning,
-            format!(
-                "learning its normal: {} of {} past rounds",
-                history.len(),
-                netsonde_analysis::baseline::MIN_ROUNDS
-            ),
-        )
-    } else {
-        (PairState::Ok, "within its normal".into())
-    };
-    PairWatch {
-        src: src.into(),
-        dst: dst.into(),
-        test: latest.label_without(p, &["src", "dst"]),
-        state,
-        why,
-        verdict: p.diagnosis.as_ref().map(|d| d.bottleneck.name()),
-        metrics,
-        run: latest.run.id,
-        at_unix_s: latest.run.created_at,
-    }
-}
-
-/// The monitor's stored rounds, oldest first: the runs labelled `label`.
+/// The monitor's stored rounds, oldest first: the runs labelled `label` that
+/// are not still running (a round killed mid-way by an older netsonde stayed
+/// `running` for ever: it is not a round).
 pub fn rounds(store: &Store, label: &str) -> Result<Vec<RunId>, SweepError> {
     let mut ids: Vec<RunId> = store
         .runs()
         .map_err(crate::PipelineError::from)?
         .into_iter()
-        .filter(|r| r.label == label)
+        .filter(|r| r.label == label && r.status != RunStatus::Running)
         .map(|r| r.id)
         .collect();
     ids.sort_unstable();
     Ok(ids)
 }
 
-/// Judges the stored rounds labelled `label` (the last and up to `window`
-/// before it) into `watch`; returns the pairs judged.
-pub fn publish(
-    store: &Store,
-    label: &str,
-    window: usize,
-    watch: &Watch,
-) -> Result<Vec<PairWatch>, SweepError> {
-    let ids = rounds(store, label)?;
-    // Twice the window: room for the normal to pass over degraded rounds.
-    let recent = &ids[ids.len().saturating_sub(2 * window + 1)..];
-    let views = recent
-        .iter()
+/// The analysed views of `ids`.
+fn views(store: &Store, ids: &[RunId]) -> Result<Vec<RunView>, SweepError> {
+    ids.iter()
         .map(|id| crate::view(store, *id).map_err(SweepError::from))
-        .collect::<Result<Vec<_>, _>>()?;
-    let pairs = judge(&views, window);
-    let last = views.last().map(|v| v.run.created_at);
-    watch.update(|w| {
-        w.pairs = pairs.clone();
-        w.last_round_unix_s = last;
-    });
-    Ok(pairs)
+        .collect()
+}
+
+/// How many of the latest rounds judging needs: twice the window, room for
+/// the normal to pass over worse rounds, and the latest.
+fn needed(window: usize) -> usize {
+    2 * window + 1 + netsonde_model::watch::JUDGED_ROUNDS as usize
+}
+
+/// Every pair of the latest of `views` judged, and its agents.
+fn judged(views: &[RunView], window: usize) -> (Vec<PairWatch>, Vec<AgentWatch>) {
+    let pairs = judge::judge(views, window);
+    let agents = judge::agents(&pairs, views);
+    (pairs, agents)
 }
 
 /// A round's outcome in a line: how many pairs are in each state, and the
 /// ones that are not ok.
-pub fn round_line(round: RunId, pairs: &[PairWatch]) -> String {
-    let count = |s: PairState| pairs.iter().filter(|p| p.state == s).count();
-    let mut line = format!(
-        "round stored as run {round}: {} ok, {} learning, {} degraded, {} failed",
-        count(PairState::Ok),
-        count(PairState::Learning),
-        count(PairState::Degraded),
-        count(PairState::Failed)
-    );
+pub fn round_line(round: &str, pairs: &[PairWatch]) -> String {
+    let counts: Vec<String> = PairState::ALL
+        .iter()
+        .map(|&s| {
+            format!(
+                "{} {}",
+                pairs.iter().filter(|p| p.state == s).count(),
+                s.name()
+            )
+        })
+        .collect();
+    let mut line = format!("round {round}: {}", counts.join(", "));
     for p in pairs
         .iter()
         .filter(|p| matches!(p.state, PairState::Degraded | PairState::Failed))
@@ -298,9 +166,96 @@ fn wait_until(t0: Instant, at: Duration, stop: &AtomicBool) -> bool {
     stop.load(Ordering::Relaxed)
 }
 
+/// A round measured and not yet in the results store.
+struct Held {
+    spool: Store,
+    run: RunId,
+    view: RunView,
+}
+
+/// The rounds a monitor knows: the latest stored ones, and those waiting for
+/// the store.
+struct Rounds {
+    stored: VecDeque<RunView>,
+    held: VecDeque<Held>,
+    /// Whether the store is believed to answer (said once when it stops).
+    store_up: bool,
+    keep: usize,
+}
+
+impl Rounds {
+    fn views(&self) -> Vec<RunView> {
+        self.stored
+            .iter()
+            .cloned()
+            .chain(self.held.iter().map(|h| h.view.clone()))
+            .collect()
+    }
+
+    fn keep_stored(&mut self, view: RunView) {
+        self.stored.push_back(view);
+        while self.stored.len() > self.keep {
+            self.stored.pop_front();
+        }
+    }
+
+    /// Writes the held rounds into the store, oldest first, until one fails
+    /// (the store reopened first when it failed before).
+    fn flush(&mut self, store: &mut Store, req: &MonitorRequest, say: &dyn Fn(&str)) {
+        if self.held.is_empty() {
+            return;
+        }
+        if !self.store_up {
+            match Store::open_at(&req.sweep.db) {
+                Ok(s) => *store = s,
+                Err(e) => return say(&format!("the store is still out of reach: {e}")),
+            }
+        }
+        while let Some(h) = self.held.front() {
+            match store.import_run(&h.spool, h.run) {
+                Ok(id) => {
+                    let mut h = self.held.pop_front().expect("a front");
+                    h.view.run.id = id;
+                    if !self.store_up {
+                        say(&format!(
+                            "the store answers again: round written as run {id}"
+                        ));
+                    }
+                    self.store_up = true;
+                    self.keep_stored(h.view);
+                }
+                Err(e) => {
+                    if self.store_up {
+                        say(&format!(
+                            "cannot write the round to the store ({e}): it is held in memory, \
+                             with those after it, until the store answers (at most {MAX_HELD})"
+                        ));
+                    }
+                    self.store_up = false;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Measures one round into a store of its own: the round's run there.
+fn measure_round(req: &MonitorRequest, stop: &AtomicBool) -> Result<Held, SweepError> {
+    let mut spool = Store::open_in_memory().map_err(crate::PipelineError::from)?;
+    let prepared = crate::sweep::prepare(&mut spool, &req.sweep)?;
+    let done = prepared.measure(&mut spool, &req.sweep, &mut NoProgress, stop)?;
+    let view = crate::view(&spool, done.run)?;
+    Ok(Held {
+        spool,
+        run: done.run,
+        view,
+    })
+}
+
 /// Runs the monitor until `stop` is raised (SIGTERM ends the round in
-/// progress as a sweep ends: what it measured stays stored) or its rounds are
-/// done; `say` hears a line per round. Returns the rounds run.
+/// progress as a sweep ends: what it measured is stored, what it did not is
+/// no pair's failure) or its rounds are done; `say` hears a line per round.
+/// Returns the rounds run.
 pub fn run(
     store: &mut Store,
     req: &MonitorRequest,
@@ -310,11 +265,23 @@ pub fn run(
 ) -> Result<u64, SweepError> {
     let label = &req.sweep.label;
     watch.update(|w| w.every_s = req.cadence.every.as_secs_f64());
+    let ids = rounds(store, label)?;
+    let keep = needed(req.window);
+    let mut known = Rounds {
+        stored: views(store, &ids[ids.len().saturating_sub(keep)..])?.into(),
+        held: VecDeque::new(),
+        store_up: true,
+        keep,
+    };
     // A restarted monitor shows what its stored rounds say from the start.
-    let before = rounds(store, label)?.len();
-    if before > 0 {
-        publish(store, label, req.window, watch)?;
-        say(&format!("{before} stored round(s); going on from them"));
+    if !ids.is_empty() {
+        let (pairs, agents) = judged(&known.views(), req.window);
+        let last = known.stored.back().map(|v| v.run.created_at);
+        watch.update(|w| (w.pairs, w.agents, w.last_round_unix_s) = (pairs, agents, last));
+        say(&format!(
+            "{} stored round(s); going on from them",
+            ids.len()
+        ));
     }
     let t0 = Instant::now();
     let (mut slot, mut at) = (0, req.cadence.start_of(0, draw()));
@@ -323,12 +290,30 @@ pub fn run(
         if wait_until(t0, at, stop) {
             break;
         }
-        let prepared = crate::sweep::prepare(store, &req.sweep)?;
-        let done = prepared.measure(store, &req.sweep, &mut NoProgress, stop)?;
+        let round = measure_round(req, stop)?;
         ran += 1;
-        let pairs = publish(store, label, req.window, watch)?;
-        watch.update(|w| w.rounds = ran);
-        say(&round_line(done.run, &pairs));
+        known.held.push_back(round);
+        if known.held.len() > MAX_HELD {
+            known.held.pop_front();
+            say(&format!(
+                "the oldest round held for the store is dropped: {MAX_HELD} are held"
+            ));
+        }
+        known.flush(store, req, say);
+        let views = known.views();
+        let (pairs, agents) = judged(&views, req.window);
+        let latest = views.last().map(|v| v.run.created_at);
+        let name = match known.held.back() {
+            Some(_) => format!("held for the store ({} held)", known.held.len()),
+            None => format!("stored as run {}", views.last().map_or(0, |v| v.run.id)),
+        };
+        say(&round_line(&name, &pairs));
+        watch.update(|w| {
+            (w.pairs, w.agents, w.last_round_unix_s) = (pairs, agents, latest);
+            w.rounds = ran;
+            w.store_up = known.store_up;
+            w.held_rounds = known.held.len() as u64;
+        });
         if stop.load(Ordering::Relaxed) || req.rounds.is_some_and(|n| ran >= n) {
             break;
         }
@@ -343,6 +328,15 @@ pub fn run(
             watch.update(|w| w.skipped += next.skipped);
         }
         (slot, at) = (next.slot, next.at);
+    }
+    if !known.held.is_empty() {
+        known.flush(store, req, say);
+        if !known.held.is_empty() {
+            say(&format!(
+                "{} round(s) could not be written: the store is out of reach",
+                known.held.len()
+            ));
+        }
     }
     Ok(ran)
 }
@@ -360,20 +354,32 @@ pub fn monitors(store: &Store) -> Result<Vec<String>, SweepError> {
     Ok(labels)
 }
 
-/// The latest judgement of each pair of the monitor `label`, and when its
-/// last round started.
-pub fn latest(
-    store: &Store,
-    label: &str,
-    window: usize,
-) -> Result<(Vec<PairWatch>, Option<i64>), SweepError> {
-    let watch = Watch::default();
-    let pairs = publish(store, label, window, &watch)?;
-    Ok((pairs, watch.snapshot().last_round_unix_s))
+/// What a monitor's stored rounds say now: each pair's latest judgement,
+/// its agents, and when its last round started.
+#[derive(Debug, Clone, Default)]
+pub struct Latest {
+    /// Each pair's test, as its latest round left it.
+    pub pairs: Vec<PairWatch>,
+    /// Each agent as the latest round saw it.
+    pub agents: Vec<AgentWatch>,
+    /// When the last round started, Unix seconds.
+    pub last_round_unix_s: Option<i64>,
 }
 
-/// One pair's test over the monitor's last `limit` rounds, each judged
-/// against the `window` rounds before it, oldest first.
+/// The latest judgement of each pair of the monitor `label`.
+pub fn latest(store: &Store, label: &str, window: usize) -> Result<Latest, SweepError> {
+    let ids = rounds(store, label)?;
+    let views = views(store, &ids[ids.len().saturating_sub(needed(window))..])?;
+    let (pairs, agents) = judged(&views, window);
+    Ok(Latest {
+        pairs,
+        agents,
+        last_round_unix_s: views.last().map(|v| v.run.created_at),
+    })
+}
+
+/// One pair's test over the monitor's last `limit` rounds, each judged as the
+/// rounds before it make it, oldest first.
 pub fn history(
     store: &Store,
     label: &str,
@@ -382,20 +388,19 @@ pub fn history(
     limit: usize,
 ) -> Result<Vec<PairWatch>, SweepError> {
     let ids = rounds(store, label)?;
-    let from = ids.len().saturating_sub(limit + 2 * window);
-    let views = ids[from..]
-        .iter()
-        .map(|id| crate::view(store, *id).map_err(SweepError::from))
-        .collect::<Result<Vec<_>, _>>()?;
+    let views = views(
+        store,
+        &ids[ids.len().saturating_sub(limit + needed(window))..],
+    )?;
     let Some(p) = views.iter().rev().find_map(|v| {
         v.points.iter().find(|p| {
             p.axes.get("src").map(String::as_str) == Some(src)
                 && p.axes.get("dst").map(String::as_str) == Some(dst)
-                && v.label_without(p, &["src", "dst"]) == test
+                && netsonde_report::view::pair_test_label(&p.axes) == test
         })
     }) else {
         return Ok(Vec::new());
     };
-    let all = walk(&views, window, p);
+    let all = judge::walk(&views, window, p);
     Ok(all[all.len().saturating_sub(limit)..].to_vec())
 }

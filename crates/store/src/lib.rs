@@ -45,6 +45,7 @@
 
 mod db;
 mod error;
+mod import;
 mod location;
 mod pg;
 mod pg_tls;

@@ -23,7 +23,7 @@ use crate::{
 /// default), or a PostgreSQL database that many controllers share.
 #[derive(Debug)]
 pub struct Store {
-    conn: RefCell<Conn>,
+    pub(crate) conn: RefCell<Conn>,
     /// Where it is; `None` in memory.
     location: Option<Location>,
 }

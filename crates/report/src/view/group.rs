@@ -42,12 +42,24 @@ impl Labeler {
         }
     }
 
+    /// A labeler that names every axis a point has (not only those that vary
+    /// among the points of a run).
+    pub(crate) fn every_axis(axes: &BTreeMap<String, String>) -> Labeler {
+        Labeler {
+            varying: axes.keys().cloned().collect(),
+        }
+    }
+
     pub(crate) fn label(&self, p: &PointView, skip: &[&str]) -> String {
+        self.label_axes(&p.axes, skip)
+    }
+
+    pub(crate) fn label_axes(&self, axes: &BTreeMap<String, String>, skip: &[&str]) -> String {
         let mut parts = Vec::new();
         let varies = |k: &str| !skip.contains(&k) && self.varying.iter().any(|v| v == k);
         // A mesh's pair first, as `a→b`.
         if varies("src") || varies("dst") {
-            let get = |k: &str| p.axes.get(k).map(String::as_str).unwrap_or("?");
+            let get = |k: &str| axes.get(k).map(String::as_str).unwrap_or("?");
             parts.push(format!("{}→{}", get("src"), get("dst")));
         }
         // The core axes in a fixed order, then any other axis (io, link axes) by name.
@@ -61,7 +73,7 @@ impl Labeler {
             if !varies(k) {
                 continue;
             }
-            let v = p.axes.get(k).map(String::as_str).unwrap_or("?");
+            let v = axes.get(k).map(String::as_str).unwrap_or("?");
             parts.push(match k {
                 "size" => human_size(v),
                 "window" if v == "default" => "w=default".into(),

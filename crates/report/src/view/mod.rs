@@ -17,6 +17,7 @@ pub use types::*;
 
 use group::groups;
 pub(crate) use group::Labeler;
+use std::collections::BTreeMap;
 
 impl RunView {
     /// Analyses a run.
@@ -113,4 +114,11 @@ impl RunView {
     pub fn label_without(&self, p: &PointView, skip: &[&str]) -> String {
         Labeler::new(&self.points).label(p, skip)
     }
+}
+
+/// A mesh point's test as a monitor names it, from its own axes but the
+/// pair (`tcp-stream 128K`): the same in every round and in every figure the
+/// monitor serves, whatever else the round measured.
+pub fn pair_test_label(axes: &BTreeMap<String, String>) -> String {
+    Labeler::every_axis(axes).label_axes(axes, &["src", "dst"])
 }
