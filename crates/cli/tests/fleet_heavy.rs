@@ -297,9 +297,9 @@ fn a_monitor_sees_a_lab_link_slowed_between_rounds() {
             "--jitter",
             "0",
             "--window",
-            "3",
+            "5",
             "--rounds",
-            "7",
+            "8",
         ],
         Duration::from_secs(180),
     );
@@ -310,7 +310,7 @@ fn a_monitor_sees_a_lab_link_slowed_between_rounds() {
         "the lab never slowed the link: {err}"
     );
     let store = Store::open(&db).unwrap();
-    let pairs = netsonde_run::monitor::latest(&store, "monitor", 3)
+    let pairs = netsonde_run::monitor::latest(&store, "monitor", 5)
         .unwrap()
         .pairs;
     assert_eq!(pairs.len(), 4, "{pairs:?}");

@@ -62,21 +62,32 @@ impl Watch {
 pub const MAX_HELD: usize = 48;
 
 /// What a measurement costs beyond its measured time in a round: the job to
-/// the agent, the control handshake, the round's common start a second ahead.
-const SETUP_SECS: f64 = 1.0;
+/// the agent, the control handshake, the data connections (a few round trips
+/// and the server's setup, well under this on a LAN).
+const SETUP_SECS: f64 = 0.5;
+
+/// How far ahead a round of pairs measured at once is started
+/// (`agents::ROUND_LEAD_MS`).
+const LEAD_SECS: f64 = 1.0;
 
 /// Seconds a round of `plan` takes, about: each measurement's time and its
 /// setup, shared among the pairs that run at once (`concurrency`, at most one
-/// pair per two agents).
+/// pair per two agents), each batch of those started a second ahead.
 pub fn round_secs(plan: &Plan, concurrency: usize) -> f64 {
     let (points, _) = plan.points();
+    let reps = f64::from(plan.repeat.max(1));
     let each: f64 = points
         .iter()
         .map(|p| measuring_secs(&p.spec) + SETUP_SECS)
         .sum::<f64>()
-        * f64::from(plan.repeat.max(1));
+        * reps;
     let agents = plan.mesh.as_ref().map_or(2, |m| m.agents.len());
-    each / concurrency.clamp(1, (agents / 2).max(1)) as f64
+    let at_once = concurrency.clamp(1, (agents / 2).max(1));
+    if at_once == 1 {
+        return each;
+    }
+    let batches = (points.len() as f64 * reps / at_once as f64).ceil();
+    each / at_once as f64 + batches * LEAD_SECS
 }
 
 /// The monitor's stored rounds, oldest first: the runs labelled `label` that
@@ -403,4 +414,34 @@ pub fn history(
     };
     let all = judge::walk(&views, window, p);
     Ok(all[all.len().saturating_sub(limit)..].to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netsonde_model::spec::TestKind;
+    use netsonde_model::units::{Bytes, Nanos};
+    use netsonde_sweep::mesh::{Agent, Mesh, Pattern};
+
+    /// Ten agents all to all, two tests of one size for 2 s, once: 180
+    /// measurements of 2.5 s, or 36 batches of five pairs at once.
+    #[test]
+    fn a_round_is_its_measurements_and_their_setup_shared_among_pairs_at_once() {
+        let mut plan = Plan::default_characterization();
+        plan.tests = vec![TestKind::TcpStream, TestKind::TcpRr];
+        plan.sizes = vec![Bytes(128 * 1024)];
+        plan.repeat = 1;
+        plan.base.duration = Nanos::from_secs(2);
+        plan.base.warmup = Nanos(0);
+        let agents = (1..=10)
+            .map(|i| Agent::parse(&format!("h{i}=10.0.0.{i}"), 5300).unwrap())
+            .collect();
+        plan.mesh = Some(Mesh::new(agents, Pattern::parse("all-to-all").unwrap()).unwrap());
+        let n = plan.points().0.len();
+        assert_eq!(n, 180);
+        assert!((round_secs(&plan, 1) - 180.0 * 2.5).abs() < 1e-9);
+        assert!((round_secs(&plan, 5) - (180.0 * 2.5 / 5.0 + 36.0)).abs() < 1e-9);
+        // More at once than the agents allow (one pair per two agents).
+        assert_eq!(round_secs(&plan, 64), round_secs(&plan, 5));
+    }
 }

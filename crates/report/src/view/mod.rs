@@ -117,8 +117,22 @@ impl RunView {
 }
 
 /// A mesh point's test as a monitor names it, from its own axes but the
-/// pair (`tcp-stream 128K`): the same in every round and in every figure the
+/// pair and those at their defaults (out, the default window, one stream):
+/// `tcp-stream 128K`, the same in every round and in every figure the
 /// monitor serves, whatever else the round measured.
 pub fn pair_test_label(axes: &BTreeMap<String, String>) -> String {
-    Labeler::every_axis(axes).label_axes(axes, &["src", "dst"])
+    let shown: BTreeMap<String, String> = axes
+        .iter()
+        .filter(|(k, v)| {
+            !matches!(
+                (k.as_str(), v.as_str()),
+                ("src" | "dst", _)
+                    | ("direction", "out")
+                    | ("window", "default")
+                    | ("parallel", "1")
+            )
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Labeler::every_axis(&shown).label_axes(&shown, &[])
 }
