@@ -402,6 +402,13 @@ pub struct MonitorArgs {
     /// the fewest a normal's spread is taken from.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(5..=1000))]
     pub window: u32,
+    /// Begin each slot when the wall clock is this far into an interval
+    /// (`--every 15m --phase 7m30s`: at :07:30, :22:30, ...), whenever the
+    /// monitor starts: monitors given different phases take turns, never
+    /// measuring through the same hosts at once. Default: slots count from
+    /// the start.
+    #[arg(long, value_parser = parse_time)]
+    pub phase: Option<Nanos>,
     /// Start even when a round is estimated to take longer than --every: the
     /// slots a round runs past are skipped (said and counted). Without it
     /// such an interval is refused, with the estimate.

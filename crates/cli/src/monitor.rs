@@ -19,6 +19,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         every,
         jitter,
         window,
+        phase,
         skip_overrun,
         rounds,
         mesh,
@@ -39,6 +40,9 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     }
     if every.0 == 0 {
         return Err(UsageError("--every must be above 0".into()).into());
+    }
+    if phase.is_some_and(|p| p.0 >= every.0) {
+        return Err(UsageError("--phase must be shorter than --every".into()).into());
     }
     let port = mesh
         .sweep
@@ -87,6 +91,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         },
         window: window as usize,
         rounds,
+        phase: phase.map(|p| Duration::from_nanos(p.0)),
         sweep,
     };
     let say = |line: &str| eprintln!("netsonde monitor '{}': {line}", req.sweep.label);

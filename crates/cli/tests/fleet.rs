@@ -222,9 +222,11 @@ fn container_args(yaml: &str) -> Vec<Vec<String>> {
 }
 
 /// deploy/kubernetes renders offline (`kubectl kustomize`, no cluster needed)
-/// and holds together: agents on the pod and the host network with the key from
-/// the Secret at mode 0400, resources, headless Services the controller Job
-/// finds them through, and only flags netsonde has.
+/// and holds together: agents on the pod and the host network with the key
+/// from the Secret at mode 0400 (root), the Job, the monitors and the
+/// dashboard as nobody with the key at 0440, resources, headless Services the
+/// controllers find the agents through, the store's URL in no argument, and
+/// only flags netsonde has.
 #[test]
 fn the_kubernetes_manifests_render_and_hold_together() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/kubernetes");
@@ -244,31 +246,44 @@ fn the_kubernetes_manifests_render_and_hold_together() {
     let count = |s: &str| y.matches(s).count();
     assert_eq!(count("kind: DaemonSet"), 2, "{y}");
     assert_eq!(count("kind: Job"), 1);
-    // Issue 38: the monitor and the dashboard, and the dashboard's Service.
-    assert_eq!(count("kind: Deployment"), 2);
+    // The two monitors (pod and host network) and the dashboard.
+    assert_eq!(count("kind: Deployment"), 3);
     assert_eq!(count("clusterIP: None"), 2);
     assert_eq!(count("hostNetwork: true"), 1);
-    assert_eq!(count("secretName: netsonde-key"), 4);
-    // 0400: only the owner (root, as the containers run) reads the key, which
-    // netsonde insists on.
-    assert_eq!(count("defaultMode: 256"), 4);
-    assert_eq!(count("limits:"), 5);
-    // The namespace, 2 DaemonSets, 3 Services, the Job, 2 Deployments, and
-    // rbac.yaml's 3 and its binding's subject.
-    assert_eq!(count("namespace: netsonde"), 12);
-    // The Job's and the monitor's service account may list EndpointSlices,
+    assert_eq!(count("secretName: netsonde-key"), 5);
+    // 0400 for the agents (root); 0440 for the Job and the monitors, which
+    // run as nobody with fsGroup 65534 (netsonde takes a key root owns and
+    // its group reads, never one others read).
+    assert_eq!(count("defaultMode: 256"), 2);
+    assert_eq!(count("defaultMode: 288"), 3);
+    assert_eq!(count("runAsNonRoot: true"), 4);
+    assert_eq!(count("limits:"), 6);
+    // 2 DaemonSets, 4 Services, the Job, 3 Deployments, and rbac.yaml's 3
+    // and its binding's subject.
+    assert_eq!(count("namespace: netsonde"), 14);
+    // The Job's and the monitors' service account may list EndpointSlices,
     // and nothing else.
-    assert_eq!(count("serviceAccountName: netsonde-mesh"), 2);
-    // The store both reach comes from its Secret, and the dashboard runs as
-    // nobody.
-    assert_eq!(count("name: netsonde-db"), 2);
-    assert!(y.contains("runAsUser: 65534"), "{y}");
+    assert_eq!(count("serviceAccountName: netsonde-mesh"), 3);
+    // The store they all reach comes from its Secret, in the environment.
+    assert_eq!(count("name: netsonde-db"), 4);
+    assert!(y.contains("  name: netsonde-monitor-metrics\n"), "{y}");
     assert!(
         y.contains("resources:\n  - endpointslices\n  verbs:\n  - list\n"),
         "{y}"
     );
     let args = container_args(&y);
-    assert_eq!(args.len(), 5, "{args:?}");
+    assert_eq!(args.len(), 6, "{args:?}");
+    assert!(
+        args.iter().all(|a| !a.iter().any(|f| f == "--db")),
+        "{args:?}"
+    );
+    // A monitor per network, each at its own phase of the interval.
+    let services: Vec<&String> = args
+        .iter()
+        .filter(|a| a[0] == "monitor")
+        .map(|a| &a[a.iter().position(|f| f == "--agents-k8s").unwrap() + 1])
+        .collect();
+    assert_eq!(services, ["netsonde-agents", "netsonde-agents-host"]);
     // The Job finds the pod network's agents through their Service.
     let job = args.iter().find(|a| a[0] == "mesh").unwrap();
     let svc = &job[job.iter().position(|a| a == "--agents-k8s").unwrap() + 1];

@@ -40,6 +40,9 @@ pub struct MonitorRequest {
     pub window: usize,
     /// Stop after this many rounds (`None`: until stopped).
     pub rounds: Option<u64>,
+    /// Slots begin when the wall clock is this far into an interval
+    /// (`--phase`); `None`: from the start.
+    pub phase: Option<Duration>,
 }
 
 /// The monitor's state, shared with whoever shows it.
@@ -165,14 +168,16 @@ fn draw() -> f64 {
     (mixed % 1_000_000) as f64 / 1e6
 }
 
-/// Waits until `at` (from `t0`), or until `stop` is raised; returns whether
-/// it was raised.
+/// Waits until `at` from `t0` (which may be ahead: a phase's first slot), or
+/// until `stop` is raised; returns whether it was raised.
 fn wait_until(t0: Instant, at: Duration, stop: &AtomicBool) -> bool {
-    while t0.elapsed() < at {
-        if stop.load(Ordering::Relaxed) {
-            return true;
+    let deadline = t0 + at;
+    loop {
+        let now = Instant::now();
+        if stop.load(Ordering::Relaxed) || now >= deadline {
+            break;
         }
-        std::thread::sleep((at - t0.elapsed()).min(Duration::from_millis(100)));
+        std::thread::sleep((deadline - now).min(Duration::from_millis(100)));
     }
     stop.load(Ordering::Relaxed)
 }
@@ -294,7 +299,14 @@ pub fn run(
             ids.len()
         ));
     }
-    let t0 = Instant::now();
+    // With a phase, the slots begin on the wall clock's: the first after now.
+    let now_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let t0 = Instant::now()
+        + req
+            .phase
+            .map_or(Duration::ZERO, |p| req.cadence.until_phase(p, now_unix));
     let (mut slot, mut at) = (0, req.cadence.start_of(0, draw()));
     let mut ran = 0u64;
     loop {

@@ -55,6 +55,19 @@ impl Cadence {
         }
     }
 
+    /// With `--phase`: how long from `now_unix` (seconds since the epoch,
+    /// fractional) until the wall clock next reads `phase` into an interval
+    /// (slots then begin at the same moments of the clock whenever a monitor
+    /// starts, so two monitors given different phases never overlap).
+    pub fn until_phase(&self, phase: Duration, now_unix: f64) -> Duration {
+        let every = self.every.as_secs_f64();
+        if every <= 0.0 {
+            return Duration::ZERO;
+        }
+        let wait = (phase.as_secs_f64() - now_unix).rem_euclid(every);
+        Duration::from_secs_f64(wait)
+    }
+
     /// When slot `slot`'s round starts: its beginning plus its jitter.
     pub fn start_of(&self, slot: u64, draw: f64) -> Duration {
         let share = self.jitter.clamp(0.0, Self::MAX_JITTER) * draw.clamp(0.0, 1.0);
@@ -65,6 +78,23 @@ impl Cadence {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_phase_is_a_moment_of_the_wall_clocks_interval() {
+        let c = Cadence {
+            every: Duration::from_secs(900),
+            jitter: 0.0,
+        };
+        // 10:07:00 UTC: 420 s into a quarter hour.
+        let now = 1_795_000_020.0;
+        assert_eq!(now % 900.0, 420.0);
+        assert_eq!(
+            c.until_phase(Duration::from_secs(450), now),
+            Duration::from_secs(30)
+        );
+        assert_eq!(c.until_phase(Duration::ZERO, now), Duration::from_secs(480));
+        assert_eq!(c.until_phase(Duration::from_secs(420), now), Duration::ZERO);
+    }
 
     fn c(jitter: f64) -> Cadence {
         Cadence {
