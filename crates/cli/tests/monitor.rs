@@ -445,3 +445,147 @@ fn the_alert_rules_fire_for_the_degraded_pair_only() {
         );
     }
 }
+
+/// Waits for `child` (killed past `limit`): its exit status and standard
+/// error.
+fn finish(mut child: Child, limit: Duration) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut err = String::new();
+    let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+    (status, err)
+}
+
+/// Runs on the store at `url` (a PostgreSQL URL or a SQLite path), each with
+/// its status.
+fn stored_runs(db: &str) -> Vec<String> {
+    let at: netsonde_store::Location = db.parse().unwrap();
+    netsonde_store::Store::open_at(&at)
+        .and_then(|s| s.runs())
+        .map(|r| r.into_iter().map(|r| r.status.to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// Issue 51: PostgreSQL stopped between and during rounds stops nothing: the
+/// monitor goes on measuring, says the store is out of reach (in its log and
+/// metrics), holds the rounds, and writes every one once the store is back.
+#[test]
+fn a_monitor_measures_through_a_store_outage_and_loses_no_round() {
+    let Some(pg) = crate::pg_util::Postgres::start("a_monitor_measures_through_a_store_outage")
+    else {
+        return;
+    };
+    let _turn = crate::lab_util::serial();
+    let url = pg.database("outage");
+    let dir = scratch("monitor-outage");
+    let k = key(&dir);
+    let a = ServerProc::agent_with(&k, &["--engine", "fake"]);
+    let b = ServerProc::agent_with(&k, &["--engine", "fake"]);
+    let list = agent_list(&[&a, &b]);
+    let m_addr = format!("127.0.0.1:{}", free_port());
+    let mon = spawn(&monitor_args(
+        &list,
+        &url,
+        &k,
+        &["--every", "1s", "--rounds", "8", "--metrics", &m_addr],
+    ));
+    until(Duration::from_secs(60), || {
+        (!stored_runs(&url).is_empty()).then_some(())
+    })
+    .expect("a first round stored");
+    pg.stop();
+    let metrics = format!("http://{m_addr}/metrics");
+    let held = until(Duration::from_secs(60), || {
+        get(&metrics).filter(|m| {
+            m.contains("netsonde_monitor_store_up 0")
+                && !m.contains("netsonde_monitor_held_rounds 0")
+        })
+    });
+    assert!(
+        held.is_some(),
+        "the outage never showed: {:?}",
+        get(&metrics)
+    );
+    // Still measuring while the store is down: more rounds are held.
+    std::thread::sleep(Duration::from_secs(3));
+    pg.start_again();
+    let (status, err) = finish(mon, Duration::from_secs(120));
+    assert!(status.success(), "{err}");
+    assert!(err.contains("held in memory"), "{err}");
+    assert!(err.contains("the store answers again"), "{err}");
+    assert!(!err.contains("could not be written"), "{err}");
+    let runs = stored_runs(&url);
+    assert_eq!(runs.len(), 8, "every round stored: {runs:?}\n{err}");
+    assert!(runs.iter().all(|s| s == "complete"), "{runs:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 51: SIGTERM mid-round stores the round as interrupted, and the pairs
+/// it did not reach are no pair's failure: none is painted failed.
+#[test]
+fn a_stopped_round_paints_no_pair_failed() {
+    let _turn = crate::lab_util::serial();
+    let dir = scratch("monitor-stop");
+    let k = key(&dir);
+    // Real agents: a scripted one answers at once, and the stop must land
+    // while a round is measuring.
+    let agents: Vec<ServerProc> = (0..3).map(|_| ServerProc::agent(&k)).collect();
+    let list = agent_list(&agents.iter().collect::<Vec<_>>());
+    let db_path = dir.join("s.db");
+    let db = db_path.to_str().unwrap();
+    let out = run(
+        &monitor_args(&list, db, &k, &["--every", "0.3s", "--rounds", "1"]),
+        Duration::from_secs(60),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // One pair's test takes about a second: SIGTERM lands mid-round.
+    let mut args = monitor_args(&list, db, &k, &["--every", "0.3s", "--rounds", "1"]);
+    for a in args.iter_mut() {
+        if *a == "0.2" {
+            *a = "1";
+        }
+    }
+    let mon = spawn(&args);
+    std::thread::sleep(Duration::from_millis(2500));
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &mon.id().to_string()])
+        .status();
+    let (_, err) = finish(mon, Duration::from_secs(60));
+    assert!(err.contains("0 failed"), "{err}");
+    let runs = netsonde_store::Store::open(&db_path)
+        .unwrap()
+        .runs()
+        .unwrap();
+    assert_eq!(runs[0].status.to_string(), "interrupted", "{err}");
+    assert!(
+        runs[0].points_done < runs[0].points_total,
+        "the stop came too late: {err}"
+    );
+    let store = netsonde_store::Store::open(&db_path).unwrap();
+    let latest = netsonde_run::monitor::latest(&store, "monitor", 5).unwrap();
+    assert_eq!(latest.pairs.len(), 6);
+    assert!(
+        latest
+            .pairs
+            .iter()
+            .all(|p| p.state != netsonde_model::watch::PairState::Failed),
+        "{:?}",
+        latest.pairs
+    );
+    assert!(latest.agents.iter().all(|a| a.up), "{:?}", latest.agents);
+    let _ = std::fs::remove_dir_all(&dir);
+}
