@@ -225,7 +225,7 @@ pub struct SearchArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
     /// A label for the stored run.
-    #[arg(long, default_value = "search")]
+    #[arg(long, default_value = "search", value_parser = parse_label)]
     pub label: String,
     /// Go on with a stored search that was interrupted or left incomplete (run id,
     /// or `last`): its trials so far are kept and its searches pick up from them.
@@ -311,7 +311,7 @@ pub struct SweepArgs {
     #[arg(long, value_hint = clap::ValueHint::Other)]
     pub line_rate: Option<String>,
     /// A label for `runs list`.
-    #[arg(long, value_hint = clap::ValueHint::Other)]
+    #[arg(long, value_hint = clap::ValueHint::Other, value_parser = parse_label)]
     pub label: Option<String>,
     /// Lab link axis (inside `netsonde lab run`): MTUs, 1500,9000,65535.
     #[arg(long, value_hint = clap::ValueHint::Other)]

@@ -5,6 +5,19 @@ use netsonde_model::spec::{IoStrategy, TestKind};
 use netsonde_model::units::{BitRate, Bytes, Nanos, RateUnit};
 
 /// A ratio as `0.5%` or `0.005`.
+/// A run's label: text on one line, no control characters (an escape
+/// sequence in a label would drive the terminal of whoever lists the runs).
+pub fn parse_label(s: &str) -> Result<String, String> {
+    if s.chars().any(char::is_control) {
+        return Err(
+            "a label is printable text on one line: this one has a control character \
+                    (an escape, a tab or a newline)"
+                .into(),
+        );
+    }
+    Ok(s.to_string())
+}
+
 pub fn parse_ratio(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let v = match t.strip_suffix('%') {

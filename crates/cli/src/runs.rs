@@ -54,8 +54,8 @@ pub fn list(store: &Store) -> anyhow::Result<String> {
             r.status.to_string(),
             r.points_done,
             r.points_total,
-            r.tool_version,
-            r.label
+            netsonde_report::printable(&r.tool_version),
+            netsonde_report::printable(&r.label)
         ));
     }
     Ok(o)
@@ -111,7 +111,10 @@ pub fn show(
     json: bool,
     db: Option<&Location>,
 ) -> anyhow::Result<String> {
-    let view = view(store, id)?;
+    let mut view = view(store, id)?;
+    // Written by whoever wrote the store: shown, never obeyed, by the terminal.
+    view.run.label = netsonde_report::printable(&view.run.label).into_owned();
+    view.run.command = netsonde_report::printable(&view.run.command).into_owned();
     if full {
         return Ok(netsonde_report::markdown::render(&view));
     }

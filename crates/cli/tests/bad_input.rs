@@ -26,6 +26,68 @@ fn fails(args: &[&str], code: i32, needle: &str) {
     }
 }
 
+/// Issue 51: a label is one printable line; the store's location can come
+/// from the environment or a file (no password in the arguments), and a file
+/// that names none is said so, without quoting it.
+#[test]
+fn labels_are_printable_and_the_store_comes_from_a_file_or_the_environment() {
+    fails(
+        &["sweep", "--engine", "fake", "--label", "a\u{1b}[31mred"],
+        2,
+        "a label is printable text on one line",
+    );
+    let dir = std::env::temp_dir().join(format!("netsonde-dbfile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("s.db");
+    let sweep = [
+        "sweep",
+        "--engine",
+        "fake",
+        "--no-report",
+        "--repeat",
+        "1",
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "1K",
+        "-q",
+    ];
+    let named = dir.join("url");
+    std::fs::write(&named, format!("\n{}\n", db.display())).unwrap();
+    let mut args = sweep.to_vec();
+    args.extend(["--db-file", named.to_str().unwrap()]);
+    let out = run(&args, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = crate::util::cmd()
+        .args(["runs", "list"])
+        .env("NETSONDE_DB", &db)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert_eq!(text.lines().count(), 2, "{text}");
+    let empty = dir.join("empty");
+    std::fs::write(&empty, "\n  \n").unwrap();
+    fails(
+        &["runs", "list", "--db-file", empty.to_str().unwrap()],
+        2,
+        "the file names no database",
+    );
+    let keywords = dir.join("keywords");
+    std::fs::write(&keywords, "host=db user=u password=secret dbname=x\n").unwrap();
+    let out = run(
+        &["runs", "list", "--db-file", keywords.to_str().unwrap()],
+        Duration::from_secs(30),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("secret"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn bad_arguments() {
     fails(

@@ -419,6 +419,31 @@ fn a_busy_netsonde_server_denies_a_second_iperf3_client() {
     assert!(doc["end"]["sum_received"]["bytes"].as_f64().unwrap() > 0.0);
 }
 
+/// Issue 51: an iperf3 client past the per-address cap is told to try later,
+/// as iperf3 says it, not closed on bare (which it reported as a control
+/// connection lost).
+#[test]
+fn an_iperf3_client_past_the_per_address_cap_is_told_to_try_later() {
+    if iperf3().is_none() {
+        return;
+    }
+    let srv = ServerProc::start_with(&["--max-per-address", "1"]);
+    // An idle connection holds the address's one place.
+    let _held = std::net::TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let out = Command::new("iperf3")
+        .args(["-c", "127.0.0.1", "-p", &srv.port.to_string(), "-t", "1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("busy running a test. try again later"),
+        "{text}"
+    );
+}
+
 /// `netsonde server` with no --bind listens as iperf3 -s does: IPv6 and IPv4
 /// clients alike, netsonde's and iperf3's, TCP and UDP; the log names an IPv4
 /// client by its IPv4 address, not a mapped IPv6 one.

@@ -175,6 +175,9 @@ fn the_dashboard_serves_its_pages_from_postgres() {
         return;
     };
     let url = pg.database("dash");
+    // A fresh database holds no store yet: listed as empty, nothing made.
+    let listed = ok(&["runs", "list", "--db", &url]);
+    assert_eq!(listed.lines().count(), 1, "{listed}");
     let out = fake_sweep(&[
         "--db",
         &url,

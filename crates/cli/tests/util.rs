@@ -34,7 +34,9 @@ pub fn sandbox() -> &'static std::path::Path {
 /// Points `c` (netsonde, or a wrapper that starts it and passes its environment
 /// and working directory on: `ip netns exec`, `sh`, `setpriv`) at the sandbox.
 fn isolate(c: &mut Command) -> &mut Command {
+    // A store named in the environment is the user's: never the tests'.
     c.env("XDG_DATA_HOME", sandbox().join("data"))
+        .env_remove("NETSONDE_DB")
         .current_dir(sandbox().join("work"))
 }
 

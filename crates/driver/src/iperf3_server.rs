@@ -171,7 +171,16 @@ pub(crate) fn serve(
     // A data connection of a running session goes to it (it checks the address).
     let stream = cx.registry.hand_over(&cookie, stream, seq)?;
     if let Some(reason) = &cx.streams_only {
-        drop(stream);
+        // Told as iperf3 tells a client it cannot serve now (ACCESS_DENIED:
+        // "the server is busy running a test. try again later"), not closed
+        // bare, which the client reports as a control connection lost.
+        let mut stream = stream;
+        m.deny();
+        let _ = flush(&mut stream, &mut m);
+        let _ = stream.shutdown(std::net::Shutdown::Write);
+        let _ = stream.set_read_timeout(Some(cx.deadlines.hello.as_duration()));
+        let mut rest = [0u8; 64];
+        while matches!(stream.read(&mut rest), Ok(n) if n > 0) {}
         log.outcome = "refused";
         log.reason = reason.clone();
         return Some(());

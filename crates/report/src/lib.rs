@@ -54,3 +54,35 @@ mod view_tests;
 
 /// Re-exported for callers that only render.
 pub type Report = TestReport;
+
+/// Stored text as a terminal may print it: every control character (an
+/// escape that would drive the terminal, a newline that would fake a line)
+/// written as its escape (`\u{1b}`). Labels come from whoever wrote the store.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        s.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect::<String>()
+            .into()
+    } else {
+        s.into()
+    }
+}
+
+#[cfg(test)]
+mod printable_tests {
+    #[test]
+    fn control_characters_are_shown_escaped() {
+        assert_eq!(super::printable("plain label"), "plain label");
+        assert_eq!(
+            super::printable("a\u{1b}[31mred\nfake"),
+            "a\\u{1b}[31mred\\nfake"
+        );
+    }
+}

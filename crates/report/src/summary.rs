@@ -182,7 +182,7 @@ impl Summary {
         Summary {
             schema_version: 1,
             run: view.run.id,
-            label: view.run.label.clone(),
+            label: crate::printable(&view.run.label).into_owned(),
             status: view.run.status.clone(),
             kind,
             measured_as: view.measured_as(),

@@ -17,6 +17,20 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The database file exists but this process may not write it (a
+    /// read-only mount, its mode): the command writes the store.
+    #[error(
+        "results store {} cannot be written ({source}): this command writes the store; \
+         `runs list|show|export`, `report`, `compare` and `dashboard` only read it",
+        path.display()
+    )]
+    NotWritable {
+        /// The database file.
+        path: PathBuf,
+        /// Why it cannot be written.
+        #[source]
+        source: std::io::Error,
+    },
     /// The directory meant to hold the database could not be created.
     #[error("cannot create directory {} for the results store", path.display())]
     CreateDir {

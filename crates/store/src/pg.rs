@@ -161,6 +161,15 @@ pub(crate) fn check_version(client: &mut Client) -> Result<(), StoreError> {
     crate::schema::version_is_current(schema_version(client)?)
 }
 
+/// Whether the database holds a netsonde store at all (its schema table, in
+/// the connection's `search_path`): a fresh database does not until the first
+/// command that writes.
+pub(crate) fn has_store(client: &mut Client) -> Result<bool, StoreError> {
+    Ok(client
+        .query_one("SELECT to_regclass('netsonde_schema') IS NOT NULL", &[])?
+        .try_get(0)?)
+}
+
 /// The database's schema version.
 pub(crate) fn schema_version(client: &mut Client) -> Result<i64, StoreError> {
     Ok(client

@@ -55,6 +55,11 @@ impl Store {
             // schema without migrating it.
             Location::Postgres(url) => {
                 let mut client = pg::connect(url)?;
+                // Nothing stored there yet: an empty store to read, as for a
+                // file not made yet; nothing is created in the database.
+                if !pg::has_store(&mut client)? {
+                    return Store::open_in_memory();
+                }
                 pg::check_version(&mut client)?;
                 Ok(Store {
                     conn: RefCell::new(Conn::Postgres(Box::new(client))),

@@ -91,12 +91,8 @@ impl Store {
                 source,
             })?;
         }
-        let open_err = |source| StoreError::Open {
-            path: path.to_path_buf(),
-            source,
-        };
-        let mut conn = rusqlite::Connection::open(path).map_err(open_err)?;
-        schema::configure(&mut conn).map_err(open_err)?;
+        let mut conn = rusqlite::Connection::open(path).map_err(|e| open_failed(path, e))?;
+        schema::configure(&mut conn).map_err(|e| open_failed(path, e))?;
         schema::migrate(&mut conn)?;
         Ok(Store {
             conn: RefCell::new(Conn::Sqlite(conn)),
@@ -557,6 +553,30 @@ impl Store {
 }
 
 /// The run's lock file, locked.
+/// Why the SQLite file at `path` could not be opened: SQLite says only
+/// "unable to open database file", so a file that exists and cannot be
+/// written (a read-only mount, its mode) is said so.
+fn open_failed(path: &Path, e: rusqlite::Error) -> StoreError {
+    match std::fs::OpenOptions::new().write(true).open(path) {
+        Err(source)
+            if path.exists()
+                && matches!(
+                    source.kind(),
+                    std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied
+                ) =>
+        {
+            StoreError::NotWritable {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+        _ => StoreError::Open {
+            path: path.to_path_buf(),
+            source: e,
+        },
+    }
+}
+
 fn lock_file(db: &Path, run: RunId) -> Result<std::fs::File, StoreError> {
     let mut dir = db.as_os_str().to_owned();
     dir.push(".locks");
