@@ -266,7 +266,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__agent)
-            opts="-p -B -v -h -V --port --bind --auth-key --metrics --quic-perf --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --iperf3-fast-receiver --db --engine --fake-scale --allow-targets --logfile --verbose --help --version"
+            opts="-p -B -v -h -V --port --bind --auth-key --metrics --quic-perf --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --iperf3-fast-receiver --db --db-file --engine --fake-scale --allow-targets --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -352,6 +352,10 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --db-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --engine)
                     COMPREPLY=($(compgen -W "real fake" -- "${cur}"))
                     return 0
@@ -394,7 +398,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__client)
-            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -n -k -B -O -i -R -A -J -f -Z -v -h -V --port --peer --iperf3-fast-receiver --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --plot --no-store --db --rrul --rcv-window --mss --nodelay --congestion --tls-suite --mptcp --no-gso --tls-resume --quic-streams --rate --parallel --time --bytes --blockcount --rcv-timeout --connect-timeout --bind --cport --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --json-stream --format --title --zerocopy --auth-key --io --tx-io --rx-io --verify --logfile --verbose --help --version"
+            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -n -k -B -O -i -R -A -J -f -Z -v -h -V --port --peer --iperf3-fast-receiver --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --plot --no-store --db --db-file --rrul --rcv-window --mss --nodelay --congestion --tls-suite --mptcp --no-gso --tls-resume --quic-streams --rate --parallel --time --bytes --blockcount --rcv-timeout --connect-timeout --bind --cport --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --json-stream --format --title --zerocopy --auth-key --io --tx-io --rx-io --verify --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -461,6 +465,10 @@ _netsonde() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -628,7 +636,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__compare)
-            opts="-v -h -V --min-change --threshold --db --logfile --verbose --help --version"
+            opts="-v -h -V --min-change --threshold --db --db-file --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -643,6 +651,10 @@ _netsonde() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -676,7 +688,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__dashboard)
-            opts="-v -h -V --listen --window --db --logfile --verbose --help --version"
+            opts="-v -h -V --listen --window --db --db-file --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -691,6 +703,10 @@ _netsonde() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1582,7 +1598,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__mesh)
-            opts="-p -t -q -v -h -V --agent --agents-file --agents-dns --agents-k8s --pattern --concurrency --yes --metrics --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
+            opts="-p -t -q -v -h -V --agent --agents-file --agents-dns --agents-k8s --pattern --concurrency --yes --metrics --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --db-file --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1762,6 +1778,10 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --db-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1798,7 +1818,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__monitor)
-            opts="-p -t -q -v -h -V --every --jitter --window --rounds --agent --agents-file --agents-dns --agents-k8s --pattern --concurrency --yes --metrics --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
+            opts="-p -t -q -v -h -V --every --jitter --window --phase --skip-overrun --rounds --agent --agents-file --agents-dns --agents-k8s --pattern --concurrency --yes --metrics --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --db-file --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1813,6 +1833,10 @@ _netsonde() {
                     return 0
                     ;;
                 --window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --phase)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1994,6 +2018,10 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --db-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2030,7 +2058,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__report)
-            opts="-v -h -V --out --format --db --logfile --verbose --help --version"
+            opts="-v -h -V --out --format --db --db-file --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2048,6 +2076,10 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --db-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --logfile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2060,13 +2092,17 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__run)
-            opts="-q -v -h -V --db --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
+            opts="-q -v -h -V --db --db-file --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2106,13 +2142,17 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs)
-            opts="-v -h -V --db --logfile --verbose --help --version list show export delete help"
+            opts="-v -h -V --db --db-file --logfile --verbose --help --version list show export delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2128,13 +2168,17 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs__subcmd__delete)
-            opts="-v -h -V --db --logfile --verbose --help --version"
+            opts="-v -h -V --db --db-file --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2150,13 +2194,17 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs__subcmd__export)
-            opts="-v -h -V --csv --json --db --logfile --verbose --help --version"
+            opts="-v -h -V --csv --json --db --db-file --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2256,13 +2304,17 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs__subcmd__list)
-            opts="-v -h -V --db --logfile --verbose --help --version"
+            opts="-v -h -V --db --db-file --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2278,13 +2330,17 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__runs__subcmd__show)
-            opts="-v -h -V --full --json --db --logfile --verbose --help --version"
+            opts="-v -h -V --full --json --db --db-file --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2300,7 +2356,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__search)
-            opts="-p -w -q -v -h -V --port --test --frames --io --tx-io --trial --warmup --window --precision --pdr-loss --final-trials --max-trials --back-to-back --latency --repeat --label --resume --db --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
+            opts="-p -w -q -v -h -V --port --test --frames --io --tx-io --trial --warmup --window --precision --pdr-loss --final-trials --max-trials --back-to-back --latency --repeat --label --resume --db --db-file --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2378,6 +2434,10 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --db-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2414,7 +2474,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__server)
-            opts="-p -B -v -h -V --port --bind --auth-key --metrics --quic-perf --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --iperf3-fast-receiver --db --logfile --verbose --help --version"
+            opts="-p -B -v -h -V --port --bind --auth-key --metrics --quic-perf --log-format --max-duration --max-parallel --max-size --max-rate --max-sessions --max-tests --max-connections --max-per-address --max-session-memory --max-memory --phase-timeout --no-store --iperf3-fast-receiver --db --db-file --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2500,6 +2560,10 @@ _netsonde() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --db-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --logfile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2512,7 +2576,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__study)
-            opts="-q -v -h -V --list --quick --out --quiet --json --db --logfile --verbose --help --version"
+            opts="-q -v -h -V --list --quick --out --quiet --json --db --db-file --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2523,6 +2587,10 @@ _netsonde() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2538,7 +2606,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__sweep)
-            opts="-p -t -q -v -h -V --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
+            opts="-p -t -q -v -h -V --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --mtus --rates --delays --losses --queues --resume --db --db-file --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2684,6 +2752,10 @@ _netsonde() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

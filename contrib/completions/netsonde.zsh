@@ -53,7 +53,8 @@ json\:"One JSON object per line"))' \
 '--max-session-memory=[Buffer memory one test may use (message sizes x flows x buffers, checked at setup) \[default\: half of what this process may use, at most 1 GiB\]]:MAX_SESSION_MEMORY:_default' \
 '--max-memory=[Buffer memory all running tests may use together \[default\: as --max-session-memory, times --max-tests, within half of what this process may use\]]:MAX_MEMORY:_default' \
 '--phase-timeout=[Deadline of every protocol phase (hello, authentication, setup, data connections, done) \[default\: 5 s for hello and done, 10 s for setup and data connections\]]:PHASE_TIMEOUT:_default' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--no-store[Do not store iperf3 clients'\'' sessions. By default each is stored as a run of one point (no netsonde client is there to store it)\: this end'\''s CPU and TCP_INFO, and what the iperf3 client reported of its side]' \
 '--iperf3-fast-receiver[Serve iperf3 clients with netsonde'\''s own receiver (1 MiB reads, woken once about 1 ms of data is queued). By default an iperf3 client'\''s streams are read as iperf3'\''s server reads them (one -l per read, woken per segment), so swapping \`iperf3 -s\` for \`netsonde server\` keeps its figures]' \
@@ -87,7 +88,8 @@ json\:"One JSON object per line"))' \
 '--max-session-memory=[Buffer memory one test may use (message sizes x flows x buffers, checked at setup) \[default\: half of what this process may use, at most 1 GiB\]]:MAX_SESSION_MEMORY:_default' \
 '--max-memory=[Buffer memory all running tests may use together \[default\: as --max-session-memory, times --max-tests, within half of what this process may use\]]:MAX_MEMORY:_default' \
 '--phase-timeout=[Deadline of every protocol phase (hello, authentication, setup, data connections, done) \[default\: 5 s for hello and done, 10 s for setup and data connections\]]:PHASE_TIMEOUT:_default' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--engine=[How jobs are measured\: \`real\`, or \`fake\` (a scripted report at once, no traffic; for testing controllers at scale)]:ENGINE:((real\:"Real tests, over sockets"
 fake\:"The scripted engine'\''s reports at once, no traffic"))' \
 '--fake-scale=[The fake engine'\''s speed factor (tests\: 1e6 makes an agent whose reports no link could produce)]:FAKE_SCALE:_default' \
@@ -134,7 +136,8 @@ _arguments "${_arguments_options[@]}" : \
 '--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:' \
 '--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:' \
 '(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
 '--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:((real\:"Real tests, over sockets"
 fake\:"The scripted engine'\''s reports at once, no traffic"))' \
@@ -163,7 +166,8 @@ quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), 
 _arguments "${_arguments_options[@]}" : \
 '--every=[Interval between rounds (slots)\: each round starts a random share of --jitter into its slot; one that runs past the next slot'\''s start makes that slot skipped, said and counted, never stacked]:EVERY:_default' \
 '--jitter=[The largest random delay of a round into its slot, as a share of the interval (at most 50%), so monitors started together do not stay in step]:JITTER:_default' \
-'--window=[Past rounds that make each pair'\''s normal (its baseline)]:WINDOW:_default' \
+'--window=[Past rounds that make each pair'\''s normal (its baseline)\: at least 5, the fewest a normal'\''s spread is taken from]:WINDOW:_default' \
+'--phase=[Begin each slot when the wall clock is this far into an interval (\`--every 15m --phase 7m30s\`\: at \:07\:30, \:22\:30, ...), whenever the monitor starts\: monitors given different phases take turns, never measuring through the same hosts at once. Default\: slots count from the start]:PHASE:_default' \
 '--rounds=[Stop after this many rounds (default\: until SIGTERM or SIGINT, which end the round in progress with what it measured stored)]:ROUNDS:_default' \
 '*--agent=[Agents, \`NAME=HOST\[\:PORT\]\` (repeat the flag or separate with commas); the name is the host when none is given]:NAME=HOST[:PORT]:_default' \
 '--agents-file=[A file of agents, one \`NAME=HOST\[\:PORT\]\` per line (# starts a comment)]:FILE:_files' \
@@ -194,7 +198,8 @@ _arguments "${_arguments_options[@]}" : \
 '--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:' \
 '--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:' \
 '(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
 '--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:((real\:"Real tests, over sockets"
 fake\:"The scripted engine'\''s reports at once, no traffic"))' \
@@ -205,6 +210,7 @@ fake\:"The scripted engine'\''s reports at once, no traffic"))' \
 iperf3\:"An unmodified \`iperf3 -s\`"
 quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr\: this end measured as always, the server'\''s side what the protocol confirms"))' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'--skip-overrun[Start even when a round is estimated to take longer than --every\: the slots a round runs past are skipped (said and counted). Without it such an interval is refused, with the estimate]' \
 '--yes[Run a mesh whose measuring time is estimated at over an hour]' \
 '--no-report[Do not write a report]' \
 '(--json)-q[End with only where the report and the run are, not the summary of every point]' \
@@ -223,7 +229,8 @@ quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), 
 _arguments "${_arguments_options[@]}" : \
 '--listen=[Where to serve it. 127.0.0.1 by default\: the dashboard only reads, but it shows every stored run to whoever reaches it; put it behind a reverse proxy with authentication to share it]:LISTEN:_default' \
 '--window=[Past rounds that make each pair'\''s normal, as the monitor'\''s --window]:WINDOW:_default' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
@@ -252,7 +259,8 @@ quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), 
 '--probe-rate=[Probes of each kind per second (1-100)]:PROBE_RATE:_default' \
 '--probe-idle=[Probing alone before and after the load]:PROBE_IDLE:_default' \
 '--plot=[Write the load-latency figure (latency over time with the phases shaded, each flow'\''s goodput, the distribution idle against loaded) to this SVG file]:FILE.svg:_files' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--rcv-window=[Receive buffer of the receiving end of each stream only (the sender keeps -w or the kernel'\''s default)\: a receiver window below the sender'\''s]:RCV_WINDOW:_default' \
 '-M+[TCP maximum segment size]:MSS:_default' \
 '--mss=[TCP maximum segment size]:MSS:_default' \
@@ -373,7 +381,8 @@ _arguments "${_arguments_options[@]}" : \
 '--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:' \
 '--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:' \
 '(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
 '--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:((real\:"Real tests, over sockets"
 fake\:"The scripted engine'\''s reports at once, no traffic"))' \
@@ -399,7 +408,8 @@ quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), 
 ;;
 (run)
 _arguments "${_arguments_options[@]}" : \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
 '--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:((real\:"Real tests, over sockets"
 fake\:"The scripted engine'\''s reports at once, no traffic"))' \
@@ -443,7 +453,8 @@ tcp\:"One TCP connection\: loss is retransmitted segments"))' \
 '--repeat=[Search each frame size and strategy this many times, one search after another\: one search'\''s rate moves between runs (on loopback by 10% and more), so \`compare\` judges two searches by their repeats (5 a side let it judge a table of 7 sizes)]:REPEAT:_default' \
 '--label=[A label for the stored run]:LABEL:_default' \
 '--resume=[Go on with a stored search that was interrupted or left incomplete (run id, or \`last\`)\: its trials so far are kept and its searches pick up from them]:RUN:_default' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--out=[Report folder (default netsonde-report-RUN)]:DIR:_files' \
 '--engine=[Measurement engine\: \`real\`, or \`fake\` (scripted, deterministic; for tests)]:ENGINE:((real\:"Real tests, over sockets"
 fake\:"The scripted engine'\''s reports at once, no traffic"))' \
@@ -471,7 +482,8 @@ quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), 
 ;;
 (runs)
 _arguments "${_arguments_options[@]}" : \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
@@ -491,7 +503,8 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (list)
 _arguments "${_arguments_options[@]}" : \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
@@ -503,7 +516,8 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (show)
 _arguments "${_arguments_options[@]}" : \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '(--json)--full[Every table of the report, as Markdown]' \
 '--json[The summary as one JSON document]' \
@@ -518,7 +532,8 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (export)
 _arguments "${_arguments_options[@]}" : \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '(--json)--csv[CSV, one row per point and metric]' \
 '--json[JSON\: the analysed run]' \
@@ -533,7 +548,8 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (delete)
 _arguments "${_arguments_options[@]}" : \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
@@ -588,7 +604,8 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '--threshold=[Raise every metric'\''s smallest relative change that counts to at least this (5% or 0.05). Without it each kind of metric has its own\: throughput and median latency 5%, CPU 10%, tail latency 20% (docs/EXPERIMENTS.md)]:RATIO:_default' \
 '--min-change=[Raise every metric'\''s smallest relative change that counts to at least this (5% or 0.05). Without it each kind of metric has its own\: throughput and median latency 5%, CPU 10%, tail latency 20% (docs/EXPERIMENTS.md)]:RATIO:_default' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
@@ -605,7 +622,8 @@ _arguments "${_arguments_options[@]}" : \
 '--out=[Output folder (default netsonde-report-RUN)]:DIR:_files' \
 '--format=[Format]:FORMAT:((html\:"One self-contained HTML file, plus the SVG plots beside it"
 md\:"Markdown tables"))' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
@@ -619,7 +637,8 @@ md\:"Markdown tables"))' \
 (study)
 _arguments "${_arguments_options[@]}" : \
 '--out=[Output folder for the report and its figures (default study-NAME; for \`all\`, one folder per study under it, default studies/)]:DIR:_files' \
-'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say)]:PATH|URL:_default' \
+'--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
+'(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--list[List the studies and their parts]' \
 '--quick[Fewer points, one repetition, short trials\: under two minutes, for CI]' \
