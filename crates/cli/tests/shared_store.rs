@@ -234,10 +234,56 @@ fn the_dashboard_serves_its_pages_from_postgres() {
         let (status, body) = get(path).expect("an answer");
         assert_eq!(status, 200, "{path}: {body}");
     }
+    in_chromium(port);
     assert!(
         dash.try_wait().unwrap().is_none(),
         "the dashboard died serving PostgreSQL"
     );
     let _ = dash.kill();
     let _ = dash.wait();
+}
+
+/// The PostgreSQL dashboard's pages as Chromium renders them (WebDriver,
+/// Debian's chromium-driver): each loads with its heading, and a run's link
+/// opens its report.
+fn in_chromium(port: u16) {
+    let Some(driver) = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+    else {
+        eprintln!(
+            "SKIPPED the browser part: chromium-driver is not installed (.ci/run installs it)"
+        );
+        return;
+    };
+    let wd_port = crate::util::free_port();
+    let mut cd = std::process::Command::new(driver)
+        .arg(format!("--port={wd_port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let wd = crate::webdriver::Session::start(wd_port, (1366, 900)).expect("a WebDriver session");
+    let base = format!("http://127.0.0.1:{port}");
+    for (path, heading) in [
+        ("/", "pairs"),
+        ("/agents", "agents"),
+        ("/runs", "runs"),
+        ("/compare", "compare"),
+    ] {
+        wd.go(&format!("{base}{path}")).unwrap();
+        assert_eq!(wd.text("h1").unwrap(), heading, "{path}");
+    }
+    wd.go(&format!("{base}/runs")).unwrap();
+    let links = wd.find_all("table.runs a").unwrap();
+    assert!(!links.is_empty(), "no run listed");
+    wd.click(&links[0]).unwrap();
+    let title = wd.text("h1").unwrap();
+    assert!(
+        title.starts_with("netsonde run 1: "),
+        "the run's report: {title}"
+    );
+    wd.end();
+    let _ = cd.kill();
+    let _ = cd.wait();
 }
