@@ -61,6 +61,24 @@ pub fn read_small(path: &Path, what: &str, max: u64) -> anyhow::Result<String> {
     Ok(text)
 }
 
+/// `--db-file`: the store named by the first line of `path` that is not
+/// blank (a mounted secret holding a PostgreSQL URL). A file that names none,
+/// or a line `--db` would refuse, is a usage error that never quotes it.
+pub fn read_db_location(path: &Path) -> anyhow::Result<netsonde_store::Location> {
+    let text = read_small(path, "--db-file", KEY_FILE_MAX)?;
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty());
+    let Some(line) = line else {
+        return Err(netsonde_args::UsageError(format!(
+            "--db-file {}: the file names no database (its first line is the URL or path)",
+            path.display()
+        ))
+        .into());
+    };
+    line.parse().map_err(|e: String| {
+        netsonde_args::UsageError(format!("--db-file {}: {e}", path.display())).into()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,22 +104,4 @@ mod tests {
         assert!(e.contains("a FIFO"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
-}
-
-/// `--db-file`: the store named by the first line of `path` that is not
-/// blank (a mounted secret holding a PostgreSQL URL). A file that names none,
-/// or a line `--db` would refuse, is a usage error that never quotes it.
-pub fn read_db_location(path: &Path) -> anyhow::Result<netsonde_store::Location> {
-    let text = read_small(path, "--db-file", KEY_FILE_MAX)?;
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty());
-    let Some(line) = line else {
-        return Err(netsonde_args::UsageError(format!(
-            "--db-file {}: the file names no database (its first line is the URL or path)",
-            path.display()
-        ))
-        .into());
-    };
-    line.parse().map_err(|e: String| {
-        netsonde_args::UsageError(format!("--db-file {}: {e}", path.display())).into()
-    })
 }

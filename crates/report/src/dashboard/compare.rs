@@ -47,11 +47,11 @@ fn table(o: &mut String, c: &Comparison) {
     for w in &c.warnings {
         let _ = write!(o, "<p class=\"note\">warning: {}</p>", esc(w));
     }
-    let _ = write!(
+    let _ = writeln!(
         o,
         "<div class=\"scroll\"><table class=\"comparison\"><tr><th>point</th><th>metric</th>\
          <th>run {a}: median</th><th>run {b}: median</th><th>change</th><th>counts from</th>\
-         <th>p</th><th>verdict</th></tr>\n",
+         <th>p</th><th>verdict</th></tr>",
         a = c.a,
         b = c.b
     );
