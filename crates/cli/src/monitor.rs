@@ -49,18 +49,13 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         .port
         .unwrap_or(netsonde_driver::client::DEFAULT_PORT);
     let plan = crate::mesh::plan(&mesh, port)?;
-    let round = netsonde_run::monitor::round_secs(&plan, mesh.concurrency as usize);
-    let every_s = Duration::from_nanos(every.0).as_secs_f64();
-    if round > every_s && !skip_overrun {
-        return Err(UsageError(format!(
-            "a round is estimated at {round:.0} s (each measurement's time and about a second \
-             of setup, {} pair(s) at once) but --every is {every_s:.0} s: widen --every, \
-             measure less per round (--sizes, --tests, -t, --repeat), raise --concurrency, \
-             or pass --skip-overrun to skip the slots a round runs past",
-            mesh.concurrency
-        ))
-        .into());
-    }
+    netsonde_run::monitor::check_interval(
+        &plan,
+        mesh.concurrency as usize,
+        Duration::from_nanos(every.0),
+        skip_overrun,
+    )
+    .map_err(crate::sweep::cli_error)?;
     let label = mesh.sweep.label.clone().unwrap_or_else(|| "monitor".into());
     let mut common = mesh.sweep.common;
     // Rounds write no report: the dashboard renders any run on demand.

@@ -446,6 +446,34 @@ fn the_alert_rules_fire_for_the_degraded_pair_only() {
     }
 }
 
+/// A monitor whose round cannot fit its interval is refused before it
+/// contacts any agent, with the estimate, unless told to skip the slots.
+#[test]
+fn an_interval_a_round_cannot_keep_is_refused() {
+    let dir = scratch("monitor-overrun");
+    let k = key(&dir);
+    let args = [
+        "monitor",
+        "--agent",
+        "a=127.0.0.1:9,b=127.0.0.1:9",
+        "--auth-key",
+        &k,
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "64K",
+        "-t",
+        "10",
+        "--every",
+        "5s",
+    ];
+    let out = run(&args, Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("a round is estimated at"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Waits for `child` (killed past `limit`): its exit status and standard
 /// error.
 fn finish(mut child: Child, limit: Duration) -> (std::process::ExitStatus, String) {

@@ -93,6 +93,28 @@ pub fn round_secs(plan: &Plan, concurrency: usize) -> f64 {
     each / at_once as f64 + batches * LEAD_SECS
 }
 
+/// Refuses an interval a round of `plan` is estimated to overrun
+/// ([`round_secs`]), with the estimate and what to change, unless the slots it
+/// runs past are to be skipped (`--skip-overrun`).
+pub fn check_interval(
+    plan: &Plan,
+    concurrency: usize,
+    every: Duration,
+    skip_overrun: bool,
+) -> Result<(), SweepError> {
+    let round = round_secs(plan, concurrency);
+    let every = every.as_secs_f64();
+    if round <= every || skip_overrun {
+        return Ok(());
+    }
+    Err(SweepError::Usage(format!(
+        "a round is estimated at {round:.0} s (each measurement's time and about half a second \
+         of setup, {concurrency} pair(s) at once) but --every is {every:.0} s: widen --every, \
+         measure less per round (--sizes, --tests, -t, --repeat), raise --concurrency, or pass \
+         --skip-overrun to skip the slots a round runs past"
+    )))
+}
+
 /// The monitor's stored rounds, oldest first: the runs labelled `label` that
 /// are not still running (a round killed mid-way by an older netsonde stayed
 /// `running` for ever: it is not a round).
@@ -455,5 +477,12 @@ mod tests {
         assert!((round_secs(&plan, 5) - (180.0 * 2.5 / 5.0 + 36.0)).abs() < 1e-9);
         // More at once than the agents allow (one pair per two agents).
         assert_eq!(round_secs(&plan, 64), round_secs(&plan, 5));
+        let every = Duration::from_secs(120);
+        let Err(SweepError::Usage(why)) = check_interval(&plan, 5, every, false) else {
+            panic!("a 126 s round in a 120 s slot accepted");
+        };
+        assert!(why.starts_with("a round is estimated at 126 s"), "{why}");
+        assert!(check_interval(&plan, 5, every, true).is_ok());
+        assert!(check_interval(&plan, 5, Duration::from_secs(900), false).is_ok());
     }
 }
