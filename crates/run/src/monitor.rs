@@ -61,8 +61,14 @@ impl Watch {
 }
 
 /// The most rounds held in memory while the store is out of reach (a day of
-/// rounds every 30 minutes); past it the oldest is dropped, and said.
+/// rounds every 30 minutes); past it, or past [`MAX_HELD_BYTES`], the oldest
+/// is dropped, and said.
 pub const MAX_HELD: usize = 48;
+
+/// The most memory the held rounds' stores may take (a round of 180 tests
+/// with their reports and samples takes a few MiB): well inside the 512 MiB
+/// the shipped manifests give a monitor.
+pub const MAX_HELD_BYTES: u64 = 128 << 20;
 
 /// What a measurement costs beyond its measured time in a round: the job to
 /// the agent, the control handshake, the data connections (a few round trips
@@ -209,6 +215,8 @@ struct Held {
     spool: Store,
     run: RunId,
     view: RunView,
+    /// What its store's pages take.
+    bytes: u64,
 }
 
 /// The rounds a monitor knows: the latest stored ones, and those waiting for
@@ -283,10 +291,15 @@ fn measure_round(req: &MonitorRequest, stop: &AtomicBool) -> Result<Held, SweepE
     let prepared = crate::sweep::prepare(&mut spool, &req.sweep)?;
     let done = prepared.measure(&mut spool, &req.sweep, &mut NoProgress, stop)?;
     let view = crate::view(&spool, done.run)?;
+    let bytes = spool
+        .sqlite_bytes()
+        .map_err(crate::PipelineError::from)?
+        .unwrap_or(0);
     Ok(Held {
         spool,
         run: done.run,
         view,
+        bytes,
     })
 }
 
@@ -338,10 +351,15 @@ pub fn run(
         let round = measure_round(req, stop)?;
         ran += 1;
         known.held.push_back(round);
-        if known.held.len() > MAX_HELD {
+        let over = |h: &VecDeque<Held>| {
+            h.len() > MAX_HELD || h.iter().map(|r| r.bytes).sum::<u64>() > MAX_HELD_BYTES
+        };
+        while known.held.len() > 1 && over(&known.held) {
             known.held.pop_front();
             say(&format!(
-                "the oldest round held for the store is dropped: {MAX_HELD} are held"
+                "the oldest round held for the store is dropped: at most {MAX_HELD} rounds \
+                 or {} MiB are held",
+                MAX_HELD_BYTES >> 20
             ));
         }
         known.flush(store, req, say);

@@ -550,9 +550,21 @@ impl Store {
         })?;
         Ok(lines.join("\n"))
     }
+
+    /// The bytes a SQLite store's pages take (in memory, what a held round
+    /// costs); `None` for PostgreSQL.
+    pub fn sqlite_bytes(&self) -> Result<Option<u64>, StoreError> {
+        if matches!(*self.conn.borrow(), Conn::Postgres(_)) {
+            return Ok(None);
+        }
+        let n = self.conn.borrow_mut().read(|tx| {
+            Ok(tx.query_one("PRAGMA page_count", &[])?.int(0)?
+                * tx.query_one("PRAGMA page_size", &[])?.int(0)?)
+        })?;
+        Ok(Some(n.max(0) as u64))
+    }
 }
 
-/// The run's lock file, locked.
 /// Why the SQLite file at `path` could not be opened: SQLite says only
 /// "unable to open database file", so a file that exists and cannot be
 /// written (a read-only mount, its mode) is said so.
@@ -577,6 +589,7 @@ fn open_failed(path: &Path, e: rusqlite::Error) -> StoreError {
     }
 }
 
+/// The run's lock file, locked.
 fn lock_file(db: &Path, run: RunId) -> Result<std::fs::File, StoreError> {
     let mut dir = db.as_os_str().to_owned();
     dir.push(".locks");
