@@ -119,7 +119,8 @@ fn authentication_outcomes() {
         .iter()
         .any(|l| l.contains("wrong key") || l.contains("does not hold the same key")));
     assert!(failed.iter().any(|l| l.contains("client has no key")));
-    // A key file others can read is refused with the fix.
+    // A key file others can read is refused with the fix, as bad input
+    // (exit 2, as the man page's EXIT STATUS says).
     let loose = d.join("loose.key");
     std::fs::copy(&a, &loose).unwrap();
     std::os::unix::fs::PermissionsExt::set_mode(
@@ -129,7 +130,7 @@ fn authentication_outcomes() {
     std::fs::set_permissions(&loose, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
     fails_with(
         &["client", "--auth-key", loose.to_str().unwrap(), "-t", "1"],
-        1,
+        2,
         "chmod 600",
     );
     let _ = std::fs::remove_dir_all(&d);

@@ -565,13 +565,25 @@ fn a_mesh_serves_each_pairs_last_result_while_it_runs() {
         &db,
         &k,
     );
-    let wanted = r#"netsonde_pair_goodput_bytes_per_second{src="a",dst="b",test="tcp-stream out"}"#;
+    // The test named as a monitor names it: the point's own axes.
+    let wanted =
+        r#"netsonde_pair_goodput_bytes_per_second{src="a",dst="b",test="tcp-stream 128KiB"}"#;
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let mut seen = String::new();
+    let (mut seen, mut om) = (String::new(), String::new());
     while std::time::Instant::now() < deadline && running.try_wait().unwrap().is_none() {
         if let Ok(body) = http_get(&addr, "/metrics") {
             if body.contains(wanted) {
                 seen = body;
+                // As Prometheus asks: OpenMetrics.
+                om = ureq::get(&format!("http://{addr}/metrics"))
+                    .header(
+                        "Accept",
+                        "application/openmetrics-text;version=1.0.0,text/plain;q=0.5",
+                    )
+                    .call()
+                    .ok()
+                    .and_then(|mut r| r.body_mut().read_to_string().ok())
+                    .unwrap_or_default();
                 break;
             }
         }
@@ -585,7 +597,13 @@ fn a_mesh_serves_each_pairs_last_result_while_it_runs() {
     );
     assert!(seen.contains(wanted), "never served while running: {seen}");
     assert!(seen.contains("netsonde_pair_verdict{"), "{seen}");
-    assert!(seen.ends_with("# EOF\n"), "{seen}");
+    // Asked for nothing in particular, the Prometheus text format; asked for
+    // OpenMetrics, as Prometheus asks, OpenMetrics.
+    assert!(
+        !seen.contains("# EOF") && !seen.contains("# UNIT"),
+        "{seen}"
+    );
+    assert!(om.ends_with("# EOF\n") && om.contains(wanted), "{om}");
 }
 
 /// An agent killed in the middle of a mesh: every pair without it is stored as

@@ -534,14 +534,17 @@ fn a_test_ends_by_volume_with_iperf3_either_way() {
     }
     let mib = |m: u64| m * 1024 * 1024;
     let srv = ServerProc::start();
+    // Long enough (about half a second on loopback) that a few ms between
+    // the ends' starts on a busy host stay within the rates' 15%: at 2000
+    // blocks of 64 KiB (52 ms at 20 Gbit/s) they came apart by 20%.
     let cases: [(&[&str], u64, u64); 4] = [
-        (&["-n", "300M"], mib(300), 128 * 1024),
+        (&["-n", "1G"], mib(1024), 128 * 1024),
         (
-            &["-k", "2000", "-l", "64K", "-P", "2"],
-            2000 * 65536,
+            &["-k", "16000", "-l", "64K", "-P", "2"],
+            16000 * 65536,
             2 * 65536,
         ),
-        (&["-n", "300M", "-R"], mib(300), 128 * 1024),
+        (&["-n", "1G", "-R"], mib(1024), 128 * 1024),
         (
             &["-u", "-b", "200M", "-l", "1400", "-n", "10M"],
             mib(10),
@@ -577,8 +580,8 @@ fn a_test_ends_by_volume_with_iperf3_either_way() {
         if !args.contains(&"-u") {
             // Both ends time the same bytes: the receiver's interval ends at its
             // last arrival, not when it noticed the end (before, 0.74 s against
-            // the sender's 0.34 s). A transfer this short (about 0.2 s) on two
-            // cores busy with other tests varies by a few ms at either end: 15%.
+            // the sender's 0.34 s). A transfer of half a second on two cores
+            // busy with other tests varies by a few ms at either end: 15%.
             let (s, r) = (
                 end["sum_sent"]["bits_per_second"].as_f64().unwrap(),
                 end["sum_received"]["bits_per_second"].as_f64().unwrap(),
