@@ -211,7 +211,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s p -l port -
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l peer -d 'What the server is: netsonde, or an unmodified `iperf3 -s` (stream tests; this end is measured as always, the server\'s side is what iperf3 reports)' -r -f -a "netsonde\t'`netsonde server`'
 iperf3\t'An unmodified `iperf3 -s`'
 quic-perf\t'Another QUIC stack\'s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr: this end measured as always, the server\'s side what the protocol confirms'"
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s T -l test -d 'Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream, tls-rr, tls-crr, quic-stream, quic-rr. (Unlike iperf3, whose -T is a title.)' -r -f -a "tcp-stream\t''
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s T -l test -d 'Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream, tls-rr, tls-crr, quic-stream, quic-rr, quic-crr. (Unlike iperf3, whose -T is a title.)' -r -f -a "tcp-stream\t''
 udp-stream\t''
 tcp-rr\t''
 udp-rr\t''
@@ -266,7 +266,7 @@ G\t''
 T\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l title -d 'Begin every line of the text output with this and a colon (iperf3\'s --title)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l auth-key -d 'Authenticate with this pre-shared key (the server must use the same)' -r -F
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l io -d 'I/O strategy for both sending and receiving flows: copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto (see `netsonde caps`)' -r -f -a "copy\t''
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l io -d 'I/O strategy for both sending and receiving flows: copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto, and xdp for UDP receivers only (see `netsonde caps`)' -r -f -a "copy\t''
 epoll\t''
 batch\t''
 zerocopy\t''

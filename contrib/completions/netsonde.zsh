@@ -247,8 +247,8 @@ _arguments "${_arguments_options[@]}" : \
 '--peer=[What the server is\: netsonde, or an unmodified \`iperf3 -s\` (stream tests; this end is measured as always, the server'\''s side is what iperf3 reports)]:PEER:((netsonde\:"\`netsonde server\`"
 iperf3\:"An unmodified \`iperf3 -s\`"
 quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr\: this end measured as always, the server'\''s side what the protocol confirms"))' \
-'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream, tls-rr, tls-crr, quic-stream, quic-rr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr quic-crr)' \
-'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream, tls-rr, tls-crr, quic-stream, quic-rr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr quic-crr)' \
+'-T+[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream, tls-rr, tls-crr, quic-stream, quic-rr, quic-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr quic-crr)' \
+'--test=[Test\: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream, tls-rr, tls-crr, quic-stream, quic-rr, quic-crr. (Unlike iperf3, whose -T is a title.)]:TEST:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr quic-crr)' \
 '-l+[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--size=[Message size (stream tests)\: 128K = 128 KiB; 64kB = 64000 B. Default 128 KiB for TCP, 1472 B for UDP]:SIZE:_default' \
 '--request-size=[Request size (RR, CRR)]:REQUEST_SIZE:_default' \
@@ -296,7 +296,7 @@ quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), 
 '--format=[Rates in the text output'\''s tables and interval lines in this unit, as iperf3'\''s -f\: k, m, g, t for kbit/s to Tbit/s, K, M, G, T for KiB/s to TiB/s (the verdict'\''s sentences keep their own) \[default\: the unit that suits each rate\]]:UNIT:(k m g t K M G T)' \
 '--title=[Begin every line of the text output with this and a colon (iperf3'\''s --title)]:TITLE:_default' \
 '--auth-key=[Authenticate with this pre-shared key (the server must use the same)]:FILE:_files' \
-'--io=[I/O strategy for both sending and receiving flows\: copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto (see \`netsonde caps\`)]:IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
+'--io=[I/O strategy for both sending and receiving flows\: copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto, and xdp for UDP receivers only (see \`netsonde caps\`)]:IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
 '--tx-io=[I/O strategy of the sending flows (overrides --io)]:TX_IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
 '--rx-io=[I/O strategy of the receiving flows (overrides --io)]:RX_IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \

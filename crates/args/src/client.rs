@@ -32,8 +32,8 @@ pub struct ClientArgs {
     #[arg(long)]
     pub iperf3_fast_receiver: bool,
     /// Test: tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr, tls-stream,
-    /// tls-rr, tls-crr, quic-stream, quic-rr. (Unlike iperf3, whose -T is a
-    /// title.)
+    /// tls-rr, tls-crr, quic-stream, quic-rr, quic-crr. (Unlike iperf3, whose
+    /// -T is a title.)
     #[arg(short = 'T', long, default_value = "tcp-stream", value_parser = TEST)]
     pub test: TestKind,
     /// UDP, as iperf3's -u: the same as --test udp-stream.
@@ -212,7 +212,8 @@ pub struct ClientArgs {
     #[arg(long, value_name = "FILE")]
     pub auth_key: Option<std::path::PathBuf>,
     /// I/O strategy for both sending and receiving flows: copy, epoll, batch,
-    /// zerocopy, sendfile, splice, uring, busypoll, auto (see `netsonde caps`).
+    /// zerocopy, sendfile, splice, uring, busypoll, auto, and xdp for UDP
+    /// receivers only (see `netsonde caps`).
     #[arg(long, value_parser = IO)]
     pub io: Option<IoStrategy>,
     /// I/O strategy of the sending flows (overrides --io).
@@ -383,5 +384,28 @@ impl ClientArgs {
         }
         s.validate().map_err(|e| UsageError(e.to_string()))?;
         Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod help_tests {
+    use netsonde_model::spec::{IoStrategy, TestKind};
+
+    /// `client --help` names every test and every I/O strategy there is.
+    #[test]
+    fn client_help_names_every_test_and_strategy() {
+        use clap::CommandFactory;
+        let mut cmd = crate::Cli::command();
+        let help = cmd
+            .find_subcommand_mut("client")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for k in TestKind::ALL {
+            assert!(help.contains(k.name()), "{} not in: {help}", k.name());
+        }
+        for s in IoStrategy::ALL {
+            assert!(help.contains(s.name()), "{} not in: {help}", s.name());
+        }
     }
 }

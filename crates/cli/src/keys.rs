@@ -47,8 +47,10 @@ fn refused(mode: u32, uid: u32) -> Option<&'static str> {
 /// Reads a key file, refusing one its mode does not keep to its owner (see
 /// the module), and anything but a small regular file.
 pub fn load(path: &Path) -> anyhow::Result<Key> {
-    let meta =
-        std::fs::metadata(path).with_context(|| format!("reading key file {}", path.display()))?;
+    // A key file that is missing or unreadable is bad input: exit 2.
+    let meta = std::fs::metadata(path).map_err(|e| {
+        netsonde_args::UsageError(format!("reading key file {}: {e}", path.display()))
+    })?;
     let mode = meta.permissions().mode() & 0o777;
     if let Some(why) = refused(mode, meta.uid()).filter(|_| meta.is_file()) {
         return Err(netsonde_args::UsageError(format!(

@@ -212,12 +212,26 @@ fn a_server_that_says_nothing_times_out() {
         let (_s, _) = l.accept().unwrap();
         std::thread::sleep(Duration::from_secs(7));
     });
+    // Not a netsonde server (as `iperf3 -s`): what was asked needs --peer
+    // iperf3, so bad input, exit 2 as the man page's EXIT STATUS says.
     fails(
         &["client", "127.0.0.1", "--port", &port, "-t", "1"],
-        1,
+        2,
         "accepted the connection but sent no netsonde hello",
     );
     t.join().unwrap();
+    // A key file that is not there: bad input too.
+    fails(
+        &[
+            "client",
+            "--auth-key",
+            "/nonexistent/netsonde.key",
+            "-t",
+            "1",
+        ],
+        2,
+        "reading key file /nonexistent/netsonde.key",
+    );
 }
 
 /// A server whose listen queue is full drops the SYN: `--connect-timeout`

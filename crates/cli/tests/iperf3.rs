@@ -419,6 +419,38 @@ fn a_busy_netsonde_server_denies_a_second_iperf3_client() {
     assert!(doc["end"]["sum_received"]["bytes"].as_f64().unwrap() > 0.0);
 }
 
+/// Issue 52: the UDP counts told to an iperf3 client mean what `iperf3 -s`
+/// means by them: its total is the highest sequence number seen (about what
+/// was sent), and the loss a share of it. netsonde sent the datagrams it
+/// received, so the client printed "260984/229666 (1.1e+02%)" where
+/// `iperf3 -s` gave "273251/451170 (61%)".
+#[test]
+fn an_iperf3_udp_client_is_told_its_loss_as_iperf3_tells_it() {
+    if iperf3().is_none() {
+        return;
+    }
+    let srv = ServerProc::start();
+    // Unpaced 64 B datagrams into an 8 KiB buffer: loss, whatever the host.
+    let doc = iperf3_client(
+        srv.port,
+        &["-u", "-b", "0", "-l", "64", "-w", "8K", "-t", "1"],
+    );
+    let end = &doc["end"];
+    let n = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {v}"));
+    let (sent, rcvd) = (&end["sum_sent"], &end["sum_received"]);
+    let (total, lost, pct) = (
+        n(rcvd, "packets"),
+        n(rcvd, "lost_packets"),
+        n(rcvd, "lost_percent"),
+    );
+    assert!(lost <= total && pct <= 100.0, "{end}");
+    assert!((pct - 100.0 * lost / total).abs() < 0.01, "{end}");
+    // The total is about what the client sent: the datagrams in flight at
+    // the end aside (iperf3 -s: 136577 of 137210).
+    let ratio = total / n(sent, "packets");
+    assert!((0.9..=1.0).contains(&ratio), "{ratio}: {end}");
+}
+
 /// Issue 51: an iperf3 client past the per-address cap is told to try later,
 /// as iperf3 says it, not closed on bare (which it reported as a control
 /// connection lost).

@@ -201,8 +201,9 @@ fn against_iperf3_this_end_reads_as_iperf3_and_claims_no_false_mismatch() {
     assert_eq!(code, Some(2), "{err}");
 }
 
-/// A stored iperf3 session says its direction and streams, as a stored
-/// client test does.
+/// A stored iperf3 session says what ran as the iperf3 flags that ask for it
+/// (issue 52: -u -b 0 was stored as paced at iperf3's default 1 Mbit/s, and
+/// the label had no -l, -w, -b).
 #[test]
 fn a_stored_iperf3_session_is_labelled_with_its_flags() {
     if iperf3().is_none() {
@@ -214,16 +215,26 @@ fn a_stored_iperf3_session_is_labelled_with_its_flags() {
     let db = db.to_str().unwrap();
     let srv = ServerProc::start_with(&["--db", db]);
     crate::iperf3::iperf3_client(srv.port, &["-t", "1", "-R", "-P", "2"]);
-    let want = "iperf3 client: tcp-stream -R -P 2";
+    crate::iperf3::iperf3_client(
+        srv.port,
+        &["-u", "-b", "0", "-l", "64", "-w", "8K", "-t", "1"],
+    );
+    let want = [
+        "iperf3 client: tcp-stream -l 128K -P 2 -R -t 1",
+        "iperf3 client: udp-stream -u -b 0 -l 64 -w 8K -t 1",
+    ];
     let start = std::time::Instant::now();
     loop {
         let (_, listed, _) = out(&["runs", "list", "--db", db]);
-        if listed.contains(want) {
+        if want.iter().all(|w| listed.contains(w)) {
             break;
         }
         assert!(start.elapsed() < Duration::from_secs(15), "{listed}");
         std::thread::sleep(Duration::from_millis(200));
     }
+    // Stored unpaced: no pacing rate in what it says of itself.
+    let (_, shown, _) = out(&["runs", "show", "latest", "--db", db]);
+    assert!(!shown.contains("pacing rate"), "{shown}");
     drop(srv);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -218,7 +218,10 @@ impl ClientError {
             | ClientError::Busy { .. }
             | ClientError::Refused { .. }
             | ClientError::Iperf3NeedsHost
-            | ClientError::PeerCannot { .. } => true,
+            | ClientError::PeerCannot { .. }
+            // Not a netsonde server (an `iperf3 -s`): what was asked needs
+            // --peer iperf3.
+            | ClientError::Silent { .. } => true,
             ClientError::Session { source, .. } => matches!(
                 source,
                 ProtoError::VersionMismatch { .. }

@@ -151,8 +151,12 @@ pub(crate) fn results_of(
                     jitter: udp.map_or(0.0, |u| u.jitter.as_secs_f64()),
                     errors: udp.map_or(0, |u| u.lost as i64),
                     omitted_errors: None,
+                    // As iperf3's receiver counts them: the highest sequence
+                    // number seen, so the client's total is what was sent and
+                    // its loss `errors` of it (sending the datagrams received
+                    // made the total too small and the loss above 100%).
                     packets: match udp {
-                        Some(u) => u.packets as i64,
+                        Some(u) => (u.packets + u.lost) as i64,
                         None if !tcp => f.messages as i64,
                         None => 0,
                     },

@@ -63,7 +63,11 @@ pub fn iperf3_storer(db: Location, port: u16, command: String) -> (SessionSink, 
     std::thread::spawn(move || {
         for mut report in rx {
             netsonde_analysis::finish(&mut report, None);
-            let label = format!("iperf3 client: {}", report.spec.label());
+            let label = format!(
+                "iperf3 client: {} {}",
+                report.spec.test,
+                report.spec.iperf3_flags()
+            );
             match store_test(&db, label, &report, (None, port), command.clone()) {
                 Ok(run) => {
                     eprintln!("netsonde server: the iperf3 session is stored as run {run} in {db}")

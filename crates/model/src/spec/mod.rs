@@ -762,6 +762,7 @@ impl TestSpec {
     }
 }
 
+mod iperf3_flags;
 mod peer;
 mod validate;
 

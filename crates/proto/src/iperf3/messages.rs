@@ -352,11 +352,13 @@ impl Params {
         spec.mss = self.mss.filter(|&m| m > 0);
         spec.nodelay = self.nodelay == Some(true);
         spec.congestion = self.congestion.clone();
+        // iperf3's client sends `bandwidth` only when its rate is not 0 (its
+        // UDP default of 1 Mbit/s is set before, so it is sent): none is -b 0,
+        // unpaced. (Taken as the default, a stored `-b 0` session read
+        // "15398% of the pacing rate 1.00 Mbit/s".)
         spec.rate = match self.bandwidth {
-            Some(0) => None,
+            Some(0) | None => None,
             Some(b) => Some(BitRate(b as f64)),
-            None if udp => Some(BitRate(1e6)),
-            None => None,
         };
         spec.validate()
             .map_err(|e| Iperf3Error::Unsupported(e.to_string()))?;

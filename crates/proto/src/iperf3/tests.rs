@@ -153,7 +153,14 @@ fn parameters_of_a_real_iperf3_client_become_a_spec() {
     assert_eq!(s.test, TestKind::UdpStream);
     assert_eq!(s.direction, Direction::In);
     assert_eq!(s.size, Bytes(1400));
-    assert_eq!(s.rate, Some(BitRate(1e6)), "iperf3's UDP default");
+    // -b 0 sends no bandwidth: unpaced (iperf3's UDP default of 1 Mbit/s is
+    // set by its client, and then sent).
+    assert_eq!(s.rate, None, "-b 0 is unpaced");
+    let paced: Params = serde_json::from_slice(
+        br#"{"udp":true,"time":5,"parallel":1,"len":1400,"bandwidth":1048576}"#,
+    )
+    .unwrap();
+    assert_eq!(paced.to_spec().unwrap().rate, Some(BitRate(1_048_576.0)));
     assert_eq!(
         (s.parallel, s.duration, s.warmup),
         (2, Nanos::from_secs(5), Nanos::from_secs(1))
