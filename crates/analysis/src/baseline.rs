@@ -34,15 +34,6 @@ fn absolute_floor(metric: Metric) -> f64 {
     }
 }
 
-fn median_of(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
-}
-
 /// The baseline of `metric` over `past` (oldest first): `None` below
 /// [`MIN_ROUNDS`].
 pub fn baseline(metric: Metric, past: &[f64]) -> Option<Baseline> {
@@ -51,10 +42,10 @@ pub fn baseline(metric: Metric, past: &[f64]) -> Option<Baseline> {
         return None;
     }
     v.sort_by(f64::total_cmp);
-    let median = median_of(&v);
+    let median = crate::stats::median_of_sorted(&v);
     let mut dev: Vec<f64> = v.iter().map(|x| (x - median).abs()).collect();
     dev.sort_by(f64::total_cmp);
-    let spread = MAD_TO_SD * median_of(&dev);
+    let spread = MAD_TO_SD * crate::stats::median_of_sorted(&dev);
     let half = (crate::practical_change(metric) * median.abs())
         .max(SPREADS * spread)
         .max(absolute_floor(metric));

@@ -78,7 +78,7 @@ pub fn estimate(samples: &[f64]) -> Option<Estimate> {
 
 /// The median of already sorted, non-empty values: the middle one, or the mean of
 /// the two middle ones.
-fn median_of_sorted(xs: &[f64]) -> f64 {
+pub(crate) fn median_of_sorted(xs: &[f64]) -> f64 {
     let n = xs.len();
     if n % 2 == 1 {
         xs[n / 2]

@@ -283,50 +283,32 @@ fn check_metrics(url: &str) {
 /// plots its rounds. With NETSONDE_SCREENSHOTS=DIR, each page's screenshot is
 /// written there (docs/img keeps them).
 fn in_a_browser(base: &str) {
-    let Some(driver) = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-    else {
-        eprintln!(
-            "SKIPPED the browser part: chromium-driver is not installed (.ci/run installs it)"
-        );
-        return;
-    };
-    let port = free_port();
-    let mut cd = std::process::Command::new(driver)
-        .arg(format!("--port={port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let wd = crate::webdriver::Session::start(port, (1366, 900)).expect("a WebDriver session");
-    wd.go(&format!("{base}/")).unwrap();
-    let degraded = wd.find_all("td.cell.degraded").unwrap();
-    assert_eq!(degraded.len(), 2, "two degraded cells in the grid");
-    let shots = std::env::var_os("NETSONDE_SCREENSHOTS").map(std::path::PathBuf::from);
-    if let Some(d) = &shots {
-        wd.screenshot(&d.join("dashboard-grid.png")).unwrap();
-    }
-    let link = wd.find_in(&degraded[0], "a").unwrap();
-    wd.click(&link).unwrap();
-    let title = wd.text("h1").unwrap();
-    assert!(title.starts_with("b → "), "{title}");
-    // The plotted points: every round has a marker on the goodput plot.
-    let marks = wd
-        .find_all("div.plot[data-metric=\"goodput\"] svg circle")
-        .unwrap()
-        .len();
-    assert!(marks >= 5, "{marks} points plotted");
-    let rows = wd
-        .find_all("table.rounds tr[data-state=\"degraded\"]")
-        .unwrap();
-    assert!(!rows.is_empty(), "no degraded round listed");
-    if let Some(d) = &shots {
-        wd.screenshot(&d.join("dashboard-pair.png")).unwrap();
-    }
-    wd.end();
-    let _ = cd.kill();
-    let _ = cd.wait();
+    crate::webdriver::with_chromium((1366, 900), |wd| {
+        wd.go(&format!("{base}/")).unwrap();
+        let degraded = wd.find_all("td.cell.degraded").unwrap();
+        assert_eq!(degraded.len(), 2, "two degraded cells in the grid");
+        let shots = std::env::var_os("NETSONDE_SCREENSHOTS").map(std::path::PathBuf::from);
+        if let Some(d) = &shots {
+            wd.screenshot(&d.join("dashboard-grid.png")).unwrap();
+        }
+        let link = wd.find_in(&degraded[0], "a").unwrap();
+        wd.click(&link).unwrap();
+        let title = wd.text("h1").unwrap();
+        assert!(title.starts_with("b → "), "{title}");
+        // The plotted points: every round has a marker on the goodput plot.
+        let marks = wd
+            .find_all("div.plot[data-metric=\"goodput\"] svg circle")
+            .unwrap()
+            .len();
+        assert!(marks >= 5, "{marks} points plotted");
+        let rows = wd
+            .find_all("table.rounds tr[data-state=\"degraded\"]")
+            .unwrap();
+        assert!(!rows.is_empty(), "no degraded round listed");
+        if let Some(d) = &shots {
+            wd.screenshot(&d.join("dashboard-pair.png")).unwrap();
+        }
+    });
 }
 
 /// A dead, a stopped (SIGSTOP) and a garbage-answering agent fail their own

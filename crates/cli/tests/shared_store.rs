@@ -247,43 +247,25 @@ fn the_dashboard_serves_its_pages_from_postgres() {
 /// Debian's chromium-driver): each loads with its heading, and a run's link
 /// opens its report.
 fn in_chromium(port: u16) {
-    let Some(driver) = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-    else {
-        eprintln!(
-            "SKIPPED the browser part: chromium-driver is not installed (.ci/run installs it)"
+    crate::webdriver::with_chromium((1366, 900), |wd| {
+        let base = format!("http://127.0.0.1:{port}");
+        for (path, heading) in [
+            ("/", "pairs"),
+            ("/agents", "agents"),
+            ("/runs", "runs"),
+            ("/compare", "compare"),
+        ] {
+            wd.go(&format!("{base}{path}")).unwrap();
+            assert_eq!(wd.text("h1").unwrap(), heading, "{path}");
+        }
+        wd.go(&format!("{base}/runs")).unwrap();
+        let links = wd.find_all("table.runs a").unwrap();
+        assert!(!links.is_empty(), "no run listed");
+        wd.click(&links[0]).unwrap();
+        let title = wd.text("h1").unwrap();
+        assert!(
+            title.starts_with("netsonde run 1: "),
+            "the run's report: {title}"
         );
-        return;
-    };
-    let wd_port = crate::util::free_port();
-    let mut cd = std::process::Command::new(driver)
-        .arg(format!("--port={wd_port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let wd = crate::webdriver::Session::start(wd_port, (1366, 900)).expect("a WebDriver session");
-    let base = format!("http://127.0.0.1:{port}");
-    for (path, heading) in [
-        ("/", "pairs"),
-        ("/agents", "agents"),
-        ("/runs", "runs"),
-        ("/compare", "compare"),
-    ] {
-        wd.go(&format!("{base}{path}")).unwrap();
-        assert_eq!(wd.text("h1").unwrap(), heading, "{path}");
-    }
-    wd.go(&format!("{base}/runs")).unwrap();
-    let links = wd.find_all("table.runs a").unwrap();
-    assert!(!links.is_empty(), "no run listed");
-    wd.click(&links[0]).unwrap();
-    let title = wd.text("h1").unwrap();
-    assert!(
-        title.starts_with("netsonde run 1: "),
-        "the run's report: {title}"
-    );
-    wd.end();
-    let _ = cd.kill();
-    let _ = cd.wait();
+    });
 }

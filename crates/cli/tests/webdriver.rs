@@ -136,3 +136,30 @@ impl Session {
         let _ = call("DELETE", &self.base, None);
     }
 }
+
+/// Runs `f` on a WebDriver session of Debian's chromedriver (headless
+/// Chromium at `size`), started and ended around it; says it skipped when
+/// chromium-driver is not installed.
+pub fn with_chromium(size: (u32, u32), f: impl FnOnce(&Session)) {
+    let Some(driver) = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+    else {
+        eprintln!(
+            "SKIPPED the browser part: chromium-driver is not installed (.ci/run installs it)"
+        );
+        return;
+    };
+    let port = crate::util::free_port();
+    let mut cd = std::process::Command::new(driver)
+        .arg(format!("--port={port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let wd = Session::start(port, size).expect("a WebDriver session");
+    f(&wd);
+    wd.end();
+    let _ = cd.kill();
+    let _ = cd.wait();
+}
