@@ -43,7 +43,7 @@ fn monitor_args<'a>(list: &'a str, db: &'a str, k: &'a str, more: &[&'a str]) ->
 fn spawn(args: &[&str]) -> Child {
     crate::util::cmd()
         .args(args)
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
@@ -453,27 +453,17 @@ fn an_interval_a_round_cannot_keep_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("a round is estimated at"), "{err}");
+    // A phase is a moment within the interval.
+    let mut phased = args.to_vec();
+    phased.extend(["--skip-overrun", "--phase", "5s"]);
+    let out = run(&phased, Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--phase must be shorter than --every"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Waits for `child` (killed past `limit`): its exit status and standard
-/// error.
-fn finish(mut child: Child, limit: Duration) -> (std::process::ExitStatus, String) {
-    use std::io::Read;
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            break child.wait().unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let mut err = String::new();
-    let _ = child.stderr.take().unwrap().read_to_string(&mut err);
-    (status, err)
 }
 
 /// Runs on the store at `url` (a PostgreSQL URL or a SQLite path), each with
@@ -529,8 +519,9 @@ fn a_monitor_measures_through_a_store_outage_and_loses_no_round() {
     // Still measuring while the store is down: more rounds are held.
     std::thread::sleep(Duration::from_secs(3));
     pg.start_again();
-    let (status, err) = finish(mon, Duration::from_secs(120));
-    assert!(status.success(), "{err}");
+    let out = crate::util::wait_bounded(mon, Duration::from_secs(120));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
     assert!(err.contains("held in memory"), "{err}");
     assert!(err.contains("the store answers again"), "{err}");
     assert!(!err.contains("could not be written"), "{err}");
@@ -574,7 +565,8 @@ fn a_stopped_round_paints_no_pair_failed() {
     let _ = std::process::Command::new("kill")
         .args(["-TERM", &mon.id().to_string()])
         .status();
-    let (_, err) = finish(mon, Duration::from_secs(60));
+    let out = crate::util::wait_bounded(mon, Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("0 failed"), "{err}");
     let runs = netsonde_store::Store::open(&db_path)
         .unwrap()
