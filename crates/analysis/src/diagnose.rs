@@ -148,12 +148,12 @@ const RULES: [Rule; 19] = [
     application,
     busy_thread,
     nic_irq_core,
-    receiver_window,
-    sender_buffer,
-    window,
+    buffers::receiver_window,
+    buffers::sender_buffer,
+    buffers::window,
     nic_drops,
     loss,
-    buffers_together,
+    buffers::buffers_together,
     host::cpu_quota,
     host::own_threads,
     host::busy_core,
@@ -427,136 +427,6 @@ fn peer_verdict(p: &PeerProcess) -> Diagnosis {
     )
 }
 
-fn receiver_window(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
-    let share = d.rwnd_limited.filter(|s| s.is_finite())?;
-    if share >= LIMITED_SHARE {
-        return Some(verdict(
-            Bottleneck::ReceiverWindow,
-            format!(
-                "the receiver's advertised window held the sender {:.0}% of its busy time \
-                 (TCP_INFO rwnd_limited)",
-                100.0 * share
-            ),
-            bdp_advice(
-                d,
-                "a larger receive buffer: -w, or raise net.ipv4.tcp_rmem's maximum \
-                 (and net.core.rmem_max)",
-            ),
-        ));
-    }
-    if share >= NEAR * LIMITED_SHARE {
-        near.push(Bottleneck::ReceiverWindow.name());
-    }
-    None
-}
-
-fn sender_buffer(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
-    let share = d.sndbuf_limited.filter(|s| s.is_finite())?;
-    if share >= LIMITED_SHARE {
-        return Some(verdict(
-            Bottleneck::SenderBuffer,
-            format!(
-                "the sender's socket buffer held it {:.0}% of its busy time (TCP_INFO \
-                 sndbuf_limited)",
-                100.0 * share
-            ),
-            bdp_advice(
-                d,
-                "a larger send buffer: -w, or raise net.ipv4.tcp_wmem's maximum (and \
-                 net.core.wmem_max)",
-            ),
-        ));
-    }
-    if share >= NEAR * LIMITED_SHARE {
-        near.push(Bottleneck::SenderBuffer.name());
-    }
-    None
-}
-
-/// The sender's buffer and the receiver's window together: TCP_INFO keeps
-/// one of its limited states at a time, so `sndbuf_limited + rwnd_limited` is
-/// the share of the sender's busy time a buffer held it. On a busy host the
-/// two split it (a receiver advertises little more than what arrives, so a
-/// small sender buffer also shows as the receiver's window), and neither
-/// alone reaches its rule.
-fn buffers_together(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
-    let snd = d.sndbuf_limited.filter(|s| s.is_finite())?;
-    let rwnd = d.rwnd_limited.filter(|s| s.is_finite())?;
-    // A candidate of its own only where neither alone is one.
-    let alone = snd.max(rwnd) >= NEAR * LIMITED_SHARE;
-    if !alone && (NEAR * LIMITED_SHARE..LIMITED_SHARE).contains(&(snd + rwnd)) {
-        near.push(format!(
-            "window (both buffers held the sender {:.0}%)",
-            100.0 * (snd + rwnd)
-        ));
-    }
-    (snd + rwnd >= LIMITED_SHARE).then(|| {
-        verdict(
-            Bottleneck::Window,
-            format!(
-                "the sender's socket buffer and the receiver's window together held the \
-                 sender {:.0}% of its busy time (TCP_INFO sndbuf_limited {:.0}%, rwnd_limited \
-                 {:.0}%): neither alone, and which end's buffer is the tighter TCP_INFO does \
-                 not tell apart",
-                100.0 * (snd + rwnd),
-                100.0 * snd,
-                100.0 * rwnd
-            ),
-            bdp_advice(d, "larger buffers at both ends: -w"),
-        )
-    })
-}
-
-fn window(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
-    let (w, rtt) = (positive(d.window_bytes)?, positive(d.rtt_ns)?);
-    let g = d.goodput_bps;
-    let window_rate = w * 8.0 / (rtt * 1e-9);
-    let share = g / window_rate;
-    if (NEAR * WINDOW_SHARE..WINDOW_SHARE).contains(&share) {
-        near.push(format!(
-            "{} ({:.0}% of window/RTT = {})",
-            Bottleneck::Window.name(),
-            100.0 * share,
-            rate(window_rate)
-        ));
-    }
-    (WINDOW_SHARE..=WINDOW_ABOVE).contains(&share).then(|| {
-        let source = if d.window_source.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", d.window_source)
-        };
-        let evidence = format!(
-            "goodput {} is {:.0}% of window/RTT = {}{source} / {} = {}",
-            rate(g),
-            100.0 * share.min(1.0),
-            Bytes(w as u64),
-            Nanos(rtt as u64),
-            rate(window_rate)
-        );
-        // Which buffer held the window, as TCP_INFO tells the two apart: a
-        // receiver that is never asked for more advertises little more than
-        // what arrives, so the advertised window alone cannot say.
-        let (snd, rwnd) = (
-            d.sndbuf_limited.unwrap_or(0.0),
-            d.rwnd_limited.unwrap_or(0.0),
-        );
-        if snd > rwnd {
-            return verdict(
-                Bottleneck::SenderBuffer,
-                format!(
-                    "{evidence}; the sender's socket buffer held it {:.0}% of its busy time \
-                     (TCP_INFO sndbuf_limited), the receiver's window {:.0}%",
-                    100.0 * snd,
-                    100.0 * rwnd
-                ),
-                bdp_advice(d, "a larger send buffer: -w"),
-            );
-        }
-        verdict(Bottleneck::Window, evidence, bdp_advice(d, "a larger -w"))
-    })
-}
-
 /// The most a loss-based TCP flow gets at loss `p` (a fraction): Mathis et al.,
 /// `MSS/RTT · 1.22/√p`, bit/s.
 pub fn mathis_bound(segment_bytes: f64, rtt_ns: f64, p: f64) -> f64 {
@@ -722,6 +592,9 @@ mod thread;
 
 #[path = "diagnose_host.rs"]
 mod host;
+
+#[path = "diagnose_buffers.rs"]
+mod buffers;
 pub use host::THROTTLED_PCT;
 use thread::thread_verdict;
 

@@ -238,6 +238,14 @@ pub struct DiagnosisInput {
     /// Payload per TCP segment on the wire, bytes.
     #[serde(default)]
     pub segment_bytes: Option<f64>,
+    /// The send buffer the kernel granted the TCP senders when the user set one
+    /// (`-w`), bytes: the least of them (`SO_SNDBUF` read back).
+    #[serde(default)]
+    pub sender_buffer_bytes: Option<f64>,
+    /// The receive buffer the kernel granted the receivers, bytes: the least of
+    /// them (`SO_RCVBUF` read back; the start of an autotuned one).
+    #[serde(default)]
+    pub receiver_buffer_bytes: Option<f64>,
     /// Share of the TCP senders' busy time limited by the receiver's window.
     pub rwnd_limited: Option<f64>,
     /// Share of the TCP senders' busy time limited by their socket buffer.

@@ -235,6 +235,27 @@ fn window_in_force(r: &TestReport) -> (Option<f64>, String) {
     }
 }
 
+/// The socket buffers the kernel granted: the TCP senders' when the user set
+/// them (`-w`; an unset one grows by autotuning from what was read), and the
+/// receivers' (an autotuned one only grows from it). The least of each.
+fn granted_buffers(r: &TestReport) -> (Option<f64>, Option<f64>) {
+    let granted = |role: Role, pick: fn(&netsonde_model::result::SocketFacts) -> u64| {
+        [&r.client, &r.server]
+            .iter()
+            .filter(|s| s.flows.iter().any(|f| f.role == role))
+            .filter_map(|s| s.socket.as_ref().map(pick))
+            .filter(|b| *b > 0)
+            .min()
+            .map(|b| b as f64)
+    };
+    let set = r.spec.window.is_some() || !r.spec.flow_windows.is_empty();
+    let tcp = !r.spec.test.is_datagram() && !r.spec.test.is_quic();
+    (
+        granted(Role::Sender, |k| k.sndbuf).filter(|_| set && tcp),
+        granted(Role::Receiver, |k| k.rcvbuf),
+    )
+}
+
 /// The NIC rules' findings of both ends ([`crate::nic::findings`]): each end's
 /// interface facts and counters, its cores, the cores its flow threads ran on.
 /// On one host the kernel's per-core receive counters (`softnet_stat`) are the
@@ -378,6 +399,7 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
         !spec.server_affinity.is_empty(),
     ));
     let (window_bytes, window_source) = window_in_force(r);
+    let (sender_buffer_bytes, receiver_buffer_bytes) = granted_buffers(r);
     DiagnosisInput {
         goodput_bps: goodput,
         line_rate_bps: line,
@@ -396,6 +418,8 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
         spec: Some(spec.clone()),
         window_bytes,
         window_source,
+        sender_buffer_bytes,
+        receiver_buffer_bytes,
         rtt_ns: rtt,
         base_rtt_ns: base_rtt,
         segment_bytes: crate::link::segment_payload(r).map(|s| s as f64),

@@ -184,9 +184,9 @@ fn induced_bottlenecks_are_each_diagnosed_on_a_busy_host() {
         // (a CI run saw it, verdict "window" at 100% of 40 KiB/RTT). And a
         // receiver advertises little more than what arrives, so TCP_INFO
         // splits the time between the sender's buffer and the receiver's
-        // window (runs saw 45% and 0%, and 26% and 24%): the sender's buffer
-        // alone, or both together (a window verdict that names
-        // sndbuf_limited), is the induced limit.
+        // window (runs saw 45% and 0%, 26% and 24%, and 0% and 52%): the
+        // granted buffers (16 KiB against 8 MiB) make it the sender's buffer;
+        // a window verdict naming sndbuf_limited is the induced limit too.
         (
             "sender buffer",
             &["--delay", "10ms"],

@@ -359,7 +359,8 @@ fn connect_flows(
             let io = |op| move |e| fail(EngineError::Io { op, source: e });
             let s = Socket::new(Domain::for_address(to), Type::DGRAM, Some(Protocol::UDP))
                 .map_err(io("socket"))?;
-            sockopt::apply_flow(&s, spec, id).map_err(fail)?;
+            sockopt::apply_flow(&s, spec, id, dir == netsonde_model::spec::FlowDir::Down)
+                .map_err(fail)?;
             let from = cfg
                 .data_local(local_ip, id)
                 .unwrap_or(SocketAddr::new(local_ip, 0));

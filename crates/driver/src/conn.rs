@@ -311,15 +311,13 @@ pub(crate) fn connect_tcp(
             }),
         }
     })?;
-    sockopt::apply_flow(&s, spec, id).map_err(fail)?;
-    if spec
+    // A client receives a server-to-client flow: its own buffer before the
+    // handshake, so the window scale agreed covers it.
+    let receives = spec
         .flows()
         .iter()
-        .any(|&(f, d)| f == id && d == netsonde_model::spec::FlowDir::Down)
-    {
-        // This end receives the flow: its own buffer before the handshake.
-        sockopt::apply_rcv_window(&s, spec).map_err(fail)?;
-    }
+        .any(|&(f, d)| f == id && d == netsonde_model::spec::FlowDir::Down);
+    sockopt::apply_flow(&s, spec, id, receives).map_err(fail)?;
     if let Some(from) = local {
         // A fixed port may still have an old connection in TIME_WAIT.
         s.set_reuse_address(true).map_err(io("setsockopt"))?;

@@ -210,23 +210,6 @@ pub fn start_with(
         .is_some()
         .then(|| start_sampler(end, &spec, clock, &plans, stop.clone()));
     for (i, plan) in plans.into_iter().enumerate() {
-        // A receiver's own buffer (a window below the sender's, or a datagram
-        // queue of its own size): set on the receiving end's socket once it is
-        // up.
-        if let (Some(w), false) = (spec.rcv_window, sends(end, plan.dir)) {
-            let sock = match (&plan.socket, spec.test) {
-                (FlowSocket::Tcp(t), TestKind::TcpStream | TestKind::TlsStream) => {
-                    Some(socket2::SockRef::from(t))
-                }
-                (FlowSocket::Udp(u) | FlowSocket::UdpReady(u, _), TestKind::UdpStream) => {
-                    Some(socket2::SockRef::from(u))
-                }
-                _ => None,
-            };
-            if let Some(s) = sock {
-                let _ = s.set_recv_buffer_size(w.0 as usize);
-            }
-        }
         let ctx = FlowCtx {
             id: plan.id,
             dir: plan.dir,

@@ -33,9 +33,20 @@ pub fn udp_socket(spec: &TestSpec, local: std::net::SocketAddr) -> std::io::Resu
     Ok(s)
 }
 
-/// [`apply`] for flow `flow`'s socket: its own buffer (`--window A,B`) and DSCP.
-pub fn apply_flow(sock: &Socket, spec: &TestSpec, flow: u32) -> Result<(), EngineError> {
+/// [`apply`] for flow `flow`'s socket: its own buffer (`--window A,B`) and
+/// DSCP, and at the end that `receives` the flow, the receiver's own buffer
+/// (`--rcv-window`) over `-w`'s, so that what is read back ([`facts`]) is
+/// the buffer in force.
+pub fn apply_flow(
+    sock: &Socket,
+    spec: &TestSpec,
+    flow: u32,
+    receives: bool,
+) -> Result<(), EngineError> {
     apply_window(sock, spec.window_of(Some(flow)))?;
+    if receives {
+        apply_rcv_window(sock, spec)?;
+    }
     apply_common(sock, spec)?;
     if let Some(d) = spec.dscp_of(flow) {
         set_dscp(sock, d)?;
@@ -269,6 +280,29 @@ mod tests {
         // Linux doubles the request for bookkeeping; a cap can only lower it.
         assert!(f.sndbuf <= 128 * 1024 && f.sndbuf >= 4096, "{f:?}");
         assert!(f.congestion.is_some());
+    }
+
+    /// `-w 8K --rcv-window 256K`: the receiving end's buffer is its own, set
+    /// over `-w`'s and read back as the one in force; the sending end keeps
+    /// `-w`'s (a report once said 16 KiB at a receiver that had 512).
+    #[test]
+    fn the_receiving_end_reads_back_its_own_buffer() {
+        let mut spec = TestSpec::new(TestKind::TcpStream);
+        spec.window = Some(Bytes(8 * 1024));
+        spec.rcv_window = Some(Bytes(256 * 1024));
+        let at = |receives| {
+            let s = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).unwrap();
+            apply_flow(&s, &spec, 0, receives).unwrap();
+            facts(&s, true)
+        };
+        let (receiver, sender) = (at(true), at(false));
+        assert_eq!(receiver.sndbuf, sender.sndbuf, "{receiver:?} {sender:?}");
+        assert!(sender.rcvbuf <= 16 * 1024, "{sender:?}");
+        // Doubled, unless net.core.rmem_max caps the request below it.
+        assert!(
+            receiver.rcvbuf >= 8 * sender.rcvbuf,
+            "{receiver:?} {sender:?}"
+        );
     }
 
     #[test]

@@ -192,7 +192,7 @@ fn prepare(spec: &TestSpec, local_ip: IpAddr, shared: &Arc<Shared>) -> Result<Pr
     let udp_flows = if spec.test.is_tcp() {
         Vec::new()
     } else {
-        spec.flows().into_iter().map(|(id, _)| Some(id)).collect()
+        spec.flows().into_iter().map(Some).collect()
     };
     // A load-latency test's UDP probe gets a socket of its own, announced last.
     let probe = spec.probe_flows().map(|_| None);
@@ -204,8 +204,8 @@ fn prepare(spec: &TestSpec, local_ip: IpAddr, shared: &Arc<Shared>) -> Result<Pr
                 Some(Protocol::UDP),
             )
             .map_err(|e| internal("open a UDP socket", e))?;
-            if let Some(id) = flow {
-                sockopt::apply_flow(&s, spec, id)
+            if let Some((id, dir)) = flow {
+                sockopt::apply_flow(&s, spec, id, dir == FlowDir::Up)
                     .map_err(|e| internal("set UDP options", std::io::Error::other(e)))?;
             }
             s.bind(&SocketAddr::new(local_ip, 0).into())
@@ -358,7 +358,8 @@ fn accept_flows(
                     source,
                 })
         } else {
-            sockopt::apply_flow(&sock, spec, flow)
+            // The server receives a client-to-server flow.
+            sockopt::apply_flow(&sock, spec, flow, slot.1 == FlowDir::Up)
         };
         if set.and_then(|_| sockopt::set_wake(&sock)).is_err() {
             continue;
