@@ -1644,10 +1644,7 @@ _netsonde() {
                     return 0
                     ;;
                 --tests)
-                    COMPREPLY=("${cur}")
-                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
-                        compopt -o nospace
-                    fi
+                    COMPREPLY=($(compgen -W "tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr quic-crr" -- "${cur}"))
                     return 0
                     ;;
                 --directions)
@@ -1679,10 +1676,7 @@ _netsonde() {
                     return 0
                     ;;
                 --io)
-                    COMPREPLY=("${cur}")
-                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
-                        compopt -o nospace
-                    fi
+                    COMPREPLY=($(compgen -W "copy epoll batch zerocopy sendfile splice uring busypoll auto xdp" -- "${cur}"))
                     return 0
                     ;;
                 --pacing)
@@ -1884,10 +1878,7 @@ _netsonde() {
                     return 0
                     ;;
                 --tests)
-                    COMPREPLY=("${cur}")
-                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
-                        compopt -o nospace
-                    fi
+                    COMPREPLY=($(compgen -W "tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr quic-crr" -- "${cur}"))
                     return 0
                     ;;
                 --directions)
@@ -1919,10 +1910,7 @@ _netsonde() {
                     return 0
                     ;;
                 --io)
-                    COMPREPLY=("${cur}")
-                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
-                        compopt -o nospace
-                    fi
+                    COMPREPLY=($(compgen -W "copy epoll batch zerocopy sendfile splice uring busypoll auto xdp" -- "${cur}"))
                     return 0
                     ;;
                 --pacing)
@@ -2621,10 +2609,7 @@ _netsonde() {
                     return 0
                     ;;
                 --tests)
-                    COMPREPLY=("${cur}")
-                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
-                        compopt -o nospace
-                    fi
+                    COMPREPLY=($(compgen -W "tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr quic-crr" -- "${cur}"))
                     return 0
                     ;;
                 --directions)
@@ -2656,10 +2641,7 @@ _netsonde() {
                     return 0
                     ;;
                 --io)
-                    COMPREPLY=("${cur}")
-                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
-                        compopt -o nospace
-                    fi
+                    COMPREPLY=($(compgen -W "copy epoll batch zerocopy sendfile splice uring busypoll auto xdp" -- "${cur}"))
                     return 0
                     ;;
                 --pacing)

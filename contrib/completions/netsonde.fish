@@ -109,12 +109,31 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l pattern -d 'W
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l concurrency -d 'Run up to N pairs at once, never two that share an agent, each round started at one moment (the hosts\' clocks synchronised, NTP or PTP); the start skew each round measured is stored with its tests. 1: one pair at a time' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l metrics -d 'Serve OpenMetrics on `http://ADDR/metrics` while the mesh runs: the last result of each pair and test (goodput, latency, loss, CPU per KiB, verdict), as an agent\'s `--metrics` serves its own jobs\'' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr,quic-crr' -r -f -a "tcp-stream\t''
+udp-stream\t''
+tcp-rr\t''
+udp-rr\t''
+tcp-crr\t''
+tls-stream\t''
+quic-stream\t''
+tls-crr\t''
+tls-rr\t''
+quic-rr\t''
+quic-crr\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l directions -d 'Directions: out,in,bidir' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l sizes -d 'Message sizes: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l windows -d 'Windows: default,64K,256K' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l parallel -d 'Parallel streams: 1,2,4' -r -f
-complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l io -d 'I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`)' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l io -d 'I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`)' -r -f -a "copy\t''
+epoll\t''
+batch\t''
+zerocopy\t''
+sendfile\t''
+splice\t''
+uring\t''
+busypoll\t''
+auto\t''
+xdp\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l pacing -d 'Pacing per stream, an axis on any path: 100M,1G,0 (0: unpaced; stream tests)' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l repeat -d 'Repetitions per point' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -s t -l time -d 'Measured time per repetition' -r -f
@@ -160,12 +179,31 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l pattern -d
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l concurrency -d 'Run up to N pairs at once, never two that share an agent, each round started at one moment (the hosts\' clocks synchronised, NTP or PTP); the start skew each round measured is stored with its tests. 1: one pair at a time' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l metrics -d 'Serve OpenMetrics on `http://ADDR/metrics` while the mesh runs: the last result of each pair and test (goodput, latency, loss, CPU per KiB, verdict), as an agent\'s `--metrics` serves its own jobs\'' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr,quic-crr' -r -f -a "tcp-stream\t''
+udp-stream\t''
+tcp-rr\t''
+udp-rr\t''
+tcp-crr\t''
+tls-stream\t''
+quic-stream\t''
+tls-crr\t''
+tls-rr\t''
+quic-rr\t''
+quic-crr\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l directions -d 'Directions: out,in,bidir' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l sizes -d 'Message sizes: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l windows -d 'Windows: default,64K,256K' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l parallel -d 'Parallel streams: 1,2,4' -r -f
-complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l io -d 'I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`)' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l io -d 'I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`)' -r -f -a "copy\t''
+epoll\t''
+batch\t''
+zerocopy\t''
+sendfile\t''
+splice\t''
+uring\t''
+busypoll\t''
+auto\t''
+xdp\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l pacing -d 'Pacing per stream, an axis on any path: 100M,1G,0 (0: unpaced; stream tests)' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l repeat -d 'Repetitions per point' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -s t -l time -d 'Measured time per repetition' -r -f
@@ -328,12 +366,31 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -s v -l verbose 
 complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -s h -l help -d 'Print help'
 complete -c netsonde -n "__fish_netsonde_using_subcommand caps" -s V -l version -d 'Print version'
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s p -l port -d 'Server control port [default: 5300; 5201 with --peer iperf3]' -r
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l tests -d 'Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr,quic-crr' -r -f -a "tcp-stream\t''
+udp-stream\t''
+tcp-rr\t''
+udp-rr\t''
+tcp-crr\t''
+tls-stream\t''
+quic-stream\t''
+tls-crr\t''
+tls-rr\t''
+quic-rr\t''
+quic-crr\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l directions -d 'Directions: out,in,bidir' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l sizes -d 'Message sizes: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l windows -d 'Windows: default,64K,256K' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l parallel -d 'Parallel streams: 1,2,4' -r -f
-complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l io -d 'I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`)' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l io -d 'I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`)' -r -f -a "copy\t''
+epoll\t''
+batch\t''
+zerocopy\t''
+sendfile\t''
+splice\t''
+uring\t''
+busypoll\t''
+auto\t''
+xdp\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l pacing -d 'Pacing per stream, an axis on any path: 100M,1G,0 (0: unpaced; stream tests)' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l repeat -d 'Repetitions per point' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s t -l time -d 'Measured time per repetition' -r -f

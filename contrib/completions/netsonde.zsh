@@ -116,12 +116,12 @@ _arguments "${_arguments_options[@]}" : \
 '--metrics=[Serve OpenMetrics on \`http\://ADDR/metrics\` while the mesh runs\: the last result of each pair and test (goodput, latency, loss, CPU per KiB, verdict), as an agent'\''s \`--metrics\` serves its own jobs'\'']:ADDR:_default' \
 '-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
-'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones\: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr]:TESTS:' \
+'*--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones\: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr,quic-crr]:TESTS:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr quic-crr)' \
 '--directions=[Directions\: out,in,bidir]:DIRECTIONS:' \
 '--sizes=[Message sizes\: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K]:SIZES:' \
 '--windows=[Windows\: default,64K,256K]:WINDOWS:' \
 '--parallel=[Parallel streams\: 1,2,4]:PARALLEL:' \
-'--io=[I/O strategies to compare\: copy,batch,zerocopy,uring,auto (see \`netsonde caps\`)]:IO:' \
+'*--io=[I/O strategies to compare\: copy,batch,zerocopy,uring,auto (see \`netsonde caps\`)]:IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
 '--pacing=[Pacing per stream, an axis on any path\: 100M,1G,0 (0\: unpaced; stream tests)]:PACING:' \
 '--repeat=[Repetitions per point]:REPEAT:_default' \
 '-t+[Measured time per repetition]:TIME:' \
@@ -178,12 +178,12 @@ _arguments "${_arguments_options[@]}" : \
 '--metrics=[Serve OpenMetrics on \`http\://ADDR/metrics\` while the mesh runs\: the last result of each pair and test (goodput, latency, loss, CPU per KiB, verdict), as an agent'\''s \`--metrics\` serves its own jobs'\'']:ADDR:_default' \
 '-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
-'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones\: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr]:TESTS:' \
+'*--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones\: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr,quic-crr]:TESTS:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr quic-crr)' \
 '--directions=[Directions\: out,in,bidir]:DIRECTIONS:' \
 '--sizes=[Message sizes\: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K]:SIZES:' \
 '--windows=[Windows\: default,64K,256K]:WINDOWS:' \
 '--parallel=[Parallel streams\: 1,2,4]:PARALLEL:' \
-'--io=[I/O strategies to compare\: copy,batch,zerocopy,uring,auto (see \`netsonde caps\`)]:IO:' \
+'*--io=[I/O strategies to compare\: copy,batch,zerocopy,uring,auto (see \`netsonde caps\`)]:IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
 '--pacing=[Pacing per stream, an axis on any path\: 100M,1G,0 (0\: unpaced; stream tests)]:PACING:' \
 '--repeat=[Repetitions per point]:REPEAT:_default' \
 '-t+[Measured time per repetition]:TIME:' \
@@ -361,12 +361,12 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '-p+[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
 '--port=[Server control port \[default\: 5300; 5201 with --peer iperf3\]]:PORT:_default' \
-'--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones\: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr]:TESTS:' \
+'*--tests=[Tests\: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted ones\: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr,quic-crr]:TESTS:(tcp-stream udp-stream tcp-rr udp-rr tcp-crr tls-stream quic-stream tls-crr tls-rr quic-rr quic-crr)' \
 '--directions=[Directions\: out,in,bidir]:DIRECTIONS:' \
 '--sizes=[Message sizes\: 64,256,1K..64K (x2 steps), 1K..1M*4, 1K..8K+1K]:SIZES:' \
 '--windows=[Windows\: default,64K,256K]:WINDOWS:' \
 '--parallel=[Parallel streams\: 1,2,4]:PARALLEL:' \
-'--io=[I/O strategies to compare\: copy,batch,zerocopy,uring,auto (see \`netsonde caps\`)]:IO:' \
+'*--io=[I/O strategies to compare\: copy,batch,zerocopy,uring,auto (see \`netsonde caps\`)]:IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
 '--pacing=[Pacing per stream, an axis on any path\: 100M,1G,0 (0\: unpaced; stream tests)]:PACING:' \
 '--repeat=[Repetitions per point]:REPEAT:_default' \
 '-t+[Measured time per repetition]:TIME:' \

@@ -36,7 +36,8 @@
 //!     segments *and* the goodput within reach of what that loss allows (within
 //!     4x either way of the Mathis bound `MSS/RTT · 1.22/√p`); far below it,
 //!     something else held the flow; far above it, its congestion control (BBR)
-//!     did not back off on loss: either way loss was not the limit;
+//!     did not back off on loss: either way loss was not the limit. A BBR flow
+//!     is never held by loss under 20% ([`BBR_LOSS_PCT`]);
 //! 13. **buffers together**: neither the sender's buffer nor the receiver's
 //!     window held the sender 30% of its busy time, but the two together did
 //!     (TCP_INFO's `sndbuf_limited` and `rwnd_limited` are exclusive states, so
@@ -97,6 +98,13 @@ pub const WINDOW_ABOVE: f64 = 1.10;
 /// Loss above this, in percent, is loss-limited (UDP loss, or TCP retransmitted
 /// segments over segments sent).
 pub const LOSS_PCT: f64 = 0.1;
+
+/// Loss below this, in percent, does not hold a BBR flow back: BBR paces at
+/// the bandwidth and round trip it measures, and Linux's BBR takes loss for a
+/// policer only from 20% (`lt_loss_thresh`, 50/256). Below it, loss is a
+/// candidate, never the verdict (a busy CI run called a CPU-bound sender's
+/// 0.13% of drops at a full backlog "loss").
+pub const BBR_LOSS_PCT: f64 = 20.0;
 
 /// TCP goodput below this share of the Mathis bound, or above its inverse, was
 /// not held down by loss.
@@ -447,6 +455,13 @@ fn loss(d: &DiagnosisInput, near: &mut Vec<String>) -> Option<Diagnosis> {
             format!("{l:.2}% of the datagrams were lost"),
             "find where packets are dropped (interface, qdisc and socket drop counters)",
         ));
+    }
+    if d.congestion.as_deref() == Some("bbr") && l < BBR_LOSS_PCT {
+        near.push(format!(
+            "loss ({l:.2}% retransmitted; BBR paces at the bandwidth it measures and does \
+             not back off on loss below {BBR_LOSS_PCT:.0}%)"
+        ));
+        return None;
     }
     let bound = match (positive(d.segment_bytes), positive(d.rtt_ns)) {
         (Some(s), Some(rtt)) => Some(mathis_bound(s, rtt, l / 100.0)),

@@ -238,6 +238,32 @@ fn loss() {
     assert!(diagnose(&d).evidence.contains("datagrams were lost"));
 }
 
+/// BBR paces at what it measures and does not back off on loss below 20%:
+/// a BBR flow's retransmissions are a candidate, never the verdict (a busy CI
+/// run called a CPU-bound BBR sender's 0.13% "loss"); cubic's are the limit.
+#[test]
+fn loss_does_not_hold_a_bbr_flow_back() {
+    let d = DiagnosisInput {
+        retransmit_pct: Some(1.2),
+        congestion: Some("bbr".into()),
+        ..base()
+    };
+    let v = diagnose(&d);
+    assert_ne!(v.bottleneck, Bottleneck::Loss, "{v}");
+    assert!(v.candidates.iter().any(|c| c.contains("BBR paces")), "{v}");
+    let cubic = DiagnosisInput {
+        congestion: Some("cubic".into()),
+        ..d.clone()
+    };
+    assert_eq!(kind(&cubic), Bottleneck::Loss);
+    let policed = DiagnosisInput {
+        retransmit_pct: Some(25.0),
+        goodput_bps: 1e6,
+        ..d
+    };
+    assert_eq!(kind(&policed), Bottleneck::Loss);
+}
+
 #[test]
 fn round_trip() {
     let d = DiagnosisInput {

@@ -246,6 +246,10 @@ pub struct DiagnosisInput {
     /// them (`SO_RCVBUF` read back; the start of an autotuned one).
     #[serde(default)]
     pub receiver_buffer_bytes: Option<f64>,
+    /// The TCP senders' congestion control, as the kernel read it back
+    /// (`TCP_CONGESTION`).
+    #[serde(default)]
+    pub congestion: Option<String>,
     /// Share of the TCP senders' busy time limited by the receiver's window.
     pub rwnd_limited: Option<f64>,
     /// Share of the TCP senders' busy time limited by their socket buffer.

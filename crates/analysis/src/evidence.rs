@@ -420,6 +420,10 @@ pub fn input_from_report(r: &TestReport, line_rate_bps: Option<f64>) -> Diagnosi
         window_source,
         sender_buffer_bytes,
         receiver_buffer_bytes,
+        congestion: [&r.client, &r.server]
+            .iter()
+            .filter(|s| s.flows.iter().any(|f| f.role == Role::Sender))
+            .find_map(|s| s.socket.as_ref().and_then(|k| k.congestion.clone())),
         rtt_ns: rtt,
         base_rtt_ns: base_rtt,
         segment_bytes: crate::link::segment_payload(r).map(|s| s as f64),

@@ -408,4 +408,26 @@ mod help_tests {
             assert!(help.contains(s.name()), "{} not in: {help}", s.name());
         }
     }
+
+    /// Every list of names has them as values, for completion: every
+    /// command's tests and I/O strategies.
+    #[test]
+    fn completion_offers_every_test_and_strategy() {
+        use clap::CommandFactory;
+        let cmd = crate::Cli::command();
+        let values = |sub: &str, arg: &str| -> Vec<String> {
+            let sub = cmd.find_subcommand(sub).unwrap();
+            let a = sub.get_arguments().find(|a| a.get_id() == arg).unwrap();
+            a.get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_string())
+                .collect()
+        };
+        let tests: Vec<String> = TestKind::ALL.iter().map(|t| t.name().into()).collect();
+        let io: Vec<String> = IoStrategy::ALL.iter().map(|s| s.name().into()).collect();
+        assert_eq!(values("client", "test"), tests);
+        assert_eq!(values("sweep", "tests"), tests);
+        assert_eq!(values("sweep", "io"), io);
+        assert_eq!(values("search", "io"), io);
+    }
 }

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use netsonde_model::spec::IoStrategy;
+use netsonde_model::spec::{IoStrategy, TestKind};
 use netsonde_model::units::Nanos;
 
 mod client;
@@ -274,9 +274,9 @@ pub struct SweepArgs {
     #[arg(short, long)]
     pub port: Option<u16>,
     /// Tests: tcp-stream,udp-stream,tcp-rr,udp-rr,tcp-crr, and the encrypted
-    /// ones: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr.
-    #[arg(long, value_hint = clap::ValueHint::Other)]
-    pub tests: Option<String>,
+    /// ones: tls-stream,tls-rr,tls-crr,quic-stream,quic-rr,quic-crr.
+    #[arg(long, value_delimiter = ',', value_parser = TEST)]
+    pub tests: Option<Vec<TestKind>>,
     /// Directions: out,in,bidir.
     #[arg(long, value_hint = clap::ValueHint::Other)]
     pub directions: Option<String>,
@@ -290,8 +290,8 @@ pub struct SweepArgs {
     #[arg(long, value_hint = clap::ValueHint::Other)]
     pub parallel: Option<String>,
     /// I/O strategies to compare: copy,batch,zerocopy,uring,auto (see `netsonde caps`).
-    #[arg(long, value_hint = clap::ValueHint::Other)]
-    pub io: Option<String>,
+    #[arg(long, value_delimiter = ',', value_parser = IO)]
+    pub io: Option<Vec<IoStrategy>>,
     /// Pacing per stream, an axis on any path: 100M,1G,0 (0: unpaced; stream tests).
     #[arg(long, value_hint = clap::ValueHint::Other)]
     pub pacing: Option<String>,
@@ -599,7 +599,10 @@ impl SweepArgs {
             label: self.label.clone(),
             host: self.host.clone(),
             port: self.port,
-            tests: list(&self.tests)?,
+            tests: self
+                .tests
+                .as_ref()
+                .map(|v| v.iter().map(|t| t.name().to_string()).collect()),
             directions: list(&self.directions)?,
             sizes: self.sizes.clone(),
             windows: list(&self.windows)?,
@@ -609,7 +612,10 @@ impl SweepArgs {
                 .map(|p| netsonde_sweep::axes::parse_list(p, |i| i.parse::<u32>()))
                 .transpose()
                 .map_err(UsageError)?,
-            io: list(&self.io)?,
+            io: self
+                .io
+                .as_ref()
+                .map(|v| v.iter().map(|t| t.name().to_string()).collect()),
             pacing: list(&self.pacing)?,
             repeat: self.repeat,
             time: self.time.clone(),

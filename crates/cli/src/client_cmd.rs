@@ -79,7 +79,7 @@ fn test(a: ClientArgs, verbose: bool) -> anyhow::Result<()> {
     let target = cfg.host.as_deref().unwrap_or("embedded server");
     let mut report = client::run(&cfg, &mut on_interval)
         .with_context(|| format!("{} test against {target}", cfg.spec.test))?;
-    report.link = netsonde_lab::control::link_from_env();
+    report.link = netsonde_lab::here::link_of(&report.server_address);
     netsonde_analysis::finish(&mut report, a.line_rate.map(|r| r.bps()));
     if let (Some(path), Some(svg)) = (&a.plot, netsonde_report::load_plot::svg(&report)) {
         std::fs::write(path, svg)

@@ -397,7 +397,7 @@ fn lab_up_keeps_a_lab_with_a_server_until_lab_down() {
     let name = format!("u{}", std::process::id());
     let out = run(
         &[
-            "lab", "up", "--name", &name, "--delay", "5ms", "--port", "5399",
+            "lab", "up", "--name", &name, "--delay", "5ms", "--rate", "100M", "--port", "5399",
         ],
         Duration::from_secs(30),
     );
@@ -447,6 +447,30 @@ fn lab_up_keeps_a_lab_with_a_server_until_lab_down() {
     assert!(
         (10e6..12e6).contains(&p50),
         "RR p50 {p50} over 5 ms each way"
+    );
+    // Issue 52: a client started by hand in the lab knows the lab's link, as
+    // under `lab run`: a stream that fills it is link-bound, not "no single
+    // bottleneck" (nor "host busy" on a busy host).
+    let out = in_netns(&format!("sonde-{name}-cli"))
+        .args(["client", "10.77.0.1", "-p", "5399", "-t", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        f(&doc["link"]["spec"]["up"]["rate"]),
+        100e6,
+        "{}",
+        doc["link"]
+    );
+    assert_eq!(
+        doc["diagnosis"]["bottleneck"]["kind"], "link",
+        "{}",
+        doc["diagnosis"]
     );
     let out = run(&["lab", "down", &name], Duration::from_secs(30));
     assert!(

@@ -124,9 +124,10 @@ fn code_of(e: &ClientError) -> (ErrorCode, Option<u64>) {
     match e {
         ClientError::Busy { retry_after_ms, .. } => (ErrorCode::Busy, *retry_after_ms),
         ClientError::Refused { .. } | ClientError::Spec(_) => (ErrorCode::BadSpec, None),
-        ClientError::Resolve { .. } | ClientError::Connect { .. } | ClientError::Silent { .. } => {
-            (ErrorCode::Unreachable, None)
-        }
+        ClientError::Resolve { .. }
+        | ClientError::Connect { .. }
+        | ClientError::Silent { .. }
+        | ClientError::Iperf3Server { .. } => (ErrorCode::Unreachable, None),
         ClientError::Session { source, .. }
             if !matches!(source, netsonde_proto::ProtoError::Remote { .. }) =>
         {

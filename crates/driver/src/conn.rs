@@ -143,6 +143,16 @@ pub enum ClientError {
         /// The server.
         addr: SocketAddr,
     },
+    /// The server answered netsonde's opening as an `iperf3 -s` answers a
+    /// cookie: an iperf3 server, told within a round trip.
+    #[error(
+        "{addr} is an iperf3 server (it answered as `iperf3 -s` answers a client): add \
+         --peer iperf3 to test against it"
+    )]
+    Iperf3Server {
+        /// The server.
+        addr: SocketAddr,
+    },
     /// The test ran, but not whole: a flow ended early, or the server's side is
     /// missing. Its figures are not a result.
     #[error("incomplete test: {0}")]
@@ -221,7 +231,8 @@ impl ClientError {
             | ClientError::PeerCannot { .. }
             // Not a netsonde server (an `iperf3 -s`): what was asked needs
             // --peer iperf3.
-            | ClientError::Silent { .. } => true,
+            | ClientError::Silent { .. }
+            | ClientError::Iperf3Server { .. } => true,
             ClientError::Session { source, .. } => matches!(
                 source,
                 ProtoError::VersionMismatch { .. }
@@ -265,6 +276,9 @@ pub(crate) fn session_error(addr: SocketAddr, e: ProtoError) -> ClientError {
         ProtoError::Deadline {
             phase: "the server's hello",
         } => ClientError::Silent { addr },
+        ProtoError::Frame(netsonde_proto::FrameError::Iperf3Server(_)) => {
+            ClientError::Iperf3Server { addr }
+        }
         source => ClientError::Session { addr, source },
     }
 }

@@ -17,6 +17,8 @@
 //! - [`emulator`]: the userspace link emulator on TUN devices, for kernels without
 //!   netem, with a seeded random source.
 //! - [`control`]: the socket a sweep inside the lab asks for a new link through.
+//! - [`here`]: the lab link a test crosses, under `lab run` or by hand inside
+//!   a `lab up` lab.
 //! - [`probe`]: privileges, iproute2, TUN and netem.
 //! - [`session`]: a lab's processes once its link is up: daemons awaited until
 //!   they listen, the invocation supervised and its link requests answered.
@@ -32,6 +34,7 @@ mod cmd;
 pub mod control;
 pub mod emulator;
 pub mod error;
+pub mod here;
 pub mod host_settings;
 pub mod probe;
 pub mod qdisc;

@@ -4,7 +4,17 @@
 //! frame   = length:u32be kind:u8 body        ; length counts kind + body
 //! kind 1  = hello: magic "NETSONDE" (8 bytes), version:u16be, capabilities:u64be
 //! kind 2  = message: a UTF-8 JSON object (see `message::Message`)
+//! kind 3  = sealed message (after authentication)
+//! kind 4  = padding: zero bytes, skipped by the decoder
 //! ```
+//!
+//! A client pads its opening to iperf3's cookie length ([`Frame::opening_pad`]):
+//! an `iperf3 -s` reads exactly a cookie's 37 bytes before it says anything,
+//! and then answers at once with a state byte (PARAM_EXCHANGE, or ACCESS_DENIED
+//! when busy) where a netsonde server's first byte is a frame length's, always
+//! 0 ([`MAX_FRAME`] is below 2^24). So a client that reached an iperf3 server
+//! knows it within a round trip ([`FrameError::Iperf3Server`]), instead of
+//! waiting out the hello's deadline.
 //!
 //! The hello is binary and fixed so that any two versions of netsonde, whatever their
 //! message encoding, can tell each other which version they speak. A frame longer
@@ -19,7 +29,12 @@ pub const MAX_FRAME: usize = 1 << 20;
 const KIND_HELLO: u8 = 1;
 const KIND_MESSAGE: u8 = 2;
 const KIND_SEALED: u8 = 3;
+const KIND_PAD: u8 = 4;
+const KINDS: [u8; 4] = [KIND_HELLO, KIND_MESSAGE, KIND_SEALED, KIND_PAD];
 const HELLO_LEN: usize = 1 + 8 + 2 + 8;
+/// iperf3's state bytes that may start an `iperf3 -s`'s answer to a cookie:
+/// PARAM_EXCHANGE (9), ACCESS_DENIED (-1), SERVER_ERROR (-2).
+const IPERF3_STATES: [u8; 3] = [9, 0xff, 0xfe];
 
 /// The first frame in each direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +72,9 @@ pub enum Frame {
     Message(Message),
     /// A message sealed with the session key (opened by the session).
     Sealed(Vec<u8>),
+    /// Padding of this many zero bytes: only ever sent (see the module docs),
+    /// the decoder skips it.
+    Pad(u16),
 }
 
 /// Why bytes on the control connection could not be decoded.
@@ -71,6 +89,13 @@ pub enum FrameError {
     /// The kind byte is not one this version knows.
     #[error("unknown frame kind {0}")]
     UnknownKind(u8),
+    /// The peer's first byte is an iperf3 server's state byte where a frame's
+    /// length starts with 0: an `iperf3 -s` answered the padded opening.
+    #[error("the peer answered as an iperf3 server does (state byte {0})")]
+    Iperf3Server(u8),
+    /// A byte that starts no frame (a length's first byte is always 0).
+    #[error("not a netsonde peer (its bytes start no frame: {0:#04x})")]
+    NotAFrame(u8),
     /// The hello did not start with the magic: not a netsonde peer.
     #[error("not a netsonde peer (bad magic)")]
     BadMagic,
@@ -112,7 +137,19 @@ impl Frame {
                 out.push(KIND_SEALED);
                 out.extend_from_slice(body);
             }
+            Frame::Pad(n) => {
+                out.extend_from_slice(&(u32::from(*n) + 1).to_be_bytes());
+                out.push(KIND_PAD);
+                out.resize(out.len() + usize::from(*n), 0);
+            }
         }
+    }
+
+    /// The padding a client sends after its hello, so that its opening is
+    /// exactly an iperf3 cookie long (see the module docs).
+    pub fn opening_pad() -> Frame {
+        const PAD: usize = crate::iperf3::COOKIE_LEN - (4 + HELLO_LEN) - 5;
+        Frame::Pad(PAD as u16)
     }
 
     /// Encodes into a new buffer.
@@ -152,6 +189,25 @@ impl FrameDecoder {
 
     /// The next whole frame, `Ok(None)` when more bytes are needed.
     pub fn next_frame(&mut self) -> Result<Option<Frame>, FrameError> {
+        loop {
+            match self.next_any()? {
+                Some(Frame::Pad(_)) => continue,
+                f => return Ok(f),
+            }
+        }
+    }
+
+    /// The next whole frame, padding included.
+    fn next_any(&mut self) -> Result<Option<Frame>, FrameError> {
+        // A length's first byte is 0: anything else is told at once, an iperf3
+        // server's answer by name.
+        match self.buf.first() {
+            Some(&b) if b != 0 && IPERF3_STATES.contains(&b) => {
+                return Err(FrameError::Iperf3Server(b))
+            }
+            Some(&b) if b != 0 => return Err(FrameError::NotAFrame(b)),
+            _ => {}
+        }
         if self.buf.len() < 4 {
             return Ok(None);
         }
@@ -163,7 +219,7 @@ impl FrameDecoder {
             // Check what we can early: a non-netsonde peer is told so at once.
             if self.buf.len() > 4 {
                 let kind = self.buf[4];
-                if ![KIND_HELLO, KIND_MESSAGE, KIND_SEALED].contains(&kind) {
+                if !KINDS.contains(&kind) {
                     return Err(FrameError::UnknownKind(kind));
                 }
             }
@@ -186,6 +242,7 @@ impl FrameDecoder {
             }
             KIND_MESSAGE => decode_message(body).map(|m| Some(Frame::Message(m))),
             KIND_SEALED => Ok(Some(Frame::Sealed(body.to_vec()))),
+            KIND_PAD => Ok(Some(Frame::Pad(body.len() as u16))),
             k => Err(FrameError::UnknownKind(k)),
         }
     }
@@ -260,6 +317,39 @@ mod tests {
         h[5] = b'X';
         d.push(&h);
         assert_eq!(d.next_frame(), Err(FrameError::BadMagic));
+    }
+
+    /// A client's opening, its hello and padding, is exactly an iperf3
+    /// cookie long; a decoder skips the padding.
+    #[test]
+    fn the_opening_is_a_cookie_long_and_padding_is_skipped() {
+        let mut opening = Frame::Hello(Hello::ours()).to_bytes();
+        Frame::opening_pad().encode(&mut opening);
+        assert_eq!(opening.len(), crate::iperf3::COOKIE_LEN);
+        Frame::Message(Message::Start).encode(&mut opening);
+        let mut d = FrameDecoder::new();
+        for b in &opening {
+            d.push(std::slice::from_ref(b));
+        }
+        assert_eq!(d.next_frame(), Ok(Some(Frame::Hello(Hello::ours()))));
+        assert_eq!(d.next_frame(), Ok(Some(Frame::Message(Message::Start))));
+        assert_eq!(d.next_frame(), Ok(None));
+        d.finish().unwrap();
+    }
+
+    /// An `iperf3 -s` answers a cookie with one state byte: told from its
+    /// first byte, without waiting for a frame's four.
+    #[test]
+    fn an_iperf3_servers_state_byte_is_told_at_once() {
+        for (byte, want) in [
+            (9, FrameError::Iperf3Server(9)),
+            (0xff, FrameError::Iperf3Server(0xff)),
+            (b'G', FrameError::NotAFrame(b'G')),
+        ] {
+            let mut d = FrameDecoder::new();
+            d.push(&[byte]);
+            assert_eq!(d.next_frame(), Err(want));
+        }
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub use message::{ErrorCode, Message, SetupAck, Token};
 pub use session::{ClientSession, Deadlines, Endpoint, Event, ProtoError, ServerSession};
 
 /// The protocol version this build speaks. Peers must match exactly.
-pub const PROTOCOL_VERSION: u16 = 2;
+pub const PROTOCOL_VERSION: u16 = 3;
 
 /// The magic that opens every control connection.
 pub const MAGIC: [u8; 8] = *b"NETSONDE";

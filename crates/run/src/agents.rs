@@ -173,6 +173,7 @@ fn source_at_fault(e: &ClientError) -> bool {
     match e {
         ClientError::Connect { .. }
         | ClientError::Silent { .. }
+        | ClientError::Iperf3Server { .. }
         | ClientError::Unbelievable { .. } => true,
         ClientError::Session { source, .. } => {
             !matches!(source, netsonde_proto::ProtoError::Remote { .. })

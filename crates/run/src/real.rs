@@ -133,7 +133,12 @@ impl Runner for RealRunner {
             cancel: None,
         };
         let mut report = client::run(&cfg, &mut |_| {}).map_err(crate::client_error::run_error)?;
-        report.link = self.lab.as_ref().and_then(|l| l.current.clone());
+        // The lab's link: the one `lab run` built for this point, else that of
+        // a `lab up` lab this sweep runs inside.
+        report.link = match &self.lab {
+            Some(l) => l.current.clone(),
+            None => netsonde_lab::here::link_of(&report.server_address),
+        };
         // Stored with the repetition, finished as a single test is: its warnings,
         // verdict and RFC 6349 metrics (the lab's link rate is the line rate there).
         netsonde_analysis::finish(&mut report, None);

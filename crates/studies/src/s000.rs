@@ -353,6 +353,6 @@ fn peak(d: &Data, a: &mut Analysis) {
         },
         _ => a.findings.push(Finding::not_measured(claim, criterion, "the peak part or the store lookup did not run")),
     }
-    a.caveats.push("netsonde's `batch` sends UDP with GSO and receives with GRO: on loopback a super-packet of 64-byte datagrams crosses whole and is never cut into 64-byte packets, so batch's 64 B figure is the per-call saving at its extreme, not a per-packet rate a NIC would see; busypoll's is the per-packet polling gain alone.".into());
+    a.caveats.push("The short-packet part runs `batch` without GSO and GRO (`no_gso`): sendmmsg and recvmmsg move up to 64 datagrams a call, each its own packet, as the seed's batching did. With GSO a super-packet of 64-byte datagrams crosses loopback whole and is never cut into packets, which is a per-call saving, not a per-packet rate; busypoll's is the per-packet polling gain alone.".into());
     a.caveats.push("The seed measured between two PCs over a real OC-48c line; here both ends share one host, so a 'link' result is the lab's shaper and a peak is the host's stack and memory, not an adapter.".into());
 }

@@ -487,21 +487,27 @@ fn a_claim_whose_point_was_impossible_is_not_measured_003() {
 }
 
 /// Issue 35: `study 004 --quick` fits two sizes; a line through two points is
-/// not judged, and says why.
+/// not judged, and says why. Issue 52: the findings that need no line (copy
+/// against zero-copy, the memory-copy ceiling) are judged from what the
+/// quick run measured at 60 KiB, never "the stream part did not run".
 #[test]
 fn a_line_through_two_sizes_is_not_judged_004() {
     let g = |b: f64| b * 8.0 / (1000.0 + 0.1 * b) * 1e9;
-    let axes: Vec<String> = [8192.0, 61440.0, 16384.0]
+    let sizes = [8192.0, 61440.0, 16384.0];
+    let axes: Vec<String> = sizes.iter().map(|b| format!("{b}")).collect();
+    let vals: Vec<[(Metric, f64); 1]> = ["copy", "zerocopy"]
         .iter()
-        .map(|b| format!("{b}"))
+        .flat_map(|io| {
+            let gain = if *io == "copy" { 1.0 } else { 1.5 };
+            sizes.iter().map(move |b| [(Metric::Goodput, gain * g(*b))])
+        })
         .collect();
-    let vals: Vec<[(Metric, f64); 1]> = [8192.0, 61440.0, 16384.0]
+    let rows: Vec<[(&str, &str); 2]> = ["copy", "zerocopy"]
         .iter()
-        .map(|b| [(Metric::Goodput, g(*b))])
-        .collect();
-    let rows: Vec<[(&str, &str); 2]> = axes
-        .iter()
-        .map(|a| [("io", "copy"), ("size", a.as_str())])
+        .flat_map(|io| {
+            axes.iter()
+                .map(move |a| [("io", *io), ("size", a.as_str())])
+        })
         .collect();
     // 8 KiB and 16 KiB to fit, 60 KiB to predict: two sizes.
     let pts: Vec<Pt> = rows
@@ -511,6 +517,7 @@ fn a_line_through_two_sizes_is_not_judged_004() {
         .collect();
     let mut d = Data::default();
     d.sweeps.insert("stream", run(None, &pts));
+    d.memcpy_bps = Some(1e12);
     let a = (s004::DEF.analyse)(&d);
     assert_eq!(verdict(&a, "The linear model"), Verdict::NotMeasured);
     let f = a
@@ -519,6 +526,22 @@ fn a_line_through_two_sizes_is_not_judged_004() {
         .find(|f| f.claim.starts_with("The linear model"))
         .unwrap();
     assert!(f.evidence.contains("fewer than 3 sizes"), "{}", f.evidence);
+    assert_eq!(verdict(&a, "Avoiding the copy"), Verdict::Holds);
+    assert_eq!(verdict(&a, "Memory-copy"), Verdict::Holds);
+    // Without the memory-copy figure, that part is what is missing.
+    d.memcpy_bps = None;
+    let a = (s004::DEF.analyse)(&d);
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.claim.starts_with("Memory-copy"))
+        .unwrap();
+    assert_eq!(f.verdict, Verdict::NotMeasured);
+    assert!(
+        f.evidence.contains("memory-copy part did not run"),
+        "{}",
+        f.evidence
+    );
 }
 
 #[test]

@@ -32,6 +32,7 @@
 //! rate = "1G"                   # pacing per stream
 //! affinity = [0]
 //! server_affinity = [1]
+//! no_gso = true                 # UDP batch without GSO/GRO: a packet a datagram
 //!
 //! [link]                        # lab only: the base link, netsonde_model::link
 //! rate = "1G"
@@ -78,6 +79,10 @@ pub struct Options {
     pub affinity: Option<Vec<usize>>,
     /// Server cores.
     pub server_affinity: Option<Vec<usize>>,
+    /// UDP segmentation and receive offload off (`--no-gso`): `batch` moves
+    /// datagrams with sendmmsg/recvmmsg, one packet each, not GSO's
+    /// super-datagrams.
+    pub no_gso: Option<bool>,
 }
 
 /// An experiment: what the file (or the flags) say.
@@ -258,6 +263,7 @@ impl Experiment {
         }
         if let Some(o) = &self.options {
             p.base.nodelay = o.nodelay.unwrap_or(p.base.nodelay);
+            p.base.no_gso = o.no_gso.unwrap_or(p.base.no_gso);
             p.base.congestion = o.congestion.clone();
             p.base.mss = o.mss;
             if let Some(r) = &o.rate {
@@ -364,6 +370,8 @@ mod tests {
         )
         .unwrap();
         let p = e.plan().unwrap();
+        let udp = "tests = [\"udp-stream\"]\n[options]\nno_gso = true\n";
+        assert!(Experiment::parse(udp).unwrap().plan().unwrap().base.no_gso);
         assert_eq!(p.repeat, 5);
         assert_eq!(p.sizes, vec![Bytes(1024), Bytes(2048), Bytes(4096)]);
         assert_eq!(p.windows, vec![None, Some(Bytes(65536))]);

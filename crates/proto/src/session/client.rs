@@ -50,6 +50,8 @@ impl ClientSession {
             hello.caps |= Hello::CAP_AUTH;
         }
         core.out.push_back(Frame::Hello(hello));
+        // An iperf3 cookie's length in all: an `iperf3 -s` answers at once.
+        core.out.push_back(Frame::opening_pad());
         core.arm(now, deadlines.hello, "the server's hello");
         ClientSession {
             core,

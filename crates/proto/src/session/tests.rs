@@ -371,14 +371,15 @@ fn keyed_session_authenticates_and_seals_everything_after() {
     assert_eq!(p.client_events.last(), Some(&Event::Finished));
     assert_eq!(p.server_events.last(), Some(&Event::Finished));
     assert!(p.server.authenticated());
-    // hello, auth-response in the clear; setup, start, done sealed.
+    // hello, padding, auth-response in the clear; setup, start, done sealed.
     assert!(matches!(sent[0], Frame::Hello(_)));
+    assert_eq!(sent[1], Frame::opening_pad());
     assert!(matches!(
-        sent[1],
+        sent[2],
         Frame::Message(Message::AuthResponse { .. })
     ));
-    assert_eq!(sent.len(), 5);
-    assert!(sent[2..].iter().all(|f| matches!(f, Frame::Sealed(_))));
+    assert_eq!(sent.len(), 6);
+    assert!(sent[3..].iter().all(|f| matches!(f, Frame::Sealed(_))));
 }
 
 #[test]
