@@ -43,6 +43,8 @@ pub struct UsageError(pub String);
     name = "netsonde",
     version,
     propagate_version = true,
+    // Help fits the terminal, and 80 columns off one (or on a wider one).
+    max_term_width = 80,
     about = "Measures how close a host and a network path get to wire speed, and explains why they fall short.",
     long_about = None
 )]

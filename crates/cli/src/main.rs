@@ -163,6 +163,15 @@ fn iperf3_habits(
         }
     }
     v.insert(1, role.into());
+    // iperf3's client prints a line a second unless told otherwise (`-i`).
+    let interval = |a: &std::ffi::OsString| {
+        a.to_str().is_some_and(|a| {
+            a == "--interval" || a.starts_with("--interval=") || a.starts_with("-i")
+        })
+    };
+    if role == "client" && !v.iter().skip(2).any(interval) {
+        v.extend(["--interval", "1s"].map(std::ffi::OsString::from));
+    }
     Ok(v)
 }
 
@@ -562,11 +571,26 @@ mod tests {
     #[test]
     fn the_role_flag_may_come_anywhere() {
         let ok = |a: &str, b: &str| assert_eq!(habits(a).as_deref(), Ok(b), "{a}");
-        ok("netsonde -c h -t 5", "netsonde client h -t 5");
-        ok("netsonde -p 5201 -c h", "netsonde client -p 5201 h");
-        ok("netsonde -R -c h -P 2", "netsonde client -R h -P 2");
-        ok("netsonde --client=h -R", "netsonde client h -R");
-        ok("netsonde -ch -R", "netsonde client h -R");
+        // A line a second, as iperf3's client prints, unless -i says otherwise.
+        ok("netsonde -c h -t 5", "netsonde client h -t 5 --interval 1s");
+        ok(
+            "netsonde -p 5201 -c h",
+            "netsonde client -p 5201 h --interval 1s",
+        );
+        ok(
+            "netsonde -R -c h -P 2",
+            "netsonde client -R h -P 2 --interval 1s",
+        );
+        ok(
+            "netsonde --client=h -R",
+            "netsonde client h -R --interval 1s",
+        );
+        ok("netsonde -ch -R", "netsonde client h -R --interval 1s");
+        ok("netsonde -c h -i 2", "netsonde client h -i 2");
+        ok(
+            "netsonde -c h --interval=500ms",
+            "netsonde client h --interval=500ms",
+        );
         ok("netsonde -p 5202 -s", "netsonde server -p 5202");
         ok("netsonde --server -p 1", "netsonde server -p 1");
         // A command first is left alone.

@@ -69,10 +69,20 @@ fn man_pages_are_current() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Issue 52: off a terminal, help fits 80 columns.
 #[test]
 fn help_texts_are_current() {
-    golden("help/netsonde.txt", &stdout(&["--help"]));
+    let narrow = |what: &str, out: &[u8]| {
+        let text = String::from_utf8_lossy(out);
+        let wide: Vec<&str> = text.lines().filter(|l| l.chars().count() > 80).collect();
+        assert!(wide.is_empty(), "{what}: lines over 80 columns: {wide:#?}");
+    };
+    let top = stdout(&["--help"]);
+    narrow("netsonde --help", &top);
+    golden("help/netsonde.txt", &top);
     for cmd in ["client", "server", "sweep", "search"] {
-        golden(&format!("help/{cmd}.txt"), &stdout(&[cmd, "--help"]));
+        let out = stdout(&[cmd, "--help"]);
+        narrow(cmd, &out);
+        golden(&format!("help/{cmd}.txt"), &out);
     }
 }

@@ -360,11 +360,19 @@ fn an_auto_udp_receiver_counts_every_datagram() {
         rx["bytes"].as_u64().unwrap(),
         rx["udp"]["packets"].as_u64().unwrap(),
     );
-    assert_eq!(packets * 1472, bytes, "{rx}");
+    // Datagrams count by when they were sent, bytes by when they arrived: the
+    // two measured intervals differ by the datagrams in flight at their edges
+    // (352 of 546 K in a run), where the bug lost 62%.
+    let counted = (packets * 1472) as f64;
+    assert!(
+        (counted / bytes as f64 - 1.0).abs() < 0.01,
+        "{packets} datagrams of 1472 B against {bytes} B: {rx}"
+    );
     let sent = tx["datagrams_sent"].as_u64().unwrap_or(0);
     let lost = rx["udp"]["lost"].as_u64().unwrap();
     assert!(sent > 0 && lost <= sent, "sent {sent}, lost {lost}: {rx}");
-    assert!(packets + lost <= sent + sent / 100, "sent {sent}: {rx}");
+    let told = (packets + lost) as f64 / sent as f64;
+    assert!((told - 1.0).abs() < 0.01, "sent {sent}: {rx}");
 }
 
 #[test]

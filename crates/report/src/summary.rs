@@ -222,7 +222,9 @@ impl Summary {
                 let limit = r
                     .verdict
                     .as_ref()
-                    .map(|v| format!(", limited by {}", v.name))
+                    // The verdict's own name says what kind of limit it is
+                    // ("CPU-bound (...)", "link-bound"): no "limited by" before it.
+                    .map(|v| format!("; {}", v.name))
                     .unwrap_or_default();
                 format!("{test}: best {f} at {}{limit}", r.label)
             })

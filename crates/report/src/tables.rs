@@ -1,6 +1,7 @@
 //! The sweep report's tables, built once from a [`RunView`] and rendered by both the
 //! Markdown and the HTML writer.
 
+use netsonde_model::sweep::Quality;
 use netsonde_model::units::{BitRate, Bytes, Nanos, PacketRate};
 
 use crate::view::{PointView, RunView};
@@ -465,21 +466,63 @@ fn efficiency_table(s: &RunView, out: &mut Vec<Table>) {
     }
 }
 
-/// What the repetitions say about their own quality.
+/// What the repetitions say about their own quality: a row per kind of
+/// warning and advice, naming the points it hit, so that one hint is not
+/// repeated down the table for every point (17 rows for 6 points, once).
 fn warnings_table(s: &RunView, out: &mut Vec<Table>) {
-    if !s.warnings.is_empty() {
-        let rows = s
-            .warnings
-            .iter()
-            .map(|(i, c, q, h)| vec![i.to_string(), c.clone(), q.to_string(), h.clone()])
-            .collect();
-        out.push(t(
-            "Quality warnings",
-            "",
-            &["#", "configuration", "warning", "what to do"],
-            rows,
-        ));
+    if s.warnings.is_empty() {
+        return;
     }
+    type Group<'a> = (
+        std::mem::Discriminant<Quality>,
+        &'a str,
+        Vec<u32>,
+        Vec<&'a str>,
+        Vec<String>,
+    );
+    let mut groups: Vec<Group<'_>> = Vec::new();
+    for (i, c, q, h) in &s.warnings {
+        let kind = std::mem::discriminant(q);
+        let g = match groups.iter_mut().position(|g| g.0 == kind && g.1 == h) {
+            Some(at) => &mut groups[at],
+            None => {
+                groups.push((kind, h, Vec::new(), Vec::new(), Vec::new()));
+                groups.last_mut().expect("just pushed")
+            }
+        };
+        if !g.2.contains(i) {
+            g.2.push(*i);
+        }
+        if !g.3.contains(&c.as_str()) {
+            g.3.push(c);
+        }
+        g.4.push(q.to_string());
+    }
+    let rows = groups
+        .into_iter()
+        .map(|(_, hint, points, configs, said)| {
+            let warning = match said.len() {
+                1 => said[0].clone(),
+                n => format!("{} (and {} more like it)", said[0], n - 1),
+            };
+            vec![
+                points
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                configs.join("; "),
+                warning,
+                hint.to_string(),
+            ]
+        })
+        .collect();
+    out.push(t(
+        "Quality warnings",
+        "One row per kind of warning: the points it hit, and the first of them said.",
+        &["#", "configuration", "warning", "what to do"],
+        rows,
+    ));
 }
 
 /// An efficiency cell: at most 100%, with the figure measured when the goodput

@@ -215,3 +215,35 @@ fn many_series_stay_distinguishable_and_bands_stay_physical() {
     };
     assert!(crate::plot::svg(&empty).contains("no data"));
 }
+
+/// Issue 52: the quality warnings are a row per kind of warning and advice,
+/// naming the points it hit, not the same hint down the table per point.
+#[test]
+fn quality_warnings_are_grouped_by_kind() {
+    use netsonde_model::sweep::Quality;
+    let mut s = fixture::study();
+    let few = |n| Quality::TooFewRepetitions { n, need: 5 };
+    s.warnings = (1..=6)
+        .map(|i| (i, format!("cfg {}", i % 2), few(1), few(1).hint()))
+        .chain([(
+            2,
+            "cfg 0".to_string(),
+            Quality::NotSteady { cv: 0.3 },
+            "settle".to_string(),
+        )])
+        .collect();
+    let tables = crate::tables::tables(&s);
+    let t = tables
+        .iter()
+        .find(|t| t.title == "Quality warnings")
+        .unwrap();
+    assert_eq!(t.rows.len(), 2, "{:?}", t.rows);
+    assert_eq!(t.rows[0][0], "1, 2, 3, 4, 5, 6");
+    assert_eq!(t.rows[0][1], "cfg 1; cfg 0");
+    assert!(
+        t.rows[0][2].ends_with("(and 5 more like it)"),
+        "{:?}",
+        t.rows[0]
+    );
+    assert_eq!(t.rows[1][0], "2");
+}

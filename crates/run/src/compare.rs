@@ -120,15 +120,19 @@ fn host_differences(a: Option<&HostFacts>, b: Option<&HostFacts>) -> Vec<String>
     diff("kernel", a.kernel.clone(), b.kernel.clone());
     diff("CPU", a.cpu_model.clone(), b.cpu_model.clone());
     diff("cores", a.cores.to_string(), b.cores.to_string());
-    let mtu = |h: &HostFacts| {
-        h.interface
-            .as_ref()
-            .map_or("?".into(), |i| i.mtu.to_string())
-    };
-    diff("MTU", mtu(a), mtu(b));
     for (k, va) in &a.sysctls {
         let vb = b.sysctls.get(k).cloned().unwrap_or_else(|| "unset".into());
         diff(k, va.clone(), vb);
+    }
+    // The interface the test ran over, named: a lab's sonde0 against a
+    // host's lo says why the MTUs differ. Only when both runs recorded one.
+    if let (Some(x), Some(y)) = (&a.interface, &b.interface) {
+        if x.mtu != y.mtu {
+            out.push(format!(
+                "MTU {} ({}) vs {} ({})",
+                x.mtu, x.name, y.mtu, y.name
+            ));
+        }
     }
     out
 }
@@ -336,4 +340,28 @@ fn searches(
         r.delta = d;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_differences;
+    use netsonde_model::host::{HostFacts, InterfaceFacts};
+
+    /// An MTU that differs is named with its interface; one a run did not
+    /// record is no difference (a compare once said "MTU ? vs 65536").
+    #[test]
+    fn mtus_differ_by_interface_and_an_unrecorded_one_is_no_difference() {
+        let on = |name: &str, mtu| HostFacts {
+            interface: Some(InterfaceFacts {
+                name: name.into(),
+                mtu,
+                ..InterfaceFacts::default()
+            }),
+            ..HostFacts::default()
+        };
+        let d = host_differences(Some(&on("sonde0", 1500)), Some(&on("lo", 65536)));
+        assert_eq!(d, vec!["MTU 1500 (sonde0) vs 65536 (lo)".to_string()]);
+        let none = HostFacts::default();
+        assert!(host_differences(Some(&none), Some(&on("lo", 65536))).is_empty());
+    }
 }

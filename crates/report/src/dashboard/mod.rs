@@ -116,7 +116,7 @@ fn legend() -> String {
 /// normal and its state, linked to its history.
 fn cell(label: &str, p: &PairWatch) -> String {
     let title = match &p.verdict {
-        Some(v) => format!("{}; limited by {v}", p.why),
+        Some(v) => format!("{}; verdict: {v}", p.why),
         None => p.why.clone(),
     };
     format!(

@@ -137,14 +137,18 @@ pub(crate) fn against_size(by_cfg: &Lines<'_>, run: &RunMeta) -> Vec<PlotSpec> {
     plots
 }
 
-/// The latency model, on the first request/response configuration with several
-/// sizes: half the median round trip against size, the line fitted to it, and
+/// The latency model, on the first request/response configuration with three
+/// sizes or more ([`netsonde_analysis::fit::LinearFit::MIN_JUDGED`]): half the median round trip against size, the line fitted to it, and
 /// what the line predicts for a stream of each size beside what one measured.
 pub(crate) fn latency_model(
     rr_cfg: &Lines<'_>,
     streams: &[&PointView],
 ) -> Option<(FitView, PlotSpec)> {
-    let (cfg, pts) = rr_cfg.iter().find(|(_, v)| v.len() >= 2)?;
+    // A line through two points fits them exactly and says nothing: a model
+    // needs the sizes a fit can be judged on.
+    let (cfg, pts) = rr_cfg
+        .iter()
+        .find(|(_, v)| v.len() >= netsonde_analysis::fit::LinearFit::MIN_JUDGED)?;
     let mut xy: Vec<(f64, f64)> = pts
         .iter()
         .filter_map(|p| Some((axis_num(p, "size")?, p.median("latency_p50")? / 2.0)))
