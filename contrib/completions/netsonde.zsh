@@ -259,6 +259,7 @@ quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), 
 '--probe-rate=[Probes of each kind per second (1-100)]:PROBE_RATE:_default' \
 '--probe-idle=[Probing alone before and after the load]:PROBE_IDLE:_default' \
 '--plot=[Write the load-latency figure (latency over time with the phases shaded, each flow'\''s goodput, the distribution idle against loaded) to this SVG file]:FILE.svg:_files' \
+'--report=[Write the test'\''s HTML report to DIR/index.html\: each flow'\''s goodput, round trip, congestion window and retransmissions over time (every TCP sender'\''s TCP_INFO read each -i, 100 ms without it), the probes'\'' latency under load, and the text report]:DIR:_files' \
 '--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
 '(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
 '--rcv-window=[Receive buffer of the receiving end of each stream only (the sender keeps -w or the kernel'\''s default)\: a receiver window below the sender'\''s]:RCV_WINDOW:_default' \

@@ -79,6 +79,12 @@ pub struct ClientArgs {
     /// each flow's goodput, the distribution idle against loaded) to this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<std::path::PathBuf>,
+    /// Write the test's HTML report to DIR/index.html: each flow's goodput,
+    /// round trip, congestion window and retransmissions over time (every TCP
+    /// sender's TCP_INFO read each -i, 100 ms without it), the probes' latency
+    /// under load, and the text report.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<std::path::PathBuf>,
     /// Do not store this test in the results store (by default every test is
     /// stored as a run of one point, so `runs`, `report` and `compare` work on it).
     #[arg(long)]
@@ -343,6 +349,8 @@ impl ClientArgs {
         }
         // Against iperf3, read as its client reads unless told otherwise.
         s.iperf3_io = self.peer == PeerArg::Iperf3 && !self.iperf3_fast_receiver;
+        // The report's time series read every TCP sender's TCP_INFO.
+        s.samples = self.report.is_some();
         // iperf3 3.17's JSON stream has a line a second unless told otherwise.
         s.interval = self
             .interval

@@ -86,6 +86,9 @@ fn test(a: ClientArgs, verbose: bool) -> anyhow::Result<()> {
             .with_context(|| format!("writing the figure to {}", path.display()))?;
     }
     let out = output.report(&text_opts, &report);
+    if let Some(dir) = &a.report {
+        write_report(dir, &report, &text_opts)?;
+    }
     stdout
         .write_all(out.as_bytes())
         .context("writing the result")?;
@@ -123,4 +126,19 @@ fn store_single(
     let at = (cfg.host.clone(), cfg.port);
     let run = netsonde_run::sessions::store_test(&db, label, report, at, crate::command_line())?;
     Ok((run, db))
+}
+
+/// `--report DIR`: the test's page, its figures over time and its text
+/// report, as DIR/index.html (the folder made if it is not there).
+fn write_report(
+    dir: &std::path::Path,
+    report: &netsonde_model::result::TestReport,
+    opts: &text::TextOptions,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let page = netsonde_report::timeseries::html(report, &text::render_with(report, opts));
+    let path = dir.join("index.html");
+    std::fs::write(&path, page).with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("report: {}", path.display());
+    Ok(())
 }

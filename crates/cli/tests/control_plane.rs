@@ -183,8 +183,9 @@ fn tampered_frame_and_replayed_transcript_fail() {
     let d = tmp("mitm");
     let a = key_file(&d, "a.key");
     let srv = ServerProc::start_with(&["--auth-key", &a]);
-    // Frames from the client: 0 hello, 1 auth-response, 2 setup (sealed): flip it.
-    let (port, h) = proxy(srv.addr(), Some(2));
+    // Frames from the client: 0 hello, 1 padding (to an iperf3 cookie's
+    // length), 2 auth-response, 3 setup (sealed): flip it.
+    let (port, h) = proxy(srv.addr(), Some(3));
     fails_with(
         &[
             "client",

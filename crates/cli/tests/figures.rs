@@ -127,3 +127,62 @@ fn udp_loss_says_where_the_kernel_dropped() {
         eprintln!("this host kept up with 50G ({loss}% lost): nothing to attribute");
     }
 }
+
+/// Issue 52: `client --report DIR` writes the test's page over time, as
+/// flent's first view: each flow's goodput, round trip, congestion window and
+/// retransmissions from its sender's TCP_INFO, on one time axis; drawn in
+/// Chromium at 1366x768 (with NETSONDE_SCREENSHOTS=DIR, its screenshot is
+/// written there).
+#[test]
+fn a_client_reports_each_flow_over_time() {
+    let dir = std::env::temp_dir().join(format!("netsonde-ts-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = crate::util::run(
+        &[
+            "client",
+            "-P",
+            "2",
+            "-t",
+            "2",
+            "-i",
+            "250ms",
+            "--no-store",
+            "--report",
+            dir.to_str().unwrap(),
+        ],
+        std::time::Duration::from_secs(60),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let index = dir.join("index.html");
+    let page = std::fs::read_to_string(&index).unwrap();
+    for id in ["goodput-time", "rtt-time", "cwnd-time", "retransmits-time"] {
+        assert!(
+            page.contains(&format!("id=\"plot-{id}\"")),
+            "no {id} figure"
+        );
+    }
+    for flow in ["flow 0 (client sends)", "flow 1 (client sends)"] {
+        assert!(page.contains(flow), "no series for {flow}");
+    }
+    assert!(
+        page.contains("<pre>") && page.contains("goodput"),
+        "no text report"
+    );
+    crate::webdriver::with_chromium((1366, 768), |wd| {
+        wd.go(&format!("file://{}", index.display())).unwrap();
+        assert_eq!(wd.find_all("div.plot svg").unwrap().len(), 4);
+        assert!(wd
+            .text("h1")
+            .unwrap()
+            .starts_with("netsonde tcp-stream out"));
+        if let Some(d) = std::env::var_os("NETSONDE_SCREENSHOTS") {
+            let d = std::path::PathBuf::from(d);
+            wd.screenshot(&d.join("client-report.png")).unwrap();
+        }
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -205,9 +205,7 @@ pub fn start_with(
     let mut acked_by = Vec::new();
     let mut alone = Vec::new();
     let mut shared = Vec::new();
-    let sampler = spec
-        .probe
-        .is_some()
+    let sampler = (spec.probe.is_some() || spec.samples)
         .then(|| start_sampler(end, &spec, clock, &plans, stop.clone()));
     for (i, plan) in plans.into_iter().enumerate() {
         let ctx = FlowCtx {

@@ -8,7 +8,8 @@ use crate::plot::svg;
 use crate::tables::tables;
 use crate::view::RunView;
 
-const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1100px;color:#222}\
+pub(crate) const STYLE: &str =
+    "body{font-family:sans-serif;margin:2em auto;max-width:1100px;color:#222}\
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}\
 td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}\

@@ -15,6 +15,8 @@
 //!   state, a pair's history with its baseline band, the runs, compare.
 //! - [`openmetrics`]: what `--metrics` serves: a server's health and the last
 //!   result of each pair and test, in the OpenMetrics text format.
+//! - [`timeseries`]: one test over time (each flow's goodput, RTT, cwnd and
+//!   retransmissions, the probes' latency), as `client --report DIR`'s page.
 //! - [`search`]: a loss-free rate search's rows and tables.
 //! - [`summary`]: what a sweep, a search and a mesh end with on the terminal and
 //!   `runs show` prints (one line per point, the warnings once, where the report
@@ -42,6 +44,7 @@ pub mod search;
 pub mod summary;
 pub mod tables;
 pub mod text;
+pub mod timeseries;
 pub mod view;
 
 use netsonde_model::result::TestReport;

@@ -421,6 +421,12 @@ pub struct TestSpec {
     /// A load-latency test: probes before, during and after the load (`--probe`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeSpec>,
+    /// Each TCP sender's `TCP_INFO` read every [`TestSpec::sample_period`]
+    /// (bytes acknowledged, RTT, cwnd, retransmissions), for its time series
+    /// (`client --report`); a load-latency test reads them anyway. Read by a
+    /// thread of its own, off the flows' path.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub samples: bool,
     /// DSCP of each flow's packets, cycled over the flows (`--dscp 46,0`); empty:
     /// the system's default (0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -641,6 +647,7 @@ impl TestSpec {
             verify: false,
             iperf3_io: false,
             probe: None,
+            samples: false,
             dscp: Vec::new(),
             flow_windows: Vec::new(),
             volume: None,
