@@ -65,6 +65,7 @@ fn test(a: ClientArgs, verbose: bool) -> anyhow::Result<()> {
         verbose,
         rate_unit: a.format,
         title: a.title.clone(),
+        width: crate::runs::terminal_width(),
     };
     let start = serde_json::json!({"spec": &cfg.spec, "host": &cfg.host});
     if let Some(line) = output.start(&start) {

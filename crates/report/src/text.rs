@@ -18,6 +18,9 @@ pub struct TextOptions {
     pub rate_unit: Option<RateUnit>,
     /// Begin every line with this and a colon (iperf3's `--title`).
     pub title: Option<String>,
+    /// The terminal's width, which prose is wrapped to (0: 80 columns, as
+    /// off a terminal).
+    pub width: usize,
 }
 
 impl TextOptions {
@@ -42,7 +45,35 @@ pub fn render_with(r: &TestReport, opts: &TextOptions) -> String {
     if opts.verbose {
         facts(&mut o, r);
     }
-    opts.titled(&o)
+    let width = match opts.width {
+        0 => crate::summary::WIDTH,
+        w => w.max(40),
+    };
+    opts.titled(&prose_fitted(&o, width))
+}
+
+/// Every line of prose wider than `width` wrapped to it, its continuation
+/// under the text after its lead (`verdict: `, `  try: `, its indentation).
+/// A table's row (cells two spaces apart) is left whole: its columns would not
+/// survive a wrap.
+fn prose_fitted(text: &str, width: usize) -> String {
+    let mut o = String::with_capacity(text.len());
+    for line in text.lines() {
+        let body = line.trim_start();
+        if crate::layout::width_of(line) <= width || body.contains("  ") {
+            o.push_str(line);
+            o.push('\n');
+            continue;
+        }
+        let indent = line.len() - body.len();
+        let lead_end = body
+            .find(": ")
+            .filter(|&i| i <= 24)
+            .map_or(indent, |i| indent + i + 2);
+        let (lead, rest) = line.split_at(lead_end);
+        o.push_str(&crate::layout::wrapped(rest, width, lead));
+    }
+    o
 }
 
 fn opt(v: Option<f64>, digits: usize) -> String {
@@ -98,7 +129,7 @@ fn body(r: &TestReport, opts: &TextOptions) -> String {
 }
 
 /// The test, its settings and both hosts.
-fn header(o: &mut String, r: &TestReport, _opts: &TextOptions) {
+fn header(o: &mut String, r: &TestReport, opts: &TextOptions) {
     let s = &r.spec;
     let size = if s.test.is_rr() {
         format!("request {}  response {}", s.request_size, s.response_size)
@@ -109,20 +140,40 @@ fn header(o: &mut String, r: &TestReport, _opts: &TextOptions) {
         Some(v) => format!("bytes {v} each way (time cap {})", s.duration),
         None => format!("time {}", s.duration),
     };
-    let _ = writeln!(
-        o,
-        "netsonde {}  {} {}  {}  parallel {}  {end}  warmup {}",
-        r.tool_version,
-        s.test,
-        s.direction,
+    let fields = [
+        format!("netsonde {}", r.tool_version),
+        format!("{} {}", s.test, s.direction),
         size,
-        s.parallel,
-        if s.warmup.0 == 0 {
-            "none".to_string()
-        } else {
-            s.warmup.to_string()
+        format!("parallel {}", s.parallel),
+        end,
+        format!(
+            "warmup {}",
+            if s.warmup.0 == 0 {
+                "none".to_string()
+            } else {
+                s.warmup.to_string()
+            }
+        ),
+    ];
+    // Two spaces between fields, a new line where the next would pass the
+    // width.
+    let width = if opts.width == 0 {
+        crate::summary::WIDTH
+    } else {
+        opts.width
+    };
+    let mut line = String::new();
+    for f in fields {
+        if !line.is_empty() && line.len() + 2 + f.len() > width {
+            let _ = writeln!(o, "{line}");
+            line.clear();
         }
-    );
+        if !line.is_empty() {
+            line.push_str("  ");
+        }
+        line.push_str(&f);
+    }
+    let _ = writeln!(o, "{line}");
     let h = &r.server.host;
     match &r.peer {
         // A peer that reports nothing of itself (a QUIC perf server).
