@@ -118,8 +118,11 @@ impl Progress for Bar {
 }
 
 impl Bar {
-    /// A line above the bar, or on stderr when there is no terminal to draw on.
+    /// A line above the bar, or on stderr when there is no terminal to draw on,
+    /// wrapped to the terminal's width.
     fn say(&self, line: String) {
+        let line = netsonde_report::prose_fitted(&line, runs::terminal_width());
+        let line = line.trim_end();
         if self.bar.is_hidden() {
             eprintln!("{line}");
         } else {
@@ -145,7 +148,10 @@ pub fn sweep(mut req: Request) -> anyhow::Result<(Summary, SweepEnd)> {
         req.run.resume = Some(runs::run_id(&store, Some(r))?);
     }
     let prepared = netsonde_run::sweep::prepare(&mut store, &req.run).map_err(cli_error)?;
-    eprintln!("{}", prepared.describe());
+    eprint!(
+        "{}",
+        netsonde_report::prose_fitted(&prepared.describe(), runs::terminal_width())
+    );
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone()).context("installing the signal handler")?;
@@ -153,7 +159,9 @@ pub fn sweep(mut req: Request) -> anyhow::Result<(Summary, SweepEnd)> {
     let bar = indicatif::ProgressBar::new(prepared.planned() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} [{elapsed_precise} eta {eta}] {msg}",
+            // The point's label takes what the terminal has left, cut
+            // there, so the line never wraps.
+            "{bar:20} {pos}/{len} [{elapsed_precise} eta {eta}] {wide_msg}",
         )
         .expect("static template"),
     );
@@ -164,7 +172,10 @@ pub fn sweep(mut req: Request) -> anyhow::Result<(Summary, SweepEnd)> {
     let done = prepared.measure(&mut store, &req.run, &mut progress, &stop);
     bar.finish_and_clear();
     let done = done.map_err(cli_error)?;
-    eprintln!("{}", done.summary);
+    eprint!(
+        "{}",
+        netsonde_report::prose_fitted(&done.summary, runs::terminal_width())
+    );
     let mut summary = Summary::of(&runs::view(&store, done.run)?);
     if !req.no_report {
         let dir = req

@@ -249,7 +249,7 @@ fn intervals_in_text_and_jsonl() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("trans"), "{text}");
-    assert!(text.contains("latency  min"), "{text}");
+    assert!(text.contains("latency: min"), "{text}");
 }
 
 /// Regression: `-A`/`--server-affinity` once panicked in argument parsing (clap

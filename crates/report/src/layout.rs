@@ -136,6 +136,102 @@ pub fn wrapped(text: &str, width: usize, lead: &str) -> String {
     o
 }
 
+/// A table of cells laid out two spaces apart within `width`. When its
+/// columns do not fit, they are split into blocks that do, each repeating the
+/// first `keys` columns (what a row is), a blank line between: no cell is cut
+/// and no row wraps. Columns in `left` are left-aligned, the others
+/// right-aligned (numbers). A row of one cell is a note, written whole in its
+/// place in the first block.
+pub(crate) fn table(rows: &[Vec<String>], keys: usize, left: &[usize], width: usize) -> String {
+    let cells = || rows.iter().filter(|r| r.len() > 1);
+    let n = cells().map(Vec::len).max().unwrap_or(0);
+    let w: Vec<usize> = (0..n)
+        .map(|i| {
+            cells()
+                .filter_map(|r| r.get(i))
+                .map(|c| width_of(c))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let keys = keys.min(n);
+    let span = |cols: &[usize]| {
+        cols.iter().map(|&c| w[c]).sum::<usize>() + 2 * cols.len().saturating_sub(1)
+    };
+    let mut blocks: Vec<Vec<usize>> = Vec::new();
+    let mut cur: Vec<usize> = (0..keys).collect();
+    for i in keys..n {
+        cur.push(i);
+        if cur.len() > keys + 1 && span(&cur) > width {
+            cur.pop();
+            blocks.push(std::mem::replace(&mut cur, (0..keys).collect()));
+            cur.push(i);
+        }
+    }
+    if cur.len() > keys || blocks.is_empty() {
+        blocks.push(cur);
+    }
+    let mut out = String::new();
+    for (b, cols) in blocks.iter().enumerate() {
+        if b > 0 {
+            out.push('\n');
+        }
+        for r in rows {
+            if r.len() <= 1 {
+                if b == 0 {
+                    out.push_str(r.first().map_or("", String::as_str));
+                    out.push('\n');
+                }
+                continue;
+            }
+            // A short row (a total) has nothing in a later block.
+            if b > 0 && cols[keys..].iter().all(|&c| c >= r.len()) {
+                continue;
+            }
+            let mut line = String::new();
+            for (k, &c) in cols.iter().enumerate() {
+                let cell = r.get(c).map_or("", String::as_str);
+                let pad = " ".repeat(w[c].saturating_sub(width_of(cell)));
+                if k > 0 {
+                    line.push_str("  ");
+                }
+                if left.contains(&c) {
+                    let _ = write!(line, "{cell}{pad}");
+                } else {
+                    let _ = write!(line, "{pad}{cell}");
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Every line of prose wider than `width` wrapped to it, its continuation
+/// under the text after its lead (`verdict: `, `  try: `, its indentation).
+/// A table's row (cells two spaces apart) is left whole: its columns would not
+/// survive a wrap.
+pub fn prose_fitted(text: &str, width: usize) -> String {
+    let mut o = String::with_capacity(text.len());
+    for line in text.lines() {
+        let body = line.trim_start();
+        if width_of(line) <= width || body.contains("  ") {
+            o.push_str(line);
+            o.push('\n');
+            continue;
+        }
+        let indent = line.len() - body.len();
+        let lead_end = body
+            .find(": ")
+            .filter(|&i| i <= 24)
+            .map_or(indent, |i| indent + i + 2);
+        let (lead, rest) = line.split_at(lead_end);
+        o.push_str(&wrapped(rest, width, lead));
+    }
+    o
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +253,25 @@ mod tests {
         let (t, cut) = columns_cut(&rows, &[1], 20, 30);
         assert!(cut, "{t}");
         assert!(t.lines().all(|l| width_of(l) <= 30), "{t}");
+    }
+
+    /// Columns that do not fit are split into blocks that do, each with the
+    /// key column; a one-cell row is a note, once.
+    #[test]
+    fn a_wide_table_splits_into_blocks_with_its_keys() {
+        let row = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let rows = vec![
+            row(&["cpu", "busy", "user", "sys"]),
+            row(&["client", "1.25", "10.0%", "45.0%"]),
+            row(&["server  (no figures)"]),
+        ];
+        let all = table(&rows, 1, &[0], 80);
+        assert_eq!(all.lines().next(), Some("cpu     busy   user    sys"));
+        let narrow = table(&rows, 1, &[0], 20);
+        assert!(narrow.lines().all(|l| width_of(l) <= 20), "{narrow}");
+        assert_eq!(narrow.matches("client").count(), 2, "{narrow}");
+        assert_eq!(narrow.matches("no figures").count(), 1, "{narrow}");
+        assert!(narrow.contains("\n\ncpu "), "{narrow}");
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub mod figure;
 pub mod html;
 pub mod json;
 mod layout;
+pub use layout::{prose_fitted, wrapped};
 pub mod load_plot;
 pub mod markdown;
 mod markup;

@@ -31,15 +31,21 @@ impl Output {
         Some(match self {
             Output::Jsonl => json::interval_line(rec),
             Output::JsonStream => json::stream_event("interval", rec),
+            // Within 80 columns: a request/response test's transactions, a
+            // stream's messages.
             Output::Text => opts.titled(&format!(
-                "[{:>6.2}-{:>6.2} s] {:<15} {:>12} {:>16} {:>8} msgs {:>8} trans",
+                "[{:>6.2}-{:>6.2} s] {:<14} {:>11} {:>13} {:>9} {}",
                 rec.start.as_secs_f64(),
                 rec.end.as_secs_f64(),
                 rec.dir.name(),
                 rec.bytes.to_string(),
                 opts.rate(rec.rate),
-                rec.messages,
-                rec.transactions
+                if rec.transactions > 0 {
+                    rec.transactions
+                } else {
+                    rec.messages
+                },
+                if rec.transactions > 0 { "trans" } else { "msgs" }
             )),
             Output::Json => return None,
         })

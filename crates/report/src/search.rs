@@ -221,7 +221,23 @@ pub fn text(meta: &SearchMeta, run: i64, rows: &[SearchRow], width: usize) -> St
         cells.push(where_lost(o, meta.tcp, r.link_pps));
         table.push(cells);
     }
-    s.push_str(&crate::layout::columns(&table, &[2], width));
+    let (text, cut) = crate::layout::columns_cut(&table, &[2], 10, width);
+    if cut {
+        // Where each point lost, whole, under a table without it: a cell
+        // would cut it.
+        let short: Vec<Vec<String>> = table.iter().map(|r| r[..r.len() - 1].to_vec()).collect();
+        s.push_str(&crate::layout::columns(&short, &[2], width));
+        for (r, cells) in rows.iter().zip(&table[1..]) {
+            let lost = cells.last().map(String::as_str).unwrap_or("");
+            s.push_str(&crate::layout::wrapped(
+                lost,
+                width,
+                &format!("  point {} lost: ", r.point),
+            ));
+        }
+    } else {
+        s.push_str(&text);
+    }
     back_to_back(&mut s, rows);
     repeated(&mut s, rows);
     if rows.iter().any(|r| !r.outcome.latency.is_empty()) {

@@ -630,15 +630,19 @@ fn header(s: &Summary, width: usize) -> String {
 /// One table of points whose figures share a unit; the verdicts whole when
 /// they all fit, else in a few words.
 fn point_table(rows: &[&Row], figure: &str, cpu: &str, width: usize) -> String {
-    let table = |full: bool| -> Vec<Vec<String>> {
+    // `full`: whole verdicts; `inline`: a point's reason for not being done
+    // in its row (else under the table, whole).
+    let table = |full: bool, inline: bool| -> Vec<Vec<String>> {
         let head = ["#", "point", figure, cpu, "limit"]
             .map(String::from)
             .to_vec();
         std::iter::once(head)
             .chain(rows.iter().map(|r| {
                 if r.status != "done" {
+                    // The reason whole, under the table: a cell would cut it.
                     let why = match &r.reason {
-                        Some(why) => format!("{}: {why}", r.status),
+                        Some(why) if inline => format!("{}: {why}", r.status),
+                        Some(_) => format!("{} (why: below)", r.status),
                         None => r.status.clone(),
                     };
                     return vec![r.point.to_string(), r.label.clone(), why];
@@ -665,12 +669,25 @@ fn point_table(rows: &[&Row], figure: &str, cpu: &str, width: usize) -> String {
         .filter_map(|r| Some(width_of(&r.verdict.as_ref()?.short)))
         .max()
         .unwrap_or(0);
-    let (text, cut) = columns_cut(&table(true), &[1, 2], shortest, width);
-    if cut {
-        columns_cut(&table(false), &[1, 2], shortest, width).0
-    } else {
-        text
+    // Whole verdicts, else short ones; a reason under the table only where
+    // its row would cut it.
+    for full in [true, false] {
+        let (text, cut) = columns_cut(&table(full, true), &[1, 2], shortest, width);
+        if !cut {
+            return text;
+        }
     }
+    let mut text = columns_cut(&table(false, false), &[1, 2], shortest, width).0;
+    for r in rows.iter().filter(|r| r.status != "done") {
+        if let Some(why) = &r.reason {
+            text.push_str(&wrapped(
+                &format!("{}: {why}", r.status),
+                width,
+                &format!("  point {}: ", r.point),
+            ));
+        }
+    }
+    text
 }
 
 #[cfg(test)]

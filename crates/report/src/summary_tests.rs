@@ -51,6 +51,24 @@ fn mesh_golden() {
     insta::assert_snapshot!("mesh_80", t);
 }
 
+/// Issue 52: a reason too long for its row is said whole under the table,
+/// never cut with "…".
+#[test]
+fn a_long_reason_is_said_whole_under_the_table() {
+    let mut s = summary(&fixture::mesh());
+    let long = "agent c did not answer within 10 s: its host refused the connection \
+                (os error 111), twice, and no further try was made";
+    for r in s.points.iter_mut().filter(|r| r.status != "done") {
+        r.reason = Some(long.into());
+    }
+    let t = text(&s, WIDTH);
+    fits(&t, WIDTH);
+    assert!(!t.contains('…') || !t.contains("no further"), "{t}");
+    assert!(t.contains("failed (why: below)"), "{t}");
+    let joined = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(joined.contains(&format!("point 8: failed: {long}")), "{t}");
+}
+
 #[test]
 fn the_json_document_is_the_same_summary() {
     let s = summary(&fixture::search());

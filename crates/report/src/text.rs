@@ -24,6 +24,14 @@ pub struct TextOptions {
 }
 
 impl TextOptions {
+    /// The width text is fitted to: the terminal's, or 80 columns.
+    pub fn columns(&self) -> usize {
+        match self.width {
+            0 => crate::summary::WIDTH,
+            w => w.max(40),
+        }
+    }
+
     /// `b` in the chosen unit.
     pub fn rate(&self, b: BitRate) -> String {
         self.rate_unit
@@ -45,35 +53,7 @@ pub fn render_with(r: &TestReport, opts: &TextOptions) -> String {
     if opts.verbose {
         facts(&mut o, r);
     }
-    let width = match opts.width {
-        0 => crate::summary::WIDTH,
-        w => w.max(40),
-    };
-    opts.titled(&prose_fitted(&o, width))
-}
-
-/// Every line of prose wider than `width` wrapped to it, its continuation
-/// under the text after its lead (`verdict: `, `  try: `, its indentation).
-/// A table's row (cells two spaces apart) is left whole: its columns would not
-/// survive a wrap.
-fn prose_fitted(text: &str, width: usize) -> String {
-    let mut o = String::with_capacity(text.len());
-    for line in text.lines() {
-        let body = line.trim_start();
-        if crate::layout::width_of(line) <= width || body.contains("  ") {
-            o.push_str(line);
-            o.push('\n');
-            continue;
-        }
-        let indent = line.len() - body.len();
-        let lead_end = body
-            .find(": ")
-            .filter(|&i| i <= 24)
-            .map_or(indent, |i| indent + i + 2);
-        let (lead, rest) = line.split_at(lead_end);
-        o.push_str(&crate::layout::wrapped(rest, width, lead));
-    }
-    o
+    opts.titled(&crate::layout::prose_fitted(&o, opts.columns()))
 }
 
 fn opt(v: Option<f64>, digits: usize) -> String {
@@ -111,9 +91,9 @@ fn facts(o: &mut String, r: &TestReport) {
     }
 }
 
-/// Renders the report for a terminal.
+/// Renders the report for a terminal (80 columns).
 pub fn render(r: &TestReport) -> String {
-    body(r, &TextOptions::default())
+    render_with(r, &TextOptions::default())
 }
 
 fn body(r: &TestReport, opts: &TextOptions) -> String {
@@ -225,48 +205,50 @@ fn header(o: &mut String, r: &TestReport, opts: &TextOptions) {
 /// Each interval's rate.
 fn intervals(o: &mut String, r: &TestReport, opts: &TextOptions) {
     if !r.intervals.is_empty() {
-        let _ = writeln!(
-            o,
-            "\n{:<20} {:<15} {:>12} {:>16} {:>10} {:>10}",
-            "interval", "direction", "bytes", "rate", "msgs", "trans"
-        );
+        let mut rows = vec![["interval", "direction", "bytes", "rate", "msgs", "trans"]
+            .map(String::from)
+            .to_vec()];
         for i in &r.intervals {
-            let _ = writeln!(
-                o,
-                "{:<20} {:<15} {:>12} {:>16} {:>10} {:>10}",
+            rows.push(vec![
                 format!("{:.2}-{:.2} s", i.start.as_secs_f64(), i.end.as_secs_f64()),
-                i.dir.name(),
+                i.dir.name().to_string(),
                 i.bytes.to_string(),
                 opts.rate(i.rate),
-                i.messages,
-                i.transactions
-            );
+                i.messages.to_string(),
+                i.transactions.to_string(),
+            ]);
         }
+        o.push('\n');
+        o.push_str(&crate::layout::table(&rows, 2, &[0, 1], opts.columns()));
     }
 }
 
 /// Each direction's totals.
 fn directions(o: &mut String, r: &TestReport, opts: &TextOptions) {
     if !r.directions.is_empty() {
-        let _ = writeln!(
-            o,
-            "\n{:<15} {:>16} {:>12} {:>14} {:>14} {:>12} {:>8}",
-            "direction", "goodput", "measured", "sent (B)", "received (B)", "msgs/s", "retrans"
-        );
+        let mut rows = vec![[
+            "direction",
+            "goodput",
+            "measured",
+            "msgs/s",
+            "retrans",
+            "sent (B)",
+            "received (B)",
+        ]
+        .map(String::from)
+        .to_vec()];
         for d in &r.directions {
-            let _ = writeln!(
-                o,
-                "{:<15} {:>16} {:>12} {:>14} {:>14} {:>12.0} {:>8}",
-                d.dir.name(),
+            rows.push(vec![
+                d.dir.name().to_string(),
                 opts.rate(d.goodput),
                 d.bytes.to_string(),
-                d.sender_bytes_total.0,
-                d.receiver_bytes_total.0,
-                d.messages_per_sec,
+                format!("{:.0}", d.messages_per_sec),
                 d.retransmits
                     .map(|x| x.to_string())
-                    .unwrap_or_else(|| "-".into())
-            );
+                    .unwrap_or_else(|| "-".into()),
+                d.sender_bytes_total.0.to_string(),
+                d.receiver_bytes_total.0.to_string(),
+            ]);
             if let (Some(u), Some(sent)) = (&d.udp, d.datagrams_sent_measured) {
                 let counted = if u.by_sequence {
                     "received and lost by sequence number over the test, as iperf3 counts"
@@ -288,10 +270,8 @@ fn directions(o: &mut String, r: &TestReport, opts: &TextOptions) {
                 } else {
                     "datagrams/s"
                 };
-                let _ = writeln!(
-                    o,
-                    "{:<15} datagrams sent {sent}  received {}  lost {} ({})  duplicate {}  reordered {} (late arrivals, RFC 4737)  jitter {}  {:.0} {per_sec}  ({counted}; whole test: sent {}, received {})",
-                    "",
+                rows.push(vec![format!(
+                    "  datagrams sent {sent}, received {}, lost {} ({}), duplicate {}, reordered {} (late arrivals, RFC 4737), jitter {}, {:.0} {per_sec} ({counted}; whole test: sent {}, received {})",
                     u.packets,
                     u.lost,
                     d.loss.unwrap_or_default(),
@@ -301,13 +281,15 @@ fn directions(o: &mut String, r: &TestReport, opts: &TextOptions) {
                     d.packets_per_sec.unwrap_or(0.0),
                     d.datagrams_sent.unwrap_or(0),
                     u.packets_total
-                );
+                )]);
             }
         }
         if r.directions.len() == 2 {
             let total: f64 = r.directions.iter().map(|d| d.goodput.bps()).sum();
-            let _ = writeln!(o, "{:<15} {:>16}", "sum", opts.rate(BitRate(total)));
+            rows.push(vec!["sum".into(), opts.rate(BitRate(total))]);
         }
+        o.push('\n');
+        o.push_str(&crate::layout::table(&rows, 1, &[0], opts.columns()));
     }
 }
 
@@ -325,7 +307,7 @@ fn transactions(o: &mut String, r: &TestReport, opts: &TextOptions) {
         );
         let _ = writeln!(
             o,
-            "latency  min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  (stddev {})",
+            "latency: min {}, mean {}, p50 {}, p90 {}, p99 {}, p99.9 {}, max {} (stddev {})",
             l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max, l.stddev
         );
     }
@@ -379,10 +361,8 @@ fn subflows(o: &mut String, name: &str, side: &SideResult) {
 }
 
 /// Both ends' CPU.
-fn cpu(o: &mut String, r: &TestReport, _opts: &TextOptions) {
-    let _ = writeln!(
-        o,
-        "\n{:<7} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>9} {:>11} {:>9} {:>10} {:>11} {:>11}",
+fn cpu(o: &mut String, r: &TestReport, opts: &TextOptions) {
+    let mut rows = vec![[
         "cpu",
         "busy",
         "test",
@@ -397,22 +377,33 @@ fn cpu(o: &mut String, r: &TestReport, _opts: &TextOptions) {
         "us/KiB",
         "us/trans",
         "msgs/call",
-        "ctxsw/MB"
-    );
-    cpu_row(o, "client", r.client.cpu.as_ref(), r.client_cost.as_ref());
+        "ctxsw/MB",
+    ]
+    .map(String::from)
+    .to_vec()];
+    rows.push(cpu_row(
+        "client",
+        r.client.cpu.as_ref(),
+        r.client_cost.as_ref(),
+    ));
     match &r.peer {
         None if r.server.cpu.is_none() && r.server.host.kernel.is_empty() => {
-            let _ = writeln!(o, "server  (no figures: the peer reports none of its own)");
+            rows.push(vec![
+                "server  (no figures: the peer reports none of its own)".into(),
+            ]);
         }
-        None => cpu_row(o, "server", r.server.cpu.as_ref(), r.server_cost.as_ref()),
-        Some(p) => {
-            let _ = writeln!(
-                o,
-                "server  ({}: no per-core figures; its own CPU count is on the server line)",
-                p.tool
-            );
-        }
+        None => rows.push(cpu_row(
+            "server",
+            r.server.cpu.as_ref(),
+            r.server_cost.as_ref(),
+        )),
+        Some(p) => rows.push(vec![format!(
+            "server  ({}: no per-core figures; its own CPU count is on the server line)",
+            p.tool
+        )]),
     }
+    o.push('\n');
+    o.push_str(&crate::layout::table(&rows, 1, &[0], opts.columns()));
     let system: Vec<String> = [("client", &r.client_cost), ("server", &r.server_cost)]
         .into_iter()
         .filter_map(|(name, c)| {
@@ -774,9 +765,8 @@ fn tcp_info(o: &mut String, name: &str, side: &SideResult, opts: &TextOptions) {
     if rows.is_empty() {
         return;
     }
-    let _ = writeln!(
-        o,
-        "\n{name} TCP_INFO  {:>4} {:>10} {:>7} {:>6} {:>10} {:>10} {:>16} {:>10} {:>10} {:>10}",
+    let mut table = vec![[
+        format!("{name} TCP_INFO").as_str(),
         "flow",
         "role",
         "retrans",
@@ -786,42 +776,41 @@ fn tcp_info(o: &mut String, name: &str, side: &SideResult, opts: &TextOptions) {
         "delivery",
         "busy",
         "rwnd-lim",
-        "sndbuf-lim"
-    );
+        "sndbuf-lim",
+    ]
+    .map(String::from)
+    .to_vec()];
     for (f, t) in rows {
-        let _ = writeln!(
-            o,
-            "{:<16}  {:>4} {:>10} {:>7} {:>6} {:>10} {:>10} {:>16} {:>10} {:>10} {:>10}",
-            "",
-            f.id,
+        table.push(vec![
+            String::new(),
+            f.id.to_string(),
             format!("{:?}", f.role).to_lowercase(),
-            t.retransmits,
-            t.cwnd,
+            t.retransmits.to_string(),
+            t.cwnd.to_string(),
             t.srtt.to_string(),
             t.rttvar.to_string(),
             opts.rate(t.delivery_rate),
             t.busy.to_string(),
             t.rwnd_limited.to_string(),
-            t.sndbuf_limited.to_string()
-        );
+            t.sndbuf_limited.to_string(),
+        ]);
     }
+    o.push('\n');
+    o.push_str(&crate::layout::table(&table, 3, &[0, 2], opts.columns()));
 }
 
-fn cpu_row(o: &mut String, name: &str, cpu: Option<&CpuReport>, cost: Option<&SideCost>) {
+/// One end's row of the CPU table, or a note when it has no figures.
+fn cpu_row(name: &str, cpu: Option<&CpuReport>, cost: Option<&SideCost>) -> Vec<String> {
     let Some(c) = cpu else {
-        let _ = writeln!(
-            o,
+        return vec![format!(
             "{name:<7} (no CPU figures: the test ended before its measured interval)"
-        );
-        return;
+        )];
     };
     let t = &c.total;
     let p = &c.process;
-    let _ = writeln!(
-        o,
-        "{:<7} {:>6.2} {:>6} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>9} {:>11} {:>9} {:>10} {:>11} {:>11}",
-        name,
-        c.busy_cores,
+    vec![
+        name.to_string(),
+        format!("{:.2}", c.busy_cores),
         opt(cost.and_then(|c| c.test_cores), 2),
         opt(cost.and_then(|c| c.foreign_cores), 2),
         t.user.to_string(),
@@ -835,7 +824,7 @@ fn cpu_row(o: &mut String, name: &str, cpu: Option<&CpuReport>, cost: Option<&Si
         opt(cost.and_then(|c| c.us_per_transaction), 2),
         opt(cost.and_then(|c| c.messages_per_call), 2),
         opt(cost.and_then(|c| c.ctxsw_per_mb), 2),
-    );
+    ]
 }
 
 #[cfg(test)]
