@@ -160,6 +160,7 @@ iperf3\t'An unmodified `iperf3 -s`'
 quic-perf\t'Another QUIC stack\'s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr: this end measured as always, the server\'s side what the protocol confirms'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l yes -d 'Run a mesh whose measuring time is estimated at over an hour'
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l samples -d 'Each point over time: every TCP sender\'s TCP_INFO read each sample period, and the report a page per point (point-N.html) with each flow\'s goodput, RTT, cwnd and retransmissions over time'
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l no-report -d 'Do not write a report'
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -s q -l quiet -d 'End with only where the report and the run are, not the summary of every point'
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l json -d 'End with the summary as one JSON document on standard output (the progress and the report\'s path go to standard error)'
@@ -231,6 +232,7 @@ quic-perf\t'Another QUIC stack\'s perf server (draft-banks-quic-performance), fo
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l skip-overrun -d 'Start even when a round is estimated to take longer than --every: the slots a round runs past are skipped (said and counted). Without it such an interval is refused, with the estimate'
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l yes -d 'Run a mesh whose measuring time is estimated at over an hour'
+complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l samples -d 'Each point over time: every TCP sender\'s TCP_INFO read each sample period, and the report a page per point (point-N.html) with each flow\'s goodput, RTT, cwnd and retransmissions over time'
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l no-report -d 'Do not write a report'
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -s q -l quiet -d 'End with only where the report and the run are, not the summary of every point'
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l json -d 'End with the summary as one JSON document on standard output (the progress and the report\'s path go to standard error)'
@@ -417,6 +419,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l peer -d 'Wha
 iperf3\t'An unmodified `iperf3 -s`'
 quic-perf\t'Another QUIC stack\'s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr: this end measured as always, the server\'s side what the protocol confirms'"
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l samples -d 'Each point over time: every TCP sender\'s TCP_INFO read each sample period, and the report a page per point (point-N.html) with each flow\'s goodput, RTT, cwnd and retransmissions over time'
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l no-report -d 'Do not write a report'
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -s q -l quiet -d 'End with only where the report and the run are, not the summary of every point'
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l json -d 'End with the summary as one JSON document on standard output (the progress and the report\'s path go to standard error)'

@@ -149,6 +149,7 @@ iperf3\:"An unmodified \`iperf3 -s\`"
 quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr\: this end measured as always, the server'\''s side what the protocol confirms"))' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--yes[Run a mesh whose measuring time is estimated at over an hour]' \
+'--samples[Each point over time\: every TCP sender'\''s TCP_INFO read each sample period, and the report a page per point (point-N.html) with each flow'\''s goodput, RTT, cwnd and retransmissions over time]' \
 '--no-report[Do not write a report]' \
 '(--json)-q[End with only where the report and the run are, not the summary of every point]' \
 '(--json)--quiet[End with only where the report and the run are, not the summary of every point]' \
@@ -212,6 +213,7 @@ quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), 
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--skip-overrun[Start even when a round is estimated to take longer than --every\: the slots a round runs past are skipped (said and counted). Without it such an interval is refused, with the estimate]' \
 '--yes[Run a mesh whose measuring time is estimated at over an hour]' \
+'--samples[Each point over time\: every TCP sender'\''s TCP_INFO read each sample period, and the report a page per point (point-N.html) with each flow'\''s goodput, RTT, cwnd and retransmissions over time]' \
 '--no-report[Do not write a report]' \
 '(--json)-q[End with only where the report and the run are, not the summary of every point]' \
 '(--json)--quiet[End with only where the report and the run are, not the summary of every point]' \
@@ -394,6 +396,7 @@ fake\:"The scripted engine'\''s reports at once, no traffic"))' \
 iperf3\:"An unmodified \`iperf3 -s\`"
 quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), for -T quic-stream and quic-rr\: this end measured as always, the server'\''s side what the protocol confirms"))' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
+'--samples[Each point over time\: every TCP sender'\''s TCP_INFO read each sample period, and the report a page per point (point-N.html) with each flow'\''s goodput, RTT, cwnd and retransmissions over time]' \
 '--no-report[Do not write a report]' \
 '(--json)-q[End with only where the report and the run are, not the summary of every point]' \
 '(--json)--quiet[End with only where the report and the run are, not the summary of every point]' \

@@ -315,6 +315,11 @@ pub struct SweepArgs {
     /// A label for `runs list`.
     #[arg(long, value_hint = clap::ValueHint::Other, value_parser = parse_label)]
     pub label: Option<String>,
+    /// Each point over time: every TCP sender's TCP_INFO read each sample
+    /// period, and the report a page per point (point-N.html) with each
+    /// flow's goodput, RTT, cwnd and retransmissions over time.
+    #[arg(long)]
+    pub samples: bool,
     /// Lab link axis (inside `netsonde lab run`): MTUs, 1500,9000,65535.
     #[arg(long, value_hint = clap::ValueHint::Other)]
     pub mtus: Option<String>,
@@ -625,7 +630,10 @@ impl SweepArgs {
             interval: None,
             seed: self.seed,
             line_rate: self.line_rate.clone(),
-            options: None,
+            options: self.samples.then(|| netsonde_sweep::file::Options {
+                samples: Some(true),
+                ..Default::default()
+            }),
             mtus: list(&self.mtus)?,
             rates: list(&self.rates)?,
             delays: list(&self.delays)?,

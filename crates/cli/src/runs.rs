@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use netsonde_model::result::TestReport;
 use netsonde_report::view::RunView;
 use netsonde_store::{Location, RunId, Store};
 
@@ -91,7 +92,23 @@ pub fn write_report(
         eprintln!("report: figures as SVG only: {why}");
     }
     let main = match format {
-        Format::Html => write("report.html", &netsonde_report::html::render(&s))?,
+        Format::Html => {
+            // A page per point over time, where the sweep sampled them.
+            for p in store.points(id)? {
+                let Some(rep) = p.reps.first() else { continue };
+                let Ok(r) = serde_json::from_str::<TestReport>(&rep.report_json) else {
+                    continue;
+                };
+                if r.spec.samples {
+                    let text = netsonde_report::text::render(&r);
+                    write(
+                        &netsonde_report::html::point_page(p.idx),
+                        &netsonde_report::timeseries::html(&r, &text),
+                    )?;
+                }
+            }
+            write("report.html", &netsonde_report::html::render(&s))?
+        }
         Format::Md => write("report.md", &netsonde_report::markdown::with_figures(&s))?,
     };
     Ok(main)

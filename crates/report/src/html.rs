@@ -77,6 +77,40 @@ fn table_body(t: &crate::tables::Table) -> String {
     o
 }
 
+/// The name of point `idx`'s page over time, beside the report.
+pub fn point_page(idx: u32) -> String {
+    format!("point-{idx}.html")
+}
+
+/// Links to each measured point's page over time (`sweep --samples`).
+fn over_time(o: &mut String, s: &RunView) {
+    let points: Vec<_> = s
+        .points
+        .iter()
+        .filter(|p| p.spec.samples && p.status == "done")
+        .collect();
+    if points.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "<h2>Over time</h2><p class=\"note\">Each point's first repetition: each \
+         flow's goodput, round trip, congestion window and retransmissions over time.</p>\
+         <ul class=\"over-time\">"
+    );
+    for p in points {
+        let axes: Vec<String> = p.axes.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = writeln!(
+            o,
+            "<li><a href=\"{}\">point {}: {}</a></li>",
+            point_page(p.idx),
+            p.idx,
+            esc(&axes.join(", "))
+        );
+    }
+    o.push_str("</ul>\n");
+}
+
 /// Renders the whole report.
 pub fn render(s: &RunView) -> String {
     let mut o = String::new();
@@ -147,6 +181,7 @@ pub fn render(s: &RunView) -> String {
         }
         let _ = writeln!(o, "</div>");
     }
+    over_time(&mut o, s);
     for t in tables(s) {
         o.push_str(&table(&t));
     }

@@ -45,7 +45,11 @@ impl Output {
                 } else {
                     rec.messages
                 },
-                if rec.transactions > 0 { "trans" } else { "msgs" }
+                if rec.transactions > 0 {
+                    "trans"
+                } else {
+                    "msgs"
+                }
             )),
             Output::Json => return None,
         })

@@ -33,6 +33,7 @@
 //! affinity = [0]
 //! server_affinity = [1]
 //! no_gso = true                 # UDP batch without GSO/GRO: a packet a datagram
+//! samples = true                # TCP_INFO over time: a report page per point
 //!
 //! [link]                        # lab only: the base link, netsonde_model::link
 //! rate = "1G"
@@ -83,6 +84,9 @@ pub struct Options {
     /// datagrams with sendmmsg/recvmmsg, one packet each, not GSO's
     /// super-datagrams.
     pub no_gso: Option<bool>,
+    /// Every TCP sender's `TCP_INFO` over time (`sweep --samples`): the
+    /// report's page per point.
+    pub samples: Option<bool>,
 }
 
 /// An experiment: what the file (or the flags) say.
@@ -264,6 +268,7 @@ impl Experiment {
         if let Some(o) = &self.options {
             p.base.nodelay = o.nodelay.unwrap_or(p.base.nodelay);
             p.base.no_gso = o.no_gso.unwrap_or(p.base.no_gso);
+            p.base.samples = o.samples.unwrap_or(p.base.samples);
             p.base.congestion = o.congestion.clone();
             p.base.mss = o.mss;
             if let Some(r) = &o.rate {
