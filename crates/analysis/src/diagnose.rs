@@ -616,3 +616,7 @@ use thread::thread_verdict;
 #[cfg(test)]
 #[path = "diagnose_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "diagnose_buffers_tests.rs"]
+mod buffers_tests;

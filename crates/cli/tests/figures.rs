@@ -210,3 +210,45 @@ fn the_report_fits_80_columns_off_a_terminal() {
         );
     }
 }
+
+/// Issue 52: `sweep --samples` gives every point a page over time beside the
+/// report (each flow's goodput, RTT, cwnd and retransmissions from its
+/// sender's TCP_INFO), linked from it.
+#[test]
+fn a_sampled_sweep_reports_each_point_over_time() {
+    let d = crate::sweeps::tmpdir("samples");
+    let db = d.join("r.db");
+    let out = d.join("rep");
+    crate::sweeps::ok(&[
+        "sweep",
+        "--db",
+        crate::sweeps::s(&db),
+        "--out",
+        crate::sweeps::s(&out),
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "16K,64K",
+        "--repeat",
+        "1",
+        "-t",
+        "0.5",
+        "--warmup",
+        "0.1",
+        "--samples",
+    ]);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for idx in 0..2 {
+        let page = format!("point-{idx}.html");
+        assert!(
+            html.contains(&format!("href=\"{page}\"")),
+            "no link to {page}"
+        );
+        let p = std::fs::read_to_string(out.join(&page)).unwrap();
+        for id in ["goodput-time", "rtt-time", "cwnd-time"] {
+            assert!(p.contains(&format!("id=\"plot-{id}\"")), "{page}: no {id}");
+        }
+        assert!(p.contains("flow 0 (client sends)"), "{page}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
