@@ -94,7 +94,13 @@ pub fn write_report(
     let main = match format {
         Format::Html => {
             // A page per point over time, where the sweep sampled them.
-            for p in store.points(id)? {
+            let sampled = s.points.iter().any(|p| p.spec.samples);
+            let points = if sampled {
+                store.points(id)?
+            } else {
+                Vec::new()
+            };
+            for p in points {
                 let Some(rep) = p.reps.first() else { continue };
                 let Ok(r) = serde_json::from_str::<TestReport>(&rep.report_json) else {
                     continue;

@@ -423,26 +423,20 @@ fn lab_up_keeps_a_lab_with_a_server_until_lab_down() {
     }
     let down = Down(name.clone());
     // A test from inside the client namespace, by hand.
-    let out = in_netns(&format!("sonde-{name}-cli"))
-        .args([
-            "client",
-            "10.77.0.1",
-            "-p",
-            "5399",
-            "-T",
-            "tcp-rr",
-            "-t",
-            "1",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let by_hand = |flags: &[&str]| -> Value {
+        let out = in_netns(&format!("sonde-{name}-cli"))
+            .args(["client", "10.77.0.1", "-p", "5399", "--json"])
+            .args(flags)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let doc = by_hand(&["-T", "tcp-rr", "-t", "1"]);
     let p50 = f(&doc["rr"]["latency"]["p50"]);
     assert!(
         (10e6..12e6).contains(&p50),
@@ -451,16 +445,7 @@ fn lab_up_keeps_a_lab_with_a_server_until_lab_down() {
     // Issue 52: a client started by hand in the lab knows the lab's link, as
     // under `lab run`: a stream that fills it is link-bound, not "no single
     // bottleneck" (nor "host busy" on a busy host).
-    let out = in_netns(&format!("sonde-{name}-cli"))
-        .args(["client", "10.77.0.1", "-p", "5399", "-t", "2", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = by_hand(&["-t", "2"]);
     assert_eq!(
         f(&doc["link"]["spec"]["up"]["rate"]),
         100e6,

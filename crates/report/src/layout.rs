@@ -93,18 +93,23 @@ pub(crate) fn columns_cut(
                 line.push_str(&fit(c, room));
                 break;
             }
-            let c = fit(c, w[i]);
-            let pad = " ".repeat(w[i] - width_of(&c));
-            if left.contains(&i) {
-                let _ = write!(line, "{c}{pad}  ");
-            } else {
-                let _ = write!(line, "{pad}{c}  ");
-            }
+            push_aligned(&mut line, &fit(c, w[i]), w[i], left.contains(&i));
+            line.push_str("  ");
         }
         out.push_str(line.trim_end());
         out.push('\n');
     }
     (out, cut)
+}
+
+/// `cell` padded to `w` columns: left-aligned, or right-aligned (numbers).
+fn push_aligned(line: &mut String, cell: &str, w: usize, left: bool) {
+    let pad = " ".repeat(w.saturating_sub(width_of(cell)));
+    if left {
+        let _ = write!(line, "{cell}{pad}");
+    } else {
+        let _ = write!(line, "{pad}{cell}");
+    }
 }
 
 /// [`columns_cut`]'s text, the last column kept whole where the labels can
@@ -190,16 +195,11 @@ pub(crate) fn table(rows: &[Vec<String>], keys: usize, left: &[usize], width: us
             }
             let mut line = String::new();
             for (k, &c) in cols.iter().enumerate() {
-                let cell = r.get(c).map_or("", String::as_str);
-                let pad = " ".repeat(w[c].saturating_sub(width_of(cell)));
                 if k > 0 {
                     line.push_str("  ");
                 }
-                if left.contains(&c) {
-                    let _ = write!(line, "{cell}{pad}");
-                } else {
-                    let _ = write!(line, "{pad}{cell}");
-                }
+                let cell = r.get(c).map_or("", String::as_str);
+                push_aligned(&mut line, cell, w[c], left.contains(&c));
             }
             out.push_str(line.trim_end());
             out.push('\n');
