@@ -618,5 +618,9 @@ use thread::thread_verdict;
 mod tests;
 
 #[cfg(test)]
+#[path = "diagnose_spent_tests.rs"]
+mod spent_tests;
+
+#[cfg(test)]
 #[path = "diagnose_buffers_tests.rs"]
 mod buffers_tests;

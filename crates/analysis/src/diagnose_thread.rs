@@ -3,6 +3,8 @@
 
 use netsonde_model::spec::{IoStrategy, TestSpec};
 
+use netsonde_model::profile::Category;
+
 use super::{verdict, Bottleneck, BusyThread, CpuKind, Diagnosis, ThreadLoad};
 use crate::advice::{offer, Part, Try};
 
@@ -70,6 +72,108 @@ fn quic_advice(spec: Option<&TestSpec>) -> String {
         "less per-packet work in user space: keep GSO on (the default; --no-gso makes every \
          datagram a system call){more}; tls-stream leaves the packets to the kernel's TCP"
     )
+}
+
+/// A category at least this share of a thread's samples is what it spends its
+/// CPU on, and what the advice is chosen by.
+const DOMINANT_SHARE: f64 = 0.3;
+
+/// "; its sampled CPU went to copy 55%, TCP/IP 29%, memory 5%", from the
+/// thread's call chains; empty where none were sampled.
+fn spent_on(t: &ThreadLoad) -> String {
+    let top: Vec<String> = t
+        .spent
+        .iter()
+        .take(3)
+        .filter(|(_, s)| *s >= 0.05)
+        .map(|(c, s)| format!("{} {:.0}%", c.label(), 100.0 * s))
+        .collect();
+    if top.is_empty() {
+        String::new()
+    } else {
+        format!("; its sampled CPU went to {}", top.join(", "))
+    }
+}
+
+/// The advice for what a saturated thread spends most of its CPU on (its
+/// sampled call chains), where one category is at least [`DOMINANT_SHARE`] of
+/// it and there is advice for it; `None` leaves the advice to its user/system
+/// split.
+fn category_advice(t: &ThreadLoad, datagrams: bool, spec: Option<&TestSpec>) -> Option<String> {
+    const ONE: &str = "one thread goes no faster: a faster core";
+    let more: Part = ("more streams on more cores ({})", Try::MoreStreams);
+    let (top, share) = *t.spent.first()?;
+    if share < DOMINANT_SHARE {
+        return None;
+    }
+    let sender = t.role == "sender";
+    let pct = 100.0 * share;
+    Some(match top {
+        Category::DataCopy if sender && !datagrams => offer(
+            spec,
+            &format!("{pct:.0}% of its CPU copies data: send without the copy"),
+            &[
+                ("{}", Try::TxIo(IoStrategy::Sendfile)),
+                ("{}", Try::TxIo(IoStrategy::Zerocopy)),
+                more,
+            ],
+            ONE,
+        ),
+        Category::DataCopy => offer(
+            spec,
+            &format!(
+                "{pct:.0}% of its CPU copies data, a copy a receiver cannot leave out with \
+                 recv(2): spread it"
+            ),
+            &[more],
+            ONE,
+        ),
+        Category::TcpIp
+        | Category::Netdevice
+        | Category::Skb
+        | Category::Memory
+        | Category::Checksum => {
+            let larger = offer(
+                spec,
+                &format!(
+                    "{pct:.0}% of its CPU is per-packet work ({}): fewer, larger packets",
+                    top.label()
+                ),
+                &[("larger writes ({})", Try::Size(256 * 1024)), more],
+                ONE,
+            );
+            format!(
+                "{larger}; keep GSO/GRO on (ethtool -k), and a larger MTU where the path \
+                 allows it (the lab's --mtu 9000)"
+            )
+        }
+        Category::Scheduling => offer(
+            spec,
+            &format!("{pct:.0}% of its CPU sleeps and wakes: fewer wake-ups"),
+            &[
+                ("busy polling ({})", Try::Io(IoStrategy::Busypoll)),
+                ("batching ({})", Try::Io(IoStrategy::Batch)),
+            ],
+            ONE,
+        ),
+        Category::Syscall => offer(
+            spec,
+            &format!("{pct:.0}% of its CPU enters and leaves the kernel: fewer system calls"),
+            &[
+                ("{}", Try::Io(IoStrategy::Batch)),
+                ("{}", Try::Io(IoStrategy::Uring)),
+                ("larger messages ({})", Try::Size(256 * 1024)),
+            ],
+            ONE,
+        ),
+        Category::Locks => offer(
+            spec,
+            &format!("{pct:.0}% of its CPU waits on locks: fewer flows contending"),
+            &[("pinned flows ({})", Try::Pin)],
+            ONE,
+        ),
+        _ => return None,
+    })
 }
 
 pub(super) fn thread_verdict(
@@ -148,8 +252,11 @@ pub(super) fn thread_verdict(
     };
     const ONE: &str = "one thread goes no faster: a faster core";
     let more: Part = ("more streams on more cores ({})", Try::MoreStreams);
+    let spent = spent_on(t);
+    let by_category = category_advice(t, datagrams, spec);
     let advice = match (kind, t.role.as_str()) {
         _ if !crypto.is_empty() => crypto_advice,
+        _ if by_category.is_some() => by_category.unwrap_or_default(),
         (Some(CpuKind::User), _) if t.verifies => offer(
             spec,
             "--verify checks every byte in user space",
@@ -199,7 +306,7 @@ pub(super) fn thread_verdict(
         },
         format!(
             "the {} flow thread of flow {flows} ({}) ran {:.1}% of the measured \
-             interval{waited}{stolen}{split}{crypto}{core}{idle}{also}",
+             interval{waited}{stolen}{split}{crypto}{spent}{core}{idle}{also}",
             t.side, t.role, t.busy
         ),
         advice,

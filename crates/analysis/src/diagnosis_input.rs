@@ -117,6 +117,10 @@ pub struct ThreadLoad {
     /// connection per transaction: tls-crr, quic-crr).
     #[serde(default)]
     pub handshakes: Option<f64>,
+    /// What it spent its CPU on, from its sampled call chains: each category's
+    /// share (0 to 1), most first; empty where no breakdown was taken.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spent: Vec<(netsonde_model::profile::Category, f64)>,
 }
 
 impl ThreadLoad {

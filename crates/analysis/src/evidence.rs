@@ -136,6 +136,13 @@ fn thread_loads(
                 quic,
                 crypto,
                 handshakes,
+                spent: cpu
+                    .profile
+                    .as_ref()
+                    .and_then(|p| p.breakdown())
+                    .and_then(|b| b.threads.iter().find(|s| s.tid == t.tid))
+                    .map(|s| netsonde_model::profile::shares(&s.categories))
+                    .unwrap_or_default(),
             }
         })
         .collect()

@@ -59,6 +59,7 @@ pub mod host;
 pub mod memory;
 pub mod nic;
 pub mod processes;
+pub mod profile;
 pub mod rusage;
 pub mod sampler;
 pub mod snmp;

@@ -29,6 +29,10 @@ pub fn run(
     cfg: &ClientConfig,
     on_interval: &mut dyn FnMut(&IntervalRecord),
 ) -> Result<TestReport, ClientError> {
+    if !cfg.spec.no_breakdown {
+        // The kernel's symbols, read once, before any interval is measured.
+        netsonde_cpu::profile::prepare();
+    }
     match cfg.peer {
         Peer::Iperf3 => return crate::iperf3_client::run_client(cfg, on_interval),
         Peer::QuicPerf => return crate::quic_perf_client::run_client(cfg, on_interval),

@@ -6,22 +6,33 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use netsonde_cpu::profile::{self, Profiler};
 use netsonde_engine::FlowClock;
 use netsonde_model::cpu::CpuReport;
+use netsonde_model::profile::{Category, Profile};
 use netsonde_model::spec::TestSpec;
 use netsonde_model::units::Nanos;
 
 /// Sleeps until `at`, waking early when `stop` is set. Returns whether it stopped.
 pub(crate) fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
-    sleep_until_or(at, Duration::from_millis(50), &|| {
-        stop.load(Ordering::Relaxed)
-    })
+    sleep_until_or(
+        at,
+        Duration::from_millis(50),
+        &|| stop.load(Ordering::Relaxed),
+        &mut || {},
+    )
 }
 
-/// Sleeps until `at`, waking early (within `step`) once `early` holds. Returns
-/// whether it woke early.
-pub(crate) fn sleep_until_or(at: Instant, step: Duration, early: &dyn Fn() -> bool) -> bool {
+/// Sleeps until `at`, waking early (within `step`) once `early` holds, and
+/// doing `each` at every step. Returns whether it woke early.
+pub(crate) fn sleep_until_or(
+    at: Instant,
+    step: Duration,
+    early: &dyn Fn() -> bool,
+    each: &mut dyn FnMut(),
+) -> bool {
     loop {
+        each();
         if early() {
             return true;
         }
@@ -63,6 +74,23 @@ pub(crate) struct CpuWatch {
     pub(crate) left: Arc<std::sync::atomic::AtomicUsize>,
     /// Threads that ended before the sampler's last reading.
     pub(crate) ended: Arc<std::sync::Mutex<Vec<Last>>>,
+    /// Sample the flow threads for the CPU breakdown, the standard library's
+    /// work going to this category (the flows' own: netsonde's loop, or the
+    /// QUIC stack); `None`: not asked.
+    pub(crate) breakdown: Option<Category>,
+}
+
+/// The category of a flow's own user-space work, for the CPU breakdown: the
+/// QUIC stack's in a QUIC test, netsonde's loop otherwise. `None` when the test
+/// asks for no breakdown.
+pub(crate) fn breakdown_of(spec: &TestSpec) -> Option<Category> {
+    (!spec.no_breakdown).then(|| {
+        if spec.test.is_quic() {
+            Category::Quic
+        } else {
+            Category::UserLoop
+        }
+    })
 }
 
 /// The CPU over the measured interval: from the end of warm-up (once every
@@ -85,12 +113,27 @@ pub(crate) fn sample_cpu(w: CpuWatch) -> Option<CpuReport> {
     let sampler = netsonde_cpu::CpuSampler::start_from(&ids, w.udp_at_start)
         .ok()?
         .watch(w.iface);
+    let mut profiler = w
+        .breakdown
+        .map(|generic| (generic, Profiler::start(&ids, profile::DEFAULT_PERIOD)));
     // A test that ends by volume ends when its flows do: look often enough that
     // the CPU's interval is within 2 ms of the bytes'.
     let step = Duration::from_millis(if w.volume { 2 } else { 50 });
-    sleep_until_or(w.clock.end, step, &|| {
-        w.stop.load(Ordering::Relaxed) || w.left.load(Ordering::Acquire) == 0
-    });
+    // The samples are counted every 50 ms, so the rings never fill.
+    let mut drained = Instant::now();
+    sleep_until_or(
+        w.clock.end,
+        step,
+        &|| w.stop.load(Ordering::Relaxed) || w.left.load(Ordering::Acquire) == 0,
+        &mut || {
+            if let Some((_, Ok(p))) = profiler.as_mut() {
+                if drained.elapsed() >= Duration::from_millis(50) {
+                    p.drain();
+                    drained = Instant::now();
+                }
+            }
+        },
+    );
     let mut report = sampler
         .finish_with(&|tid| {
             let e = w.ended.lock().unwrap_or_else(|e| e.into_inner());
@@ -102,6 +145,10 @@ pub(crate) fn sample_cpu(w: CpuWatch) -> Option<CpuReport> {
             t.flows.clone_from(flows);
         }
     }
+    report.profile = profiler.map(|(generic, p)| match p {
+        Ok(p) => Profile::Taken(p.finish(generic)),
+        Err(e) => Profile::NotTaken { why: e.to_string() },
+    });
     Some(report)
 }
 

@@ -21,7 +21,9 @@ use netsonde_model::load::FlowSamples;
 use netsonde_model::spec::{FlowDir, TestKind, TestSpec};
 use netsonde_model::units::Nanos;
 
-use crate::cpu_watch::{sample_cpu, sleep_until, udp_baseline, CpuWatch, Last, ThreadFlows};
+use crate::cpu_watch::{
+    breakdown_of, sample_cpu, sleep_until, udp_baseline, CpuWatch, Last, ThreadFlows,
+};
 use crate::workload::{run_flow, sends, served_as_iperf3, shared_flow, shares_thread, Workload};
 pub use crate::workload::{End, FlowSocket};
 
@@ -299,6 +301,7 @@ pub fn start_with(
         volume: spec.volume.is_some(),
         left,
         ended,
+        breakdown: breakdown_of(&spec),
     };
     let cpu = std::thread::spawn(move || sample_cpu(watch));
     Running {

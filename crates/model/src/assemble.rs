@@ -546,6 +546,13 @@ fn side_cost(
         } else {
             Some(ctxsw as f64 / (moved as f64 / 1e6))
         },
+        breakdown: cpu
+            .profile
+            .as_ref()
+            .and_then(|p| p.breakdown())
+            .zip(cpu.threads)
+            .map(|(b, threads)| crate::profile::cost_shares(b, threads, moved, transactions))
+            .unwrap_or_default(),
     })
 }
 

@@ -121,6 +121,10 @@ pub struct CpuReport {
     /// where not taken (no cgroup cpu controller).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<CgroupCpu>,
+    /// Where this end's flow threads spent their CPU (sampled with call chains),
+    /// or why that was not taken; `None` from an end that predates it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::Profile>,
 }
 
 /// A cgroup's CPU limits and what they did over the measured interval: the

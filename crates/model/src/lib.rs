@@ -26,6 +26,7 @@ pub mod host;
 pub mod link;
 pub mod load;
 pub mod nic;
+pub mod profile;
 pub mod result;
 pub mod search;
 pub mod spec;

@@ -508,6 +508,10 @@ pub struct SideCost {
     /// Context switches of this process per MB (10^6 bytes) moved.
     #[serde(default)]
     pub ctxsw_per_mb: Option<f64>,
+    /// Where this end's flow threads' CPU went (their sampled call chains, by
+    /// category), per KiB moved or per transaction; empty where not taken.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub breakdown: Vec<crate::profile::CostShare>,
 }
 
 #[path = "warning.rs"]

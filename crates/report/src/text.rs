@@ -431,6 +431,7 @@ fn cpu(o: &mut String, r: &TestReport, opts: &TextOptions) {
             }
         );
     }
+    breakdown(o, r);
     // A container's CPU quota is that end's ceiling: every figure above is
     // under it. (One line per process: an embedded server shares the client's.)
     let one_process = r.client.cpu.as_ref().map(|c| c.pid) == r.server.cpu.as_ref().map(|c| c.pid);
@@ -715,6 +716,10 @@ fn cpu_row(name: &str, cpu: Option<&CpuReport>, cost: Option<&SideCost>) -> Vec<
         opt(cost.and_then(|c| c.ctxsw_per_mb), 2),
     ]
 }
+
+#[path = "text_breakdown.rs"]
+mod breakdown_text;
+use breakdown_text::breakdown;
 
 #[path = "text_load.rs"]
 mod load_text;

@@ -427,6 +427,10 @@ pub struct TestSpec {
     /// thread of its own, off the flows' path.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub samples: bool,
+    /// No CPU breakdown: the flow threads are not sampled with call chains
+    /// (`--no-cpu-breakdown`). Each end samples its own unless told not to.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_breakdown: bool,
     /// DSCP of each flow's packets, cycled over the flows (`--dscp 46,0`); empty:
     /// the system's default (0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -648,6 +652,7 @@ impl TestSpec {
             iperf3_io: false,
             probe: None,
             samples: false,
+            no_breakdown: false,
             dscp: Vec::new(),
             flow_windows: Vec::new(),
             volume: None,
