@@ -398,7 +398,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__client)
-            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -n -k -B -O -i -R -A -J -f -Z -v -h -V --port --peer --iperf3-fast-receiver --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --plot --report --no-store --db --db-file --rrul --rcv-window --mss --nodelay --congestion --tls-suite --mptcp --no-gso --tls-resume --quic-streams --rate --parallel --time --bytes --blockcount --rcv-timeout --connect-timeout --bind --cport --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --json-stream --format --title --zerocopy --auth-key --io --tx-io --rx-io --verify --no-cpu-breakdown --logfile --verbose --help --version"
+            opts="-p -T -u -4 -6 -l -w -M -N -C -b -P -t -n -k -B -O -i -R -A -J -f -Z -v -h -V --port --peer --iperf3-fast-receiver --test --udp --ipv4 --ipv6 --size --request-size --response-size --window --dscp --probe --probe-rate --probe-idle --plot --report --no-store --db --db-file --rrul --rcv-window --mss --nodelay --congestion --tls-suite --mptcp --no-gso --tls-resume --quic-streams --rate --parallel --time --bytes --blockcount --rcv-timeout --connect-timeout --bind --cport --omit --warmup --interval --reverse --bidir --affinity --server-affinity --line-rate --json --jsonl --json-stream --format --title --zerocopy --auth-key --io --tx-io --rx-io --verify --cpu-breakdown --no-cpu-breakdown --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -626,6 +626,10 @@ _netsonde() {
                     ;;
                 --rx-io)
                     COMPREPLY=($(compgen -W "copy epoll batch zerocopy sendfile splice uring busypoll auto xdp" -- "${cur}"))
+                    return 0
+                    ;;
+                --cpu-breakdown)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
                     return 0
                     ;;
                 --logfile)

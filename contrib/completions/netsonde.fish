@@ -337,6 +337,9 @@ uring\t''
 busypoll\t''
 auto\t''
 xdp\t''"
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l cpu-breakdown -d 'Sample the flow threads for the CPU breakdown (where each end\'s CPU went: copy, TCP/IP, ...): auto does for stream tests (under 2% of their goodput) and not for request/response tests, whose every wake-up the sampling slows (a fifth of tcp-rr\'s rate in a VM); on and off force it' -r -f -a "auto\t''
+on\t''
+off\t''"
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l iperf3-fast-receiver -d 'With --peer iperf3: receive with netsonde\'s own receiver (reads of up to 1 MiB, woken once about 1 ms of data is queued) instead of as iperf3\'s client reads (one -l per read, woken per segment, the session\'s streams on one thread), which is the default so that swapping `iperf3 -c` for `netsonde -c` keeps its -R and --bidir figures'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s u -l udp -d 'UDP, as iperf3\'s -u: the same as --test udp-stream'
@@ -356,7 +359,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l jsonl -d 'J
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l json-stream -d 'JSON lines as iperf3 3.17\'s --json-stream writes them: one object a line, `{"event": "start" | "interval" | "end", "data": ...}`'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s Z -l zerocopy -d 'Send with zero copy, as iperf3\'s -Z: the senders use sendfile (the same as --tx-io sendfile; --tx-io zerocopy is MSG_ZEROCOPY)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l verify -d 'Check every received byte against the pattern the sender writes'
-complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l no-cpu-breakdown -d 'Do not sample the flow threads for the CPU breakdown (where each end\'s CPU went: copy, TCP/IP, ...); it costs under 2% of a stream\'s goodput'
+complete -c netsonde -n "__fish_netsonde_using_subcommand client" -l no-cpu-breakdown -d 'The same as --cpu-breakdown off'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s v -l verbose -d 'More detail: a test\'s text report adds each end\'s kernel, network sysctls and interface (iperf3\'s -V/--verbose; here -V is --version, as elsewhere)'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c netsonde -n "__fish_netsonde_using_subcommand client" -s V -l version -d 'Print version'

@@ -302,6 +302,7 @@ quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), 
 '--io=[I/O strategy for both sending and receiving flows\: copy, epoll, batch, zerocopy, sendfile, splice, uring, busypoll, auto, and xdp for UDP receivers only (see \`netsonde caps\`)]:IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
 '--tx-io=[I/O strategy of the sending flows (overrides --io)]:TX_IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
 '--rx-io=[I/O strategy of the receiving flows (overrides --io)]:RX_IO:(copy epoll batch zerocopy sendfile splice uring busypoll auto xdp)' \
+'--cpu-breakdown=[Sample the flow threads for the CPU breakdown (where each end'\''s CPU went\: copy, TCP/IP, ...)\: auto does for stream tests (under 2% of their goodput) and not for request/response tests, whose every wake-up the sampling slows (a fifth of tcp-rr'\''s rate in a VM); on and off force it]:WHEN:(auto on off)' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
 '--iperf3-fast-receiver[With --peer iperf3\: receive with netsonde'\''s own receiver (reads of up to 1 MiB, woken once about 1 ms of data is queued) instead of as iperf3'\''s client reads (one -l per read, woken per segment, the session'\''s streams on one thread), which is the default so that swapping \`iperf3 -c\` for \`netsonde -c\` keeps its -R and --bidir figures]' \
 '(-T --test)-u[UDP, as iperf3'\''s -u\: the same as --test udp-stream]' \
@@ -328,7 +329,7 @@ quic-perf\:"Another QUIC stack'\''s perf server (draft-banks-quic-performance), 
 '(--tx-io)-Z[Send with zero copy, as iperf3'\''s -Z\: the senders use sendfile (the same as --tx-io sendfile; --tx-io zerocopy is MSG_ZEROCOPY)]' \
 '(--tx-io)--zerocopy[Send with zero copy, as iperf3'\''s -Z\: the senders use sendfile (the same as --tx-io sendfile; --tx-io zerocopy is MSG_ZEROCOPY)]' \
 '--verify[Check every received byte against the pattern the sender writes]' \
-'--no-cpu-breakdown[Do not sample the flow threads for the CPU breakdown (where each end'\''s CPU went\: copy, TCP/IP, ...); it costs under 2% of a stream'\''s goodput]' \
+'--no-cpu-breakdown[The same as --cpu-breakdown off]' \
 '-v[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '--verbose[More detail\: a test'\''s text report adds each end'\''s kernel, network sysctls and interface (iperf3'\''s -V/--verbose; here -V is --version, as elsewhere)]' \
 '-h[Print help (see more with '\''--help'\'')]' \

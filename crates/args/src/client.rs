@@ -231,8 +231,13 @@ pub struct ClientArgs {
     /// Check every received byte against the pattern the sender writes.
     #[arg(long)]
     pub verify: bool,
-    /// Do not sample the flow threads for the CPU breakdown (where each end's
-    /// CPU went: copy, TCP/IP, ...); it costs under 2% of a stream's goodput.
+    /// Sample the flow threads for the CPU breakdown (where each end's CPU
+    /// went: copy, TCP/IP, ...): auto does for stream tests (under 2% of their
+    /// goodput) and not for request/response tests, whose every wake-up the
+    /// sampling slows (a fifth of tcp-rr's rate in a VM); on and off force it.
+    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "on", "off"])]
+    pub cpu_breakdown: String,
+    /// The same as --cpu-breakdown off.
     #[arg(long)]
     pub no_cpu_breakdown: bool,
 }
@@ -355,7 +360,12 @@ impl ClientArgs {
         s.iperf3_io = self.peer == PeerArg::Iperf3 && !self.iperf3_fast_receiver;
         // The report's time series read every TCP sender's TCP_INFO.
         s.samples = self.report.is_some();
-        s.no_breakdown = self.no_cpu_breakdown;
+        s.breakdown = match self.cpu_breakdown.as_str() {
+            _ if self.no_cpu_breakdown => Some(false),
+            "on" => Some(true),
+            "off" => Some(false),
+            _ => None,
+        };
         // iperf3 3.17's JSON stream has a line a second unless told otherwise.
         s.interval = self
             .interval

@@ -8,6 +8,7 @@
 #[path = "util.rs"]
 mod util;
 
+mod breakdown;
 mod busy_host;
 mod cpu_attribution;
 mod fleet_heavy;

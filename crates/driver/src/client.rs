@@ -29,7 +29,7 @@ pub fn run(
     cfg: &ClientConfig,
     on_interval: &mut dyn FnMut(&IntervalRecord),
 ) -> Result<TestReport, ClientError> {
-    if !cfg.spec.no_breakdown {
+    if cfg.spec.breakdown() {
         // The kernel's symbols, read once, before any interval is measured.
         netsonde_cpu::profile::prepare();
     }

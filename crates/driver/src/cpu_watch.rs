@@ -84,7 +84,7 @@ pub(crate) struct CpuWatch {
 /// QUIC stack's in a QUIC test, netsonde's loop otherwise. `None` when the test
 /// asks for no breakdown.
 pub(crate) fn breakdown_of(spec: &TestSpec) -> Option<Category> {
-    (!spec.no_breakdown).then(|| {
+    spec.breakdown().then(|| {
         if spec.test.is_quic() {
             Category::Quic
         } else {
@@ -146,7 +146,10 @@ pub(crate) fn sample_cpu(w: CpuWatch) -> Option<CpuReport> {
         }
     }
     report.profile = profiler.map(|(generic, p)| match p {
-        Ok(p) => Profile::Taken(p.finish(generic)),
+        Ok(p) => Profile::Taken(p.finish(generic, &|tid| {
+            let e = w.ended.lock().unwrap_or_else(|e| e.into_inner());
+            e.iter().find(|(t, ..)| *t == tid).map(|(_, n, _)| *n)
+        })),
         Err(e) => Profile::NotTaken { why: e.to_string() },
     });
     Some(report)

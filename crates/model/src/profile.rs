@@ -104,6 +104,14 @@ pub struct CategorySamples {
     pub category: Category,
     /// Samples classified into it.
     pub samples: u64,
+    /// Of them, those taken in user space (a copy by `memcpy` in the
+    /// application or a TLS library, rather than by the kernel).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub user: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A function the samples landed in (the leaf, or the first function above a
@@ -145,6 +153,11 @@ pub struct CpuBreakdown {
     /// names what that thread spent its CPU on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub threads: Vec<ThreadSamples>,
+    /// The flow threads' own CPU clocks over the window the samples cover
+    /// (read beside the sampling's start and end), which `samples` times
+    /// `period` estimates; `None` where a clock could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<Nanos>,
 }
 
 /// One flow thread's samples per category.
@@ -281,11 +294,16 @@ mod tests {
             lost: 0,
             categories: counts
                 .iter()
-                .map(|&(category, samples)| CategorySamples { category, samples })
+                .map(|&(category, samples)| CategorySamples {
+                    category,
+                    samples,
+                    user: 0,
+                })
                 .collect(),
             unclassified: 0,
             top: Vec::new(),
             threads: Vec::new(),
+            clock: None,
         }
     }
 

@@ -106,11 +106,16 @@ mod tests {
             lost: 0,
             categories: counts
                 .iter()
-                .map(|&(category, samples)| CategorySamples { category, samples })
+                .map(|&(category, samples)| CategorySamples {
+                    category,
+                    samples,
+                    user: 0,
+                })
                 .collect(),
             unclassified: 3,
             top: Vec::new(),
             threads: Vec::new(),
+            clock: None,
         })
     }
 

@@ -82,7 +82,8 @@ enum Where {
 
 /// The sampling events on a test's flow threads, and the chains counted so far.
 pub struct Profiler {
-    events: Vec<(Counter, Sampler)>,
+    /// Each thread's event, its ring, and its CPU clock as the event started.
+    events: Vec<(Counter, Sampler, i32, Option<Nanos>)>,
     period: Nanos,
     /// (thread, where) -> samples.
     chains: HashMap<(u32, Where), u64>,
@@ -146,10 +147,12 @@ impl Profiler {
                 let target = (Proc(u32::try_from(tid).unwrap_or(0)), Cpu::ALL);
                 let counter =
                     Counter::new(Software::CpuClock, target, opts.clone()).map_err(refused)?;
+                // Read beside the event's start: the window the samples cover.
+                let at = crate::thread::cpu_time(tid);
                 let sampler = counter
                     .sampler(RING_PAGES_EXP)
                     .map_err(ProfileError::Open)?;
-                Ok((counter, sampler))
+                Ok((counter, sampler, tid, at))
             })
             .collect::<Result<Vec<_>, ProfileError>>()?;
         Ok(Profiler {
@@ -164,7 +167,7 @@ impl Profiler {
     /// Counts the samples in the rings so far (off the data path: the CPU
     /// sampler's thread, every 50 ms).
     pub fn drain(&mut self) {
-        for (_, sampler) in &self.events {
+        for (_, sampler, ..) in &self.events {
             let Some(records) = sampler.iter() else {
                 continue;
             };
@@ -207,16 +210,29 @@ impl Profiler {
 
     /// Stops sampling, counts what is left and classifies every sample:
     /// `generic` is the category of the threads' own user-space work where the
-    /// standard library ran (netsonde's loop, or a QUIC flow's stack).
-    pub fn finish(mut self, generic: Category) -> CpuBreakdown {
-        for (counter, _) in &self.events {
+    /// standard library ran (netsonde's loop, or a QUIC flow's stack); `last`
+    /// is the CPU clock a thread that has ended stopped at.
+    pub fn finish(
+        mut self,
+        generic: Category,
+        last: &dyn Fn(i32) -> Option<Nanos>,
+    ) -> CpuBreakdown {
+        let mut clock = Some(0u64);
+        for (counter, _, tid, at) in &self.events {
             let _ = counter.disable();
+            // Read beside the event's end: the threads' own clocks over the
+            // window the samples cover.
+            let now = crate::thread::cpu_time(*tid).or_else(|| last(*tid));
+            clock = clock
+                .zip(now.zip(*at))
+                .map(|(c, (n, a))| c + n.0.saturating_sub(a.0));
         }
         self.drain();
         let kernel = kallsyms::kernel().unwrap_or_default();
         let mut users: HashMap<u64, Vec<String>> = HashMap::new();
         let mut by_category: HashMap<Category, u64> = HashMap::new();
         let mut by_thread: HashMap<(u32, Category), u64> = HashMap::new();
+        let mut in_user: HashMap<Category, u64> = HashMap::new();
         let mut by_function: HashMap<(String, Category), u64> = HashMap::new();
         let mut unclassified = 0;
         for ((tid, at), n) in &self.chains {
@@ -237,6 +253,9 @@ impl Profiler {
                 }
             };
             *by_category.entry(category).or_insert(0) += n;
+            if matches!(at, Where::User(_)) {
+                *in_user.entry(category).or_insert(0) += n;
+            }
             *by_thread.entry((*tid, category)).or_insert(0) += n;
             *by_function.entry((by, category)).or_insert(0) += n;
             if !known {
@@ -257,14 +276,18 @@ impl Profiler {
             .collect();
         top.sort_by(|a, b| b.samples.cmp(&a.samples).then_with(|| a.name.cmp(&b.name)));
         top.truncate(10);
-        let in_order = |count: &dyn Fn(Category) -> u64| -> Vec<CategorySamples> {
+        let in_order = |count: &dyn Fn(Category) -> u64, user: &dyn Fn(Category) -> u64| {
             Category::ALL
                 .iter()
                 .filter_map(|&category| {
                     let samples = count(category);
-                    (samples > 0).then_some(CategorySamples { category, samples })
+                    (samples > 0).then(|| CategorySamples {
+                        category,
+                        samples,
+                        user: user(category),
+                    })
                 })
-                .collect()
+                .collect::<Vec<_>>()
         };
         let mut tids: Vec<u32> = by_thread.keys().map(|k| k.0).collect();
         tids.sort_unstable();
@@ -273,7 +296,7 @@ impl Profiler {
             .into_iter()
             .map(|tid| ThreadSamples {
                 tid: tid as i32,
-                categories: in_order(&|c| by_thread.get(&(tid, c)).copied().unwrap_or(0)),
+                categories: in_order(&|c| by_thread.get(&(tid, c)).copied().unwrap_or(0), &|_| 0),
             })
             .collect();
         CpuBreakdown {
@@ -282,10 +305,13 @@ impl Profiler {
             classifier: classify::CLASSIFIER_VERSION,
             samples: self.samples,
             lost: self.lost,
-            categories: in_order(&|c| by_category.get(&c).copied().unwrap_or(0)),
+            categories: in_order(&|c| by_category.get(&c).copied().unwrap_or(0), &|c| {
+                in_user.get(&c).copied().unwrap_or(0)
+            }),
             unclassified,
             top,
             threads,
+            clock: clock.map(Nanos),
         }
     }
 }

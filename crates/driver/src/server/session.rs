@@ -220,7 +220,7 @@ fn prepare(spec: &TestSpec, local_ip: IpAddr, shared: &Arc<Shared>) -> Result<Pr
         .iter()
         .map(|u| u.local_addr().map(|a| a.port()).unwrap_or(0))
         .collect();
-    if !spec.no_breakdown {
+    if spec.breakdown() {
         // The kernel's symbols, read once, before any interval is measured.
         netsonde_cpu::profile::prepare();
     }

@@ -427,10 +427,11 @@ pub struct TestSpec {
     /// thread of its own, off the flows' path.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub samples: bool,
-    /// No CPU breakdown: the flow threads are not sampled with call chains
-    /// (`--no-cpu-breakdown`). Each end samples its own unless told not to.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub no_breakdown: bool,
+    /// Whether each end samples its flow threads with call chains for the CPU
+    /// breakdown (`--cpu-breakdown`); `None`: for stream tests only (see
+    /// [`TestSpec::breakdown`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<bool>,
     /// DSCP of each flow's packets, cycled over the flows (`--dscp 46,0`); empty:
     /// the system's default (0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -652,7 +653,7 @@ impl TestSpec {
             iperf3_io: false,
             probe: None,
             samples: false,
-            no_breakdown: false,
+            breakdown: None,
             dscp: Vec::new(),
             flow_windows: Vec::new(),
             volume: None,
@@ -758,6 +759,15 @@ impl TestSpec {
     /// The DSCP of flow `flow`, if one was asked for.
     pub fn dscp_of(&self, flow: u32) -> Option<u8> {
         (!self.dscp.is_empty()).then(|| self.dscp[flow as usize % self.dscp.len()])
+    }
+
+    /// Whether the flow threads are sampled for the CPU breakdown: as asked,
+    /// or by default for stream tests, whose goodput it costs under 2%, and
+    /// not for request/response tests, whose every sleep and wake-up it slows
+    /// (a per-thread sampling timer is stopped and started at each: in a VM,
+    /// a fifth of tcp-rr's transaction rate; docs/CPU-BREAKDOWN.md).
+    pub fn breakdown(&self) -> bool {
+        self.breakdown.unwrap_or(self.test.is_stream())
     }
 
     /// How often a load-latency test reads its loaded flows' `TCP_INFO`: the
