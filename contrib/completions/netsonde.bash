@@ -1436,7 +1436,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__run)
-            opts="-v -h -V --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --second-path --name --stats --logfile --verbose --help --version"
+            opts="-v -h -V --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --second-path --offloads --name --stats --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1487,6 +1487,10 @@ _netsonde() {
                     return 0
                     ;;
                 --second-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --offloads)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1510,7 +1514,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__lab__subcmd__up)
-            opts="-p -v -h -V --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --second-path --name --port --logfile --verbose --help --version"
+            opts="-p -v -h -V --mtu --rate --delay --jitter --loss --reorder --duplicate --queue --shaper --mechanism --seed --second-path --offloads --name --port --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1561,6 +1565,10 @@ _netsonde() {
                     return 0
                     ;;
                 --second-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --offloads)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1606,7 +1614,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__mesh)
-            opts="-p -t -q -v -h -V --agent --agents-file --agents-dns --agents-k8s --pattern --concurrency --yes --metrics --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --samples --mtus --rates --delays --losses --queues --resume --db --db-file --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
+            opts="-p -t -q -v -h -V --agent --agents-file --agents-dns --agents-k8s --pattern --concurrency --yes --metrics --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --samples --mtus --rates --delays --losses --queues --offloads --resume --db --db-file --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1772,6 +1780,10 @@ _netsonde() {
                     fi
                     return 0
                     ;;
+                --offloads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --resume)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1820,7 +1832,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__monitor)
-            opts="-p -t -q -v -h -V --every --jitter --window --phase --skip-overrun --rounds --agent --agents-file --agents-dns --agents-k8s --pattern --concurrency --yes --metrics --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --samples --mtus --rates --delays --losses --queues --resume --db --db-file --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
+            opts="-p -t -q -v -h -V --every --jitter --window --phase --skip-overrun --rounds --agent --agents-file --agents-dns --agents-k8s --pattern --concurrency --yes --metrics --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --samples --mtus --rates --delays --losses --queues --offloads --resume --db --db-file --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2004,6 +2016,10 @@ _netsonde() {
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o nospace
                     fi
+                    return 0
+                    ;;
+                --offloads)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --resume)
@@ -2602,7 +2618,7 @@ _netsonde() {
             return 0
             ;;
         netsonde__subcmd__sweep)
-            opts="-p -t -q -v -h -V --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --samples --mtus --rates --delays --losses --queues --resume --db --db-file --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
+            opts="-p -t -q -v -h -V --port --tests --directions --sizes --windows --parallel --io --pacing --repeat --time --warmup --seed --line-rate --label --samples --mtus --rates --delays --losses --queues --offloads --resume --db --db-file --out --no-report --quiet --json --engine --auth-key --fake-delay-ms --fake-scale --peer --logfile --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2735,6 +2751,10 @@ _netsonde() {
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o nospace
                     fi
+                    return 0
+                    ;;
+                --offloads)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --resume)

@@ -146,6 +146,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l rates -d 'Lab
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l delays -d 'Lab link axis: one-way delays each way, 0,10ms,100ms' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l losses -d 'Lab link axis: random losses each way, 0,1% (Gilbert-Elliott in a file)' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l queues -d 'Lab link axis: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l offloads -d 'Lab link axis: segmentation and receive offloads (TSO/GSO and GRO on the veth link): off,on' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l resume -d 'Finish an interrupted run (number or `latest`)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD; TLS as libpq\'s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from $NETSONDE_DB when not given' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand mesh" -l db-file -d 'Read --db from FILE\'s first line (a mounted secret), so a database URL and its password never sit in the process\'s arguments' -r -F
@@ -217,6 +218,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l rates -d '
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l delays -d 'Lab link axis: one-way delays each way, 0,10ms,100ms' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l losses -d 'Lab link axis: random losses each way, 0,1% (Gilbert-Elliott in a file)' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l queues -d 'Lab link axis: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l offloads -d 'Lab link axis: segmentation and receive offloads (TSO/GSO and GRO on the veth link): off,on' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l resume -d 'Finish an interrupted run (number or `latest`)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD; TLS as libpq\'s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from $NETSONDE_DB when not given' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand monitor" -l db-file -d 'Read --db from FILE\'s first line (a mounted secret), so a database URL and its password never sit in the process\'s arguments' -r -F
@@ -410,6 +412,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l rates -d 'La
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l delays -d 'Lab link axis: one-way delays each way, 0,10ms,100ms' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l losses -d 'Lab link axis: random losses each way, 0,1% (Gilbert-Elliott in a file)' -r -f
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l queues -d 'Lab link axis: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)' -r -f
+complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l offloads -d 'Lab link axis: segmentation and receive offloads (TSO/GSO and GRO on the veth link): off,on' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l resume -d 'Finish an interrupted run (number or `latest`)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l db -d 'Results database: a SQLite file (default: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres://USER@HOST:PORT/DB (password from PGPASSWORD; TLS as libpq\'s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from $NETSONDE_DB when not given' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand sweep" -l db-file -d 'Read --db from FILE\'s first line (a mounted secret), so a database URL and its password never sit in the process\'s arguments' -r -F
@@ -597,6 +600,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l mechanism -d 'auto (veth; netem or the userspace emulator for impairments), kernel, or emulator' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l seed -d 'Seed of the emulator\'s random source (loss, reordering, duplication, jitter)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l second-path -d 'A second path between the hosts at this rate (10.77.1.0/30, a veth pair of its own, the first path\'s MTU, no impairments), for `--mptcp` to add to the first: 50M, or UP/DOWN' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l offloads -d 'Segmentation and receive offloads (TSO and GSO where a direction sends, GRO where it receives; veth links): on (the default) or off, every packet then through the stack alone; or UP/DOWN' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l name -d 'Lab name (namespaces sonde-NAME-cli and sonde-NAME-srv); default rPID' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l stats -d 'Write the userspace emulator\'s counters (packets, drops, delivery error percentiles per direction) to this file as JSON at the end' -r -F
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from run" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F
@@ -615,6 +619,7 @@ complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_s
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l mechanism -d 'auto (veth; netem or the userspace emulator for impairments), kernel, or emulator' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l seed -d 'Seed of the emulator\'s random source (loss, reordering, duplication, jitter)' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l second-path -d 'A second path between the hosts at this rate (10.77.1.0/30, a veth pair of its own, the first path\'s MTU, no impairments), for `--mptcp` to add to the first: 50M, or UP/DOWN' -r
+complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l offloads -d 'Segmentation and receive offloads (TSO and GSO where a direction sends, GRO where it receives; veth links): on (the default) or off, every packet then through the stack alone; or UP/DOWN' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l name -d 'Lab name' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -s p -l port -d 'Control port of the server in the lab' -r
 complete -c netsonde -n "__fish_netsonde_using_subcommand lab; and __fish_seen_subcommand_from up" -l logfile -d 'Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3\'s --logfile' -r -F

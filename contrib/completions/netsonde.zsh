@@ -135,6 +135,7 @@ _arguments "${_arguments_options[@]}" : \
 '--delays=[Lab link axis\: one-way delays each way, 0,10ms,100ms]:DELAYS:' \
 '--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:' \
 '--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:' \
+'--offloads=[Lab link axis\: segmentation and receive offloads (TSO/GSO and GRO on the veth link)\: off,on]:off,on:_default' \
 '(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
 '--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
 '(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
@@ -198,6 +199,7 @@ _arguments "${_arguments_options[@]}" : \
 '--delays=[Lab link axis\: one-way delays each way, 0,10ms,100ms]:DELAYS:' \
 '--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:' \
 '--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:' \
+'--offloads=[Lab link axis\: segmentation and receive offloads (TSO/GSO and GRO on the veth link)\: off,on]:off,on:_default' \
 '(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
 '--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
 '(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
@@ -385,6 +387,7 @@ _arguments "${_arguments_options[@]}" : \
 '--delays=[Lab link axis\: one-way delays each way, 0,10ms,100ms]:DELAYS:' \
 '--losses=[Lab link axis\: random losses each way, 0,1% (Gilbert-Elliott in a file)]:LOSSES:' \
 '--queues=[Lab link axis\: bottleneck queues each way, 10p,1000p (packets), 64K (bytes) or 5ms,50ms (time at the rate)]:QUEUES:' \
+'--offloads=[Lab link axis\: segmentation and receive offloads (TSO/GSO and GRO on the veth link)\: off,on]:off,on:_default' \
 '(--tests --directions --sizes --windows --parallel --repeat -t --time --warmup --seed --line-rate --mtus --rates --delays --losses --queues)--resume=[Finish an interrupted run (number or \`latest\`)]:RUN:_default' \
 '--db=[Results database\: a SQLite file (default\: the platform data directory, netsonde/netsonde.db) or a shared PostgreSQL database, postgres\://USER@HOST\:PORT/DB (password from PGPASSWORD; TLS as libpq'\''s ?sslmode=, sslrootcert=, sslcert=, sslkey= say). Read from \$NETSONDE_DB when not given]:PATH|URL:_default' \
 '(--db)--db-file=[Read --db from FILE'\''s first line (a mounted secret), so a database URL and its password never sit in the process'\''s arguments]:FILE:_files' \
@@ -693,6 +696,7 @@ _arguments "${_arguments_options[@]}" : \
 '--mechanism=[auto (veth; netem or the userspace emulator for impairments), kernel, or emulator]:MECHANISM:_default' \
 '--seed=[Seed of the emulator'\''s random source (loss, reordering, duplication, jitter)]:SEED:_default' \
 '--second-path=[A second path between the hosts at this rate (10.77.1.0/30, a veth pair of its own, the first path'\''s MTU, no impairments), for \`--mptcp\` to add to the first\: 50M, or UP/DOWN]:RATE:_default' \
+'--offloads=[Segmentation and receive offloads (TSO and GSO where a direction sends, GRO where it receives; veth links)\: on (the default) or off, every packet then through the stack alone; or UP/DOWN]:on|off:_default' \
 '--name=[Lab name (namespaces sonde-NAME-cli and sonde-NAME-srv); default rPID]:NAME:_default' \
 '--stats=[Write the userspace emulator'\''s counters (packets, drops, delivery error percentiles per direction) to this file as JSON at the end]:FILE:_files' \
 '--logfile=[Append everything this command prints (results and messages alike) to FILE instead of the terminal, as iperf3'\''s --logfile]:FILE:_files' \
@@ -720,6 +724,7 @@ _arguments "${_arguments_options[@]}" : \
 '--mechanism=[auto (veth; netem or the userspace emulator for impairments), kernel, or emulator]:MECHANISM:_default' \
 '--seed=[Seed of the emulator'\''s random source (loss, reordering, duplication, jitter)]:SEED:_default' \
 '--second-path=[A second path between the hosts at this rate (10.77.1.0/30, a veth pair of its own, the first path'\''s MTU, no impairments), for \`--mptcp\` to add to the first\: 50M, or UP/DOWN]:RATE:_default' \
+'--offloads=[Segmentation and receive offloads (TSO and GSO where a direction sends, GRO where it receives; veth links)\: on (the default) or off, every packet then through the stack alone; or UP/DOWN]:on|off:_default' \
 '--name=[Lab name]:NAME:_default' \
 '-p+[Control port of the server in the lab]:PORT:_default' \
 '--port=[Control port of the server in the lab]:PORT:_default' \

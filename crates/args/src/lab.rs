@@ -92,6 +92,11 @@ pub struct LinkFlags {
     /// to the first: 50M, or UP/DOWN.
     #[arg(long, value_name = "RATE")]
     pub second_path: Option<String>,
+    /// Segmentation and receive offloads (TSO and GSO where a direction sends,
+    /// GRO where it receives; veth links): on (the default) or off, every
+    /// packet then through the stack alone; or UP/DOWN.
+    #[arg(long, value_name = "on|off")]
+    pub offloads: Option<String>,
 }
 
 impl LinkFlags {
@@ -110,6 +115,7 @@ impl LinkFlags {
             mechanism: self.mechanism.clone(),
             seed: self.seed,
             second_path: self.second_path.clone(),
+            offloads: self.offloads.clone(),
         }
     }
 }

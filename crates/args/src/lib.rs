@@ -336,6 +336,10 @@ pub struct SweepArgs {
     /// (bytes) or 5ms,50ms (time at the rate).
     #[arg(long, value_hint = clap::ValueHint::Other)]
     pub queues: Option<String>,
+    /// Lab link axis: segmentation and receive offloads (TSO/GSO and GRO on
+    /// the veth link): off,on.
+    #[arg(long, value_name = "off,on")]
+    pub offloads: Option<String>,
     /// Finish an interrupted run (number or `latest`).
     #[arg(long, value_name = "RUN", conflicts_with_all = ["tests", "directions", "sizes", "windows", "parallel", "repeat", "time", "warmup", "seed", "line_rate", "mtus", "rates", "delays", "losses", "queues"])]
     pub resume: Option<String>,
@@ -638,6 +642,7 @@ impl SweepArgs {
             rates: list(&self.rates)?,
             delays: list(&self.delays)?,
             losses: list(&self.losses)?,
+            offloads: list(&self.offloads)?,
             queues: list(&self.queues)?,
             link: None,
         })

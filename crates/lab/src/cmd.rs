@@ -1,4 +1,4 @@
-//! Running iproute2: `ip` and `tc`, each command's failure a [`LabError::Command`]
+//! Running iproute2: `ip` and `tc` (and `ethtool` through `ip netns exec`), each command's failure a [`LabError::Command`]
 //! with its stderr. Every command the lab runs names a namespace it created (`-n`),
 //! except `ip netns add/del` of those namespaces.
 
@@ -46,6 +46,15 @@ pub fn tc_in(ns: &str, args: &[String]) -> Result<String> {
     let mut all = vec!["-n", ns];
     all.extend(args.iter().map(String::as_str));
     run("tc", &all)
+}
+
+/// `ethtool args...` inside namespace `ns` (`ip netns exec`); ethtool missing is
+/// [`LabError::MissingTool`].
+pub fn ethtool_in(ns: &str, args: &[&str]) -> Result<String> {
+    run("ethtool", &["--version"])?;
+    let mut all = vec!["netns", "exec", ns, "ethtool"];
+    all.extend_from_slice(args);
+    run("ip", &all)
 }
 
 /// The network namespaces that exist (`ip netns list`, names only).

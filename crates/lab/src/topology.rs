@@ -16,9 +16,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use netsonde_model::link::{LinkRecord, LinkSpec, Mechanism, MechanismChoice, Shaper};
+use netsonde_model::link::{DirLink, LinkRecord, LinkSpec, Mechanism, MechanismChoice, Shaper};
 
-use crate::cmd::{ip, ip_in, tc_in};
+use crate::cmd::{ethtool_in, ip, ip_in, tc_in};
 use crate::emulator::{Emulator, EmulatorConfig};
 use crate::error::{LabError, Result};
 use crate::state::{Kind, LabState, ProcId, Started, StateDir, STATE_VERSION};
@@ -236,6 +236,14 @@ impl Lab {
                 &["link", "set", DEV, "mtu", &spec.down.mtu.to_string(), "up"],
             )?;
         }
+        let offloads_changed = old
+            .as_ref()
+            .map_or(!(spec.up.offloads && spec.down.offloads), |o| {
+                o.up.offloads != spec.up.offloads || o.down.offloads != spec.down.offloads
+            });
+        if offloads_changed && mech != Mechanism::Emulator {
+            set_offloads(&cli, &srv, spec)?;
+        }
         let detail = match mech {
             Mechanism::Veth | Mechanism::Netem => {
                 let mut parts = Vec::new();
@@ -257,9 +265,13 @@ impl Lab {
                         cmds[0][4..].join(" ")
                     });
                 }
+                let off = |d: &DirLink| if d.offloads { "" } else { ", offloads off" };
                 format!(
-                    "veth {DEV}; client->server: {}; server->client: {}",
-                    parts[0], parts[1]
+                    "veth {DEV}; client->server: {}{}; server->client: {}{}",
+                    parts[0],
+                    off(&spec.up),
+                    parts[1],
+                    off(&spec.down)
                 )
             }
             Mechanism::Emulator => {
@@ -699,6 +711,21 @@ pub fn down(dir: &StateDir, name: &str) -> Result<LabState> {
     }
     teardown(dir, &st)?;
     Ok(st)
+}
+
+/// Each direction's segmentation and receive offloads: the sending end's TSO
+/// and GSO and the receiving end's GRO off, or back to a veth's defaults (TSO
+/// and GSO on; GRO off, which a veth does not need: its segments arrive whole).
+fn set_offloads(cli: &str, srv: &str, spec: &LinkSpec) -> Result<()> {
+    let word = |on: bool| if on { "on" } else { "off" };
+    for (sender, receiver, d) in [(cli, srv, &spec.up), (srv, cli, &spec.down)] {
+        let v = word(d.offloads);
+        ethtool_in(sender, &["-K", DEV, "tso", v, "gso", v])?;
+        if !d.offloads {
+            ethtool_in(receiver, &["-K", DEV, "gro", "off"])?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -78,6 +78,9 @@ pub enum ValueError {
     /// An unknown mechanism.
     #[error("unknown mechanism '{0}' (auto, kernel, emulator)")]
     UnknownMechanism(String),
+    /// Not `on` or `off`.
+    #[error("'{0}' is not on or off")]
+    NotOnOff(String),
     /// A value outside what the lab can build (the direction and the limit).
     #[error("{0}")]
     Range(String),
@@ -314,6 +317,28 @@ pub struct DirLink {
     pub duplicate: f64,
     /// Bottleneck queue; `None` is the lab's default (see `netsonde-lab`).
     pub queue: Option<Queue>,
+    /// Segmentation and receive offloads in this direction: the sending
+    /// interface's TSO and GSO, the receiving one's GRO (`--offloads off`: every
+    /// packet through the stack one by one, at most an MTU each).
+    #[serde(default = "on", skip_serializing_if = "is_on")]
+    pub offloads: bool,
+}
+
+fn on() -> bool {
+    true
+}
+
+fn is_on(b: &bool) -> bool {
+    *b
+}
+
+/// Parses `on` or `off`.
+pub fn parse_on_off(s: &str) -> Result<bool, ValueError> {
+    match s.trim() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        o => Err(ValueError::NotOnOff(o.into())),
+    }
 }
 
 impl Default for DirLink {
@@ -327,6 +352,7 @@ impl Default for DirLink {
             reorder: 0.0,
             duplicate: 0.0,
             queue: None,
+            offloads: true,
         }
     }
 }
@@ -535,6 +561,9 @@ impl LinkSpec {
             if let Some(q) = p.queue {
                 d.queue = Some(q);
             }
+            if let Some(o) = p.offloads {
+                d.offloads = o;
+            }
         }
         s
     }
@@ -631,6 +660,9 @@ pub struct LinkPoint {
     /// Bottleneck queue, each way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<Queue>,
+    /// Segmentation and receive offloads, each way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offloads: Option<bool>,
 }
 
 impl LinkPoint {
@@ -671,6 +703,9 @@ impl LinkPoint {
                 .transpose()?,
             queue: get("queue")
                 .map(|v| v.parse::<Queue>().map_err(|e| bad("queue", e)))
+                .transpose()?,
+            offloads: get("offloads")
+                .map(|v| parse_on_off(v).map_err(|e| bad("offloads", e)))
                 .transpose()?,
         })
     }

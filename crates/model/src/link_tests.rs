@@ -167,3 +167,22 @@ fn a_second_path_adds_its_rate_for_mptcp_only() {
         .to_string()
         .starts_with("--second-path: "));
 }
+
+#[test]
+fn offloads_are_on_unless_turned_off_each_way() {
+    let s = settings(|_| {}).unwrap();
+    assert!(s.up.offloads && s.down.offloads);
+    let json = serde_json::to_string(&s).unwrap();
+    assert!(!json.contains("offloads"), "on is not written: {json}");
+    let s = settings(|s| s.offloads = Some("off/on".into())).unwrap();
+    assert!(!s.up.offloads && s.down.offloads);
+    let back: LinkSpec = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+    assert_eq!(back, s);
+    let e = settings(|s| s.offloads = Some("maybe".into())).unwrap_err();
+    assert_eq!(e.to_string(), "--offloads: 'maybe' is not on or off");
+    let mut axes = std::collections::BTreeMap::new();
+    axes.insert("offloads".to_string(), "off".to_string());
+    let p = LinkPoint::from_axes(&axes).unwrap();
+    let s = LinkSpec::default().with_point(&p);
+    assert!(!s.up.offloads && !s.down.offloads);
+}

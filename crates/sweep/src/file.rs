@@ -24,6 +24,7 @@
 //! delays = ["0", "10ms"]        # one-way, each way
 //! queues = ["10p", "1000p"]     # bottleneck queue: packets, bytes or time at the rate
 //! losses = ["0", "1%", "gemodel:1%,30%"]
+//! offloads = ["off", "on"]      # TSO/GSO and GRO on the veth link, each way
 //!
 //! [options]                     # fixed for every point
 //! nodelay = true
@@ -40,7 +41,7 @@
 //! delay = "114ms"
 //! ```
 
-use netsonde_model::link::{parse_mtu, LinkSettings, Loss, Queue};
+use netsonde_model::link::{parse_mtu, parse_on_off, LinkSettings, Loss, Queue};
 use netsonde_model::spec::{Direction, TestKind};
 use netsonde_model::units::{BitRate, Bytes, Nanos};
 use serde::{Deserialize, Serialize};
@@ -143,6 +144,9 @@ pub struct Experiment {
     /// Lab link axis: bottleneck queues, each way (`["10p", "1000p", "64K", "50ms"]`).
     #[serde(default, deserialize_with = "strings_or_numbers")]
     pub queues: Option<Vec<String>>,
+    /// Lab link axis: segmentation and receive offloads (`["off", "on"]`).
+    #[serde(default)]
+    pub offloads: Option<Vec<String>>,
     /// The lab's link (`netsonde lab run FILE`), see `netsonde_model::link`.
     pub link: Option<LinkSettings>,
 }
@@ -341,6 +345,7 @@ impl Experiment {
             delay: each("delays", &self.delays, str::parse::<Nanos>)?,
             loss: each("losses", &self.losses, str::parse::<Loss>)?,
             queue: each("queues", &self.queues, str::parse::<Queue>)?,
+            offloads: each("offloads", &self.offloads, parse_on_off)?,
         })
     }
 }

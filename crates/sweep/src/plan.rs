@@ -84,6 +84,9 @@ pub struct LinkAxes {
     /// Bottleneck queues, each way.
     #[serde(default)]
     pub queue: Vec<Queue>,
+    /// Segmentation and receive offloads on or off, each way.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub offloads: Vec<bool>,
 }
 
 impl LinkAxes {
@@ -94,6 +97,7 @@ impl LinkAxes {
             && self.delay.is_empty()
             && self.loss.is_empty()
             && self.queue.is_empty()
+            && self.offloads.is_empty()
     }
 
     /// Whether some value needs delay or loss (and so a mechanism that has them).
@@ -127,13 +131,20 @@ impl LinkAxes {
         );
         cross("loss", self.loss.iter().map(Loss::to_string).collect());
         cross("queue", self.queue.iter().map(Queue::axis_value).collect());
+        cross(
+            "offloads",
+            self.offloads
+                .iter()
+                .map(|&o| if o { "on" } else { "off" }.to_string())
+                .collect(),
+        );
         out
     }
 }
 
 /// The link axes' values of a point, as one key (empty without link axes).
 pub fn link_key(axes: &BTreeMap<String, String>) -> String {
-    ["mtu", "rate", "delay", "loss", "queue"]
+    ["mtu", "rate", "delay", "loss", "queue", "offloads"]
         .iter()
         .filter_map(|k| axes.get(*k).map(|v| format!("{k}={v}")))
         .collect::<Vec<_>>()

@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    bad, parse_percent, DirLink, LinkError, LinkSpec, Loss, Queue, SecondPath, ValueError, MAX_MTU,
-    MIN_MTU,
+    bad, parse_on_off, parse_percent, DirLink, LinkError, LinkSpec, Loss, Queue, SecondPath,
+    ValueError, MAX_MTU, MIN_MTU,
 };
 use crate::units::{BitRate, Bytes, Nanos};
 
@@ -49,6 +49,8 @@ pub struct LinkSettings {
     /// A second path's rate, for MPTCP (`50M`, or `UP/DOWN`; `0` unshaped).
     #[serde(default, deserialize_with = "string_or_number")]
     pub second_path: Option<String>,
+    /// Segmentation and receive offloads: `on` (the default) or `off`.
+    pub offloads: Option<String>,
 }
 
 /// Splits `UP/DOWN` (or one value for both).
@@ -77,7 +79,8 @@ impl LinkSettings {
             shaper,
             mechanism,
             seed,
-            second_path
+            second_path,
+            offloads
         );
     }
 
@@ -135,6 +138,9 @@ impl LinkSettings {
         )?;
         each("queue", &self.queue, &mut s, str::parse::<Queue>, |d, v| {
             d.queue = Some(v)
+        })?;
+        each("offloads", &self.offloads, &mut s, parse_on_off, |d, v| {
+            d.offloads = v
         })?;
         if let Some(v) = &self.shaper {
             s.shaper = v.parse().map_err(|m| bad("shaper", m))?;
