@@ -225,6 +225,7 @@ fn fake_points(
         .iter()
         .map(|p| {
             let base = crate::view::PointView {
+                breakdown: Vec::new(),
                 diagnosis: None,
                 search: None,
                 idx: p.idx,
@@ -245,6 +246,7 @@ fn fake_points(
                 .map(netsonde_model::sweep::Metrics::from_report)
                 .collect();
             crate::view::PointView {
+                breakdown: Vec::new(),
                 diagnosis: diagnose.then(|| {
                     netsonde_analysis::diagnose(&netsonde_analysis::input_from_report(
                         &reports[0],
@@ -368,6 +370,7 @@ pub fn search() -> crate::view::RunView {
                 found: true,
             };
             crate::view::PointView {
+                breakdown: Vec::new(),
                 diagnosis: None,
                 idx: p.idx,
                 axes: p.axes.clone(),

@@ -181,6 +181,7 @@ pub fn render(s: &RunView) -> String {
         }
         let _ = writeln!(o, "</div>");
     }
+    o.push_str(&crate::breakdown_bars::section(s));
     over_time(&mut o, s);
     for t in tables(s) {
         o.push_str(&table(&t));

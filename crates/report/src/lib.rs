@@ -25,6 +25,7 @@
 //! Every renderer has a golden test over fixed inputs.
 #![forbid(unsafe_code)]
 
+pub mod breakdown_bars;
 pub mod compare;
 pub mod csv;
 pub mod dashboard;

@@ -50,9 +50,13 @@ pub fn tables(s: &RunView) -> Vec<Table> {
     fit_table(s, &mut out);
     knees_table(s, &mut out);
     efficiency_table(s, &mut out);
+    breakdown::breakdown_table(s, &mut out);
     warnings_table(s, &mut out);
     out
 }
+
+#[path = "tables_breakdown.rs"]
+mod breakdown;
 
 /// A loss-free rate search's tables.
 fn search_tables(s: &RunView, out: &mut Vec<Table>) {

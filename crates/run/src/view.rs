@@ -5,7 +5,7 @@
 
 use netsonde_model::host::HostFacts;
 use netsonde_model::sweep::PointSummary;
-use netsonde_report::view::{PointView, RunMeta, RunView, SearchMeta};
+use netsonde_report::view::{PointView, RunMeta, RunView, SearchMeta, SideBreakdown};
 use netsonde_store::{RunId, Store};
 
 use netsonde_sweep::search;
@@ -26,6 +26,7 @@ pub fn view(store: &Store, id: RunId) -> Result<RunView, PipelineError> {
         .points(id)?
         .into_iter()
         .map(|p| -> Result<PointView, PipelineError> {
+            let reports = reports_of(&p);
             Ok(PointView {
                 idx: p.idx,
                 axes: serde_json::from_str(&p.axes_json).map_err(PipelineError::Plan)?,
@@ -35,7 +36,14 @@ pub fn view(store: &Store, id: RunId) -> Result<RunView, PipelineError> {
                 // A done point's statistics are computed again from its stored
                 // repetitions, so a report always shows this version's intervals
                 // (runs stored by older versions included).
-                diagnosis: point_diagnosis(&p, line_rate),
+                diagnosis: point_diagnosis(&reports, line_rate),
+                breakdown: {
+                    let r: Vec<_> = reports.iter().collect();
+                    ["client", "server"]
+                        .iter()
+                        .filter_map(|side| SideBreakdown::of(side, &r))
+                        .collect()
+                },
                 // A search's trials, searched again from the stored ones: what
                 // this version's search makes of them.
                 search: match plan.search {
@@ -122,17 +130,21 @@ pub fn view(store: &Store, id: RunId) -> Result<RunView, PipelineError> {
 
 /// A point's diagnosis: each stored repetition's report diagnosed on its own, and
 /// the verdict most of them got (the first repetition with it speaks for them).
+/// A point's repetitions' reports, those that parse.
+fn reports_of(p: &netsonde_store::PointRow) -> Vec<netsonde_model::result::TestReport> {
+    p.reps
+        .iter()
+        .filter_map(|r| serde_json::from_str(&r.report_json).ok())
+        .collect()
+}
+
 fn point_diagnosis(
-    p: &netsonde_store::PointRow,
+    reports: &[netsonde_model::result::TestReport],
     line_rate: Option<f64>,
 ) -> Option<netsonde_analysis::Diagnosis> {
-    let all: Vec<netsonde_analysis::Diagnosis> = p
-        .reps
+    let all: Vec<netsonde_analysis::Diagnosis> = reports
         .iter()
-        .filter_map(|r| {
-            serde_json::from_str::<netsonde_model::result::TestReport>(&r.report_json).ok()
-        })
-        .map(|r| netsonde_analysis::diagnose(&netsonde_analysis::input_from_report(&r, line_rate)))
+        .map(|r| netsonde_analysis::diagnose(&netsonde_analysis::input_from_report(r, line_rate)))
         .collect();
     let count = |d: &netsonde_analysis::Diagnosis| {
         all.iter()

@@ -49,6 +49,7 @@ fn run(line_rate: Option<f64>, pts: &[Pt]) -> RunView {
                 spec.direction = netsonde_model::spec::Direction::Bidir;
             }
             PointView {
+                breakdown: Vec::new(),
                 idx: i as u32,
                 axes,
                 spec,

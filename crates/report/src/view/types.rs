@@ -87,6 +87,93 @@ pub struct PointView {
     /// In a loss-free rate search: what its trials found (so far, while pending).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<netsonde_model::search::SearchOutcome>,
+    /// Where each end's flow threads' CPU went: per category, the median over
+    /// the repetitions that took a breakdown; empty without one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub breakdown: Vec<SideBreakdown>,
+}
+
+/// One end's CPU breakdown at a point: each category's median cost per unit
+/// over the point's repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SideBreakdown {
+    /// `client` or `server`.
+    pub side: String,
+    /// `us/KiB` or `us/trans`.
+    pub unit: &'static str,
+    /// Each category with a cost, in table order: its median.
+    pub categories: Vec<(netsonde_model::profile::Category, f64)>,
+    /// Repetitions it is the median of.
+    pub reps: usize,
+}
+
+impl SideBreakdown {
+    /// The medians of each category's cost over `reports` at `side`: per KiB,
+    /// or per transaction for a request/response test. `None` where no
+    /// repetition took a breakdown.
+    pub fn of(
+        side: &str,
+        reports: &[&netsonde_model::result::TestReport],
+    ) -> Option<SideBreakdown> {
+        use netsonde_model::profile::Category;
+        let costs: Vec<&Vec<netsonde_model::profile::CostShare>> = reports
+            .iter()
+            .filter_map(|r| {
+                let c = if side == "client" {
+                    &r.client_cost
+                } else {
+                    &r.server_cost
+                };
+                c.as_ref().map(|c| &c.breakdown).filter(|b| !b.is_empty())
+            })
+            .collect();
+        if costs.is_empty() {
+            return None;
+        }
+        let per_trans = costs
+            .iter()
+            .flat_map(|c| c.iter())
+            .any(|c| c.us_per_transaction.is_some());
+        let value = |c: &netsonde_model::profile::CostShare| {
+            if per_trans {
+                c.us_per_transaction
+            } else {
+                c.us_per_kib
+            }
+        };
+        let categories = Category::ALL
+            .iter()
+            .filter_map(|&cat| {
+                let mut v: Vec<f64> = costs
+                    .iter()
+                    .map(|c| {
+                        c.iter()
+                            .find(|x| x.category == cat)
+                            .and_then(value)
+                            .unwrap_or(0.0)
+                    })
+                    .collect();
+                v.sort_by(f64::total_cmp);
+                let m = if v.len() % 2 == 1 {
+                    v[v.len() / 2]
+                } else {
+                    (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
+                };
+                (m > 0.0).then_some((cat, m))
+            })
+            .collect();
+        Some(SideBreakdown {
+            side: side.into(),
+            unit: if per_trans { "us/trans" } else { "us/KiB" },
+            categories,
+            reps: costs.len(),
+        })
+    }
+
+    /// The categories' sum.
+    pub fn total(&self) -> f64 {
+        self.categories.iter().map(|c| c.1).sum()
+    }
 }
 
 impl PointView {
