@@ -40,6 +40,46 @@ pub struct SweepComparison {
     pub unmatched: usize,
     /// The fewest repetitions on a side behind a judged metric.
     pub min_reps: usize,
+    /// Where each end's CPU moved, at matched points where both runs took a
+    /// CPU breakdown: the category whose median cost changed most.
+    pub moved: Vec<CategoryMove>,
+}
+
+/// The category of one end's CPU breakdown that moved most between two runs
+/// at a point (medians over each run's repetitions; not judged: the
+/// breakdown is a split of the CPU, whose change the metrics judge).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CategoryMove {
+    /// The point's label.
+    pub point: String,
+    /// `client` or `server`.
+    pub side: String,
+    /// `us/KiB` or `us/trans`.
+    pub unit: &'static str,
+    /// The category.
+    pub category: netsonde_model::profile::Category,
+    /// Its cost in run A and in run B.
+    pub cost: (f64, f64),
+    /// The end's whole breakdown in run A and in run B.
+    pub total: (f64, f64),
+}
+
+impl CategoryMove {
+    /// The category that moved most between two ends' medians per category
+    /// (`(category, cost)` pairs), or `None` when nothing moved.
+    pub fn largest(
+        a: &[(netsonde_model::profile::Category, f64)],
+        b: &[(netsonde_model::profile::Category, f64)],
+    ) -> Option<(netsonde_model::profile::Category, f64, f64)> {
+        let cost = |v: &[(netsonde_model::profile::Category, f64)], c| {
+            v.iter().find(|x| x.0 == c).map_or(0.0, |x| x.1)
+        };
+        netsonde_model::profile::Category::ALL
+            .iter()
+            .map(|&c| (c, cost(a, c), cost(b, c)))
+            .filter(|(_, x, y)| x != y)
+            .max_by(|x, y| (x.2 - x.1).abs().total_cmp(&(y.2 - y.1).abs()))
+    }
 }
 
 /// One search point's NDR or PDR compared.

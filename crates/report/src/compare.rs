@@ -123,6 +123,27 @@ fn sweeps(o: &mut String, c: &Comparison, s: &SweepComparison) {
     } else {
         o.push_str(&format!("\nworse in run {b}:\n{}", worse.concat()));
     }
+    if !s.moved.is_empty() {
+        o.push_str(&format!(
+            "\nwhere the CPU moved (each end's flow threads, medians; the category that \
+             changed most, against the whole breakdown's change):\n"
+        ));
+        for m in &s.moved {
+            o.push_str(&format!(
+                "  {} {}: {} {:.3} -> {:.3} {} ({:+.3}), of {:.3} -> {:.3} ({:+.3})\n",
+                m.point,
+                m.side,
+                m.category.label(),
+                m.cost.0,
+                m.cost.1,
+                m.unit,
+                m.cost.1 - m.cost.0,
+                m.total.0,
+                m.total.1,
+                m.total.1 - m.total.0
+            ));
+        }
+    }
     for n in &s.not_comparable {
         o.push_str(&format!("not compared (the options differ): {n}\n"));
     }

@@ -19,6 +19,7 @@ use netsonde_model::host::HostFacts;
 use netsonde_model::search::{frame_of, Goal, SearchConfig};
 use netsonde_model::sweep::{Metric, Metrics};
 use netsonde_model::units::PacketRate;
+use netsonde_report::view::SideBreakdown;
 use netsonde_store::{PointRow, RunId, Store};
 
 use crate::PipelineError;
@@ -223,6 +224,7 @@ fn sweeps(
         not_comparable: Vec::new(),
         unmatched: 0,
         min_reps: usize::MAX,
+        moved: Vec::new(),
     };
     for q in &pb {
         let Some(p) = index.get(q.axes_json.as_str()) else {
@@ -235,6 +237,7 @@ fn sweeps(
                 .push(format!("{}: {}", label(q), differs.join("; ")));
             continue;
         }
+        out.moved.extend(moved(&label(q), p, q));
         let (ra, rb) = (reps(p), reps(q));
         for m in COMPARED {
             if let Some(d) = netsonde_analysis::delta(m, &ra, &rb) {
@@ -258,6 +261,43 @@ fn sweeps(
         *row = d;
     }
     Ok(out)
+}
+
+/// Per end, the category of the CPU breakdown that moved most between two
+/// matched points, where both took one.
+fn moved(
+    label: &str,
+    a: &PointRow,
+    b: &PointRow,
+) -> Vec<netsonde_analysis::comparison::CategoryMove> {
+    let reports = |p: &PointRow| -> Vec<netsonde_model::result::TestReport> {
+        p.reps
+            .iter()
+            .filter_map(|r| serde_json::from_str(&r.report_json).ok())
+            .collect()
+    };
+    let (ra, rb) = (reports(a), reports(b));
+    let (ra, rb): (Vec<_>, Vec<_>) = (ra.iter().collect(), rb.iter().collect());
+    ["client", "server"]
+        .iter()
+        .filter_map(|side| {
+            let x = SideBreakdown::of(side, &ra)?;
+            let y = SideBreakdown::of(side, &rb)?;
+            if x.unit != y.unit {
+                return None;
+            }
+            let (category, ca, cb) =
+                netsonde_analysis::comparison::CategoryMove::largest(&x.categories, &y.categories)?;
+            Some(netsonde_analysis::comparison::CategoryMove {
+                point: label.to_string(),
+                side: side.to_string(),
+                unit: x.unit,
+                category,
+                cost: (ca, cb),
+                total: (x.total(), y.total()),
+            })
+        })
+        .collect()
 }
 
 /// Two searches: per frame size and strategy, NDR and PDR, each point's
