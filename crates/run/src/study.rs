@@ -100,10 +100,10 @@ pub fn list() -> String {
     let mut o = String::new();
     for d in netsonde_studies::all() {
         o.push_str(&format!(
-            "{}  {}\n     seed: shared/reference/{}\n",
+            "{}  {}\n     seed: {}\n",
             d.name(),
             d.title,
-            d.seed
+            d.citation()
         ));
         for p in d.parts {
             let lab = if p.lab { " (lab)" } else { "" };

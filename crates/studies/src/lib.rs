@@ -1,5 +1,6 @@
 //! The reference studies (`netsonde study NAME`): five classic adapter and
-//! host-stack evaluations (`../shared/reference/`), each rerun on today's host.
+//! host-stack evaluations (`../shared/reference/`) and a recent one on where a
+//! host stack's cycles go (Cai et al., SIGCOMM 2021), each rerun on today's host.
 //!
 //! A study is a list of parts, each an experiment file (run as a sweep, in the lab
 //! where it needs a link), a loss-free rate search, or a measurement of the host's
@@ -25,6 +26,7 @@ mod s001;
 mod s002;
 mod s003;
 mod s004;
+mod s005;
 
 /// Why a study's definition could not be turned into something to run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -119,7 +121,8 @@ pub struct StudyDef {
     pub slug: &'static str,
     /// The seed's subject.
     pub title: &'static str,
-    /// The seed's file in `shared/reference/`.
+    /// The seed's file in `shared/reference/` (`*.txt`), or, for a study
+    /// whose seed is not there, its citation.
     pub seed: &'static str,
     /// What the seed measured and how this study reproduces it.
     pub summary: &'static str,
@@ -137,11 +140,27 @@ impl StudyDef {
     pub fn name(&self) -> String {
         format!("{}-{}", self.id, self.slug)
     }
+
+    /// Where its seed is: `shared/reference/FILE`, or the paper's citation.
+    pub fn citation(&self) -> String {
+        if self.seed.ends_with(".txt") {
+            format!("shared/reference/{}", self.seed)
+        } else {
+            self.seed.to_string()
+        }
+    }
 }
 
 /// Every study, in order.
-pub fn all() -> [StudyDef; 5] {
-    [s000::DEF, s001::DEF, s002::DEF, s003::DEF, s004::DEF]
+pub fn all() -> [StudyDef; 6] {
+    [
+        s000::DEF,
+        s001::DEF,
+        s002::DEF,
+        s003::DEF,
+        s004::DEF,
+        s005::DEF,
+    ]
 }
 
 /// A study by number (`000`, `0`) or short name (`oc48c`).
@@ -409,11 +428,7 @@ pub fn markdown(
 ) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# Study {}: {}\n", def.id, def.title);
-    let _ = writeln!(
-        o,
-        "Seed: `shared/reference/{}`. {}\n",
-        def.seed, def.summary
-    );
+    let _ = writeln!(o, "Seed: `{}`. {}\n", def.citation(), def.summary);
     let _ = writeln!(o, "Regenerate: `{command}`\n");
     if let Some(h) = d.sweeps.values().find_map(|s| s.run.client_host.as_ref()) {
         let _ = writeln!(

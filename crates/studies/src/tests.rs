@@ -11,10 +11,10 @@ use netsonde_report::view::{PointView, RunMeta, RunView};
 use super::*;
 
 /// A made-up point: its axes and its medians.
-type Pt<'a> = (&'a [(&'a str, &'a str)], &'a [(Metric, f64)]);
+pub(crate) type Pt<'a> = (&'a [(&'a str, &'a str)], &'a [(Metric, f64)]);
 
 /// A stored run made of points with the given axes and medians.
-fn run(line_rate: Option<f64>, pts: &[Pt]) -> RunView {
+pub(crate) fn run(line_rate: Option<f64>, pts: &[Pt]) -> RunView {
     let points = pts
         .iter()
         .enumerate()
@@ -86,7 +86,7 @@ fn run(line_rate: Option<f64>, pts: &[Pt]) -> RunView {
     )
 }
 
-fn verdict(a: &Analysis, starts: &str) -> Verdict {
+pub(crate) fn verdict(a: &Analysis, starts: &str) -> Verdict {
     a.findings
         .iter()
         .find(|f| f.claim.starts_with(starts))
