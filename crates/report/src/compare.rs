@@ -124,10 +124,10 @@ fn sweeps(o: &mut String, c: &Comparison, s: &SweepComparison) {
         o.push_str(&format!("\nworse in run {b}:\n{}", worse.concat()));
     }
     if !s.moved.is_empty() {
-        o.push_str(&format!(
+        o.push_str(
             "\nwhere the CPU moved (each end's flow threads, medians; the category that \
-             changed most, against the whole breakdown's change):\n"
-        ));
+             changed most, against the whole breakdown's change):\n",
+        );
         for m in &s.moved {
             o.push_str(&format!(
                 "  {} {}: {} {:.3} -> {:.3} {} ({:+.3}), of {:.3} -> {:.3} ({:+.3})\n",

@@ -17,9 +17,15 @@ fn side(side: &str, costs: &[(Category, f64)]) -> SideBreakdown {
     }
 }
 
+/// A configuration (offloads, MTU, io) and its two ends' costs.
+type Config<'a> = (&'a str, &'a str, &'a str, [&'a [(Category, f64)]; 2]);
+
+/// A made-up point's axes and goodput.
+type Made<'a> = ([(&'a str, &'a str); 3], [(Metric, f64); 1]);
+
 /// The five configurations the study reads, each with its two ends' costs.
 fn steps(zero_copy_sender_copy: f64) -> Data {
-    let cfg: [(&str, &str, &str, [&[(Category, f64)]; 2]); 5] = [
+    let cfg: [Config; 5] = [
         (
             "off",
             "1500",
@@ -66,7 +72,7 @@ fn steps(zero_copy_sender_copy: f64) -> Data {
             ],
         ),
     ];
-    let pts: Vec<([(&str, &str); 3], [(Metric, f64); 1])> = cfg
+    let pts: Vec<Made> = cfg
         .iter()
         .map(|(o, m, io, _)| {
             (

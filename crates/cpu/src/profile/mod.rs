@@ -130,8 +130,11 @@ impl Profiler {
         if kernel.hidden() {
             return Err(ProfileError::Hidden);
         }
-        let mut opts = Opts::default();
-        opts.sample_on = SampleOn::Count(period.0.max(10_000));
+        let mut opts = Opts {
+            sample_on: SampleOn::Count(period.0.max(10_000)),
+            enable: true,
+            ..Opts::default()
+        };
         opts.sample_format.call_chain = Some(CallChain {
             exclude_user: true,
             exclude_kernel: false,
@@ -140,7 +143,6 @@ impl Profiler {
         });
         opts.sample_format.code_addr = true;
         opts.record_id_format.task = true;
-        opts.enable = true;
         let events = tids
             .iter()
             .map(|&tid| {
