@@ -25,11 +25,15 @@ fuzz_target!(|data: &[u8]| {
         mechanism: next(),
         seed: next().and_then(|s| s.parse().ok()),
         second_path: next(),
+        offloads: next(),
     };
     if let Ok(spec) = settings.spec() {
         let _ = spec.validate();
         let mut axes = std::collections::BTreeMap::new();
-        for (k, v) in ["mtu", "rate", "delay", "loss"].into_iter().zip([next(), next(), next(), next()]) {
+        for (k, v) in ["mtu", "rate", "delay", "loss", "offloads"]
+            .into_iter()
+            .zip([next(), next(), next(), next(), next()])
+        {
             if let Some(v) = v {
                 axes.insert(k.to_string(), v);
             }
