@@ -153,3 +153,58 @@ fn a_mesh_ends_with_each_pair_and_its_matrix() {
     insta::assert_snapshot!("mesh", stdout);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Two real runs of a stream: compare says, per end, which category of the
+/// CPU breakdown moved most (an A/A pair: a small move, said with the whole
+/// breakdown's change beside it).
+#[test]
+fn compare_says_where_the_cpu_moved() {
+    let d = crate::sweeps::tmpdir("compare-cpu");
+    let db = d.join("c.db");
+    let base = [
+        "sweep",
+        "--tests",
+        "tcp-stream",
+        "--sizes",
+        "64K",
+        "--time",
+        "0.5",
+        "--warmup",
+        "0.2",
+        "--repeat",
+        "2",
+        "--no-report",
+        "--db",
+        crate::sweeps::s(&db),
+    ];
+    crate::sweeps::ok(&base);
+    crate::sweeps::ok(&base);
+    let out = run(
+        &["compare", "1", "2", "--db", crate::sweeps::s(&db)],
+        Duration::from_secs(30),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let Some(at) = text.find("where the CPU moved") else {
+        // A host that refuses to sample says so in each report, not here.
+        let shown = crate::sweeps::ok(&[
+            "runs",
+            "export",
+            "1",
+            "--json",
+            "--db",
+            crate::sweeps::s(&db),
+        ]);
+        assert!(
+            !shown.contains("\"state\":\"taken\""),
+            "taken but not compared: {text}"
+        );
+        eprintln!("skipped: no CPU breakdown on this host");
+        return;
+    };
+    let lines: Vec<&str> = text[at..].lines().skip(1).take(2).collect();
+    assert!(
+        lines[0].contains(" client: ") && lines[0].contains(" us/KiB ("),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

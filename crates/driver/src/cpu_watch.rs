@@ -78,6 +78,10 @@ pub(crate) struct CpuWatch {
     /// work going to this category (the flows' own: netsonde's loop, or the
     /// QUIC stack); `None`: not asked.
     pub(crate) breakdown: Option<Category>,
+    /// Sample every core too, for the kernel's network work outside processes
+    /// (stream tests: a core's timer wakes it when idle, which a latency test
+    /// would feel).
+    pub(crate) cores: bool,
 }
 
 /// The category of a flow's own user-space work, for the CPU breakdown: the
@@ -113,9 +117,12 @@ pub(crate) fn sample_cpu(w: CpuWatch) -> Option<CpuReport> {
     let sampler = netsonde_cpu::CpuSampler::start_from(&ids, w.udp_at_start)
         .ok()?
         .watch(w.iface);
-    let mut profiler = w
-        .breakdown
-        .map(|generic| (generic, Profiler::start(&ids, profile::DEFAULT_PERIOD)));
+    let mut profiler = w.breakdown.map(|generic| {
+        (
+            generic,
+            Profiler::start(&ids, profile::DEFAULT_PERIOD, w.cores),
+        )
+    });
     // A test that ends by volume ends when its flows do: look often enough that
     // the CPU's interval is within 2 ms of the bytes'.
     let step = Duration::from_millis(if w.volume { 2 } else { 50 });
@@ -146,10 +153,10 @@ pub(crate) fn sample_cpu(w: CpuWatch) -> Option<CpuReport> {
         }
     }
     report.profile = profiler.map(|(generic, p)| match p {
-        Ok(p) => Profile::Taken(p.finish(generic, &|tid| {
+        Ok(p) => Profile::Taken(Box::new(p.finish(generic, &|tid| {
             let e = w.ended.lock().unwrap_or_else(|e| e.into_inner());
             e.iter().find(|(t, ..)| *t == tid).map(|(_, n, _)| *n)
-        })),
+        }))),
         Err(e) => Profile::NotTaken { why: e.to_string() },
     });
     Some(report)

@@ -302,6 +302,7 @@ pub fn start_with(
         left,
         ended,
         breakdown: breakdown_of(&spec),
+        cores: spec.test.is_stream(),
     };
     let cpu = std::thread::spawn(move || sample_cpu(watch));
     Running {

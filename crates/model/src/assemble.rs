@@ -551,7 +551,13 @@ fn side_cost(
             .as_ref()
             .and_then(|p| p.breakdown())
             .zip(cpu.threads)
-            .map(|(b, threads)| crate::profile::cost_shares(b, threads, moved, transactions))
+            .map(|(b, threads)| {
+                // The kernel's work outside processes is the test's by its
+                // share of the bytes, half each when both ends share the host.
+                let half = if one_host { 0.5 } else { 1.0 };
+                let weight = stack_share.map_or(0.0, |s| s * half);
+                crate::profile::cost_shares(b, threads, moved, transactions, weight)
+            })
             .unwrap_or_default(),
     })
 }

@@ -153,11 +153,36 @@ pub struct CpuBreakdown {
     /// names what that thread spent its CPU on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub threads: Vec<ThreadSamples>,
+    /// The kernel's network work outside any process (softirq on an idle core,
+    /// in `ksoftirqd`), sampled on every core the process may run on; `None`
+    /// where not sampled (`elsewhere_why` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elsewhere: Option<Elsewhere>,
+    /// Why the kernel's work outside processes was not sampled, one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elsewhere_why: Option<String>,
     /// The flow threads' own CPU clocks over the window the samples cover
     /// (read beside the sampling's start and end), which `samples` times
     /// `period` estimates; `None` where a clock could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<Nanos>,
+}
+
+/// The network softirq work that ran outside any process over the interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Elsewhere {
+    /// A sample per this much of each core's time.
+    pub period: Nanos,
+    /// Cores sampled.
+    pub cores: u32,
+    /// Samples taken on them (all work, before keeping the network's outside
+    /// processes).
+    pub samples: u64,
+    /// Samples lost.
+    pub lost: u64,
+    /// The network's softirq samples in the idle task or a kernel thread, per
+    /// category.
+    pub categories: Vec<CategorySamples>,
 }
 
 /// One flow thread's samples per category.
@@ -220,7 +245,7 @@ impl CpuBreakdown {
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum Profile {
     /// Taken.
-    Taken(CpuBreakdown),
+    Taken(Box<CpuBreakdown>),
     /// Not taken, and why (one line: no permission, turned off, no threads).
     NotTaken {
         /// Why.
@@ -252,30 +277,51 @@ pub struct CostShare {
     /// Its microseconds per transaction, for a request/response test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub us_per_transaction: Option<f64>,
+    /// The part of it that is the test's share of the kernel's network work
+    /// outside any process (0 to 1); absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elsewhere: Option<f64>,
 }
 
-/// Splits the flow threads' CPU (`threads`, over the interval) by `b`'s shares,
-/// per KiB of `moved` bytes and per transaction. Categories with no sample are
-/// left out.
+/// Splits the flow threads' CPU (`threads`, over the interval) by `b`'s shares
+/// and adds `weight` (the test's share of the kernel's network work, halved
+/// when both ends share the host: the CPU table's model) of the network work
+/// sampled outside any process ([`CpuBreakdown::elsewhere`]); per KiB of
+/// `moved` bytes and per transaction. Categories with no sample are left out.
 pub fn cost_shares(
     b: &CpuBreakdown,
     threads: Nanos,
     moved: u64,
     transactions: Option<u64>,
+    weight: f64,
 ) -> Vec<CostShare> {
     let us = threads.0 as f64 / 1e3;
-    Category::ALL
+    let elsewhere_us = |c: Category| {
+        b.elsewhere.as_ref().map_or(0.0, |e| {
+            let n = e
+                .categories
+                .iter()
+                .find(|x| x.category == c)
+                .map_or(0, |x| x.samples);
+            weight * n as f64 * e.period.0 as f64 / 1e3
+        })
+    };
+    let costs: Vec<(Category, f64, f64)> = Category::ALL
         .iter()
-        .filter(|c| b.samples_in(**c) > 0)
-        .map(|&category| {
-            let share = b.share(category);
+        .map(|&c| (c, b.share(c) * us, elsewhere_us(c)))
+        .filter(|(_, t, e)| t + e > 0.0)
+        .collect();
+    let total: f64 = costs.iter().map(|(_, t, e)| t + e).sum();
+    costs
+        .into_iter()
+        .map(|(category, t, e)| {
+            let all = t + e;
             CostShare {
                 category,
-                share,
-                us_per_kib: (moved > 0).then(|| share * us / (moved as f64 / 1024.0)),
-                us_per_transaction: transactions
-                    .filter(|t| *t > 0)
-                    .map(|t| share * us / t as f64),
+                share: all / total,
+                us_per_kib: (moved > 0).then(|| all / (moved as f64 / 1024.0)),
+                us_per_transaction: transactions.filter(|t| *t > 0).map(|n| all / n as f64),
+                elsewhere: (e > 0.0).then(|| e / all),
             }
         })
         .collect()
@@ -303,6 +349,8 @@ mod tests {
             unclassified: 0,
             top: Vec::new(),
             threads: Vec::new(),
+            elsewhere: None,
+            elsewhere_why: None,
             clock: None,
         }
     }
@@ -313,17 +361,43 @@ mod tests {
         assert_eq!(b.dominant(), Some(Category::DataCopy));
         assert_eq!(b.sampled(), Nanos(40 * 250_000));
         // 1 ms of CPU over 1 MiB: 0.9765625 us/KiB, three quarters copying.
-        let s = cost_shares(&b, Nanos(1_000_000), 1 << 20, None);
+        let s = cost_shares(&b, Nanos(1_000_000), 1 << 20, None, 0.5);
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].category, Category::DataCopy);
         assert!((s[0].share - 0.75).abs() < 1e-12);
         assert!((s[0].us_per_kib.unwrap() - 0.75 * 1000.0 / 1024.0).abs() < 1e-12);
         assert_eq!(s[0].us_per_transaction, None);
+        assert_eq!(s[0].elsewhere, None);
+    }
+
+    #[test]
+    fn the_tests_share_of_the_work_outside_processes_is_added() {
+        let mut b = breakdown(&[(Category::DataCopy, 30), (Category::TcpIp, 10)]);
+        // 2 ms of TCP/IP on idle cores and in ksoftirqd; the test's share 0.25.
+        b.elsewhere = Some(Elsewhere {
+            period: Nanos(1_000_000),
+            cores: 2,
+            samples: 500,
+            lost: 0,
+            categories: vec![CategorySamples {
+                category: Category::TcpIp,
+                samples: 2,
+                user: 0,
+            }],
+        });
+        let s = cost_shares(&b, Nanos(1_000_000), 1 << 20, None, 0.25);
+        // TCP/IP: 0.25 ms in the threads + 0.5 ms elsewhere, of 1.5 ms.
+        let tcp = s.iter().find(|c| c.category == Category::TcpIp).unwrap();
+        assert!((tcp.share - 0.5).abs() < 1e-12, "{tcp:?}");
+        assert!((tcp.elsewhere.unwrap() - 0.5 / 0.75).abs() < 1e-12);
+        let copy = s.iter().find(|c| c.category == Category::DataCopy).unwrap();
+        assert!((copy.share - 0.5).abs() < 1e-12);
+        assert_eq!(copy.elsewhere, None);
     }
 
     #[test]
     fn a_profile_round_trips_as_json() {
-        let p = Profile::Taken(breakdown(&[(Category::Other, 1)]));
+        let p = Profile::Taken(Box::new(breakdown(&[(Category::Other, 1)])));
         let j = serde_json::to_string(&p).unwrap();
         assert!(j.contains("\"state\":\"taken\""), "{j}");
         assert_eq!(serde_json::from_str::<Profile>(&j).unwrap(), p);

@@ -10,6 +10,7 @@ use netsonde_model::result::{SideCost, TestReport};
 /// was not taken.
 pub(super) fn breakdown(o: &mut String, r: &TestReport) {
     let mut why_not: Vec<(&str, &str)> = Vec::new();
+    let mut elsewhere_why: Vec<&str> = Vec::new();
     for (name, side, cost) in [
         ("client", &r.client, &r.client_cost),
         ("server", &r.server, &r.server_cost),
@@ -19,10 +20,18 @@ pub(super) fn breakdown(o: &mut String, r: &TestReport) {
                 if let Some(line) = breakdown_line(name, b, cost.as_ref()) {
                     let _ = writeln!(o, "  {line}");
                 }
+                if let Some(w) = b.elsewhere_why.as_deref() {
+                    if !elsewhere_why.contains(&w) {
+                        elsewhere_why.push(w);
+                    }
+                }
             }
             Some(Profile::NotTaken { why }) => why_not.push((name, why)),
             None => {}
         }
+    }
+    for w in elsewhere_why {
+        let _ = writeln!(o, "  ({w})");
     }
     match why_not.as_slice() {
         [] => {}
@@ -78,6 +87,16 @@ pub(crate) fn breakdown_line(
     };
     let rate = 1e9 / b.period.0.max(1) as f64;
     let mut caveats = format!("{} {} samples, {rate:.0}/s of CPU", b.samples, b.event);
+    // The part that is the test's share of the kernel's work outside processes.
+    let outside: f64 = shares
+        .iter()
+        .map(|s| s.elsewhere.unwrap_or(0.0) * s.us_per_transaction.or(s.us_per_kib).unwrap_or(0.0))
+        .sum();
+    if outside > 0.0 {
+        caveats.push_str(&format!(
+            "; {outside:.3} of it its share of the kernel's network work outside processes"
+        ));
+    }
     if b.unclassified > 0 {
         caveats.push_str(&format!(", {} unclassified", b.unclassified));
     }
@@ -98,7 +117,7 @@ mod tests {
     use super::*;
 
     fn taken(counts: &[(Category, u64)]) -> Profile {
-        Profile::Taken(CpuBreakdown {
+        Profile::Taken(Box::new(CpuBreakdown {
             event: "cpu-clock".into(),
             period: Nanos(250_000),
             classifier: 1,
@@ -115,8 +134,10 @@ mod tests {
             unclassified: 3,
             top: Vec::new(),
             threads: Vec::new(),
+            elsewhere: None,
+            elsewhere_why: None,
             clock: None,
-        })
+        }))
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! names and classifies them once it ends ([`Profiler::finish`]).
 
 pub mod classify;
+pub mod elsewhere;
 pub mod kallsyms;
 
 use std::collections::HashMap;
@@ -35,7 +36,7 @@ pub const DEFAULT_PERIOD: Nanos = Nanos(250_000);
 /// The deepest kernel chain kept: deep enough for a receive path run in
 /// softirq on top of a send (about 30 frames on loopback); the classifier
 /// decides within the first few.
-const MAX_FRAMES: u16 = 48;
+pub(crate) const MAX_FRAMES: u16 = 48;
 
 /// Each thread's ring: 2^6 pages (256 KiB), about 200 ms of samples at the
 /// default rate; the sampler drains it every 50 ms.
@@ -43,7 +44,7 @@ const RING_PAGES_EXP: u8 = 6;
 
 /// Distinct chains kept per test; samples of chains beyond it are lost (and
 /// counted so).
-const MAX_CHAINS: usize = 32_768;
+pub(crate) const MAX_CHAINS: usize = 32_768;
 
 /// The `perf_event_paranoid` setting, for the reason a sample was refused.
 const PARANOID: &str = "/proc/sys/kernel/perf_event_paranoid";
@@ -89,6 +90,9 @@ pub struct Profiler {
     chains: HashMap<(u32, Where), u64>,
     samples: u64,
     lost: u64,
+    /// Every core's event for the kernel's network work outside processes,
+    /// or why there is none.
+    cores: Option<Result<elsewhere::Cores, String>>,
 }
 
 impl std::fmt::Debug for Profiler {
@@ -108,7 +112,7 @@ pub fn prepare() {
     let _ = kallsyms::kernel();
 }
 
-fn refused(e: std::io::Error) -> ProfileError {
+pub(crate) fn refused(e: std::io::Error) -> ProfileError {
     match e.raw_os_error() {
         Some(libc::EACCES) | Some(libc::EPERM) => ProfileError::NotPermitted {
             paranoid: std::fs::read_to_string(PARANOID)
@@ -121,8 +125,9 @@ fn refused(e: std::io::Error) -> ProfileError {
 
 impl Profiler {
     /// Starts sampling `tids` (threads of this process), a sample per `period`
-    /// of each one's CPU time.
-    pub fn start(tids: &[i32], period: Nanos) -> Result<Profiler, ProfileError> {
+    /// of each one's CPU time, and, with `cores`, every core this process may
+    /// run on for the kernel's network work outside processes.
+    pub fn start(tids: &[i32], period: Nanos, cores: bool) -> Result<Profiler, ProfileError> {
         if tids.is_empty() {
             return Err(ProfileError::NoThreads);
         }
@@ -163,12 +168,16 @@ impl Profiler {
             chains: HashMap::new(),
             samples: 0,
             lost: 0,
+            cores: cores.then(elsewhere::start),
         })
     }
 
     /// Counts the samples in the rings so far (off the data path: the CPU
     /// sampler's thread, every 50 ms).
     pub fn drain(&mut self) {
+        if let Some(Ok(c)) = self.cores.as_mut() {
+            c.drain();
+        }
         for (_, sampler, ..) in &self.events {
             let Some(records) = sampler.iter() else {
                 continue;
@@ -230,6 +239,11 @@ impl Profiler {
                 .map(|(c, (n, a))| c + n.0.saturating_sub(a.0));
         }
         self.drain();
+        let (elsewhere, elsewhere_why) = match self.cores.take() {
+            Some(Ok(c)) => (Some(c.finish()), None),
+            Some(Err(why)) => (None, Some(why)),
+            None => (None, None),
+        };
         let kernel = kallsyms::kernel().unwrap_or_default();
         let mut users: HashMap<u64, Vec<String>> = HashMap::new();
         let mut by_category: HashMap<Category, u64> = HashMap::new();
@@ -313,6 +327,8 @@ impl Profiler {
             unclassified,
             top,
             threads,
+            elsewhere,
+            elsewhere_why,
             clock: clock.map(Nanos),
         }
     }

@@ -39,7 +39,7 @@ fn loopback_pair(secs: f64) -> (i32, i32, impl FnOnce()) {
 
 /// A profiler, or why this host cannot have one (the test is skipped then).
 fn start_or_skip(tids: &[i32]) -> Option<Profiler> {
-    match Profiler::start(tids, DEFAULT_PERIOD) {
+    match Profiler::start(tids, DEFAULT_PERIOD, true) {
         Ok(p) => Some(p),
         Err(e) => {
             eprintln!("skipped: {e}");
@@ -80,6 +80,12 @@ fn sampled_cpu_agrees_with_the_threads_clocks_and_copies_are_seen() {
         b.top
     );
     assert_eq!(b.event, "cpu-clock");
+    // Every core sampled too, or a line saying why not.
+    match (&b.elsewhere, &b.elsewhere_why) {
+        (Some(e), None) => assert!(e.cores >= 1 && e.samples > 0, "{e:?}"),
+        (None, Some(why)) => assert!(why.starts_with("the kernel's network work"), "{why}"),
+        other => panic!("{other:?}"),
+    }
     assert_eq!(b.classifier, classify::CLASSIFIER_VERSION);
     assert!(!b.top.is_empty() && b.top.len() <= 10);
 }
@@ -87,7 +93,7 @@ fn sampled_cpu_agrees_with_the_threads_clocks_and_copies_are_seen() {
 #[test]
 fn no_thread_is_an_error_not_an_empty_breakdown() {
     assert!(matches!(
-        Profiler::start(&[], DEFAULT_PERIOD),
+        Profiler::start(&[], DEFAULT_PERIOD, false),
         Err(ProfileError::NoThreads)
     ));
 }
