@@ -14,6 +14,7 @@
 
 pub mod classify;
 pub mod elsewhere;
+pub mod exe;
 pub mod kallsyms;
 
 use std::collections::HashMap;
@@ -110,6 +111,7 @@ impl std::fmt::Debug for Profiler {
 /// once per process), so that none of it lands in a measured interval.
 pub fn prepare() {
     let _ = kallsyms::kernel();
+    let _ = exe::symbols();
 }
 
 pub(crate) fn refused(e: std::io::Error) -> ProfileError {
@@ -334,9 +336,19 @@ impl Profiler {
     }
 }
 
-/// The names of the function a user-space address is in: the function and
-/// those it was inlined into, innermost first (empty where no symbol covers it).
+/// The names of the function a user-space address is in: the executable's
+/// own symbol for its code; in a shared library, the function and those it
+/// was inlined into, innermost first (empty where no symbol covers it).
 fn user_names(ip: u64) -> Vec<String> {
+    let exe = exe::symbols();
+    if let Some(name) = exe.lookup(ip) {
+        return vec![name];
+    }
+    if exe.covers(ip) {
+        // The executable's, between its symbols: not parsed from its
+        // debug information (a second and 100+ MB).
+        return Vec::new();
+    }
     let mut names = Vec::new();
     backtrace::resolve(ip as usize as *mut std::ffi::c_void, |symbol| {
         if let Some(name) = symbol.name() {
