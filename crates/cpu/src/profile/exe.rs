@@ -101,7 +101,7 @@ mod tests {
             eprintln!("skipped: this test binary has no symbol table");
             return;
         }
-        let ip = a_function_of_this_binary as usize as u64;
+        let ip = a_function_of_this_binary as *const () as usize as u64;
         let name = s.lookup(ip + 1).expect("covered");
         assert!(name.ends_with("a_function_of_this_binary"), "{name}");
         assert_eq!(s.lookup(0x10), None);
