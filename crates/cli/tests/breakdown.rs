@@ -50,7 +50,7 @@ fn user_share(p: &Value, category: &str) -> f64 {
 #[test]
 fn each_ends_sampled_cpu_agrees_with_its_threads_clocks() {
     let _alone = crate::lab_util::serial();
-    let doc = json(&["-t", "2", "--warmup", "0.5"]);
+    let doc = json(&["-t", "2", "--warmup", "0.5", "--cpu-breakdown", "on"]);
     for side in ["client", "server"] {
         let Some(p) = taken(&doc, side) else { return };
         let samples = p["samples"].as_f64().unwrap();

@@ -321,8 +321,11 @@ fn request_response_over_tls_and_quic_keeps_one_connection_per_flow() {
                 .sum()
         };
         let (c, s) = (sum("client", "transactions"), sum("server", "transactions"));
+        // Each end counts over its own measured interval, whose edges a busy
+        // host skews by a few milliseconds: at 15,000 transactions a second
+        // (ring optimized) that is more than the 2 it was held to; 0.2%.
         assert!(
-            c > 0 && c.abs_diff(s) <= 2,
+            c > 0 && c.abs_diff(s) <= 2.max(c / 500),
             "{test}: client {c}, server {s}"
         );
         let bytes = sum("client", "bytes");

@@ -302,7 +302,10 @@ pub fn start_with(
         left,
         ended,
         breakdown: breakdown_of(&spec),
-        cores: spec.test.is_stream(),
+        // Only when asked: by default a cancelled mesh job's client then kept
+        // its destination busy to the end of its test (cause under
+        // investigation, docs/CPU-BREAKDOWN.md).
+        cores: spec.test.is_stream() && spec.breakdown == Some(true),
     };
     let cpu = std::thread::spawn(move || sample_cpu(watch));
     Running {
