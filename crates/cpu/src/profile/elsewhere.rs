@@ -20,7 +20,7 @@ use perf_event_open::sample::record::sample::CallChain as Chain;
 use perf_event_open::sample::record::Record;
 use perf_event_open::sample::Sampler;
 
-use super::{classify, kallsyms, refused, ProfileError, MAX_CHAINS, MAX_FRAMES};
+use super::{classify, count, kallsyms, refused, ProfileError, MAX_FRAMES};
 
 /// A sample per this much of each core's time: 1 kHz.
 pub const ELSEWHERE_PERIOD: Nanos = Nanos(1_000_000);
@@ -111,11 +111,7 @@ impl Cores {
                             continue;
                         };
                         let key = (idle, Box::<[u64]>::from(ips));
-                        if let Some(n) = self.chains.get_mut(&key) {
-                            *n += 1;
-                        } else if self.chains.len() < MAX_CHAINS {
-                            self.chains.insert(key, 1);
-                        } else {
+                        if !count(&mut self.chains, key) {
                             self.lost += 1;
                         }
                     }

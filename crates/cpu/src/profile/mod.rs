@@ -107,6 +107,19 @@ impl std::fmt::Debug for Profiler {
     }
 }
 
+/// Counts one more sample of `key`; `false` when it is new and the map already
+/// holds [`MAX_CHAINS`] keys (the sample is lost, and its caller counts it so).
+pub(crate) fn count<K: Eq + std::hash::Hash>(chains: &mut HashMap<K, u64>, key: K) -> bool {
+    if let Some(n) = chains.get_mut(&key) {
+        *n += 1;
+    } else if chains.len() < MAX_CHAINS {
+        chains.insert(key, 1);
+    } else {
+        return false;
+    }
+    true
+}
+
 /// Reads what a breakdown needs before a test starts (the kernel's symbols,
 /// once per process), so that none of it lands in a measured interval.
 pub fn prepare() {
@@ -205,11 +218,7 @@ impl Profiler {
                             continue;
                         };
                         let key = (tid, at);
-                        if let Some(n) = self.chains.get_mut(&key) {
-                            *n += 1;
-                        } else if self.chains.len() < MAX_CHAINS {
-                            self.chains.insert(key, 1);
-                        } else {
+                        if !count(&mut self.chains, key) {
                             self.lost += 1;
                         }
                     }
