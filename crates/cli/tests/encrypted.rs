@@ -145,6 +145,24 @@ fn tls_with_small_records_on_one_core_is_called_encryption_bound() {
     ]);
     let v = &doc["diagnosis"];
     let text = v.to_string();
+    // On a busy host the flow thread may wait for its core as long as it
+    // runs: then it was starved, and the verdict says so (a busy run: ran
+    // 54%, waited 46%), but what it ran on is still mostly encryption.
+    if v["bottleneck"]["kind"] == "host-busy" {
+        assert!(text.contains("starved"), "{text}");
+        let p = &doc["client"]["cpu"]["profile"];
+        if p["state"] != "taken" {
+            eprintln!("skipped: the client's breakdown not taken: {}", p["why"]);
+            return;
+        }
+        let cats = p["categories"].as_array().unwrap();
+        let top = cats
+            .iter()
+            .max_by_key(|c| c["samples"].as_u64().unwrap_or(0))
+            .unwrap();
+        assert_eq!(top["category"], "encryption", "starved: {text}; {p}");
+        return;
+    }
     assert_eq!(v["bottleneck"]["thread"]["what"], "flow thread", "{text}");
     assert!(text.contains("encryption is the limit"), "{text}");
     assert!(text.contains("--tls-suite"), "{text}");
@@ -311,7 +329,7 @@ fn request_response_over_tls_and_quic_keeps_one_connection_per_flow() {
             }
         }
         // Both ends count the same transactions, each its request and its
-        // response, over the measured interval.
+        // response: over the whole test, exactly.
         let sum = |end: &str, key: &str| -> u64 {
             doc[end]["flows"]
                 .as_array()
@@ -320,13 +338,19 @@ fn request_response_over_tls_and_quic_keeps_one_connection_per_flow() {
                 .map(|f| f[key].as_u64().unwrap_or(0))
                 .sum()
         };
+        let (c, s) = (
+            sum("client", "transactions_total"),
+            sum("server", "transactions_total"),
+        );
+        assert!(c > 0 && c == s, "{test}: in all, client {c}, server {s}");
+        // Over the measured interval each end counts over its own, whose
+        // edges a busy host holds up while a thread waits for a core: a busy
+        // CI run measured 6 ms at 7,400 a second (43 of 3,677), a loaded
+        // 2-core host 4 ms. Held to the transactions of 25 ms (5%).
         let (c, s) = (sum("client", "transactions"), sum("server", "transactions"));
-        // Each end counts over its own measured interval, whose edges a busy
-        // host skews by a few milliseconds: at 15,000 transactions a second
-        // (ring optimized) that is more than the 2 it was held to; 0.2%.
         assert!(
-            c > 0 && c.abs_diff(s) <= 2.max(c / 500),
-            "{test}: client {c}, server {s}"
+            c > 0 && c.abs_diff(s) <= 2.max(c / 20),
+            "{test}: measured, client {c}, server {s}"
         );
         let bytes = sum("client", "bytes");
         assert!(

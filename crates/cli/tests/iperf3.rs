@@ -444,10 +444,15 @@ fn an_iperf3_udp_client_is_told_its_loss_as_iperf3_tells_it() {
         n(rcvd, "lost_percent"),
     );
     assert!(lost <= total && pct <= 100.0, "{end}");
-    assert!((pct - 100.0 * lost / total).abs() < 0.01, "{end}");
+    // iperf3's client puts the loss over the datagrams it sent, not over the
+    // server's total: on a busy host the server's total misses a tail that
+    // was dropped while its thread waited for a core and no later datagram
+    // showed the gap (a busy run: 59016 of 59360, 83.88% for 49794 lost).
+    let sent_packets = n(sent, "packets");
+    assert!((pct - 100.0 * lost / sent_packets).abs() < 0.01, "{end}");
     // The total is about what the client sent: the datagrams in flight at
     // the end aside (iperf3 -s: 136577 of 137210).
-    let ratio = total / n(sent, "packets");
+    let ratio = total / sent_packets;
     assert!((0.9..=1.0).contains(&ratio), "{ratio}: {end}");
 }
 

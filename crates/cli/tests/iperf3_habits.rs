@@ -241,16 +241,20 @@ fn an_iperf3_sessions_thread_has_a_descriptor_table_of_its_own() {
         // sockets at that moment (it failed so, once, beside other tests).
         let found = tasks.flatten().find_map(|t| {
             let (socks, other) = sockets_in(&t.path().join("fd"));
-            (socks.len() == 4 && !other).then_some((socks, other))
+            (socks.len() == 4 && !other).then_some(socks)
         });
-        if let Some(found) = found {
-            break found;
+        // Not the process's own table, read after it: before the session's
+        // thread takes its streams, the process's may hold four sockets and
+        // nothing else (it did so on a busy CI run, beside other tests).
+        if let Some(socks) = found {
+            let (shared, _) = sockets_in(&proc_fd);
+            if socks != shared {
+                break (socks, shared);
+            }
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let (shared, _) = sockets_in(&proc_fd);
-    let (socks, other) = own;
-    assert!(!other, "the session's thread holds more than its sockets");
+    let (socks, shared) = own;
     let streams = socks.iter().filter(|s| !shared.contains(s)).count();
     assert_eq!(
         streams, 2,
