@@ -438,7 +438,12 @@ fn a_job_stops_when_its_controller_goes() {
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(!err.to_lowercase().contains("busy"), "{err}");
+    assert!(
+        !err.to_lowercase().contains("busy"),
+        "{err}\nA: {:#?}\nB: {:#?}",
+        a.lines(),
+        b.lines()
+    );
 }
 
 /// Issue 36.9: an agent given `--allow-targets` refuses a job for any other

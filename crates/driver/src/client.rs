@@ -427,8 +427,11 @@ fn supervise(
     let mut server = None;
     loop {
         if cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
-            running.stop();
-            let _ = running.finish();
+            // The server hears of it first, on the control connection, while
+            // it still watches that beside its flows: it drops its end of the
+            // test at once instead of finishing its results for nobody.
+            let _ = ctl.stream().shutdown(std::net::Shutdown::Both);
+            let _ = running.abandon();
             return Err(Ended::Cancelled);
         }
         intervals.tick(&running, on_interval);
@@ -440,8 +443,7 @@ fn supervise(
             match ev {
                 Event::Results(r) => server = Some(*r),
                 Event::Failed(e) => {
-                    running.stop();
-                    let _ = running.finish();
+                    let _ = running.abandon();
                     return Err(Ended::Session(e));
                 }
                 _ => {}

@@ -82,6 +82,8 @@ pub(crate) struct CpuWatch {
     /// (stream tests: a core's timer wakes it when idle, which a latency test
     /// would feel).
     pub(crate) cores: bool,
+    /// Nobody will read the results: end without naming the samples.
+    pub(crate) abandoned: Arc<AtomicBool>,
 }
 
 /// The category of a flow's own user-space work, for the CPU breakdown: the
@@ -141,6 +143,9 @@ pub(crate) fn sample_cpu(w: CpuWatch) -> Option<CpuReport> {
             }
         },
     );
+    if w.abandoned.load(Ordering::Relaxed) {
+        return None;
+    }
     let mut report = sampler
         .finish_with(&|tid| {
             let e = w.ended.lock().unwrap_or_else(|e| e.into_inner());

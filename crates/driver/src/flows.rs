@@ -56,6 +56,9 @@ pub struct Running {
     /// The shared clock.
     pub clock: FlowClock,
     stop: Arc<AtomicBool>,
+    /// Set when nobody wants the results ([`Running::abandon`]): the CPU
+    /// sampler then names no samples.
+    abandoned: Arc<AtomicBool>,
     /// Each thread's flows: their place in the plan order, and what each produced.
     flows: Vec<JoinHandle<Vec<Outcome>>>,
     cpu: JoinHandle<Option<CpuReport>>,
@@ -202,6 +205,7 @@ pub fn start_with(
     let udp_at_start = udp_baseline(&spec);
     let iface = interface_of(&plans);
     let stop = Arc::new(AtomicBool::new(false));
+    let abandoned = Arc::new(AtomicBool::new(false));
     let (tx, done) = channel();
     let mut counters = Vec::new();
     let mut acked_by = Vec::new();
@@ -302,10 +306,8 @@ pub fn start_with(
         left,
         ended,
         breakdown: breakdown_of(&spec),
-        // Only when asked: by default a cancelled mesh job's client then kept
-        // its destination busy to the end of its test (cause under
-        // investigation, docs/CPU-BREAKDOWN.md).
-        cores: spec.test.is_stream() && spec.breakdown == Some(true),
+        cores: spec.test.is_stream(),
+        abandoned: abandoned.clone(),
     };
     let cpu = std::thread::spawn(move || sample_cpu(watch));
     Running {
@@ -314,6 +316,7 @@ pub fn start_with(
         acked_by,
         clock,
         stop,
+        abandoned,
         flows,
         cpu,
         sampler,
@@ -539,6 +542,16 @@ impl Running {
     /// Asks every flow to stop now.
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Stops the flows of a test whose results nobody will read (its session
+    /// failed, or whoever ran it cancelled it) and waits for them, without the
+    /// CPU breakdown's naming: a cancelled mesh job's client and its
+    /// destination free their slots at once. Returns the bytes they moved.
+    pub fn abandon(self) -> u64 {
+        self.abandoned.store(true, Ordering::Relaxed);
+        self.stop();
+        self.finish().bytes_total()
     }
 
     /// Waits for every flow and the CPU sampler.

@@ -575,11 +575,14 @@ fn serve_connection_netsonde(
         &spec.server_affinity,
     );
     let failure = until_flows_end(&mut ctl, &mut s, &mut running);
-    let finished = running.finish();
-    log.bytes = finished.bytes_total();
+    // What is left is the results: a client told "busy" now waits that long.
+    busy.ending();
     if let Some(e) = failure {
+        log.bytes = running.abandon();
         return fail(log, "failed", format!("while running: {e}"));
     }
+    let finished = running.finish();
+    log.bytes = finished.bytes_total();
     if let Some(e) = finished.error {
         let msg = format!("server flow failed: {e}");
         s.abort(now(), ErrorCode::Internal, msg.clone());

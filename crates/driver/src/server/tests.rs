@@ -125,6 +125,23 @@ fn a_started_test_is_expected_at_its_end() {
     );
 }
 
+/// Once its flows end, a test is expected within the results' allowance: a
+/// client told "busy" then (a cancelled mesh job's destination finishing its
+/// results) waits that long, not to the test's planned end.
+#[test]
+fn a_test_whose_flows_ended_is_expected_within_its_results() {
+    let sh = shared(Limits::default());
+    let (busy, _held) = admit(&spec(), &sh).unwrap();
+    busy.started(Instant::now(), &spec());
+    busy.ending();
+    let mut long = spec();
+    long.duration = Nanos::from_secs(60);
+    let (_, why, retry) = admit(&long, &sh).map(|_| ()).unwrap_err();
+    let retry = retry.unwrap();
+    assert!(retry <= AFTER_TEST.as_millis() as u64, "{why}: {retry} ms");
+    assert!(why.contains("expected to end in 0."), "{why}");
+}
+
 /// The listening socket's second descriptor (for the wait an iperf3 session's
 /// streams are read in) is closed with the listener: a stopped server's port
 /// refuses connections, even while its state outlives it (`--metrics` holds it).
