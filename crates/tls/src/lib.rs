@@ -15,13 +15,14 @@
 //! connection admitted, and the bytes are test bytes. A suite is chosen by its
 //! IANA name ([`suites`]); it also sets the protocol version (TLS 1.3 or 1.2).
 //!
-//! rustls 0.23's buffered connection copies each record's plaintext once on
-//! each side (into its record on sending, out of its buffer on receiving) and
-//! allocates each sealed record and each opened one: that is the TLS library's
-//! cost, inside the measured CPU; this crate's own loop allocates nothing per
-//! message.
+//! The sender is rustls 0.23's buffered connection, the receiver its
+//! unbuffered API (`rx.rs`: the socket read in large reads, records opened in
+//! place). The library copies each record's plaintext once on each side (into
+//! its record on sending, into its queue on receiving) and allocates each
+//! sealed record and each opened one: that is the TLS library's cost, inside
+//! the measured CPU; this crate's own loop allocates nothing per message.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -34,6 +35,9 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, Connection, DigitallySignedStruct, ServerConfig, SupportedCipherSuite};
+
+/// The records a sender seals before writing them, at least.
+const SEAL_AHEAD: usize = 256 << 10;
 
 /// How long a handshake may take before the flow fails.
 const HANDSHAKE: Duration = Duration::from_secs(5);
@@ -256,27 +260,40 @@ fn handshake(sock: &TcpStream, spec: &TestSpec, client: bool) -> Result<Session,
     while conn.wants_write() {
         conn.write_tls(&mut s).map_err(|e| fail(&e))?;
     }
-    let took = start.elapsed();
-    let version = match conn.protocol_version() {
+    let note = describe(
+        conn.protocol_version(),
+        conn.negotiated_cipher_suite(),
+        start.elapsed(),
+    );
+    Ok(Session { conn, note })
+}
+
+/// What a flow's report says of its connection: version, suite, handshake.
+fn describe(
+    version: Option<rustls::ProtocolVersion>,
+    suite: Option<SupportedCipherSuite>,
+    took: Duration,
+) -> String {
+    let version = match version {
         Some(rustls::ProtocolVersion::TLSv1_3) => "TLS 1.3",
         Some(rustls::ProtocolVersion::TLSv1_2) => "TLS 1.2",
         _ => "TLS",
     };
-    let suite = conn
-        .negotiated_cipher_suite()
-        .and_then(|s| s.suite().as_str())
-        .unwrap_or("?");
-    let note = format!(
+    let suite = suite.and_then(|s| s.suite().as_str()).unwrap_or("?");
+    format!(
         "{version}, {suite} (rustls, ring); handshake {:.2} ms; goodput counts plaintext",
         took.as_secs_f64() * 1e3
-    );
-    Ok(Session { conn, note })
+    )
 }
 
 /// The TLS sending strategy of a flow whose end is the TLS client (`client`)
 /// or server: the handshake now, then records of the test's messages.
 pub fn tx(sock: &TcpStream, spec: &TestSpec, client: bool) -> Result<Box<dyn Tx>, EngineError> {
-    let s = handshake(sock, spec, client)?;
+    let mut s = handshake(sock, spec, client)?;
+    // A whole message's records sealed before one `writev` of them (the
+    // library's default is 64 KiB: two calls for a 128 KiB message).
+    s.conn
+        .set_buffer_limit(Some((spec.size.0 as usize).max(SEAL_AHEAD)));
     let mut msg = vec![0; (spec.size.0 as usize).max(1)];
     netsonde_engine::fill_pattern(&mut msg);
     Ok(Box::new(TlsTx {
@@ -287,11 +304,10 @@ pub fn tx(sock: &TcpStream, spec: &TestSpec, client: bool) -> Result<Box<dyn Tx>
     }))
 }
 
-/// The TLS receiving strategy (as [`tx`]).
+/// The TLS receiving strategy (as [`tx`]), on rustls's unbuffered API
+/// (`rx.rs`).
 pub fn rx(sock: &TcpStream, spec: &TestSpec, client: bool) -> Result<Box<dyn Rx>, EngineError> {
-    Ok(Box::new(TlsRx {
-        s: handshake(sock, spec, client)?,
-    }))
+    Ok(Box::new(rx::TlsRx::handshake(sock, spec, client)?))
 }
 
 /// Records of the test's messages: more of a message is sealed (a record per
@@ -358,57 +374,6 @@ impl Tx for TlsTx {
     }
 }
 
-/// Records read and opened: each call hands over the plaintext the connection
-/// holds, or reads once from the socket (`read(2)`) and opens what came.
-struct TlsRx {
-    s: Session,
-}
-
-impl Rx for TlsRx {
-    fn recv(
-        &mut self,
-        sock: Sock<'_>,
-        on: &mut dyn FnMut(&[u8], usize),
-    ) -> io::Result<Option<Moved>> {
-        let Sock::Tcp(mut t) = sock else {
-            return Err(io::Error::other("TLS runs over TCP"));
-        };
-        let mut calls = 0;
-        loop {
-            let mut r = self.s.conn.reader();
-            match r.fill_buf() {
-                Ok([]) => return Ok(None),
-                Ok(d) => {
-                    let n = d.len();
-                    on(d, n);
-                    r.consume(n);
-                    return Ok(Some(Moved {
-                        bytes: n as u64,
-                        messages: 0,
-                        calls,
-                    }));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                // The peer closed without close_notify: its end of stream.
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
-                Err(e) => return Err(e),
-            }
-            calls += 1;
-            if self.s.conn.read_tls(&mut t)? == 0 {
-                return Ok(None);
-            }
-            self.s
-                .conn
-                .process_new_packets()
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-        }
-    }
-
-    fn report(&mut self) -> IoReport {
-        report(&self.s)
-    }
-}
-
 /// The flow's report, with what its records' crypto took on this thread
 /// (called as the flow ends, on its thread).
 fn report(s: &Session) -> IoReport {
@@ -430,6 +395,7 @@ pub(crate) fn is_wait(e: &io::Error) -> bool {
 mod crr;
 mod pubkey;
 mod rr;
+mod rx;
 mod timed;
 pub use crr::{crr_layer, CrrLayer};
 pub use rr::rr_pipe;
