@@ -127,7 +127,11 @@ fn bad_arguments() {
         2,
         "--size makes no sense with tcp-rr",
     );
-    fails(&["client", "-A", "999", "-t", "0.2"], 2, "no core 999");
+    fails(
+        &["client", "-A", "999", "-t", "0.2"],
+        2,
+        "may not run on core 999 (its CPU mask allows ",
+    );
     fails(
         &["client", "-C", "nosuchcc", "-t", "0.2"],
         1,

@@ -109,6 +109,58 @@ fn online_cores() -> u32 {
     }
 }
 
+/// The cores this process may run on (its CPU mask, `sched_getaffinity`),
+/// by their numbers: those `--affinity` names. Empty where the mask cannot be
+/// read.
+pub fn allowed_cores() -> Vec<u32> {
+    match rustix::thread::sched_getaffinity(None) {
+        Ok(set) => (0..rustix::thread::CpuSet::MAX_CPU)
+            .filter(|&c| set.is_set(c))
+            .map(|c| c as u32)
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Cores as the kernel lists a mask: runs of consecutive numbers as `a-b`,
+/// the rest alone, comma-separated (`0-1`, `1`, `0,2-3`).
+pub fn core_list(cores: &[u32]) -> String {
+    let mut sorted = cores.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for c in sorted {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == c => *end = c,
+            _ => runs.push((c, c)),
+        }
+    }
+    runs.iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The first of `asked` that this process may not run on, with the cores it
+/// may: a core named by number must be in the mask, not merely below the
+/// count of cores it holds (a mask of core 1 alone holds one core, core 1).
+pub fn core_not_allowed(asked: &[usize]) -> Option<(usize, String)> {
+    let allowed = allowed_cores();
+    if allowed.is_empty() {
+        return None;
+    }
+    asked
+        .iter()
+        .find(|&&c| u32::try_from(c).map_or(true, |c| !allowed.contains(&c)))
+        .map(|&c| (c, core_list(&allowed)))
+}
+
 /// One address configured on an interface.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct IfAddr {
@@ -189,6 +241,30 @@ mod tests {
     use std::net::{Ipv4Addr, Ipv6Addr};
 
     use super::*;
+
+    #[test]
+    fn cores_are_listed_as_the_kernel_lists_a_mask() {
+        assert_eq!(core_list(&[0, 1]), "0-1");
+        assert_eq!(core_list(&[1]), "1");
+        assert_eq!(core_list(&[3, 0, 2, 2]), "0,2-3");
+        assert_eq!(core_list(&[]), "");
+    }
+
+    /// This process's own mask: each of its cores is allowed, a core past
+    /// them is refused with the mask named.
+    #[test]
+    fn a_core_outside_the_mask_is_refused_and_one_inside_is_not() {
+        let mine = allowed_cores();
+        let Some(&last) = mine.last() else {
+            eprintln!("skipped: the CPU mask could not be read");
+            return;
+        };
+        let asked: Vec<usize> = mine.iter().map(|&c| c as usize).collect();
+        assert_eq!(core_not_allowed(&asked), None);
+        let past = last as usize + 1;
+        let (core, list) = core_not_allowed(&[past]).unwrap();
+        assert_eq!((core, list), (past, core_list(&mine)));
+    }
 
     const CPUINFO_X86: &str = include_str!("../tests/fixtures/cpuinfo_x86.txt");
     const CPUINFO_ARM: &str = include_str!("../tests/fixtures/cpuinfo_arm.txt");

@@ -40,11 +40,8 @@ pub fn run(
     }
     let spec = cfg.spec.clone();
     spec.validate()?;
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    if let Some(&core) = spec.client_affinity.iter().find(|&&c| c >= cores) {
-        return Err(ClientError::Affinity { core, cores });
+    if let Some((core, allowed)) = netsonde_cpu::host::core_not_allowed(&spec.client_affinity) {
+        return Err(ClientError::Affinity { core, allowed });
     }
     let mut _embedded: Option<ServerHandle> = None;
     let (addr, label) = match &cfg.host {

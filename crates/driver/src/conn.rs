@@ -87,12 +87,12 @@ pub enum ClientError {
     #[error(transparent)]
     Spec(#[from] SpecError),
     /// `--affinity` names a core this host lacks.
-    #[error("--affinity: this host has no core {core} (it has {cores})")]
+    #[error("--affinity: this process may not run on core {core} (its CPU mask allows {allowed})")]
     Affinity {
         /// The core asked for.
         core: usize,
-        /// Cores present.
-        cores: usize,
+        /// The cores it may run on, as the kernel lists a mask.
+        allowed: String,
     },
     /// The host name did not resolve.
     #[error("cannot resolve '{host}': {source}")]

@@ -44,17 +44,6 @@ pub(super) struct Cores {
     lost: u64,
 }
 
-/// The cores this process may run on.
-fn allowed_cores() -> Vec<u32> {
-    match rustix::thread::sched_getaffinity(None) {
-        Ok(set) => (0..rustix::thread::CpuSet::MAX_CPU)
-            .filter(|&c| set.is_set(c))
-            .map(|c| c as u32)
-            .collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
 impl Cores {
     /// Opens an event on every core this process may run on.
     pub(super) fn start() -> Result<Cores, ProfileError> {
@@ -70,7 +59,7 @@ impl Cores {
             max_stack_frames: MAX_FRAMES,
         });
         opts.record_id_format.task = true;
-        let cores = allowed_cores();
+        let cores = crate::host::allowed_cores();
         if cores.is_empty() {
             return Err(ProfileError::NoThreads);
         }

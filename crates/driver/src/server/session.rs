@@ -123,13 +123,13 @@ pub(super) fn admit(
 ) -> Result<(BusyGuard, Reservation), Refusal> {
     spec.validate()
         .map_err(|e| (ErrorCode::BadSpec, e.to_string(), None))?;
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    if let Some(&c) = spec.server_affinity.iter().find(|&&c| c >= cores) {
+    if let Some((c, allowed)) = netsonde_cpu::host::core_not_allowed(&spec.server_affinity) {
         return Err((
             ErrorCode::BadSpec,
-            format!("server has no core {c} (it has {cores})"),
+            format!(
+                "--server-affinity: the server may not run on core {c} (its CPU mask allows \
+                 {allowed})"
+            ),
             None,
         ));
     }

@@ -41,7 +41,45 @@ fn a_core_the_server_lacks_is_named() {
     s.server_affinity = vec![4096];
     let (code, why, _) = admit(&s, &sh).map(|_| ()).unwrap_err();
     assert_eq!(code, ErrorCode::BadSpec);
-    assert!(why.contains("server has no core 4096"), "{why}");
+    assert!(
+        why.contains("the server may not run on core 4096 (its CPU mask allows "),
+        "{why}"
+    );
+}
+
+/// Cores are named by number at both ends: a server whose mask is its last
+/// core alone takes that core and refuses the first, naming its mask (it
+/// took core 0 and refused core 1 as "it has 1" when it counted its cores).
+#[test]
+fn a_core_is_checked_against_the_servers_mask_not_its_count() {
+    let mine = netsonde_cpu::host::allowed_cores();
+    let (Some(&first), Some(&last)) = (mine.first(), mine.last()) else {
+        eprintln!("skipped: the CPU mask could not be read");
+        return;
+    };
+    if first == last {
+        eprintln!("skipped: this process may run on one core only");
+        return;
+    }
+    std::thread::spawn(move || {
+        let mut set = rustix::thread::CpuSet::new();
+        set.set(last as usize);
+        rustix::thread::sched_setaffinity(None, &set).unwrap();
+        let sh = shared(Limits::default());
+        let mut s = spec();
+        s.server_affinity = vec![last as usize];
+        assert!(admit(&s, &sh).is_ok(), "core {last}, the mask's own");
+        s.server_affinity = vec![first as usize];
+        let (_, why, _) = admit(&s, &sh).map(|_| ()).unwrap_err();
+        assert!(
+            why.contains(&format!(
+                "may not run on core {first} (its CPU mask allows {last})"
+            )),
+            "{why}"
+        );
+    })
+    .join()
+    .unwrap();
 }
 
 #[test]
