@@ -690,12 +690,45 @@ fn a_server_stopped_mid_test_cuts_it_short_whichever_end_receives() {
     for reverse in [false, true] {
         let server = ServerProc::start_with(&["--no-store"]);
         let port = server.port();
-        let mut args = vec!["client", "127.0.0.1", "-p", &port, "-t", "4", "--no-store"];
+        let mut args = vec![
+            "client",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-t",
+            "4",
+            "-i",
+            "0.2",
+            "--no-store",
+        ];
         if reverse {
             args.push("-R");
         }
-        let client = spawn(&args);
-        std::thread::sleep(Duration::from_millis(1200));
+        let mut client = crate::util::cmd()
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The stop lands in the measured interval, however long the client
+        // took to start on a busy host (a CI run stopped the server during
+        // the setup, 1.2 s after the spawn, and the test ran whole after it):
+        // after its fourth interval line.
+        let out = client.stdout.take().unwrap();
+        let (seen, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for l in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if l.starts_with('[') && seen.send(()).is_err() {
+                    break;
+                }
+            }
+        });
+        for _ in 0..4 {
+            lines
+                .recv_timeout(Duration::from_secs(20))
+                .expect("no interval line from the client");
+        }
         let pid = server.child.id().to_string();
         let signal = |sig: &str| {
             let ok = std::process::Command::new("kill")

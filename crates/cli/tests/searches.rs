@@ -148,12 +148,21 @@ fn search_measures_latency_at_shares_of_the_ndr() {
         assert!((got - want).abs() < 1e-6, "{shares:?}");
     }
     for l in lat {
-        // The sender reaches a share of a rate it reached, bar pacing's noise.
+        // The trial asks for its share of the rate found, and the sender
+        // offers no more than it was asked, bar pacing's noise. It may offer
+        // less: a busy host's sender reached the NDR during the search and
+        // 63,676 of the 129,923 pps asked at 0.9 of it later (a CI run);
+        // the JSON says both.
+        let asked = l["trial"]["asked_pps"].as_f64().unwrap();
         let offered = l["trial"]["offered_pps"].as_f64().unwrap();
         let share = l["fraction"].as_f64().unwrap();
         assert!(
-            offered <= ndr * share * 1.05 && offered >= ndr * share * 0.5,
-            "{offered} pps for {share} of {ndr}: {l}"
+            (asked / (ndr * share) - 1.0).abs() < 0.05,
+            "asked {asked} pps for {share} of {ndr}: {l}"
+        );
+        assert!(
+            offered > 0.0 && offered <= asked * 1.05,
+            "{offered} pps offered, {asked} asked: {l}"
         );
         let loaded = &l["loaded"];
         assert_eq!(loaded["phase"], "loaded", "{l}");

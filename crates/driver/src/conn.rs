@@ -86,7 +86,7 @@ pub enum ClientError {
     /// The spec is invalid.
     #[error(transparent)]
     Spec(#[from] SpecError),
-    /// `--affinity` names a core this host lacks.
+    /// `--affinity` names a core this process may not run on (its CPU mask).
     #[error("--affinity: this process may not run on core {core} (its CPU mask allows {allowed})")]
     Affinity {
         /// The core asked for.

@@ -152,9 +152,7 @@ impl BusyGuard {
             }
         }
     }
-}
 
-impl BusyGuard {
     /// The test's flows ended: the session is expected to end within
     /// [`AFTER_TEST`] (its results), not at its planned end.
     pub(super) fn ending(&self) {
