@@ -118,18 +118,55 @@ fn second_client_is_told_busy() {
 fn server_dying_mid_test_ends_the_client_cleanly() {
     let mut srv = ServerProc::start();
     let port = srv.port();
-    let client = std::thread::spawn(move || {
-        run(
-            &["client", "127.0.0.1", "--port", &port, "-t", "20"],
-            Duration::from_secs(30),
-        )
-    });
-    std::thread::sleep(Duration::from_millis(1000));
+    let mut client = crate::util::cmd()
+        .args([
+            "client",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "-t",
+            "20",
+            "-i",
+            "0.2",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed once the test runs (its first interval line), however long the
+    // client took to start on a busy host (a CI run killed it 1 s after the
+    // spawn, before the client connected: "connection refused").
+    let mut lines = std::io::BufReader::new(client.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with('[') {
+        line.clear();
+        let n = std::io::BufRead::read_line(&mut lines, &mut line).unwrap();
+        assert!(n > 0, "the client ended before its first interval");
+    }
+    // The rest of its output is drained, so it never waits on the pipe.
+    std::thread::spawn(move || std::io::copy(&mut lines, &mut std::io::sink()));
     let killed = Instant::now();
     srv.child.kill().unwrap();
-    let out = client.join().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let mut stderr = client.stderr.take().unwrap();
+    let err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stderr, &mut v);
+        v
+    });
+    let status = loop {
+        if let Some(s) = client.try_wait().unwrap() {
+            break s;
+        }
+        if killed.elapsed() > Duration::from_secs(30) {
+            let _ = client.kill();
+            let _ = client.wait();
+            panic!("the client hung after its server was killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let err = err.join().unwrap();
+    let err = String::from_utf8_lossy(&err);
+    assert_eq!(status.code(), Some(1), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
