@@ -148,6 +148,7 @@ pub fn practical_change(metric: Metric) -> f64 {
         // Context for every metric; `run::compare` does not compare them.
         Metric::ForeignCores => 0.10,
         Metric::Throttled => 0.25,
+        Metric::LinkBound => 0.0,
         Metric::TcpEfficiency | Metric::TransferTimeRatio => 0.05,
         Metric::WindowGranted => 0.0,
     }
@@ -401,7 +402,9 @@ pub const THROTTLE_DIFFERS: f64 = 20.0;
 /// moved every figure, not only the CPU's: a tcp-rr's latency moved 24% between
 /// two back-to-back runs under different load); for a CPU figure, either run's
 /// repetitions spread wider than the change; for any figure of runs on a busy
-/// host (foreign load of 0.15 cores or more), the spread. `None` when it
+/// host (foreign load of 0.15 cores or more), the spread; a rate or latency
+/// link-bound in every repetition of both runs is exempt from the foreign-load
+/// rule, not the spread. `None` when it
 /// compares.
 fn incomparable(
     metric: Metric,
@@ -442,7 +445,14 @@ fn incomparable(
     if !metric.is_cpu() && !busy {
         return None;
     }
-    if let (Some(fa), Some(fb)) = (fa, fb) {
+    // A rate or latency the link set in every repetition of both runs is not
+    // the other work's: a lab link 30% slower, under a load whose phase moved
+    // the foreign cores by 0.2 between the runs, is still the link's change.
+    let link_bound = |reps: &[Metrics]| {
+        !reps.is_empty() && reps.iter().all(|r| r.value(Metric::LinkBound) == Some(1.0))
+    };
+    let by_link = !metric.is_cpu() && link_bound(a) && link_bound(b);
+    if let (Some(fa), Some(fb), false) = (fa, fb, by_link) {
         if (fa - fb).abs() >= FOREIGN_DIFFERS {
             return Some(NotJudged::ForeignLoadDiffers {
                 metric,

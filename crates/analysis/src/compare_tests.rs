@@ -471,3 +471,49 @@ fn on_a_busy_host_a_drift_inside_the_spread_is_no_regression() {
     );
     assert_eq!(judged_with(0.0).verdict, Verdict::Worse);
 }
+
+/// A rate the link set in every repetition of both runs is judged whatever the
+/// foreign load did between them (a CI run under load left a lab link 30%
+/// slower unjudged when the load's phase moved the foreign cores 0.81 to
+/// 1.03); a run with one repetition that was not link-bound is held to the
+/// foreign-load rule, and so is a CPU figure of link-bound runs.
+#[test]
+fn a_link_bound_rate_is_judged_whatever_the_foreign_load() {
+    let reps = |v: &[f64], foreign: f64, link: &[f64]| -> Vec<Metrics> {
+        v.iter()
+            .zip(link)
+            .map(|(x, l)| {
+                [
+                    (Metric::Goodput, *x),
+                    (Metric::ClientUsPerKib, *x / 100.0),
+                    (Metric::ForeignCores, foreign),
+                    (Metric::LinkBound, *l),
+                ]
+                .into_iter()
+                .collect()
+            })
+            .collect()
+    };
+    let fast = [94.1, 94.2, 94.0, 94.3, 94.2];
+    let slow = [65.9, 65.8, 66.0, 65.9, 65.7];
+    let one = |m: Metric, a: &[Metrics], b: &[Metrics]| {
+        let mut ds = vec![delta(m, a, b).unwrap()];
+        judge(&mut ds, FAMILY_ALPHA, None);
+        ds.remove(0)
+    };
+    let all = [1.0; 5];
+    let (a, b) = (reps(&fast, 0.81, &all), reps(&slow, 1.03, &all));
+    let d = one(Metric::Goodput, &a, &b);
+    assert_eq!(d.verdict, Verdict::Worse, "{d:?}");
+    let cpu = one(Metric::ClientUsPerKib, &a, &b);
+    assert!(
+        matches!(cpu.not_judged, Some(NotJudged::ForeignLoadDiffers { .. })),
+        "{cpu:?}"
+    );
+    let once_not = reps(&slow, 1.03, &[1.0, 1.0, 0.0, 1.0, 1.0]);
+    let d = one(Metric::Goodput, &a, &once_not);
+    assert!(
+        matches!(d.not_judged, Some(NotJudged::ForeignLoadDiffers { .. })),
+        "{d:?}"
+    );
+}

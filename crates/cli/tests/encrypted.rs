@@ -504,8 +504,19 @@ fn tls_and_quic_through_a_slow_link_are_link_bound_at_its_rate() {
             ceiling / 1e6
         );
         assert!(
-            (low * ceiling..=1.01 * ceiling).contains(&goodput),
+            goodput <= 1.01 * ceiling,
             "{test}: {goodput} against {ceiling}"
+        );
+        // On a busy host the sender's thread may wait for a core while the link
+        // idles (CI's parallel suite: QUIC at 87.5% of its ceiling): then the
+        // verdict must say the host's other work held it, never the link.
+        if goodput < low * ceiling && verdict["kind"] == "host-busy" {
+            eprintln!("{test}: short of the link, and the verdict says why: {verdict}");
+            continue;
+        }
+        assert!(
+            goodput >= low * ceiling,
+            "{test}: {goodput} against {ceiling}; {verdict}"
         );
         assert_eq!(verdict["kind"], "link", "{test}: {verdict}");
     }

@@ -40,8 +40,19 @@ fn interval_records_add_up_to_the_summary_after_a_warm_up() {
         }
         // The first interval after the warm-up reads like the others (it read
         // 30% low). Against the others, not the pace: a paced sender that two
-        // busy cores hold back (CI saw 160 of 200 Mbit/s) is slow in every one.
-        if doc["spec"]["rate"].is_number() {
+        // busy cores hold back (CI saw 160 of 200 Mbit/s) is slow in every one,
+        // and unevenly (CI: the first at 169, the others 184-193): there the
+        // sum above, which a first record counted from the wrong instant
+        // misses by 1.75% or more, is what checks the boundary.
+        let paced = doc["diagnosis"]["bottleneck"]["kind"] == "application";
+        if doc["spec"]["rate"].is_number() && !paced {
+            eprintln!(
+                "{args:?}: the sender did not reach its pace ({}); the first interval is \
+                 checked by the sum only",
+                doc["diagnosis"]["bottleneck"]
+            );
+        }
+        if doc["spec"]["rate"].is_number() && paced {
             let rate = |i: &serde_json::Value| i["rate"].as_f64().unwrap();
             let first = rate(&iv[0]);
             let rest: Vec<f64> = iv[1..].iter().map(rate).collect();

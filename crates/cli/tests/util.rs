@@ -522,3 +522,68 @@ pub fn sockets_in(fd_dir: &std::path::Path) -> (Vec<String>, bool) {
     socks.dedup();
     (socks, other)
 }
+
+/// How contended this host's cores were while a test ran: a thread samples the
+/// kernel's count of runnable tasks (`procs_running` in /proc/stat) every 20 ms,
+/// for at most ten minutes. A UDP sender's pace and a receiver's loss are
+/// physics on an idle host and the other work's on a contended one (CI's
+/// parallel suite: an iperf3 client at 0.85 of its 200 Mbit/s, 10-13% lost).
+pub struct Contention {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    sampler: Option<std::thread::JoinHandle<(u64, u64)>>,
+}
+
+impl Contention {
+    /// Starts sampling.
+    pub fn start() -> Contention {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let sampler = std::thread::spawn(move || {
+            let until = Instant::now() + Duration::from_secs(600);
+            let (mut sum, mut n) = (0u64, 0u64);
+            while !flag.load(Ordering::Relaxed) && Instant::now() < until {
+                let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+                let running = stat
+                    .lines()
+                    .find_map(|l| l.strip_prefix("procs_running "))
+                    .and_then(|v| v.trim().parse::<u64>().ok());
+                if let Some(r) = running {
+                    // This sampler is running while it reads.
+                    sum += r.saturating_sub(1);
+                    n += 1;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            (sum, n)
+        });
+        Contention {
+            stop,
+            sampler: Some(sampler),
+        }
+    }
+
+    /// Stops sampling: the mean number of runnable tasks, per core this process
+    /// may use (above 1, tasks waited for cores), and whether it was above 1.
+    pub fn stop(mut self) -> (f64, bool) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let (sum, n) = self
+            .sampler
+            .take()
+            .and_then(|s| s.join().ok())
+            .unwrap_or((0, 0));
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as f64;
+        let per_core = if n == 0 {
+            0.0
+        } else {
+            sum as f64 / n as f64 / cores
+        };
+        (per_core, per_core > 1.0)
+    }
+}
+
+impl Drop for Contention {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}

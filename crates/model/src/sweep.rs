@@ -209,6 +209,16 @@ impl Metrics {
             .filter_map(|g| g.throttled_pct())
             .reduce(f64::max);
         m.put(Metric::Throttled, throttled);
+        m.put(
+            Metric::LinkBound,
+            r.diagnosis.as_ref().map(|d| {
+                if matches!(d.bottleneck, crate::diagnosis::Bottleneck::Link) {
+                    1.0
+                } else {
+                    0.0
+                }
+            }),
+        );
         let srtts: Vec<f64> = r
             .client
             .flows
@@ -401,11 +411,15 @@ pub enum Metric {
     /// throttled (the larger), percent: context, as [`Metric::ForeignCores`];
     /// absent where neither end had a quota.
     Throttled,
+    /// 1 when the test's verdict was the link (it ran at the link's ceiling),
+    /// 0 for any other verdict: context, as [`Metric::ForeignCores`]. Other work
+    /// on the hosts does not move a link-bound rate.
+    LinkBound,
 }
 
 impl Metric {
     /// Every metric, in report order.
-    pub const ALL: [Metric; 31] = [
+    pub const ALL: [Metric; 32] = [
         Metric::Goodput,
         Metric::GoodputOut,
         Metric::GoodputIn,
@@ -437,6 +451,7 @@ impl Metric {
         Metric::TransferTimeRatio,
         Metric::ForeignCores,
         Metric::Throttled,
+        Metric::LinkBound,
     ];
 
     /// The name stored in [`Metrics`] and the store.
@@ -473,6 +488,7 @@ impl Metric {
             Metric::TransferTimeRatio => "transfer_time_ratio",
             Metric::ForeignCores => "foreign_cores",
             Metric::Throttled => "cpu_throttled",
+            Metric::LinkBound => "link_bound",
         }
     }
 
@@ -504,7 +520,7 @@ impl Metric {
             | Metric::Throttled
             | Metric::BufferDelay => Unit::Percent,
             Metric::Retransmits | Metric::Transactions => Unit::Count,
-            Metric::IntervalCv | Metric::TransferTimeRatio => Unit::Ratio,
+            Metric::IntervalCv | Metric::TransferTimeRatio | Metric::LinkBound => Unit::Ratio,
             Metric::WindowGranted => Unit::Bytes,
         }
     }
