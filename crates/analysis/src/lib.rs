@@ -37,6 +37,7 @@ pub mod compare;
 pub mod comparison;
 pub mod diagnose;
 mod diagnosis_input;
+pub mod events;
 pub mod evidence;
 pub mod finish;
 pub mod fit;

@@ -278,3 +278,38 @@ fn a_netsonde_server_answers_quic_perf_clients() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("not with --auth-key"), "{err}");
 }
+
+/// Issue 54: `--peer quic-perf` at a closed port fails from the ICMP and says the
+/// port is closed (it waited out quinn's 5 s handshake timeout, deaf to the
+/// ICMP port unreachable), in one line, with a non-zero exit.
+#[test]
+fn a_quic_perf_peer_at_a_closed_port_is_named_at_once() {
+    let closed = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port().to_string();
+    drop(closed);
+    let out = run(
+        &[
+            "client",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--peer",
+            "quic-perf",
+            "-T",
+            "quic-stream",
+            "-t",
+            "1",
+            "--no-store",
+        ],
+        Duration::from_secs(30),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("port is closed") && err.contains(&port),
+        "{err}"
+    );
+    // Heard from the ICMP, not guessed from the 5 s handshake timeout.
+    assert!(!err.contains("no answer"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

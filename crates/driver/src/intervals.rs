@@ -40,6 +40,13 @@ pub(crate) struct Intervals {
     /// Each direction's UDP receive accounting (expected, arrived) as the last
     /// record ended, where this end receives UDP.
     last_udp: [Option<(u64, u64)>; 2],
+    /// Whether the flows are MPTCP connections (`--mptcp`): their bytes
+    /// acknowledged are the connection's, and each record has its subflows.
+    mptcp: bool,
+    /// The subflows as the last record ended ([`crate::subflows`]).
+    last_subflows: crate::subflows::Reading,
+    /// The subflows as read with [`Intervals::acked_at_end`].
+    subflows_at_end: Option<crate::subflows::Reading>,
     /// The records so far.
     pub(crate) records: Vec<IntervalRecord>,
 }
@@ -122,9 +129,12 @@ fn acked(
     [0, 1].map(|k| by_dir[k].filter(|_| any[k]))
 }
 
-/// Bytes acknowledged now, from `TCP_INFO`.
-fn acked_now(running: &Running) -> [Option<u64>; 2] {
-    acked(running, |_, s| netsonde_engine::sockopt::bytes_acked(s))
+/// Bytes acknowledged now, from `TCP_INFO` (an MPTCP connection's from
+/// `MPTCP_INFO`: all its subflows').
+fn acked_now(running: &Running, mptcp: bool) -> [Option<u64>; 2] {
+    acked(running, |_, s| {
+        netsonde_engine::sockopt::bytes_acked(s, mptcp)
+    })
 }
 
 /// Whether a test that ends by volume has moved it, in either direction, in
@@ -146,7 +156,9 @@ impl Intervals {
     /// A netsonde client's records, every `--interval`: a direction it sends over
     /// TCP counts the bytes acknowledged.
     pub(crate) fn new(running: &Running, spec: &TestSpec) -> Intervals {
-        Intervals::with_period(running, spec.interval.map(Nanos::as_duration), true)
+        let mut i = Intervals::with_period(running, spec.interval.map(Nanos::as_duration), true);
+        i.mptcp = spec.mptcp;
+        i
     }
 
     /// An iperf3 client's records, every `--interval`, of what it wrote or read.
@@ -173,6 +185,9 @@ impl Intervals {
             last_at: [clock.warm_end; 2],
             acked_at_end: None,
             last_udp: [None; 2],
+            mptcp: false,
+            last_subflows: [None, None],
+            subflows_at_end: None,
             records: Vec::new(),
         }
     }
@@ -237,7 +252,10 @@ impl Intervals {
         if self.last.is_none() && self.period.is_some() && now_i >= clock.warm_end {
             self.last = Some(at_start(running));
             if self.delivered {
-                self.last_acked = acked_now(running);
+                self.last_acked = acked_now(running, self.mptcp);
+            }
+            if self.mptcp {
+                self.last_subflows = crate::subflows::read(running);
             }
             self.last_udp = udp_now(running).map(|u| u.map(|(e, a, _)| (e, a)));
         }
@@ -250,7 +268,10 @@ impl Intervals {
             if last_one && self.delivered && self.acked_at_end.is_none() {
                 // Acknowledgements go on arriving after the end: read them now,
                 // at the end, not when the flows have finished.
-                self.acked_at_end = Some((acked_now(running), Instant::now()));
+                self.acked_at_end = Some((acked_now(running, self.mptcp), Instant::now()));
+                if self.mptcp {
+                    self.subflows_at_end = Some(crate::subflows::read(running));
+                }
             }
             if last_one && !closing && !all_ended(running) {
                 break;
@@ -269,11 +290,19 @@ impl Intervals {
                 let end_acked = [0, 1].map(|k| read[k].or(flows[k]).filter(|_| self.delivered));
                 (at_end(running), end_acked, t)
             } else if self.delivered {
-                (sum(running), acked_now(running), Instant::now())
+                (sum(running), acked_now(running, self.mptcp), Instant::now())
             } else {
                 (sum(running), [None; 2], read_at)
             };
             let udp = udp_now(running);
+            let subs = match (self.mptcp, last_one) {
+                (false, _) => [None, None],
+                (true, true) => self
+                    .subflows_at_end
+                    .take()
+                    .unwrap_or_else(|| crate::subflows::read(running)),
+                (true, false) => crate::subflows::read(running),
+            };
             for (i, dir) in [FlowDir::Up, FlowDir::Down].into_iter().enumerate() {
                 if !running.counters.iter().any(|(_, d, _)| *d == dir) {
                     continue;
@@ -305,6 +334,10 @@ impl Intervals {
                             jitter,
                         }
                     }),
+                    subflows: subs[i].as_ref().map(|now| {
+                        let then = self.last_subflows[i].take().unwrap_or_default();
+                        crate::subflows::record(&then, now)
+                    }),
                 };
                 if let Some((e, a, _)) = udp[i] {
                     self.last_udp[i] = Some((e, a));
@@ -315,6 +348,7 @@ impl Intervals {
             }
             self.last = Some(cur);
             self.last_acked = cur_acked;
+            self.last_subflows = subs;
             // The next record is due at the first boundary after this reading
             // (one that a late wake-up passed is covered by this record).
             let mut next = at + p;

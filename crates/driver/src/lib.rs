@@ -45,6 +45,7 @@ mod probes;
 mod quic_perf_client;
 pub mod server;
 mod start;
+mod subflows;
 pub mod vet;
 mod workload;
 

@@ -95,6 +95,19 @@ pub fn run_client(
         .as_deref()
         .ok_or_else(|| cannot("without a server host (there is no embedded perf server)".into()))?;
     let addr = resolve(host, cfg.port)?;
+    // A closed port says so at once (ICMP), where quinn's dial would wait out
+    // its handshake timeout.
+    if let Ok(netsonde_quic::probe::Answer::Refused(e)) =
+        netsonde_quic::probe::probe(addr, Duration::from_millis(300))
+    {
+        return Err(ClientError::Connect {
+            addr,
+            source: std::io::Error::new(
+                e.kind(),
+                format!("no QUIC server there: the port is closed (ICMP port unreachable: {e})"),
+            ),
+        });
+    }
     // A perf server on this host is the test's other end, not foreign load.
     if let Some(pid) = netsonde_cpu::processes::udp_server_of(addr) {
         netsonde_cpu::processes::count_as_test(pid);

@@ -243,11 +243,33 @@ pub fn mptcp_subflows(sock: &impl std::os::fd::AsRawFd) -> Option<Vec<Subflow>> 
     )
 }
 
-/// Bytes the peer has acknowledged on a connection (`tcpi_bytes_acked`): what a
-/// sender's receiver got, unlike the bytes written into the socket buffer; `None`
-/// if the kernel refuses.
-pub fn bytes_acked(sock: &impl std::os::fd::AsRawFd) -> Option<u64> {
+/// Bytes the peer has acknowledged on a connection: what a sender's receiver
+/// got, unlike the bytes written into the socket buffer; `None` if the kernel
+/// refuses. A TCP connection's `tcpi_bytes_acked`; an MPTCP connection's
+/// (`mptcp`) data-level `mptcpi_bytes_acked`, over all its subflows (its
+/// `TCP_INFO` is its first subflow's alone: the intervals of a two-path test
+/// summed to 66.5% of its total), or `TCP_INFO`'s where it fell back to TCP.
+pub fn bytes_acked(sock: &impl std::os::fd::AsRawFd, mptcp: bool) -> Option<u64> {
+    if mptcp {
+        if let Ok((i, len)) = crate::sys::mptcp::info(sock) {
+            if len >= crate::sys::mptcp::INFO_WITH_BYTES {
+                return Some(i.bytes_acked);
+            }
+        }
+    }
     crate::sys::tcp_info(sock).ok().map(|i| i.bytes_acked)
+}
+
+/// An MPTCP flow's `TCP_INFO` summary with the counts of all its subflows:
+/// the connection's own `TCP_INFO` is its first subflow's, which showed
+/// `retrans 0` while the second retransmitted 30. The rest (cwnd, RTT, MSS)
+/// stays the first subflow's; each subflow's own is in `subflows`.
+pub fn with_subflows(info: &mut Option<TcpInfoSummary>, subflows: Option<&[Subflow]>) {
+    if let (Some(i), Some(subs)) = (info.as_mut(), subflows) {
+        if !subs.is_empty() {
+            i.retransmits = subs.iter().map(|s| s.retransmits).sum();
+        }
+    }
 }
 
 /// One `TCP_INFO` reading for a load-latency test's over-time series; `None` if

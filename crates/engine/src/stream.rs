@@ -178,7 +178,7 @@ impl TcpSender {
             return;
         }
         self.acked_noted = true;
-        if let Some(a) = crate::sockopt::bytes_acked(&self.sock) {
+        if let Some(a) = crate::sockopt::bytes_acked(&self.sock, self.s.ctx.spec.mptcp) {
             start.store_acked(a);
         }
     }
@@ -188,7 +188,7 @@ impl TcpSender {
         // As the measured interval ends (the meter has closed): what had been
         // acknowledged by then, for the last interval record.
         if self.s.ctx.spec.interval.is_some() {
-            if let Some(a) = crate::sockopt::bytes_acked(&self.sock) {
+            if let Some(a) = crate::sockopt::bytes_acked(&self.sock, self.s.ctx.spec.mptcp) {
                 self.s.ctx.counters.end.store_acked(a);
             }
         }
@@ -293,8 +293,9 @@ impl Flow for TcpSender {
             self.stop_sending(Instant::now());
         }
         let this = *self;
-        let tcp_info = sockopt::tcp_info(&this.sock);
+        let mut tcp_info = sockopt::tcp_info(&this.sock);
         let mptcp = sockopt::mptcp_subflows(&this.sock);
+        sockopt::with_subflows(&mut tcp_info, mptcp.as_deref());
         let mut result = this.s.finish();
         result.tcp_info = tcp_info;
         result.mptcp = mptcp;

@@ -147,6 +147,7 @@ impl TestReport {
             client_cost,
             server_cost,
             warnings,
+            events: Vec::new(),
             link: None,
             diagnosis: None,
             rfc6349: None,

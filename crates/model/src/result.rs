@@ -397,6 +397,84 @@ pub struct IntervalRecord {
     /// interval, those lost, and the jitter at its end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp: Option<IntervalUdp>,
+    /// A direction this end sends over MPTCP (`--mptcp`): each subflow's share
+    /// of the interval, from its own `TCP_INFO` (`MPTCP_TCPINFO`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subflows: Option<Vec<IntervalSubflow>>,
+}
+
+/// One MPTCP subflow over one interval record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntervalSubflow {
+    /// The flow (MPTCP connection) it belongs to.
+    pub flow: u32,
+    /// This end's address and port.
+    pub local: String,
+    /// The peer's.
+    pub remote: String,
+    /// Bytes the peer acknowledged on it in the interval.
+    pub bytes: Bytes,
+    /// Segments it retransmitted in the interval.
+    pub retransmits: u64,
+    /// Its smoothed round-trip time as the interval ended.
+    pub srtt: Nanos,
+    /// Whether it carried data, was new, or went away.
+    pub state: SubflowState,
+}
+
+/// What a subflow did in an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SubflowState {
+    /// It carried data.
+    Carrying,
+    /// It was made in this interval (it was not there at the last record).
+    Established,
+    /// It was there, and the peer acknowledged nothing on it.
+    Idle,
+    /// It was there at the last record and is gone now, while its connection
+    /// has others.
+    Closed,
+}
+
+/// Something that happened during a test, at a moment of its measured
+/// interval: the subflows of an MPTCP connection made, stalled, resumed and
+/// closed, from the interval records.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestEvent {
+    /// When, from the measured interval's start: the start of the interval
+    /// record that first showed it (the records' resolution).
+    pub at: Nanos,
+    /// What.
+    pub kind: EventKind,
+    /// What it happened to (`flow 1 10.77.1.2:41234 -> 10.77.1.1:5390`).
+    pub subject: String,
+}
+
+/// What kind of thing happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventKind {
+    /// A subflow was made.
+    SubflowEstablished,
+    /// A subflow that carried data carried none for an interval.
+    SubflowStalled,
+    /// A stalled subflow carried data again.
+    SubflowResumed,
+    /// A subflow went away.
+    SubflowClosed,
+}
+
+impl EventKind {
+    /// In words.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::SubflowEstablished => "subflow established",
+            EventKind::SubflowStalled => "subflow stalled",
+            EventKind::SubflowResumed => "subflow resumed",
+            EventKind::SubflowClosed => "subflow closed",
+        }
+    }
 }
 
 /// A UDP receiver's figures over one interval, as iperf3's interval lines have
@@ -545,6 +623,10 @@ pub struct TestReport {
     pub server_cost: Option<SideCost>,
     /// Quality warnings.
     pub warnings: Vec<Warning>,
+    /// What happened during the test, in order (an MPTCP connection's
+    /// subflows); set by `netsonde_analysis::finish` from the intervals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<TestEvent>,
     /// The lab link the test ran over (`netsonde lab run`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<crate::link::LinkRecord>,

@@ -321,6 +321,7 @@ async fn flow(
 mod crr;
 mod perf;
 mod perf_server;
+pub mod probe;
 mod rr;
 
 pub use perf_server::{serve as perf_serve, PerfLimits, PerfTotals};

@@ -149,6 +149,7 @@ pub fn stream_report() -> TestReport {
                 messages: 38_147,
                 transactions: 0,
                 udp: None,
+                subflows: None,
             })
         })
         .collect();
@@ -297,6 +298,22 @@ pub fn study() -> crate::view::RunView {
     plan.windows = vec![Some(Bytes(16 * 1024)), Some(Bytes(64 * 1024))];
     plan.line_rate = Some(BitRate(1e10));
     crate::view::RunView::build(meta(7, "fixture", &plan), fake_points(&plan, &[], false))
+}
+
+/// A sweep of tcp-stream, tls-stream, quic-stream and udp-stream over three
+/// sizes, through the scripted engine.
+pub fn transports() -> crate::view::RunView {
+    use netsonde_model::spec::TestKind;
+    let mut plan = netsonde_sweep::Plan::default_characterization();
+    plan.tests = vec![
+        TestKind::TcpStream,
+        TestKind::TlsStream,
+        TestKind::QuicStream,
+        TestKind::UdpStream,
+    ];
+    plan.directions = vec![Direction::Out];
+    plan.sizes = netsonde_sweep::axes::parse_sizes("1K,16K,64K").unwrap();
+    crate::view::RunView::build(meta(9, "transports", &plan), fake_points(&plan, &[], false))
 }
 
 /// The scripted engine's default sweep, each point with its verdict.

@@ -32,24 +32,28 @@ impl Output {
             Output::Jsonl => json::interval_line(rec),
             Output::JsonStream => json::stream_event("interval", rec),
             // Within 80 columns: a request/response test's transactions, a
-            // stream's messages.
-            Output::Text => opts.titled(&format!(
-                "[{:>6.2}-{:>6.2} s] {:<14} {:>11} {:>13} {:>9} {}",
-                rec.start.as_secs_f64(),
-                rec.end.as_secs_f64(),
-                rec.dir.name(),
-                rec.bytes.to_string(),
-                opts.rate(rec.rate),
-                if rec.transactions > 0 {
-                    rec.transactions
-                } else {
-                    rec.messages
-                },
-                if rec.transactions > 0 {
-                    "trans"
-                } else {
-                    "msgs"
-                }
+            // stream's messages; an MPTCP direction's subflows beneath.
+            Output::Text => opts.titled(&crate::text::with_subflows(
+                rec,
+                opts,
+                format!(
+                    "[{:>6.2}-{:>6.2} s] {:<14} {:>11} {:>13} {:>9} {}",
+                    rec.start.as_secs_f64(),
+                    rec.end.as_secs_f64(),
+                    rec.dir.name(),
+                    rec.bytes.to_string(),
+                    opts.rate(rec.rate),
+                    if rec.transactions > 0 {
+                        rec.transactions
+                    } else {
+                        rec.messages
+                    },
+                    if rec.transactions > 0 {
+                        "trans"
+                    } else {
+                        "msgs"
+                    }
+                ),
             )),
             Output::Json => return None,
         })

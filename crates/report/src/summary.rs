@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use netsonde_model::spec::TestKind;
 use netsonde_model::sweep::{Metric, Quality};
 use serde::Serialize;
 
@@ -105,9 +106,40 @@ pub struct Row {
     /// What limited it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
+    /// An encrypted test's median against plain TCP's at the same point of
+    /// this run (tls-stream and quic-stream against tcp-stream, tls-rr and
+    /// quic-rr against tcp-rr, the crr tests against tcp-crr; every other axis
+    /// the same): what the encryption and the transport cost, at a glance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_tcp: Option<f64>,
     /// A request/response test's (its figures are transactions).
     #[serde(skip)]
     rr: bool,
+}
+
+/// Each encrypted point's [`Row::to_tcp`], where the run has its TCP point.
+fn ratios_to_tcp(rows: &mut [Row]) {
+    let key = |r: &Row, test: &str| {
+        let mut axes = r.axes.clone();
+        axes.insert("test".into(), test.into());
+        axes
+    };
+    let medians: BTreeMap<BTreeMap<String, String>, f64> = rows
+        .iter()
+        .filter(|r| r.status == "done")
+        .filter_map(|r| Some((r.axes.clone(), r.figure.as_ref()?.median)))
+        .collect();
+    for r in rows.iter_mut() {
+        let plain = r
+            .axes
+            .get("test")
+            .and_then(|t| TestKind::from_name(t)?.plain());
+        let Some(tcp) = plain.map(TestKind::name) else {
+            continue;
+        };
+        let base = medians.get(&key(r, tcp)).copied().filter(|m| *m > 0.0);
+        r.to_tcp = base.zip(r.figure.as_ref()).map(|(b, f)| f.median / b);
+    }
 }
 
 /// A median with its interval.
@@ -186,7 +218,11 @@ impl Summary {
             status: view.run.status.clone(),
             kind,
             measured_as: view.measured_as(),
-            points: view.points.iter().map(|p| row(view, p)).collect(),
+            points: {
+                let mut rows: Vec<Row> = view.points.iter().map(|p| row(view, p)).collect();
+                ratios_to_tcp(&mut rows);
+                rows
+            },
             warnings: warnings(view),
             report: None,
             store: None,
@@ -379,6 +415,7 @@ fn row(view: &RunView, p: &PointView) -> Row {
         figure,
         cpu,
         verdict,
+        to_tcp: None,
         rr,
     }
 }
@@ -632,10 +669,15 @@ fn header(s: &Summary, width: usize) -> String {
 fn point_table(rows: &[&Row], figure: &str, cpu: &str, width: usize) -> String {
     // `full`: whole verdicts; `inline`: a point's reason for not being done
     // in its row (else under the table, whole).
+    // A column of ratios to plain TCP where the run has any.
+    let ratios = rows.iter().any(|r| r.to_tcp.is_some());
     let table = |full: bool, inline: bool| -> Vec<Vec<String>> {
-        let head = ["#", "point", figure, cpu, "limit"]
+        let mut head = ["#", "point", figure, cpu, "limit"]
             .map(String::from)
             .to_vec();
+        if ratios {
+            head.insert(3, "of TCP".into());
+        }
         std::iter::once(head)
             .chain(rows.iter().map(|r| {
                 if r.status != "done" {
@@ -654,13 +696,17 @@ fn point_table(rows: &[&Row], figure: &str, cpu: &str, width: usize) -> String {
                         v.short.clone()
                     }
                 });
-                vec![
+                let mut cells = vec![
                     r.point.to_string(),
                     r.label.clone(),
                     r.figure.as_ref().map_or(String::new(), figure_cell),
                     r.cpu.as_ref().map_or(String::new(), cpu_cell),
                     v,
-                ]
+                ];
+                if ratios {
+                    cells.insert(3, r.to_tcp.map_or(String::new(), |x| format!("{x:.2}")));
+                }
+                cells
             }))
             .collect()
     };

@@ -159,3 +159,48 @@ fn too_few_repetitions_show_n_not_an_interval() {
     };
     assert_eq!(figure_cell(&f), "50.1 k trans/s [49.6–50.5]");
 }
+
+/// Issue 54: a sweep mixing transports says each encrypted point's median
+/// against plain TCP's at the same size (and only there), in its own column.
+#[test]
+fn an_encrypted_point_is_given_its_ratio_to_tcp_at_the_same_size() {
+    let point = |i: u32, test: &str, size: &str, median: f64| Row {
+        point: i,
+        label: format!("{test} {size}"),
+        axes: [("test", test), ("size", size)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        status: "done".into(),
+        reason: None,
+        figure: Some(Figure {
+            metric: "goodput",
+            unit: "bit/s",
+            median,
+            low: Some(median * 0.99),
+            high: Some(median * 1.01),
+            coverage: Some(0.75),
+            n: 3,
+        }),
+        cpu: None,
+        verdict: None,
+        to_tcp: None,
+        rr: false,
+    };
+    let mut rows = vec![
+        point(0, "tcp-stream", "16KiB", 20e9),
+        point(1, "tls-stream", "16KiB", 10e9),
+        point(2, "quic-stream", "16KiB", 5e9),
+        point(3, "tcp-stream", "128KiB", 40e9),
+        point(4, "tls-stream", "128KiB", 24e9),
+        point(5, "quic-stream", "1KiB", 1e9),
+    ];
+    ratios_to_tcp(&mut rows);
+    let r: Vec<Option<f64>> = rows.iter().map(|r| r.to_tcp).collect();
+    assert_eq!(r, [None, Some(0.5), Some(0.25), None, Some(0.6), None]);
+    let refs: Vec<&Row> = rows.iter().collect();
+    let t = point_table(&refs, "goodput", "us/KiB", WIDTH);
+    assert!(t.lines().next().unwrap().contains("of TCP"), "{t}");
+    assert!(t.contains("0.50") && t.contains("0.60"), "{t}");
+    fits(&t, WIDTH);
+}

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use netsonde_model::cpu::CpuReport;
-use netsonde_model::result::{SideCost, SideResult, TestReport};
+use netsonde_model::result::{IntervalRecord, SideCost, SideResult, SubflowState, TestReport};
 use netsonde_model::units::{BitRate, RateUnit};
 
 /// How a text report is written (the client's `--verbose`, `-f`, `--title`).
@@ -107,6 +107,23 @@ fn body(r: &TestReport, opts: &TextOptions) -> String {
     o
 }
 
+/// `fields` two spaces apart, a new line where the next would pass `width`.
+fn fields_lines(o: &mut String, fields: &[String], width: usize) {
+    let mut line = String::new();
+    for f in fields.iter().filter(|f| !f.is_empty()) {
+        let len = |s: &str| s.chars().count();
+        if !line.is_empty() && len(&line) + 2 + len(f) > width {
+            let _ = writeln!(o, "{line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push_str("  ");
+        }
+        line.push_str(f);
+    }
+    let _ = writeln!(o, "{line}");
+}
+
 /// The test, its settings and both hosts.
 fn header(o: &mut String, r: &TestReport, opts: &TextOptions) {
     let s = &r.spec;
@@ -134,25 +151,12 @@ fn header(o: &mut String, r: &TestReport, opts: &TextOptions) {
             }
         ),
     ];
-    // Two spaces between fields, a new line where the next would pass the
-    // width.
     let width = if opts.width == 0 {
         crate::summary::WIDTH
     } else {
         opts.width
     };
-    let mut line = String::new();
-    for f in fields {
-        if !line.is_empty() && line.len() + 2 + f.len() > width {
-            let _ = writeln!(o, "{line}");
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push_str("  ");
-        }
-        line.push_str(&f);
-    }
-    let _ = writeln!(o, "{line}");
+    fields_lines(o, &fields, width);
     let h = &r.server.host;
     match &r.peer {
         // A peer that reports nothing of itself (a QUIC perf server).
@@ -160,11 +164,15 @@ fn header(o: &mut String, r: &TestReport, opts: &TextOptions) {
             let _ = writeln!(o, "server {}", r.server_address);
         }
         None => {
-            let _ = writeln!(
-                o,
-                "server {}  kernel {}  {} cores  {}",
-                r.server_address, h.kernel, h.cores, h.cpu_model
-            );
+            // A five-digit port and a long CPU model passed 80 columns on
+            // one line.
+            let server = [
+                format!("server {}", r.server_address),
+                format!("kernel {}", h.kernel),
+                format!("{} cores", h.cores),
+                h.cpu_model.clone(),
+            ];
+            fields_lines(o, &server, width);
         }
         Some(p) => {
             let _ = writeln!(
@@ -219,6 +227,70 @@ fn intervals(o: &mut String, r: &TestReport, opts: &TextOptions) {
         }
         o.push('\n');
         o.push_str(&crate::layout::table(&rows, 2, &[0, 1], opts.columns()));
+        let mut any = false;
+        for i in r.intervals.iter().filter(|i| i.subflows.is_some()) {
+            if !any {
+                o.push_str("\nsubflows per interval:\n");
+                any = true;
+            }
+            let line = format!(
+                "  {:.2}-{:.2} s {}",
+                i.start.as_secs_f64(),
+                i.end.as_secs_f64(),
+                i.dir.name()
+            );
+            let _ = writeln!(o, "{}", with_subflows(i, opts, line));
+        }
+    }
+    events(o, r);
+}
+
+/// An interval's `line`, and beneath it a line per MPTCP subflow of its
+/// direction: its path, bytes and rate in the interval, retransmissions, RTT
+/// and state.
+pub(crate) fn with_subflows(rec: &IntervalRecord, opts: &TextOptions, line: String) -> String {
+    let mut o = line;
+    let secs = rec.end.as_secs_f64() - rec.start.as_secs_f64();
+    for s in rec.subflows.iter().flatten() {
+        let rate = if secs > 0.0 {
+            BitRate(s.bytes.0 as f64 * 8.0 / secs)
+        } else {
+            BitRate(0.0)
+        };
+        let state = match s.state {
+            SubflowState::Carrying => "",
+            SubflowState::Established => "  established",
+            SubflowState::Idle => "  idle: nothing acknowledged",
+            SubflowState::Closed => "  closed",
+        };
+        let _ = write!(
+            o,
+            "\n    subflow {} -> {}  {}  {}  retrans {}  srtt {}{state}",
+            s.local,
+            s.remote,
+            s.bytes,
+            opts.rate(rate),
+            s.retransmits,
+            s.srtt
+        );
+    }
+    o
+}
+
+/// What happened during the test, in order.
+fn events(o: &mut String, r: &TestReport) {
+    if r.events.is_empty() {
+        return;
+    }
+    o.push_str("\nevents:\n");
+    for e in &r.events {
+        let _ = writeln!(
+            o,
+            "  {:>7.2} s  {}  {}",
+            e.at.as_secs_f64(),
+            e.kind.name(),
+            e.subject
+        );
     }
 }
 

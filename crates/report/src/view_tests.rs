@@ -247,3 +247,28 @@ fn quality_warnings_are_grouped_by_kind() {
     );
     assert_eq!(t.rows[1][0], "2");
 }
+
+/// Issue 54: tls-stream and quic-stream share tcp-stream's throughput panel,
+/// on one y axis, so what encryption costs shows at each size; a paced
+/// udp-stream keeps a panel of its own.
+#[test]
+fn encrypted_streams_share_tcps_throughput_panel() {
+    let view = crate::fixture::transports();
+    let ids: Vec<&str> = view
+        .plots
+        .iter()
+        .filter(|p| p.id.starts_with("throughput-size"))
+        .map(|p| p.id.as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        ["throughput-size-tcp-stream", "throughput-size-udp-stream"]
+    );
+    let tcp = &view.plots[0];
+    assert_eq!(tcp.series.len(), 3, "{:?}", tcp.series);
+    assert!(
+        tcp.title.contains("tls-stream") && tcp.title.contains("quic-stream"),
+        "{}",
+        tcp.title
+    );
+}

@@ -516,6 +516,7 @@ impl Store {
                         messages: row.uint(5)?,
                         transactions: row.uint(6)?,
                         udp: None,
+                        subflows: None,
                     })
                 })
                 .collect()

@@ -84,6 +84,7 @@ pub fn sample(seq: u64, dir: FlowDir) -> IntervalRecord {
         messages: 17_930 + seq,
         transactions: seq,
         udp: None,
+        subflows: None,
     }
 }
 

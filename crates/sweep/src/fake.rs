@@ -239,6 +239,7 @@ impl Runner for FakeRunner {
                         messages: msgs / steps,
                         transactions: 0,
                         udp: None,
+                        subflows: None,
                     });
                 }
             }

@@ -1,7 +1,8 @@
-//! An MPTCP connection's subflows (`SOL_MPTCP`, `linux/mptcp.h`): each
-//! subflow's `TCP_INFO` (`MPTCP_TCPINFO`) and addresses
-//! (`MPTCP_SUBFLOW_ADDRS`). Both answers are a `struct mptcp_subflow_data`
-//! header followed by one entry per subflow, `size_user` bytes apart.
+//! An MPTCP connection as the kernel keeps it (`SOL_MPTCP`, `linux/mptcp.h`):
+//! the whole connection's counters (`MPTCP_INFO`), and each subflow's
+//! `TCP_INFO` (`MPTCP_TCPINFO`) and addresses (`MPTCP_SUBFLOW_ADDRS`). The
+//! subflow answers are a `struct mptcp_subflow_data` header followed by one
+//! entry per subflow, `size_user` bytes apart.
 
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
@@ -12,10 +13,72 @@ use super::TcpInfoRaw;
 /// `IPPROTO_MPTCP`: a stream socket of this protocol is an MPTCP connection.
 pub const IPPROTO_MPTCP: i32 = 262;
 const SOL_MPTCP: i32 = 284;
+const MPTCP_INFO: i32 = 1;
 const MPTCP_TCPINFO: i32 = 2;
 const MPTCP_SUBFLOW_ADDRS: i32 = 3;
 /// The most subflows read (the kernel's own limit is 8).
 const MAX_SUBFLOWS: usize = 8;
+
+/// `struct mptcp_info` as Linux 6.x has it (the byte counters came in 6.5, the
+/// timestamps in 6.7); an older kernel fills a prefix ([`info`] says how much).
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MptcpInfoRaw {
+    pub subflows: u8,
+    pub add_addr_signal: u8,
+    pub add_addr_accepted: u8,
+    pub subflows_max: u8,
+    pub add_addr_signal_max: u8,
+    pub add_addr_accepted_max: u8,
+    pub flags: u32,
+    pub token: u32,
+    pub write_seq: u64,
+    pub snd_una: u64,
+    pub rcv_nxt: u64,
+    pub local_addr_used: u8,
+    pub local_addr_max: u8,
+    pub csum_enabled: u8,
+    /// Data-level retransmissions: data sent again on another subflow.
+    pub retransmits: u32,
+    pub bytes_retrans: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// Bytes the peer acknowledged at the data level (DATA_ACK): what the
+    /// connection delivered, over all its subflows.
+    pub bytes_acked: u64,
+    /// Subflows ever made, the first included.
+    pub subflows_total: u8,
+    pub reserved: [u8; 3],
+    pub last_data_sent: u32,
+    pub last_data_recv: u32,
+    pub last_ack_recv: u32,
+}
+
+/// Where `bytes_acked` ends in [`MptcpInfoRaw`]: a kernel that filled less has
+/// no data-level byte counters.
+pub const INFO_WITH_BYTES: usize = std::mem::offset_of!(MptcpInfoRaw, bytes_acked) + 8;
+
+/// The connection's `MPTCP_INFO` and how many of its bytes the kernel filled;
+/// an error for a socket that is not MPTCP or fell back to TCP.
+pub fn info(sock: &impl AsRawFd) -> io::Result<(MptcpInfoRaw, usize)> {
+    let mut info = MptcpInfoRaw::default();
+    let mut len = std::mem::size_of::<MptcpInfoRaw>() as libc::socklen_t;
+    // SAFETY: `info` is a plain-old-data repr(C) struct of `len` bytes that
+    // lives for the call; the kernel writes at most `len` bytes and updates it.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            SOL_MPTCP,
+            MPTCP_INFO,
+            (&mut info as *mut MptcpInfoRaw).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((info, len as usize))
+}
 
 /// `struct mptcp_subflow_data`.
 #[repr(C)]

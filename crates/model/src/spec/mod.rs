@@ -94,6 +94,23 @@ impl TestKind {
         }
     }
 
+    /// The plain-TCP test an encrypted one is measured against (tls-stream and
+    /// quic-stream against tcp-stream, the rr and crr tests likewise); `None`
+    /// for a test that is not encrypted.
+    pub fn plain(self) -> Option<TestKind> {
+        match self {
+            TestKind::TlsStream | TestKind::QuicStream => Some(TestKind::TcpStream),
+            TestKind::TlsRr | TestKind::QuicRr => Some(TestKind::TcpRr),
+            TestKind::TlsCrr | TestKind::QuicCrr => Some(TestKind::TcpCrr),
+            _ => None,
+        }
+    }
+
+    /// The kind named `name` ([`TestKind::name`]).
+    pub fn from_name(name: &str) -> Option<TestKind> {
+        TestKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     /// Whether the test's bytes are encrypted (TLS over its TCP connections).
     pub fn is_tls(self) -> bool {
         matches!(

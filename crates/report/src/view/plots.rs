@@ -19,10 +19,13 @@ pub(crate) fn against_size(by_cfg: &Lines<'_>, run: &RunMeta) -> Vec<PlotSpec> {
     }
     // A panel per test when several were run: a UDP test paced at 1 Gbit/s
     // beside a TCP stream at 60 would sit on the floor of one shared axis.
+    // An encrypted test shares its plain-TCP test's panel, on one y axis, so
+    // what TLS and QUIC cost is seen at each size.
+    let panel = |p: &PointView| p.spec.test.plain().unwrap_or(p.spec.test).name();
     let mut tests: Vec<&str> = Vec::new();
     for (_, v) in by_cfg {
         if let Some(p) = v.first() {
-            let t = p.spec.test.name();
+            let t = panel(p);
             if !tests.contains(&t) {
                 tests.push(t);
             }
@@ -31,10 +34,19 @@ pub(crate) fn against_size(by_cfg: &Lines<'_>, run: &RunMeta) -> Vec<PlotSpec> {
     let mut plots: Vec<PlotSpec> = tests
         .iter()
         .map(|&test| {
+            // The panel's title names every test on it.
+            let mut names: Vec<&str> = Vec::new();
+            for (_, v) in by_cfg {
+                if let Some(p) = v.first().filter(|p| panel(p) == test) {
+                    if !names.contains(&p.spec.test.name()) {
+                        names.push(p.spec.test.name());
+                    }
+                }
+            }
             let (id, title) = if tests.len() > 1 {
                 (
                     format!("throughput-size-{test}"),
-                    format!("Throughput against message size: {test}"),
+                    format!("Throughput against message size: {}", names.join(", ")),
                 )
             } else {
                 (
@@ -54,7 +66,7 @@ pub(crate) fn against_size(by_cfg: &Lines<'_>, run: &RunMeta) -> Vec<PlotSpec> {
                 y_max: None,
                 series: by_cfg
                     .iter()
-                    .filter(|(_, v)| v.first().is_some_and(|p| p.spec.test.name() == test))
+                    .filter(|(_, v)| v.first().is_some_and(|p| panel(p) == test))
                     .map(|(k, v)| series(k.clone(), v, "size", "goodput", 1.0))
                     .collect(),
             }
