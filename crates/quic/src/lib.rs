@@ -327,4 +327,6 @@ mod rr;
 pub use perf_server::{serve as perf_serve, PerfLimits, PerfTotals};
 
 #[cfg(test)]
+mod amplification_tests;
+#[cfg(test)]
 mod tests;
