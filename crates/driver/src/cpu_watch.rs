@@ -76,8 +76,9 @@ pub(crate) struct CpuWatch {
     pub(crate) ended: Arc<std::sync::Mutex<Vec<Last>>>,
     /// Sample the flow threads for the CPU breakdown, the standard library's
     /// work going to this category (the flows' own: netsonde's loop, or the
-    /// QUIC stack); `None`: not asked.
-    pub(crate) breakdown: Option<Category>,
+    /// QUIC stack), a sample per this much of a thread's CPU; `None`: not
+    /// asked.
+    pub(crate) breakdown: Option<Breakdown>,
     /// Sample every core too, for the kernel's network work outside processes
     /// (stream tests: a core's timer wakes it when idle, which a latency test
     /// would feel).
@@ -86,15 +87,51 @@ pub(crate) struct CpuWatch {
     pub(crate) abandoned: Arc<AtomicBool>,
 }
 
-/// The category of a flow's own user-space work, for the CPU breakdown: the
-/// QUIC stack's in a QUIC test, netsonde's loop otherwise. `None` when the test
-/// asks for no breakdown.
-pub(crate) fn breakdown_of(spec: &TestSpec) -> Option<Category> {
+/// How a test's CPU breakdown is sampled.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Breakdown {
+    /// What the standard library's work on the flow threads is counted as:
+    /// netsonde's loop, or the QUIC stack.
+    pub(crate) generic: Category,
+    /// A sample per this much of a flow thread's CPU.
+    pub(crate) period: Nanos,
+    /// Why every core is not sampled for the kernel's work outside
+    /// processes, where it is not.
+    pub(crate) no_cores: Option<&'static str>,
+}
+
+/// Why a TLS or QUIC stream's cores are not sampled.
+const USER_SPACE_CORES: &str = "not sampled for a TLS or QUIC stream: every core's sampling \
+     at 1 kHz cost a one-core tls-stream 2.6% of its goodput and a quic-stream 7%";
+
+/// How the CPU breakdown samples `spec`'s test (`None`: it asks for none).
+/// The flow threads at 4 kHz of their CPU where the work is the kernel's, 1
+/// kHz for TLS and 250 Hz for QUIC, whose work is in user space, which every
+/// sample's interrupt slows; and for these two no core beside them (measured
+/// on one core each end, interleaved on and off: at 4 kHz with every core the
+/// sampling cost a tls-stream 9% of its goodput and a quic-stream 20%; as
+/// here, 1.001 and 0.991 of their goodput unsampled: docs/CPU-BREAKDOWN.md).
+pub(crate) fn breakdown_of(spec: &TestSpec) -> Option<Breakdown> {
     spec.breakdown().then(|| {
-        if spec.test.is_quic() {
-            Category::Quic
+        let (generic, period, no_cores) = if spec.test.is_quic() {
+            (
+                Category::Quic,
+                Nanos(16 * profile::DEFAULT_PERIOD.0),
+                Some(USER_SPACE_CORES),
+            )
+        } else if spec.test.is_tls() {
+            (
+                Category::UserLoop,
+                Nanos(4 * profile::DEFAULT_PERIOD.0),
+                Some(USER_SPACE_CORES),
+            )
         } else {
-            Category::UserLoop
+            (Category::UserLoop, profile::DEFAULT_PERIOD, None)
+        };
+        Breakdown {
+            generic,
+            period,
+            no_cores,
         }
     })
 }
@@ -119,11 +156,12 @@ pub(crate) fn sample_cpu(w: CpuWatch) -> Option<CpuReport> {
     let sampler = netsonde_cpu::CpuSampler::start_from(&ids, w.udp_at_start)
         .ok()?
         .watch(w.iface);
-    let mut profiler = w.breakdown.map(|generic| {
-        (
-            generic,
-            Profiler::start(&ids, profile::DEFAULT_PERIOD, w.cores),
-        )
+    let mut profiler = w.breakdown.map(|b| {
+        let mut p = Profiler::start(&ids, b.period, w.cores && b.no_cores.is_none());
+        if let (Ok(p), Some(why)) = (p.as_mut(), b.no_cores) {
+            p.cores_not_sampled(why);
+        }
+        (b.generic, p)
     });
     // A test that ends by volume ends when its flows do: look often enough that
     // the CPU's interval is within 2 ms of the bytes'.
@@ -169,3 +207,29 @@ pub(crate) fn sample_cpu(w: CpuWatch) -> Option<CpuReport> {
 
 /// A flow thread's id and the flows it runs.
 pub(crate) type ThreadFlows = (i32, Vec<u32>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netsonde_model::spec::TestKind;
+
+    /// TLS and QUIC streams are sampled at 1 kHz and 250 Hz and their cores
+    /// not at all, saying why; TCP at 4 kHz with its cores; a
+    /// request/response test not unless asked.
+    #[test]
+    fn a_user_space_transport_is_sampled_less_and_says_why() {
+        let of = |t: TestKind| breakdown_of(&TestSpec::new(t));
+        let tcp = of(TestKind::TcpStream).unwrap();
+        assert_eq!((tcp.period, tcp.no_cores), (Nanos(250_000), None));
+        let tls = of(TestKind::TlsStream).unwrap();
+        assert_eq!(tls.period, Nanos(1_000_000));
+        assert!(tls.no_cores.is_some_and(|w| w.contains("TLS or QUIC")));
+        let quic = of(TestKind::QuicStream).unwrap();
+        assert_eq!(
+            (quic.period, quic.generic),
+            (Nanos(4_000_000), Category::Quic)
+        );
+        assert!(quic.no_cores.is_some());
+        assert!(of(TestKind::TcpRr).is_none());
+    }
+}

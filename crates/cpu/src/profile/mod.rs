@@ -187,6 +187,14 @@ impl Profiler {
         })
     }
 
+    /// Says that every core is not sampled, and why (the breakdown's
+    /// `elsewhere_why`), for a test that did not ask for it.
+    pub fn cores_not_sampled(&mut self, why: &str) {
+        if self.cores.is_none() {
+            self.cores = Some(Err(why.to_string()));
+        }
+    }
+
     /// Counts the samples in the rings so far (off the data path: the CPU
     /// sampler's thread, every 50 ms).
     pub fn drain(&mut self) {
