@@ -587,3 +587,39 @@ impl Drop for Contention {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
+
+/// A paced UDP sender's rate against the rate asked. Both tools' pacers forgive
+/// lateness beyond a few milliseconds rather than burst to make it up, so on a VM
+/// whose vCPUs the hypervisor takes in slices (steal) they fall behind: up to 7%
+/// seen on this project's VM. What each end counted of the same stream is held
+/// to 5% by `close`; the rate only to 15% below, and on a host whose cores were
+/// contended while it ran ([`Contention`]) not from below at all: there the
+/// sender waited for a core (CI's parallel suite: 0.85 and 0.69 of the rate).
+/// Never above the rate.
+pub fn paced(got: f64, asked: f64, what: &str, contended: bool) {
+    let r = got / asked;
+    if contended && r < 0.85 {
+        eprintln!("{what}: {r:.3} of the rate, on a host whose cores were contended");
+        assert!(r <= 1.05, "{what}: {got} vs {asked} ({r:.3})");
+        return;
+    }
+    assert!(
+        (0.85..=1.05).contains(&r),
+        "{what}: {got} vs {asked} ({r:.3})"
+    );
+}
+
+/// The loss a paced UDP stream on loopback may show: under 5% on a host with
+/// cores to spare; any share on a contended one, where the receiver waited for
+/// a core while its buffer overflowed.
+pub fn loss_ok(lost_pct: f64, what: &str, contended: bool) {
+    assert!(
+        (0.0..=100.0).contains(&lost_pct),
+        "{what}: {lost_pct}% lost"
+    );
+    if contended {
+        eprintln!("{what}: {lost_pct:.2}% lost, on a host whose cores were contended");
+    } else {
+        assert!(lost_pct < 5.0, "{what}: {lost_pct}% lost");
+    }
+}

@@ -46,6 +46,7 @@ pub mod search;
 pub mod summary;
 pub mod tables;
 pub mod text;
+mod text_mptcp;
 pub mod timeseries;
 pub mod view;
 

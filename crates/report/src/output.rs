@@ -33,9 +33,9 @@ impl Output {
             Output::JsonStream => json::stream_event("interval", rec),
             // Within 80 columns: a request/response test's transactions, a
             // stream's messages; an MPTCP direction's subflows beneath.
-            Output::Text => opts.titled(&crate::text::with_subflows(
+            Output::Text => opts.titled(&crate::text_mptcp::with_subflows(
                 rec,
-                opts,
+                |b| opts.rate(b),
                 format!(
                     "[{:>6.2}-{:>6.2} s] {:<14} {:>11} {:>13} {:>9} {}",
                     rec.start.as_secs_f64(),

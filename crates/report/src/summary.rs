@@ -133,7 +133,7 @@ fn ratios_to_tcp(rows: &mut [Row]) {
         let plain = r
             .axes
             .get("test")
-            .and_then(|t| TestKind::from_name(t)?.plain());
+            .and_then(|t| t.parse::<TestKind>().ok()?.plain());
         let Some(tcp) = plain.map(TestKind::name) else {
             continue;
         };
