@@ -102,7 +102,7 @@ impl IoStrategy {
     /// it applies to, and `copy` on a side it does not when it applies to the
     /// other (sendfile only sends, xdp only receives), so the pair measures the
     /// one-sided strategy against the baseline's other end. A strategy that fits
-    /// neither side stays on both, for [`TestSpec::validate`] to say why.
+    /// neither side stays on both, for [`super::TestSpec::validate`] to say why.
     pub fn sides(self, test: TestKind) -> (IoStrategy, IoStrategy) {
         let (tx, rx) = (self.applies(test, true), self.applies(test, false));
         match (tx.is_ok(), rx.is_ok()) {
