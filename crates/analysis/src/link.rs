@@ -85,12 +85,19 @@ pub fn efficiency(measured_bps: f64, line_rate_bps: f64, mtu: u64, l4: L4) -> f6
 /// `segment` payload bytes (a clamped MSS, small writes with `TCP_NODELAY`), at
 /// most what the MTU holds: `payload / (payload + headers + 38)`.
 pub fn tcp_share(mtu: u64, l4: L4, segment: Option<u64>) -> f64 {
-    let full = payload_per_frame(mtu, l4);
+    segment_share(mtu, l4.header_bytes(), segment)
+}
+
+/// Share of the line rate that can be payload when each packet carries
+/// `headers` bytes of IP and transport headers and `segment` payload bytes,
+/// at most what the MTU leaves.
+fn segment_share(mtu: u64, headers: u64, segment: Option<u64>) -> f64 {
+    let full = mtu.saturating_sub(headers);
     let payload = segment.filter(|&s| s > 0).map_or(full, |s| s.min(full));
     if payload == 0 {
         return 0.0;
     }
-    payload as f64 / (payload + l4.header_bytes() + ETHERNET_WIRE_OVERHEAD) as f64
+    payload as f64 / (payload + headers + ETHERNET_WIRE_OVERHEAD) as f64
 }
 
 /// Share of the line rate that can be goodput for UDP datagrams of `size` bytes:
@@ -123,13 +130,8 @@ pub const MPTCP_DSS_OPTION: u64 = 28;
 /// out: 141.04 Mbit/s over two paths of 100 and 50 whose interface counters
 /// put the data at 138.8).
 pub fn mptcp_share(mtu: u64, segment: Option<u64>) -> f64 {
-    let headers = IPV4_HEADER + TCP_HEADER + TCP_TIMESTAMPS_OPTION + MPTCP_DSS_OPTION;
-    let full = mtu.saturating_sub(headers);
-    let payload = segment.filter(|&s| s > 0).map_or(full, |s| s.min(full));
-    if payload == 0 {
-        return 0.0;
-    }
-    payload as f64 / (payload + headers + ETHERNET_WIRE_OVERHEAD) as f64
+    let ts = L4::Tcp { timestamps: true };
+    segment_share(mtu, ts.header_bytes() + MPTCP_DSS_OPTION, segment)
 }
 
 /// The most UDP payload quinn puts in a datagram: the upper bound of its path

@@ -114,15 +114,11 @@ const USER_SPACE_CORES: &str = "not sampled for a TLS or QUIC stream: every core
 pub(crate) fn breakdown_of(spec: &TestSpec) -> Option<Breakdown> {
     spec.breakdown().then(|| {
         let (generic, period, no_cores) = if spec.test.is_quic() {
-            (
-                Category::Quic,
-                Nanos(16 * profile::DEFAULT_PERIOD.0),
-                Some(USER_SPACE_CORES),
-            )
+            (Category::Quic, profile::QUIC_PERIOD, Some(USER_SPACE_CORES))
         } else if spec.test.is_tls() {
             (
                 Category::UserLoop,
-                Nanos(4 * profile::DEFAULT_PERIOD.0),
+                profile::TLS_PERIOD,
                 Some(USER_SPACE_CORES),
             )
         } else {

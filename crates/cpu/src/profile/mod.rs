@@ -33,6 +33,11 @@ use perf_event_open::sample::Sampler;
 /// A sample per this much of a thread's CPU time: 4 kHz while it runs. The
 /// bench (bench/cpu-breakdown.sh) measures what it costs a stream's goodput.
 pub const DEFAULT_PERIOD: Nanos = Nanos(250_000);
+/// A sample per this much of a TLS stream's flow thread's CPU: 1 kHz (its
+/// work is in user space, which each sample slows more: docs/CPU-BREAKDOWN.md).
+pub const TLS_PERIOD: Nanos = Nanos(1_000_000);
+/// A QUIC stream's flow thread's: 250 Hz, for the same reason.
+pub const QUIC_PERIOD: Nanos = Nanos(4_000_000);
 
 /// The deepest kernel chain kept: deep enough for a receive path run in
 /// softirq on top of a send (about 30 frames on loopback); the classifier
